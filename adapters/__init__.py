@@ -1,0 +1,1 @@
+"""Implementations of the core ports: issue trackers and agent runners."""

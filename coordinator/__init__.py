@@ -1,0 +1,1 @@
+"""seawall: run a coding session as waves of coding agents."""

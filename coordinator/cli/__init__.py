@@ -1,0 +1,72 @@
+"""The ``seawall`` command line. Each command group lives in its own module.
+
+A group module exposes ``register(subparsers)``; it adds its parsers and sets a
+``handler`` default: a function taking the parsed namespace and returning an exit code.
+Heavy imports happen inside handlers, so ``seawall hook ...`` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from coordinator.errors import SeawallError
+
+__all__ = ["build_parser", "main"]
+
+COMMAND_MODULES = (
+    "coordinator.cli.plan",
+    "coordinator.cli.session",
+    "coordinator.cli.worktrees",
+    "coordinator.cli.carryover",
+    "coordinator.cli.hooks",
+    "coordinator.cli.unattended",
+)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("seawall")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="seawall",
+        description=(
+            "Run a coding session as waves of coding agents: plan, isolate, scope, "
+            "watch, merge, and carry over what is left."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"seawall {_version()}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    try:
+        code: int = handler(args)
+    except SeawallError as exc:
+        print(f"seawall: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("seawall: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""The normalized event model every runner and transcript parser produces.
+
+An agent's run is a stream of these events. Detectors, breakers, checkpoints and the
+live table consume them without knowing which agent CLI produced them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+__all__ = [
+    "EDIT_TOOLS",
+    "READ_TOOLS",
+    "SHELL_TOOLS",
+    "SUBAGENT_TOOLS",
+    "Event",
+    "Final",
+    "Message",
+    "ToolCall",
+    "ToolResult",
+    "Turn",
+    "Usage",
+    "edited_paths",
+    "read_path",
+    "shell_command",
+]
+
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "file_change", "apply_patch"})
+READ_TOOLS = frozenset({"Read", "Grep", "Glob", "NotebookRead", "View"})
+SHELL_TOOLS = frozenset({"Bash", "command_execution", "shell", "exec_command"})
+SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
+
+
+def _empty() -> Mapping[str, Any]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turn:
+    """A new assistant turn began (one model response)."""
+
+    number: int
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """The agent asked for a tool. ``arguments`` is the tool input as given."""
+
+    call_id: str
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=_empty)
+    turn: int = 0
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """A tool answered. ``cancelled`` marks a call dropped because a sibling call errored."""
+
+    call_id: str
+    is_error: bool = False
+    text: str = ""
+    name: str | None = None
+    exit_code: int | None = None
+    cancelled: bool = False
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """Text the agent wrote (not a tool call)."""
+
+    text: str
+    turn: int = 0
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Token usage and cost of one model response, counted once per ``message_id``."""
+
+    message_id: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Final:
+    """The agent finished. ``is_error`` is true for any failed run, whatever the subtype."""
+
+    text: str = ""
+    is_error: bool = False
+    subtype: str = ""
+    num_turns: int | None = None
+    cost_usd: float | None = None
+    duration_ms: int | None = None
+    at: float = 0.0
+
+
+Event = Turn | ToolCall | ToolResult | Message | Usage | Final
+
+
+def _str_arg(arguments: Mapping[str, Any], *names: str) -> str | None:
+    for name in names:
+        value = arguments.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def edited_paths(call: ToolCall) -> tuple[str, ...]:
+    """The paths a tool call writes, as given (unresolved). Empty for non-edit tools."""
+    if call.name not in EDIT_TOOLS:
+        return ()
+    path = _str_arg(call.arguments, "file_path", "notebook_path", "path")
+    if path is not None:
+        return (path,)
+    changes = call.arguments.get("changes")
+    if isinstance(changes, list):
+        return tuple(
+            str(change["path"])
+            for change in changes
+            if isinstance(change, Mapping) and isinstance(change.get("path"), str)
+        )
+    return ()
+
+
+def read_path(call: ToolCall) -> str | None:
+    """The path a read-like tool call reads, or None."""
+    if call.name not in READ_TOOLS:
+        return None
+    return _str_arg(call.arguments, "file_path", "path", "notebook_path")
+
+
+def shell_command(call: ToolCall) -> str | None:
+    """The shell command of a shell tool call, or None."""
+    if call.name not in SHELL_TOOLS:
+        return None
+    command = call.arguments.get("command")
+    if isinstance(command, list):
+        return " ".join(str(part) for part in command)
+    return command if isinstance(command, str) else None

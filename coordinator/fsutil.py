@@ -1,0 +1,83 @@
+"""Small filesystem primitives: atomic writes and advisory file locks."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from coordinator.errors import SessionLockedError, StateError
+
+__all__ = ["atomic_write_bytes", "atomic_write_text", "file_lock"]
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so a reader sees the old or the new file, never a mix.
+
+    The bytes go to a temporary file in the same directory, are flushed to disk, and
+    replace the target with ``os.replace``. On any failure (a full disk included) the
+    old file is untouched and the temporary file is removed.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except OSError as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        if exc.errno == errno.ENOSPC:
+            raise StateError(f"cannot write {path}: the disk is full; nothing was changed") from exc
+        raise
+    _fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on directories; the rename is still atomic
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, *, blocking: bool = True, what: str = "the session") -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``path`` (created if missing).
+
+    With ``blocking=False`` a lock held elsewhere raises ``SessionLockedError`` at once.
+    The lock is released when the holder exits or dies (the kernel drops it).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        flags = fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB
+        try:
+            fcntl.flock(fd, flags)
+        except BlockingIOError as exc:
+            raise SessionLockedError(
+                f"{what} is locked by another seawall process (lock file {path})"
+            ) from exc
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass  # the pid is informational; the flock is the lock
+        yield
+    finally:
+        os.close(fd)

@@ -1,0 +1,272 @@
+"""The domain model: tasks, session configuration, plans, waves and statuses.
+
+Every value here is a frozen, slotted, keyword-only dataclass or a StrEnum. Nothing
+reads the environment or the disk at import time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Literal
+
+__all__ = [
+    "AUTO_MAX_TURNS",
+    "Budgets",
+    "BreakerLimits",
+    "CollisionRisk",
+    "CommandPolicyConfig",
+    "Enforcement",
+    "Isolation",
+    "OverlapPolicy",
+    "Plan",
+    "RunnerSpec",
+    "SessionConfig",
+    "SessionType",
+    "SpiralConfig",
+    "StagnationConfig",
+    "Status",
+    "StatusReport",
+    "Task",
+    "TaskKind",
+    "TrackerConfig",
+    "Wave",
+    "WaveBreakerConfig",
+]
+
+
+class SessionType(StrEnum):
+    HOUSEKEEPING = "housekeeping"
+    FEATURE = "feature"
+    DEEP = "deep"
+
+
+class Isolation(StrEnum):
+    """Configured isolation. A resolved wave is only ever ``worktree`` or ``none``."""
+
+    AUTO = "auto"
+    WORKTREE = "worktree"
+    NONE = "none"
+
+
+class Enforcement(StrEnum):
+    OFF = "off"
+    WARN = "warn"
+    STRICT = "strict"
+
+
+class CollisionRisk(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+class OverlapPolicy(StrEnum):
+    """What an in-place wave does with tasks whose scopes overlap."""
+
+    SPLIT = "split"  # run the overlapping tasks in sequential sub-waves
+    WORKTREE = "worktree"  # move the wave to worktrees
+
+
+class TaskKind(StrEnum):
+    IMPLEMENT = "implement"
+    TEST_WRITER = "test-writer"
+    FIX = "fix"
+    REFACTOR = "refactor"
+    DOCS = "docs"
+    REVIEW = "review"
+    RESEARCH = "research"
+
+
+class Status(StrEnum):
+    """The one status vocabulary. ``no-tests-needed`` is a success, like ``done``."""
+
+    DONE = "done"
+    NO_TESTS_NEEDED = "no-tests-needed"
+    PARTIAL = "partial"
+    FAILED = "failed"
+    SPIRAL = "spiral"
+    BLOCKED = "blocked"
+
+    @property
+    def is_success(self) -> bool:
+        return self in (Status.DONE, Status.NO_TESTS_NEEDED)
+
+
+AUTO_MAX_TURNS: Mapping[SessionType, int] = MappingProxyType(
+    {SessionType.HOUSEKEEPING: 8, SessionType.FEATURE: 15, SessionType.DEEP: 25}
+)
+
+
+def _frozen_map(value: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    return MappingProxyType(dict(value or {}))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Task:
+    """One unit of work for one agent."""
+
+    id: str
+    prompt: str
+    scope: tuple[str, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    kind: TaskKind = TaskKind.IMPLEMENT
+    agent: str | None = None  # runner name; None means the session default
+    max_turns: int | None = None  # None means the wave's resolved value
+    collision_risk: CollisionRisk = CollisionRisk.LOW
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Budgets:
+    """Money and time ceilings. ``None`` means no ceiling."""
+
+    cost_usd: float | None = None
+    agent_minutes: float = 30.0  # wall clock per agent
+    session_minutes: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BreakerLimits:
+    """Per-agent breakers (defaults of the breaker reference)."""
+
+    max_edits_without_verify: int = 25
+    max_repeat_identical: int = 4
+    max_same_command_failures: int = 3
+    max_consecutive_failures: int = 3
+    max_consecutive_polls: int = 12
+    max_tool_calls: int = 400
+    tool_budget_warn_fraction: float = 0.8
+    max_files_touched: int = 60
+    max_session_minutes: float = 90.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaveBreakerConfig:
+    """The wave-level breaker. Enabled by default; disable only explicitly."""
+
+    enabled: bool = True
+    stall_waves: int = 2
+    identical_failure_cycles: int = 2
+    max_rework_cycles: int = 3
+    merge_conflict: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StagnationConfig:
+    pagination_reads: int = 3
+    turn_key_repeats: int = 3
+    error_echo_repeats: int = 3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpiralConfig:
+    """Spiral detection from an agent's history."""
+
+    file_changes: int = 3  # a file changed in this many checkpoints/commits
+    detect_reverts: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandPolicyConfig:
+    """Overlays on the default command deny list.
+
+    Each entry is a command prefix in shell syntax (``"npm publish"``); tokens may use
+    ``*`` globs. ``allow`` lifts a default deny, ``deny`` adds one.
+    """
+
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunnerSpec:
+    """A named agent runner from the plan's ``[runners.NAME]`` table."""
+
+    name: str
+    kind: str
+    argv: tuple[str, ...] = ()
+    model: str | None = None
+    env: Mapping[str, str] = field(default_factory=_frozen_map)
+    options: Mapping[str, str] = field(default_factory=_frozen_map)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrackerConfig:
+    """Where carryover issues go. Tokens are never stored here, only read on request."""
+
+    kind: str = "local"
+    repository: str | None = None  # "owner/name" on GitHub, "group/project" on GitLab
+    url: str | None = None  # GitHub Enterprise API URL or self-hosted GitLab URL
+    label: str = "carryover"
+    token_env: str | None = None  # defaults per tracker: GITHUB_TOKEN / GITLAB_TOKEN
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionConfig:
+    name: str = "session"
+    session_type: SessionType = SessionType.FEATURE
+    isolation: Isolation = Isolation.AUTO
+    enforcement: Enforcement = Enforcement.WARN
+    max_turns: int | Literal["auto"] = "auto"
+    max_agents_per_wave: int = 6
+    budgets: Budgets = field(default_factory=Budgets)
+    checks: tuple[str, ...] = ()
+    agent: str = "scripted"  # default runner name
+    overlap: OverlapPolicy = OverlapPolicy.SPLIT
+    breakers: BreakerLimits = field(default_factory=BreakerLimits)
+    wave_breaker: WaveBreakerConfig = field(default_factory=WaveBreakerConfig)
+    stagnation: StagnationConfig = field(default_factory=StagnationConfig)
+    spiral: SpiralConfig = field(default_factory=SpiralConfig)
+    commands: CommandPolicyConfig = field(default_factory=CommandPolicyConfig)
+    tracker: TrackerConfig = field(default_factory=TrackerConfig)
+
+    def resolved_max_turns(self) -> int:
+        if self.max_turns == "auto":
+            return AUTO_MAX_TURNS[self.session_type]
+        return self.max_turns
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """A validated plan: the session configuration and its tasks, in file order."""
+
+    session: SessionConfig
+    tasks: tuple[Task, ...]
+    runners: Mapping[str, RunnerSpec] = field(default_factory=lambda: MappingProxyType({}))
+    path: str | None = None
+
+    def task(self, task_id: str) -> Task:
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise KeyError(task_id)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Wave:
+    """A set of tasks dispatched together, with its resolved isolation and enforcement."""
+
+    number: int
+    tasks: tuple[Task, ...]
+    isolation: Isolation
+    enforcement: Enforcement
+    max_turns: int
+    isolation_reason: str = ""
+    enforcement_reason: str = ""
+
+    @property
+    def task_ids(self) -> tuple[str, ...]:
+        return tuple(task.id for task in self.tasks)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StatusReport:
+    """What an agent's final message says (or what could be inferred without a STATUS line)."""
+
+    status: Status
+    summary: str = ""
+    remaining: str = ""
+    inferred: bool = False
+    reason: str = ""

@@ -1,0 +1,42 @@
+"""The benchmark harness: every benchmark reports a figure against a baseline from the same run."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BenchResult:
+    """One measurement. ``ratio`` is figure / baseline (lower is better unless stated)."""
+
+    name: str
+    figure: float
+    baseline: float
+    unit: str
+    baseline_name: str
+    target: str = ""
+    note: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return self.figure / self.baseline if self.baseline else float("inf")
+
+    def line(self) -> str:
+        return (
+            f"{self.name}: {self.figure:.4g} {self.unit} vs {self.baseline_name} "
+            f"{self.baseline:.4g} {self.unit} -> ratio {self.ratio:.3f}"
+            + (f" (target {self.target})" if self.target else "")
+            + (f" [{self.note}]" if self.note else "")
+        )
+
+
+def best_of(repeats: int, func: Callable[[], object]) -> float:
+    """The fastest of ``repeats`` runs of ``func``, in seconds."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        func()
+        best = min(best, time.perf_counter() - start)
+    return best
