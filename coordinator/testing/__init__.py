@@ -1,0 +1,1 @@
+"""Public test kits: conformance suites for third-party adapters."""
