@@ -1,9 +1,92 @@
-"""Placeholder: this command group is registered by its own module."""
+"""``seawall plan`` and ``seawall prompt``: what a plan will do, before anything runs."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from typing import Any
+
+__all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add this group's commands (none yet)."""
+    plan = subparsers.add_parser(
+        "plan",
+        help="show the waves a plan file makes",
+        description="Validate a plan file and show its waves: tasks, isolation, enforcement, "
+        "max turns, and why each was chosen.",
+    )
+    plan.add_argument("plan", help="the plan file (TOML)")
+    plan.add_argument("--json", action="store_true", help="print JSON instead of text")
+    plan.set_defaults(handler=_plan)
+
+    prompt = subparsers.add_parser(
+        "prompt",
+        help="print the exact prompt an agent would get",
+        description="Print the exact prompt the agent of TASK_ID would get in its wave.",
+    )
+    prompt.add_argument("plan", help="the plan file (TOML)")
+    prompt.add_argument("task_id", help="the task's id")
+    prompt.set_defaults(handler=_prompt)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from coordinator.plan import load_plan, plan_waves
+
+    plan = load_plan(args.plan)
+    waves = plan_waves(plan)
+    if args.json:
+        payload: dict[str, Any] = {
+            "session": plan.session.name,
+            "session_type": str(plan.session.session_type),
+            "waves": [
+                {
+                    "number": wave.number,
+                    "tasks": list(wave.task_ids),
+                    "isolation": str(wave.isolation),
+                    "enforcement": str(wave.enforcement),
+                    "max_turns": wave.max_turns,
+                    "isolation_reason": wave.isolation_reason,
+                    "enforcement_reason": wave.enforcement_reason,
+                }
+                for wave in waves
+            ],
+        }
+        print(json.dumps(payload, indent=2))
+        return 0
+    session = plan.session
+    print(f"session {session.name} ({session.session_type}): {len(plan.tasks)} tasks "
+          f"in {len(waves)} waves")
+    for wave in waves:
+        print(f"\nwave {wave.number}: {len(wave.tasks)} agent(s), max {wave.max_turns} turns")
+        print(f"  isolation   {wave.isolation}: {wave.isolation_reason}")
+        print(f"  enforcement {wave.enforcement}: {wave.enforcement_reason}")
+        for task in wave.tasks:
+            scope = ", ".join(task.scope) or "(read-only)"
+            turns = f", max {task.max_turns} turns" if task.max_turns else ""
+            print(f"  - {task.id} [{task.kind}{turns}] scope: {scope}")
+    return 0
+
+
+def _prompt(args: argparse.Namespace) -> int:
+    from coordinator.plan import load_plan, plan_waves
+    from coordinator.prompting import render_agent_prompt
+
+    plan = load_plan(args.plan)
+    for wave in plan_waves(plan):
+        for task in wave.tasks:
+            if task.id == args.task_id:
+                print(
+                    render_agent_prompt(
+                        task,
+                        max_turns=task.max_turns or wave.max_turns,
+                        scope=task.scope,
+                        session=plan.session.name,
+                        wave=wave.number,
+                    )
+                )
+                return 0
+    from coordinator.errors import ConfigurationError
+
+    known = ", ".join(task.id for task in plan.tasks)
+    raise ConfigurationError(f"{args.task_id!r} is not a task of {args.plan}; tasks: {known}")

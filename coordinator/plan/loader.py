@@ -1,0 +1,222 @@
+"""Plan files: TOML with ``[session]``, ``[runners.NAME]`` tables and ``[[task]]`` entries.
+
+``load_plan`` validates everything before returning; a plan is either whole and valid
+or rejected with a ``PlanError`` naming the file, the task and the field.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import networkx as nx
+
+from coordinator.errors import PlanError
+from coordinator.model import Plan, RunnerSpec, SessionConfig, Task
+from coordinator.plan.fields import FieldError, build, check_keys
+
+__all__ = ["load_plan", "parse_plan", "validate_scope_pattern", "validate_task_id"]
+
+_TOP_LEVEL = ("session", "runners", "task")
+_SESSION_ALIASES = {"type": "session_type"}
+_TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_UNSUPPORTED_GLOB = set("[]{}\\\0")
+
+
+def load_plan(path: str | Path) -> Plan:
+    """Read and validate the plan file at ``path``."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PlanError("no such plan file", path=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlanError(f"cannot read the plan: {exc}", path=str(path)) from exc
+    return parse_plan(text, path=str(path))
+
+
+def parse_plan(text: str, *, path: str = "<plan>") -> Plan:
+    """Validate plan TOML given as text. ``path`` is used in error messages."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PlanError(f"not valid TOML: {exc}", path=path) from exc
+    try:
+        check_keys(data, _TOP_LEVEL, "")
+    except FieldError as exc:
+        raise PlanError(exc.message, path=path, field=exc.field) from None
+    session = _session(data.get("session", {}), path)
+    runners = _runners(data.get("runners", {}), path)
+    tasks = _tasks(data.get("task", []), path)
+    _check_references(session, runners, tasks, path)
+    return Plan(session=session, tasks=tasks, runners=runners, path=path)
+
+
+def _session(table: Any, path: str) -> SessionConfig:
+    if isinstance(table, Mapping):
+        table = {_SESSION_ALIASES.get(key, key): value for key, value in table.items()}
+    try:
+        config = build(SessionConfig, table, "session.")
+    except FieldError as exc:
+        raise PlanError(exc.message, path=path, field=exc.field) from None
+    if config.max_turns != "auto" and config.max_turns < 1:
+        raise PlanError("must be at least 1 or \"auto\"", path=path, field="session.max_turns")
+    if config.max_agents_per_wave < 1:
+        raise PlanError("must be at least 1", path=path, field="session.max_agents_per_wave")
+    if not config.name or not _TASK_ID.fullmatch(config.name):
+        raise PlanError(
+            "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+            path=path,
+            field="session.name",
+        )
+    for index, check in enumerate(config.checks):
+        if not check.strip():
+            raise PlanError("a check command is empty", path=path, field=f"session.checks[{index}]")
+    return config
+
+
+def _runners(table: Any, path: str) -> Mapping[str, RunnerSpec]:
+    if not isinstance(table, Mapping):
+        raise PlanError("must be a table of [runners.NAME] tables", path=path, field="runners")
+    runners: dict[str, RunnerSpec] = {}
+    for name, spec in table.items():
+        where = f"runners.{name}"
+        if not isinstance(spec, Mapping):
+            raise PlanError("must be a table", path=path, field=where)
+        if "kind" not in spec:
+            raise PlanError("is missing 'kind'", path=path, field=where)
+        try:
+            runners[name] = build(RunnerSpec, {**spec, "name": name}, f"{where}.")
+        except FieldError as exc:
+            raise PlanError(exc.message, path=path, field=exc.field) from None
+    return MappingProxyType(runners)
+
+
+def _tasks(entries: Any, path: str) -> tuple[Task, ...]:
+    if not isinstance(entries, list):
+        raise PlanError("must be an array of [[task]] tables", path=path, field="task")
+    if not entries:
+        raise PlanError("the plan has no [[task]] entries", path=path)
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        task = _task(entry, index, path)
+        if task.id in seen:
+            raise PlanError(
+                f"duplicate task id (also task #{seen[task.id] + 1})",
+                path=path,
+                task=task.id,
+                field="id",
+            )
+        seen[task.id] = index
+        tasks.append(task)
+    return tuple(tasks)
+
+
+def _task(entry: Any, index: int, path: str) -> Task:
+    label = f"#{index + 1}"
+    if not isinstance(entry, Mapping):
+        raise PlanError("must be a table", path=path, task=label)
+    task_id = entry.get("id")
+    if not isinstance(task_id, str):
+        raise PlanError("is missing or not a string", path=path, task=label, field="id")
+    problem = validate_task_id(task_id)
+    if problem:
+        raise PlanError(problem, path=path, task=task_id, field="id")
+    try:
+        task = build(Task, entry, "")
+    except FieldError as exc:
+        raise PlanError(exc.message, path=path, task=task_id, field=exc.field) from None
+    if not task.prompt.strip():
+        raise PlanError("the prompt is empty", path=path, task=task_id, field="prompt")
+    if task.max_turns is not None and task.max_turns < 1:
+        raise PlanError("must be at least 1", path=path, task=task_id, field="max_turns")
+    for i, pattern in enumerate(task.scope):
+        problem = validate_scope_pattern(pattern)
+        if problem:
+            raise PlanError(
+                f"invalid scope pattern {pattern!r}: {problem}",
+                path=path,
+                task=task_id,
+                field=f"scope[{i}]",
+            )
+    return task
+
+
+def validate_task_id(task_id: str) -> str | None:
+    """Why ``task_id`` is unsafe as a branch or path name, or None when it is safe."""
+    if not _TASK_ID.fullmatch(task_id):
+        return (
+            f"{task_id!r} is not a safe id: use 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    if ".." in task_id or task_id.endswith((".", ".lock")):
+        return f"{task_id!r} is not a safe id: no '..', and no trailing '.' or '.lock'"
+    return None
+
+
+def validate_scope_pattern(pattern: str) -> str | None:
+    """Why ``pattern`` is not a valid scope pattern, or None when it is valid."""
+    if not pattern.strip():
+        return "it is empty"
+    bad = sorted(_UNSUPPORTED_GLOB.intersection(pattern))
+    if bad:
+        return f"unsupported character(s) {', '.join(repr(c) for c in bad)}"
+    body = pattern[1:] if pattern.startswith("/") else pattern
+    body = body.removesuffix("/")
+    segments = body.split("/")
+    for segment in segments:
+        if segment == "":
+            return "it has an empty path segment ('//')"
+        if segment in (".", ".."):
+            return f"it has a {segment!r} segment"
+        if "**" in segment and segment != "**":
+            return "'**' must be a whole path segment (write 'src/**/*.py', not 'src/**.py')"
+    return None
+
+
+def _check_references(
+    session: SessionConfig,
+    runners: Mapping[str, RunnerSpec],
+    tasks: tuple[Task, ...],
+    path: str,
+) -> None:
+    ids = {task.id for task in tasks}
+    graph: nx.DiGraph[str] = nx.DiGraph()
+    graph.add_nodes_from(task.id for task in tasks)
+    for task in tasks:
+        for i, dependency in enumerate(task.depends_on):
+            if dependency == task.id:
+                raise PlanError("a task cannot depend on itself", path=path, task=task.id,
+                                field=f"depends_on[{i}]")
+            if dependency not in ids:
+                raise PlanError(f"unknown dependency {dependency!r}", path=path, task=task.id,
+                                field=f"depends_on[{i}]")
+            graph.add_edge(dependency, task.id)
+        if task.agent is not None and task.agent not in runners and not _builtin_runner(task.agent):
+            raise PlanError(
+                f"unknown runner {task.agent!r}: define [runners.{task.agent}] or use a "
+                "built-in runner name",
+                path=path,
+                task=task.id,
+                field="agent",
+            )
+    if session.agent not in runners and not _builtin_runner(session.agent):
+        raise PlanError(f"unknown runner {session.agent!r}", path=path, field="session.agent")
+    try:
+        cycle = nx.find_cycle(graph)
+    except nx.NetworkXNoCycle:
+        return
+    names = [edge[0] for edge in cycle] + [cycle[0][0]]
+    raise PlanError(f"dependency cycle: {' -> '.join(names)}", path=path, task=names[0],
+                    field="depends_on")
+
+
+def _builtin_runner(name: str) -> bool:
+    from coordinator.registry import RUNNER_GROUP, available
+
+    return name in available(RUNNER_GROUP)

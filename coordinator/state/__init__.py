@@ -1,0 +1,29 @@
+"""Session state: the ledger (state.json), telemetry (events.jsonl) and STATE.md."""
+
+from coordinator.state.ledger import (
+    AgentRecord,
+    IssueRef,
+    SessionPhase,
+    SessionState,
+    TaskRecord,
+    WavePhase,
+    WaveRecord,
+)
+from coordinator.state.render import history_line, render_state_md
+from coordinator.state.store import SessionPaths, StateStore, latest_session, load_state
+
+__all__ = [
+    "AgentRecord",
+    "IssueRef",
+    "SessionPaths",
+    "SessionPhase",
+    "SessionState",
+    "StateStore",
+    "TaskRecord",
+    "WavePhase",
+    "WaveRecord",
+    "history_line",
+    "latest_session",
+    "load_state",
+    "render_state_md",
+]

@@ -1,0 +1,100 @@
+"""STATE.md: the ledger rendered for people. Never read back; ``state.json`` is the truth."""
+
+from __future__ import annotations
+
+import re
+
+from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
+
+__all__ = ["history_line", "render_state_md"]
+
+_MERMAID_ID = re.compile(r"[^A-Za-z0-9_]")
+
+
+def history_line(wave: WaveRecord, agent: AgentRecord) -> str:
+    """One Wave History line: ``- W2 · api-auth · SPIRAL (src/auth.py changed 4×) → issue #12``."""
+    status = (agent.status or "running").upper()
+    detail = ""
+    if agent.spiral and agent.spiral.get("summary"):
+        detail = f" ({agent.spiral['summary']})"
+    elif agent.trip:
+        detail = f" ({agent.trip.get('breaker', 'breaker')}: {agent.trip.get('detail', '')})"
+    elif agent.status == "partial" and agent.remaining:
+        detail = f" (remaining: {_one_line(agent.remaining)})"
+    elif agent.status == "failed" and (agent.summary or agent.error_signature):
+        detail = f" ({_one_line(agent.summary or agent.error_signature)})"
+    elif agent.summary:
+        detail = f" — {_one_line(agent.summary)}"
+    suffix = f" {agent.issue.suffix()}" if agent.issue else ""
+    merged = " · merged" if agent.merged else ""
+    return f"- W{wave.number} · {agent.task} · {status}{detail}{merged}{suffix}"
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def render_state_md(state: SessionState) -> str:
+    lines = [
+        f"# Session {state.session}",
+        "",
+        f"- plan: `{state.plan_path}`" if state.plan_path else "- plan: (embedded)",
+        f"- target branch: `{state.target_branch}` (started at `{state.start_commit[:12]}`)",
+        f"- phase: **{state.phase}**",
+        f"- spend: ${state.cost_usd:.2f}",
+    ]
+    if state.breaker.get("tripped"):
+        lines += [
+            "",
+            "## Breaker tripped",
+            "",
+            f"- trigger: {state.breaker.get('trigger')}",
+            f"- detail: {state.breaker.get('detail')}",
+            "- next: fix the cause, then `seawall resume`, or `seawall kill` to end the session",
+        ]
+    lines += ["", "## Wave History", ""]
+    if not state.waves:
+        lines.append("(no wave has run yet)")
+    for wave in state.waves:
+        lines.append(
+            f"### Wave {wave.number} · {wave.isolation} · {wave.enforcement} · {wave.phase}"
+        )
+        if wave.fallback:
+            lines.append(f"> worktree fallback: {wave.fallback}")
+        lines.append("")
+        lines.extend(history_line(wave, agent) for agent in wave.agents)
+        for resolution in wave.resolutions:
+            lines.append(
+                f"  - conflict `{resolution.get('path')}`: {resolution.get('rule')} "
+                f"({', '.join(resolution.get('agents', []))})"
+            )
+        for dropped in wave.dropped:
+            lines.append(f"  - dropped `{dropped.get('task')}`: {dropped.get('reason')}")
+        lines.append("")
+    if state.pending:
+        lines += ["## Pending", ""]
+        lines += [f"- {task['id']} ({task.get('kind', 'implement')})" for task in state.pending]
+        lines.append("")
+    lines += ["## Waves", "", "```mermaid", "flowchart LR"]
+    lines.extend(_mermaid(state))
+    lines += ["```", ""]
+    return "\n".join(lines)
+
+
+def _mermaid(state: SessionState) -> list[str]:
+    out: list[str] = []
+    previous: str | None = None
+    for wave in state.waves:
+        wave_id = f"W{wave.number}"
+        out.append(f"  subgraph {wave_id}[\"Wave {wave.number} ({wave.isolation})\"]")
+        for agent in wave.agents:
+            node = _MERMAID_ID.sub("_", f"{wave_id}_{agent.task}")
+            out.append(f"    {node}[\"{agent.task}: {agent.status or 'running'}\"]")
+        out.append("  end")
+        if previous:
+            out.append(f"  {previous} --> {wave_id}")
+        previous = wave_id
+    if not out:
+        out.append("  empty[\"no waves yet\"]")
+    return out

@@ -1,0 +1,191 @@
+"""Plan files: every error names the file, task and field; waves are deterministic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from coordinator.errors import ConfigurationError, PlanError
+from coordinator.model import Isolation, SessionType, TaskKind
+from coordinator.plan import load_plan, parse_plan, plan_waves
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BASE = """
+[session]
+name = "s1"
+
+[[task]]
+id = "a"
+prompt = "do a"
+scope = ["src/a.py"]
+"""
+
+
+def plan_text(*tasks: str, session: str = 'name = "s1"') -> str:
+    return f"[session]\n{session}\n" + "".join(f"\n[[task]]\n{t}\n" for t in tasks)
+
+
+def test_minimal_plan_defaults() -> None:
+    plan = parse_plan(BASE)
+    assert plan.session.name == "s1"
+    assert plan.session.session_type is SessionType.FEATURE
+    assert plan.tasks[0].kind is TaskKind.IMPLEMENT
+    assert plan.tasks[0].scope == ("src/a.py",)
+
+
+def test_quickstart_example_is_valid_and_has_three_waves() -> None:
+    plan = load_plan(ROOT / "examples" / "quickstart" / "plan.toml")
+    waves = plan_waves(plan)
+    assert len(plan.tasks) >= 6
+    assert len(waves) >= 3
+    assert [w.task_ids for w in waves][0] == ("config-loader", "db-models")
+
+
+@pytest.mark.parametrize(
+    ("text", "task", "field", "fragment"),
+    [
+        (plan_text('id="a"\nprompt="x"', session='isolation = "worktre"'), None,
+         "session.isolation", "did you mean 'worktree'"),
+        (plan_text('id="a"\nprompt="x"', session='enforcment = "warn"'), None,
+         "session.enforcment", "did you mean 'enforcement'"),
+        (plan_text('id="a"\nprompt="x"', session='type = "huge"'), None,
+         "session.session_type", "housekeeping, feature, deep"),
+        (plan_text('id="a"\nprompt="x"', session="max_turns = 0"), None,
+         "session.max_turns", "at least 1"),
+        (plan_text('id="a"\nprompt="x"', session='max_turns = "lots"'), None,
+         "session.max_turns", "'auto'"),
+        (plan_text('id="a"\nprompt="x"', session="max_agents_per_wave = 0"), None,
+         "session.max_agents_per_wave", "at least 1"),
+        (plan_text('id="a"\nprompt="x"', session="[session.budgets]\ncost_usd = \"ten\""), None,
+         "session.budgets.cost_usd", "number"),
+        (plan_text('id="a"\nprompt="x"', session="[session.breakers]\nmax_loops = 3"), None,
+         "session.breakers.max_loops", "unknown key"),
+        (plan_text('id="a"\nprompt="x"\nscop = ["x"]'), "a", "scop", "did you mean 'scope'"),
+        (plan_text('id="a"\nprompt="x"', 'id="a"\nprompt="y"'), "a", "id", "duplicate"),
+        (plan_text('id="a"\nprompt="x"\ndepends_on = ["b"]'), "a", "depends_on[0]",
+         "unknown dependency 'b'"),
+        (plan_text('id="a"\nprompt="x"\ndepends_on = ["a"]'), "a", "depends_on[0]", "itself"),
+        (plan_text('id="a"\nprompt="   "'), "a", "prompt", "empty"),
+        (plan_text('id="a"'), "a", "prompt", "prompt"),
+        (plan_text('id="../x"\nprompt="x"'), "../x", "id", "not a safe id"),
+        (plan_text('id="a b"\nprompt="x"'), "a b", "id", "not a safe id"),
+        (plan_text('id="x.lock"\nprompt="x"'), "x.lock", "id", "'.lock'"),
+        (plan_text('id="a..b"\nprompt="x"'), "a..b", "id", "'..'"),
+        (plan_text('prompt="x"'), "#1", "id", "missing"),
+        (plan_text('id="a"\nprompt="x"\nscope = ["src/**.py"]'), "a", "scope[0]", "whole path"),
+        (plan_text('id="a"\nprompt="x"\nscope = ["src/[ab].py"]'), "a", "scope[0]",
+         "unsupported"),
+        (plan_text('id="a"\nprompt="x"\nscope = ["src/../etc"]'), "a", "scope[0]", "'..'"),
+        (plan_text('id="a"\nprompt="x"\nscope = ["src//a"]'), "a", "scope[0]", "empty path"),
+        (plan_text('id="a"\nprompt="x"\nscope = [""]'), "a", "scope[0]", "empty"),
+        (plan_text('id="a"\nprompt="x"\nscope = "src/"'), "a", "scope", "list"),
+        (plan_text('id="a"\nprompt="x"\nkind = "tester"'), "a", "kind", "test-writer"),
+        (plan_text('id="a"\nprompt="x"\ncollision_risk = "extreme"'), "a", "collision_risk",
+         "low, medium, high"),
+        (plan_text('id="a"\nprompt="x"\nagent = "nobody"'), "a", "agent", "unknown runner"),
+        (plan_text('id="a"\nprompt="x"\nmax_turns = 0'), "a", "max_turns", "at least 1"),
+    ],
+)
+def test_plan_errors_name_file_task_and_field(
+    text: str, task: str | None, field: str, fragment: str
+) -> None:
+    with pytest.raises(PlanError) as info:
+        parse_plan(text, path="plans/p.toml")
+    error = info.value
+    assert error.path == "plans/p.toml"
+    assert error.task == task
+    assert error.field == field
+    assert fragment in str(error)
+    assert str(error).startswith("plans/p.toml")
+    assert isinstance(error, ConfigurationError)
+
+
+def test_cycle_is_named() -> None:
+    text = plan_text(
+        'id="a"\nprompt="x"\ndepends_on=["c"]',
+        'id="b"\nprompt="x"\ndepends_on=["a"]',
+        'id="c"\nprompt="x"\ndepends_on=["b"]',
+    )
+    with pytest.raises(PlanError, match=r"dependency cycle: (a -> b -> c -> a|b -> c -> a -> b|"
+                       r"c -> a -> b -> c)"):
+        parse_plan(text)
+
+
+def test_unknown_top_level_table() -> None:
+    with pytest.raises(PlanError, match="tasks.*did you mean 'task'"):
+        parse_plan('[session]\nname="s"\n[[tasks]]\nid="a"\nprompt="x"\n')
+
+
+def test_invalid_toml_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(PlanError, match="not valid TOML"):
+        parse_plan("[session\n")
+    with pytest.raises(PlanError, match="no such plan file"):
+        load_plan(tmp_path / "missing.toml")
+
+
+def test_no_tasks() -> None:
+    with pytest.raises(PlanError, match="no \\[\\[task\\]\\]"):
+        parse_plan('[session]\nname = "s"\n')
+
+
+def test_runner_table() -> None:
+    plan = parse_plan(
+        '[session]\nname="s"\nagent="mine"\n[runners.mine]\nkind="command"\n'
+        'argv=["python","agent.py"]\nenv={MODE="fast"}\n' + '[[task]]\nid="a"\nprompt="x"\n'
+    )
+    assert plan.runners["mine"].argv == ("python", "agent.py")
+    assert plan.runners["mine"].env["MODE"] == "fast"
+    with pytest.raises(PlanError, match="runners.mine.*missing 'kind'"):
+        parse_plan('[runners.mine]\nargv=["x"]\n[[task]]\nid="a"\nprompt="x"\n')
+
+
+def test_waves_follow_dependencies_in_plan_order() -> None:
+    text = plan_text(
+        'id="z"\nprompt="x"',
+        'id="b"\nprompt="x"\ndepends_on=["z"]',
+        'id="a"\nprompt="x"',
+        'id="c"\nprompt="x"\ndepends_on=["b","a"]',
+    )
+    waves = plan_waves(parse_plan(text))
+    assert [w.task_ids for w in waves] == [("z", "a"), ("b",), ("c",)]
+    assert [w.number for w in waves] == [1, 2, 3]
+
+
+def test_generation_split_at_wave_cap() -> None:
+    tasks = [f'id="t{i}"\nprompt="x"' for i in range(7)]
+    waves = plan_waves(parse_plan(plan_text(*tasks, session="max_agents_per_wave = 3")))
+    assert [len(w.tasks) for w in waves] == [3, 3, 1]
+    assert waves[0].task_ids == ("t0", "t1", "t2")
+
+
+@pytest.mark.parametrize(("kind", "turns"), [("housekeeping", 8), ("feature", 15), ("deep", 25)])
+def test_auto_max_turns(kind: str, turns: int) -> None:
+    waves = plan_waves(parse_plan(plan_text('id="a"\nprompt="x"', session=f'type="{kind}"')))
+    assert waves[0].max_turns == turns
+
+
+def test_explicit_max_turns() -> None:
+    waves = plan_waves(parse_plan(plan_text('id="a"\nprompt="x"', session="max_turns = 9")))
+    assert waves[0].max_turns == 9
+
+
+def test_wave_isolation_resolved_with_reason() -> None:
+    tasks = [f'id="t{i}"\nprompt="x"' for i in range(5)]
+    waves = plan_waves(parse_plan(plan_text(*tasks)))
+    assert waves[0].isolation is Isolation.WORKTREE
+    assert waves[0].isolation_reason
+    small = plan_waves(parse_plan(plan_text('id="a"\nprompt="x"')))
+    assert small[0].isolation is Isolation.NONE
+    assert str(small[0].enforcement) == "strict"  # in place promotes warn
+    risky = plan_waves(parse_plan(plan_text('id="a"\nprompt="x"\ncollision_risk="high"')))
+    assert risky[0].isolation is Isolation.WORKTREE
+
+
+def test_plan_is_deterministic() -> None:
+    tasks = [f'id="t{i}"\nprompt="x"\ndepends_on=[{",".join(f"{chr(34)}t{j}{chr(34)}" for j in range(i % 3))}]' for i in range(12)]
+    text = plan_text(*tasks)
+    first = [w.task_ids for w in plan_waves(parse_plan(text))]
+    for _ in range(5):
+        assert [w.task_ids for w in plan_waves(parse_plan(text))] == first
