@@ -55,7 +55,9 @@ def build(cls: type[T], table: Any, where: str, *, skip: tuple[str, ...] = ()) -
             continue
         values[name] = convert(hints[name], value, f"{where}{name}")
     for name, spec in fields.items():
-        required = spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING
+        required = (
+            spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING
+        )
         if required and name not in values and name not in skip:
             raise FieldError(f"{where}{name}", "is missing")
     return cls(**values)

@@ -64,7 +64,7 @@ def _session(table: Any, path: str) -> SessionConfig:
     except FieldError as exc:
         raise PlanError(exc.message, path=path, field=exc.field) from None
     if config.max_turns != "auto" and config.max_turns < 1:
-        raise PlanError("must be at least 1 or \"auto\"", path=path, field="session.max_turns")
+        raise PlanError('must be at least 1 or "auto"', path=path, field="session.max_turns")
     if config.max_agents_per_wave < 1:
         raise PlanError("must be at least 1", path=path, field="session.max_agents_per_wave")
     if not config.name or not _TASK_ID.fullmatch(config.name):
@@ -191,11 +191,19 @@ def _check_references(
     for task in tasks:
         for i, dependency in enumerate(task.depends_on):
             if dependency == task.id:
-                raise PlanError("a task cannot depend on itself", path=path, task=task.id,
-                                field=f"depends_on[{i}]")
+                raise PlanError(
+                    "a task cannot depend on itself",
+                    path=path,
+                    task=task.id,
+                    field=f"depends_on[{i}]",
+                )
             if dependency not in ids:
-                raise PlanError(f"unknown dependency {dependency!r}", path=path, task=task.id,
-                                field=f"depends_on[{i}]")
+                raise PlanError(
+                    f"unknown dependency {dependency!r}",
+                    path=path,
+                    task=task.id,
+                    field=f"depends_on[{i}]",
+                )
             graph.add_edge(dependency, task.id)
         if task.agent is not None and task.agent not in runners and not _builtin_runner(task.agent):
             raise PlanError(
@@ -212,8 +220,9 @@ def _check_references(
     except nx.NetworkXNoCycle:
         return
     names = [edge[0] for edge in cycle] + [cycle[0][0]]
-    raise PlanError(f"dependency cycle: {' -> '.join(names)}", path=path, task=names[0],
-                    field="depends_on")
+    raise PlanError(
+        f"dependency cycle: {' -> '.join(names)}", path=path, task=names[0], field="depends_on"
+    )
 
 
 def _builtin_runner(name: str) -> bool:

@@ -38,8 +38,9 @@ def task_generations(tasks: Sequence[Task]) -> list[list[Task]]:
 def _local(task: Task, by_id: dict[str, Task]) -> Task:
     if all(dep in by_id for dep in task.depends_on):
         return task
-    return Task(id=task.id, prompt=task.prompt,
-                depends_on=tuple(d for d in task.depends_on if d in by_id))
+    return Task(
+        id=task.id, prompt=task.prompt, depends_on=tuple(d for d in task.depends_on if d in by_id)
+    )
 
 
 def plan_waves(plan: Plan, *, first_wave: int = 1, base_is_stale: bool = False) -> tuple[Wave, ...]:
@@ -66,8 +67,9 @@ def plan_task_waves(
         for start in range(0, len(generation), cap):
             chunk = tuple(generation[start : start + cap])
             waves.append(
-                make_wave(chunk, session, number=first_wave + len(waves),
-                          base_is_stale=base_is_stale)
+                make_wave(
+                    chunk, session, number=first_wave + len(waves), base_is_stale=base_is_stale
+                )
             )
     return tuple(waves)
 
@@ -84,8 +86,11 @@ def make_wave(
     """A wave of ``tasks`` with isolation and enforcement resolved for it."""
     from coordinator.isolation import explain_enforcement, explain_isolation
 
-    risk = max((task.collision_risk for task in tasks), key=_RISK_ORDER.__getitem__,
-               default=CollisionRisk.LOW)
+    risk = max(
+        (task.collision_risk for task in tasks),
+        key=_RISK_ORDER.__getitem__,
+        default=CollisionRisk.LOW,
+    )
     if isolation is None:
         resolved = explain_isolation(
             agent_count=len(tasks),

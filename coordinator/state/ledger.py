@@ -122,6 +122,8 @@ class TaskRecord:
     status: str | None = None
     issue: IssueRef | None = None
     signatures: list[str] = field(default_factory=list)
+    origin: dict[str, Any] | None = None  # the task as the plan first gave it
+    abandoned: bool = False  # escalated with a carryover issue; not dispatched again
 
 
 @dataclass(slots=True, kw_only=True)
@@ -176,8 +178,11 @@ class SessionState:
 def _issue(value: Any) -> IssueRef | None:
     if not isinstance(value, dict):
         return None
-    return IssueRef(number=int(value["number"]), url=str(value.get("url", "")),
-                    existing=bool(value.get("existing", False)))
+    return IssueRef(
+        number=int(value["number"]),
+        url=str(value.get("url", "")),
+        existing=bool(value.get("existing", False)),
+    )
 
 
 def _pick(cls: type[Any], data: dict[str, Any]) -> dict[str, Any]:

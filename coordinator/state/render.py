@@ -87,14 +87,14 @@ def _mermaid(state: SessionState) -> list[str]:
     previous: str | None = None
     for wave in state.waves:
         wave_id = f"W{wave.number}"
-        out.append(f"  subgraph {wave_id}[\"Wave {wave.number} ({wave.isolation})\"]")
+        out.append(f'  subgraph {wave_id}["Wave {wave.number} ({wave.isolation})"]')
         for agent in wave.agents:
             node = _MERMAID_ID.sub("_", f"{wave_id}_{agent.task}")
-            out.append(f"    {node}[\"{agent.task}: {agent.status or 'running'}\"]")
+            out.append(f'    {node}["{agent.task}: {agent.status or "running"}"]')
         out.append("  end")
         if previous:
             out.append(f"  {previous} --> {wave_id}")
         previous = wave_id
     if not out:
-        out.append("  empty[\"no waves yet\"]")
+        out.append('  empty["no waves yet"]')
     return out
