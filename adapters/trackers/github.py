@@ -1,0 +1,205 @@
+"""The GitHub tracker, through PyGithub (``pip install 'seawall[github]'``).
+
+Settings: the repository ``owner/name``; the token from ``GITHUB_TOKEN`` (or another
+variable named by ``token_env``) or an explicit argument; ``base_url`` for GitHub
+Enterprise (``https://ghe.example.com/api/v3``).
+
+PyGithub's own retry (which retries POST on 5xx and so can duplicate an issue) is
+turned off: the carryover filer retries with backoff and lists again before retrying a
+create. Objects are lazy, so no request is spent fetching the repository, and only
+attributes present in list answers are read (reading a missing one would fetch the
+issue again).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from coordinator.errors import ConfigurationError, MissingExtraError, TrackerError
+from coordinator.model import TrackerConfig
+from coordinator.tracker import (
+    Issue,
+    IssueTracker,
+    TrackerRateLimitError,
+    TrackerUnavailableError,
+)
+
+try:
+    import github
+    import requests
+except ImportError as exc:
+    raise MissingExtraError(
+        package="PyGithub", extra="github", purpose="The GitHub tracker"
+    ) from exc
+
+__all__ = ["DEFAULT_BASE_URL", "GitHubTracker"]
+
+DEFAULT_BASE_URL = "https://api.github.com"
+_T = TypeVar("_T")
+
+
+class GitHubTracker(IssueTracker):
+    """Issues of one GitHub repository."""
+
+    name = "github"
+
+    def __init__(
+        self,
+        repository: str,
+        *,
+        token: str | None = None,
+        base_url: str | None = None,
+        token_env: str = "GITHUB_TOKEN",
+        timeout: float = 15,
+        per_page: int = 100,
+        request_interval: float = 0.25,
+        write_interval: float = 1.0,
+        label_color: str = "d93f0b",
+    ) -> None:
+        """``request_interval``/``write_interval`` space requests as GitHub asks for
+        (PyGithub's throttle); tests against a local fake set them to 0."""
+        owner, _, name = repository.partition("/")
+        if not owner or not name or "/" in name:
+            raise ConfigurationError(f"GitHub repository must be 'owner/name', got {repository!r}")
+        secret = token or os.environ.get(token_env)
+        if not secret:
+            raise ConfigurationError(
+                f"the GitHub tracker needs a token: set {token_env} or pass token="
+            )
+        self.repository = repository
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self._label_color = label_color
+        self._labels: set[str] | None = None
+        self._client = github.Github(
+            auth=github.Auth.Token(secret),
+            base_url=self.base_url,
+            timeout=max(1, math.ceil(timeout)),  # PyGithub takes whole seconds
+            per_page=per_page,
+            retry=None,
+            seconds_between_requests=request_interval or None,
+            seconds_between_writes=write_interval or None,
+            lazy=True,
+        )
+        self._repo = self._client.get_repo(repository)
+
+    @classmethod
+    def from_config(cls, config: TrackerConfig, *, root: Path) -> GitHubTracker:
+        """``config.repository`` is ``owner/name``; ``config.url`` the Enterprise API URL."""
+        if not config.repository:
+            raise ConfigurationError("the GitHub tracker needs repository = 'owner/name'")
+        return cls(
+            config.repository, base_url=config.url, token_env=config.token_env or "GITHUB_TOKEN"
+        )
+
+    def list_issues(self, label: str) -> list[Issue]:
+        def read() -> list[Issue]:
+            found = self._repo.get_issues(state="open", labels=[label])
+            return [_issue(item) for item in found if "/pull/" not in (item.html_url or "")]
+
+        return self._call("list issues", read)
+
+    def create_issue(self, *, title: str, body: str, labels: Sequence[str]) -> Issue:
+        return self._call(
+            "create issue",
+            lambda: _issue(self._repo.create_issue(title=title, body=body, labels=list(labels))),
+        )
+
+    def comment(self, number: int, body: str) -> None:
+        self._call("comment", lambda: self._repo.get_issue(number).create_comment(body))
+
+    def ensure_labels(self, labels: Sequence[str]) -> None:
+        if self._labels is None:
+            self._labels = self._call(
+                "list labels", lambda: {label.name for label in self._repo.get_labels()}
+            )
+        for label in labels:
+            if label not in self._labels:
+                self._call("create label", functools.partial(self._create_label, label))
+                self._labels.add(label)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _create_label(self, label: str) -> None:
+        try:
+            self._repo.create_label(label, self._label_color)
+        except github.GithubException as exc:
+            if exc.status != 422 or "already_exists" not in str(exc.data):
+                raise  # 422 already_exists: created meanwhile, which is what we want
+
+    def _call(self, operation: str, action: Callable[[], _T]) -> _T:
+        """Run one SDK action; SDK and transport errors become ``TrackerError``."""
+        try:
+            return action()
+        except github.GithubException as exc:
+            raise _http_error(exc, self.name, operation) from exc
+        except requests.Timeout as exc:
+            raise TrackerUnavailableError(
+                "timed out; a write may have been applied", tracker=self.name, operation=operation
+            ) from exc
+        except requests.ConnectionError as exc:
+            raise TrackerUnavailableError(
+                f"connection to {self.base_url} failed ({type(exc).__name__})",
+                tracker=self.name,
+                operation=operation,
+            ) from exc
+        except requests.RequestException as exc:
+            raise TrackerError(
+                f"request failed ({type(exc).__name__})", tracker=self.name, operation=operation
+            ) from exc
+
+    def __repr__(self) -> str:
+        return f"GitHubTracker({self.repository!r}, base_url={self.base_url!r})"
+
+
+def _issue(item: Any) -> Issue:
+    return Issue(
+        number=int(item.number),
+        title=str(item.title),
+        body=str(item.body or ""),
+        labels=tuple(str(label.name) for label in item.labels),
+        url=str(item.html_url),
+        state=str(item.state),
+    )
+
+
+def _http_error(exc: Any, tracker: str, operation: str) -> TrackerError:
+    status = int(exc.status)
+    headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}
+    data = exc.data if isinstance(exc.data, Mapping) else {}
+    message = f"HTTP {status}: {data.get('message') or exc.message or 'no message'}"
+    limited = status == 429 or (
+        status == 403 and (headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers)
+    )
+    if limited:
+        wait = _retry_after(headers)
+        hint = f"; retry after {wait:.0f}s" if wait is not None else ""
+        return TrackerRateLimitError(
+            f"rate limited ({message}){hint}",
+            tracker=tracker,
+            operation=operation,
+            status=status,
+            retry_after=wait,
+        )
+    if status >= 500:
+        return TrackerUnavailableError(message, tracker=tracker, operation=operation, status=status)
+    if status == 401:
+        message += " (check the token)"
+    return TrackerError(message, tracker=tracker, operation=operation, status=status)
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    try:
+        if "retry-after" in headers:
+            return float(headers["retry-after"])
+        if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
+            return max(0.0, float(headers["x-ratelimit-reset"]) - time.time())
+    except ValueError:
+        return None
+    return None

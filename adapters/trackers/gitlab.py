@@ -1,0 +1,213 @@
+"""The GitLab tracker, through python-gitlab (``pip install 'seawall[gitlab]'``).
+
+Settings: the project path ``group/project`` (or its numeric id); the token from
+``GITLAB_TOKEN`` (or another variable named by ``token_env``) or an explicit argument;
+``url`` for a self-hosted GitLab (default ``https://gitlab.com``).
+
+python-gitlab's own retries are off: ``retry_transient_errors=False`` on the client,
+and ``obey_rate_limit=False`` on every call, because by default it sleeps and retries
+any 429, POST included. The carryover filer retries with backoff and lists again before
+retrying a create. The project is lazy, so no request is spent fetching it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from coordinator.errors import ConfigurationError, MissingExtraError, TrackerError
+from coordinator.model import TrackerConfig
+from coordinator.tracker import (
+    Issue,
+    IssueTracker,
+    TrackerRateLimitError,
+    TrackerUnavailableError,
+)
+
+try:
+    import gitlab
+    import requests
+except ImportError as exc:
+    raise MissingExtraError(
+        package="python-gitlab", extra="gitlab", purpose="The GitLab tracker"
+    ) from exc
+
+__all__ = ["DEFAULT_URL", "GitLabTracker"]
+
+DEFAULT_URL = "https://gitlab.com"
+_T = TypeVar("_T")
+_NO_SDK_RETRY: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": False}
+
+
+class GitLabTracker(IssueTracker):
+    """Issues of one GitLab project."""
+
+    name = "gitlab"
+
+    def __init__(
+        self,
+        project: str,
+        *,
+        token: str | None = None,
+        url: str | None = None,
+        token_env: str = "GITLAB_TOKEN",
+        timeout: float = 15.0,
+        per_page: int = 100,
+        label_color: str = "#d93f0b",
+    ) -> None:
+        if not project.strip():
+            raise ConfigurationError("the GitLab tracker needs a project path 'group/project'")
+        secret = token or os.environ.get(token_env)
+        if not secret:
+            raise ConfigurationError(
+                f"the GitLab tracker needs a token: set {token_env} or pass token="
+            )
+        self.project = project
+        self.url = (url or DEFAULT_URL).rstrip("/")
+        self._label_color = label_color
+        self._labels: set[str] | None = None
+        self._last = threading.local()  # headers of the last answer, for Retry-After
+        session = requests.Session()
+        session.hooks["response"].append(self._remember)
+        self._client = gitlab.Gitlab(
+            self.url,
+            private_token=secret,
+            timeout=timeout,
+            per_page=per_page,
+            retry_transient_errors=False,
+            session=session,
+        )
+        self._project = self._client.projects.get(project, lazy=True)
+
+    @classmethod
+    def from_config(cls, config: TrackerConfig, *, root: Path) -> GitLabTracker:
+        """``config.repository`` is the project path; ``config.url`` a self-hosted URL."""
+        if not config.repository:
+            raise ConfigurationError("the GitLab tracker needs repository = 'group/project'")
+        return cls(config.repository, url=config.url, token_env=config.token_env or "GITLAB_TOKEN")
+
+    def list_issues(self, label: str) -> list[Issue]:
+        def read() -> list[Issue]:
+            found = self._project.issues.list(
+                labels=[label], state="opened", iterator=True, **_NO_SDK_RETRY
+            )
+            return [_issue(item) for item in found]
+
+        return self._call("list issues", read)
+
+    def create_issue(self, *, title: str, body: str, labels: Sequence[str]) -> Issue:
+        data = {"title": title, "description": body, "labels": list(labels)}
+        return self._call(
+            "create issue", lambda: _issue(self._project.issues.create(data, **_NO_SDK_RETRY))
+        )
+
+    def comment(self, number: int, body: str) -> None:
+        def post() -> None:
+            issue = self._project.issues.get(number, lazy=True)
+            issue.notes.create({"body": body}, **_NO_SDK_RETRY)
+
+        self._call("comment", post)
+
+    def ensure_labels(self, labels: Sequence[str]) -> None:
+        if self._labels is None:
+            self._labels = self._call(
+                "list labels",
+                lambda: {
+                    label.name
+                    for label in self._project.labels.list(iterator=True, **_NO_SDK_RETRY)
+                },
+            )
+        for label in labels:
+            if label not in self._labels:
+                self._call("create label", functools.partial(self._create_label, label))
+                self._labels.add(label)
+
+    def close(self) -> None:
+        self._client.session.close()
+
+    def _create_label(self, label: str) -> None:
+        try:
+            self._project.labels.create(
+                {"name": label, "color": self._label_color}, **_NO_SDK_RETRY
+            )
+        except gitlab.exceptions.GitlabCreateError as exc:
+            if exc.response_code != 409:
+                raise  # 409: created meanwhile, which is what we want
+
+    def _remember(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
+        self._last.headers = {k.lower(): v for k, v in response.headers.items()}
+
+    def _call(self, operation: str, action: Callable[[], _T]) -> _T:
+        """Run one SDK action; SDK and transport errors become ``TrackerError``."""
+        self._last.headers = {}
+        try:
+            return action()
+        except gitlab.exceptions.GitlabError as exc:
+            headers: Mapping[str, str] = getattr(self._last, "headers", {})
+            raise _http_error(exc, headers, self.name, operation) from exc
+        except requests.Timeout as exc:
+            raise TrackerUnavailableError(
+                "timed out; a write may have been applied", tracker=self.name, operation=operation
+            ) from exc
+        except requests.ConnectionError as exc:
+            raise TrackerUnavailableError(
+                f"connection to {self.url} failed ({type(exc).__name__})",
+                tracker=self.name,
+                operation=operation,
+            ) from exc
+        except requests.RequestException as exc:
+            raise TrackerError(
+                f"request failed ({type(exc).__name__})", tracker=self.name, operation=operation
+            ) from exc
+
+    def __repr__(self) -> str:
+        return f"GitLabTracker({self.project!r}, url={self.url!r})"
+
+
+def _issue(item: Any) -> Issue:
+    state = str(item.state)
+    return Issue(
+        number=int(item.iid),
+        title=str(item.title),
+        body=str(item.description or ""),
+        labels=tuple(str(label) for label in item.labels),
+        url=str(item.web_url),
+        state="open" if state == "opened" else state,
+    )
+
+
+def _http_error(exc: Any, headers: Mapping[str, str], tracker: str, operation: str) -> TrackerError:
+    status = exc.response_code
+    detail = exc.error_message if isinstance(exc.error_message, str) else str(exc.error_message)
+    message = f"HTTP {status}: {detail}" if status is not None else str(detail)
+    if status == 429:
+        wait = _retry_after(headers)
+        hint = f"; retry after {wait:.0f}s" if wait is not None else ""
+        return TrackerRateLimitError(
+            f"rate limited ({message}){hint}",
+            tracker=tracker,
+            operation=operation,
+            status=status,
+            retry_after=wait,
+        )
+    if status is not None and status >= 500:
+        return TrackerUnavailableError(message, tracker=tracker, operation=operation, status=status)
+    if status == 401:
+        message += " (check the token)"
+    return TrackerError(message, tracker=tracker, operation=operation, status=status)
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    try:
+        if "retry-after" in headers:
+            return float(headers["retry-after"])
+        if "ratelimit-reset" in headers:
+            return max(0.0, float(headers["ratelimit-reset"]) - time.time())
+    except ValueError:
+        return None
+    return None

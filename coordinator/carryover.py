@@ -1,0 +1,568 @@
+"""Carryover issues: file each escalated task exactly once, never raising.
+
+``file_carryover`` has the semantics of spec 004's ``createSpiralCarryoverIssue``: it
+returns a ``CarryoverResult`` saying created / duplicate / error and never raises.
+
+Deduplication does not use a search API (it lags new issues and is rate-limited). A
+stable fingerprint of the work (plan identity, task id, kind; never the prompt text) is
+written as a hidden marker in the issue body, and a ``CarryoverFiler`` lists the open
+issues carrying the carryover label over all pages once per session, keeping that list
+current as it creates issues. A create whose answer was lost (5xx, timeout, dropped
+connection) may have been applied, so the filer lists again before it retries.
+
+The module also holds the STATE.md bookkeeping of the session loop: the ``→ issue #N``
+suffixes and the session-end validation that files missing carryovers retroactively.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal, TypeVar
+
+from coordinator.errors import ConfigurationError, StateError, TrackerError
+from coordinator.model import Plan, Status
+from coordinator.telemetry import EventLog
+from coordinator.tracker import (
+    Issue,
+    IssueTracker,
+    TrackerRateLimitError,
+    TrackerUnavailableError,
+)
+
+__all__ = [
+    "MARKER_PATTERN",
+    "TITLE_LIMIT",
+    "Carryover",
+    "CarryoverFiler",
+    "CarryoverKind",
+    "CarryoverResult",
+    "IssueRef",
+    "LedgerEntry",
+    "Priority",
+    "RetryPolicy",
+    "covered_tasks",
+    "file_carryover",
+    "file_missing",
+    "find_marker",
+    "fingerprint",
+    "issue_suffix",
+    "ledger_entries",
+    "marker",
+    "missing_carryovers",
+    "parse_issue_suffix",
+    "plan_identity",
+    "render_body",
+    "render_title",
+]
+
+TITLE_LIMIT = 100
+MARKER_PATTERN = re.compile(r"<!--\s*seawall:carryover\s+([0-9a-f]{16,64})\s*-->")
+_SUFFIX_PATTERN = re.compile(r"→\s*(issue|existing)\s+#(\d+)")
+_T = TypeVar("_T")
+
+
+class CarryoverKind(StrEnum):
+    SPIRAL = "SPIRAL"
+    FAILED = "FAILED"
+
+
+class Priority(StrEnum):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Carryover:
+    """What to file for one escalated task (2×SPIRAL, or a first FAILED).
+
+    ``plan`` is the plan's stable identity (see ``plan_identity``); with ``task_id`` and
+    ``kind`` it makes the fingerprint. ``description`` is the one-line task shown in the
+    title (the task id when empty); the rest is evidence for the body.
+    """
+
+    plan: str
+    task_id: str
+    kind: CarryoverKind
+    session: str
+    wave: int
+    description: str = ""
+    tried: str = ""
+    spiral_verdict: str = ""
+    error_signature: str = ""
+    remaining: str = ""
+    context: str = ""
+    priority: Priority = Priority.HIGH
+
+    def __post_init__(self) -> None:
+        if not self.plan.strip() or not self.task_id.strip():
+            raise ConfigurationError("a carryover needs a non-empty plan identity and task id")
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(plan=self.plan, task_id=self.task_id, kind=self.kind)
+
+    def labels(self, label: str = "carryover") -> tuple[str, ...]:
+        """Type, priority and status labels: ``carryover``, ``priority:high``, ``status:spiral``."""
+        return (label, f"priority:{self.priority.value}", f"status:{self.kind.value.lower()}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CarryoverResult:
+    """The outcome of filing one carryover. ``file_carryover`` always returns one.
+
+    - created: ``created=True`` and the new issue's ``number`` and ``url``.
+    - duplicate: ``skipped="duplicate"`` with the existing issue's ``number`` and ``url``;
+      ``error`` is set only if the "seen again" comment could not be posted.
+    - error: ``skipped="error"`` and ``error`` naming the tracker and the operation.
+    """
+
+    created: bool
+    number: int | None = None
+    url: str | None = None
+    skipped: Literal["duplicate", "error"] | None = None
+    error: str | None = None
+    fingerprint: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetryPolicy:
+    """Bounded retries with exponential backoff for transient tracker faults.
+
+    ``attempts`` counts every try of one operation. A rate limit whose ``Retry-After``
+    exceeds ``max_delay`` is not waited for: it becomes an error result at once, so a
+    session never blocks on a tracker. ``sleep`` is injectable for tests.
+    """
+
+    attempts: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1 or self.base_delay < 0 or self.max_delay < 0:
+            raise ConfigurationError("retry attempts must be >= 1 and delays >= 0")
+
+    def delay(self, error: TrackerError, attempt: int) -> float | None:
+        """Seconds to wait before try ``attempt + 1``, or None when not to retry."""
+        if attempt + 1 >= self.attempts:
+            return None
+        if isinstance(error, TrackerRateLimitError):
+            if error.retry_after is not None:
+                return error.retry_after if error.retry_after <= self.max_delay else None
+        elif not _transient(error):
+            return None
+        return min(self.max_delay, self.base_delay * 2.0**attempt)
+
+
+def _transient(error: TrackerError) -> bool:
+    if isinstance(error, TrackerUnavailableError | TrackerRateLimitError):
+        return True
+    return error.status is not None and (error.status >= 500 or error.status == 429)
+
+
+def _maybe_applied(error: TrackerError) -> bool:
+    """A lost answer (5xx, timeout, dropped connection) may hide an applied write."""
+    return _transient(error) and not isinstance(error, TrackerRateLimitError)
+
+
+# -- rendering -------------------------------------------------------------------------
+
+
+def fingerprint(*, plan: str, task_id: str, kind: CarryoverKind | str) -> str:
+    """A stable 16-hex-digit id of the work: plan identity, task id and kind only."""
+    parts = (" ".join(plan.split()), task_id.strip(), str(kind).upper())
+    digest = hashlib.sha256("\0".join(("seawall-carryover/v1", *parts)).encode("utf-8"))
+    return digest.hexdigest()[:16]
+
+
+def plan_identity(plan: Plan) -> str:
+    """The plan's stable identity for fingerprints: its ``[session] name``."""
+    return plan.session.name
+
+
+def marker(fingerprint_: str) -> str:
+    return f"<!-- seawall:carryover {fingerprint_} -->"
+
+
+def find_marker(body: str) -> str | None:
+    """The fingerprint in an issue body's carryover marker, if it has one."""
+    match = MARKER_PATTERN.search(body or "")
+    return match.group(1) if match else None
+
+
+def render_title(carryover: Carryover) -> str:
+    """``[Carryover] [SPIRAL] <task>`` on one line, at most ``TITLE_LIMIT`` characters."""
+    task = " ".join((carryover.description or carryover.task_id).split())
+    title = f"[Carryover] [{carryover.kind.value}] {task}"
+    return title if len(title) <= TITLE_LIMIT else title[: TITLE_LIMIT - 1].rstrip() + "…"
+
+
+def render_body(carryover: Carryover) -> str:
+    """The issue body: task, what was tried, evidence, session and wave, hidden marker."""
+    why = {
+        CarryoverKind.SPIRAL: "the task spiralled twice and was escalated",
+        CarryoverKind.FAILED: "the task failed and could not be recovered in the session",
+    }[carryover.kind]
+    evidence = [
+        ("Spiral verdict", carryover.spiral_verdict),
+        ("Error signature", carryover.error_signature),
+        ("REMAINING", carryover.remaining),
+    ]
+    lines = [
+        f"## {carryover.kind.value}: {carryover.description or carryover.task_id}",
+        "",
+        f"seawall filed this carryover because {why}.",
+        "",
+        f"- **Task:** `{carryover.task_id}`",
+        f"- **Session:** `{carryover.session}`, wave {carryover.wave}",
+        f"- **Priority:** {carryover.priority.value}",
+        "",
+        "### What was tried",
+        "",
+        carryover.tried.strip() or "_not recorded_",
+        "",
+        "### Evidence",
+        "",
+        *(f"- **{name}:** {value.strip() or '_none_'}" for name, value in evidence),
+    ]
+    if carryover.context.strip():
+        lines += ["", "### Context", "", carryover.context.strip()]
+    return "\n".join([*lines, "", marker(carryover.fingerprint), ""])
+
+
+def render_seen_again(carryover: Carryover) -> str:
+    return (
+        f"Seen again by seawall session `{carryover.session}` (wave {carryover.wave}): "
+        f"task `{carryover.task_id}` is still {carryover.kind.value}."
+    )
+
+
+# -- filing ----------------------------------------------------------------------------
+
+
+class CarryoverFiler:
+    """Files carryovers for one session against one tracker.
+
+    Lists the carryover label once per session (all pages) and keeps that index current
+    as it creates issues; comments at most once per session on each duplicate; after a
+    failed create it lists again before a bounded retry with backoff. Thread-safe:
+    filings are serialised, so two filings of one fingerprint cannot both create.
+    ``file`` never raises.
+    """
+
+    def __init__(
+        self,
+        tracker: IssueTracker,
+        *,
+        session: str,
+        label: str = "carryover",
+        retry: RetryPolicy | None = None,
+        events: EventLog | None = None,
+    ) -> None:
+        self.tracker = tracker
+        self.session = session
+        self.label = label
+        self.retry = retry or RetryPolicy()
+        self.events = events
+        self._lock = threading.Lock()
+        self._index: dict[str, Issue] | None = None
+        self._labels_ready: set[str] = set()
+        self._noted: set[int] = set()
+
+    def known(self) -> Mapping[str, Issue]:
+        """The open carryover issues by fingerprint (lists them on first use; may raise)."""
+        with self._lock:
+            return dict(self._issues())
+
+    def file(self, carryover: Carryover) -> CarryoverResult:
+        """File ``carryover`` unless its fingerprint is already open; never raises."""
+        with self._lock:
+            fp = carryover.fingerprint
+            try:
+                result = self._file(carryover, fp)
+            except TrackerError as exc:
+                result = CarryoverResult(
+                    created=False, skipped="error", error=str(exc), fingerprint=fp
+                )
+            except Exception as exc:  # noqa: BLE001 - the contract: filing never raises
+                result = CarryoverResult(
+                    created=False,
+                    skipped="error",
+                    error=f"{self.tracker.name}: file carryover failed: "
+                    f"unexpected {type(exc).__name__}: {exc}",
+                    fingerprint=fp,
+                )
+            self._emit(carryover, result)
+            return result
+
+    def _file(self, carryover: Carryover, fp: str) -> CarryoverResult:
+        existing = self._issues().get(fp)
+        if existing is not None:
+            return self._duplicate(existing, carryover, fp)
+        labels = carryover.labels(self.label)
+        missing = [label for label in labels if label not in self._labels_ready]
+        if missing:
+            self._retrying(lambda: self.tracker.ensure_labels(missing))
+            self._labels_ready.update(missing)
+        issue = self._create(carryover, fp, labels)
+        self._issues()[fp] = issue
+        self._noted.add(issue.number)  # no "seen again" note on our own issue
+        return CarryoverResult(created=True, number=issue.number, url=issue.url, fingerprint=fp)
+
+    def _duplicate(self, issue: Issue, carryover: Carryover, fp: str) -> CarryoverResult:
+        error = None
+        if issue.number not in self._noted:
+            self._noted.add(issue.number)  # at most once, even when the comment fails
+            try:
+                self.tracker.comment(issue.number, render_seen_again(carryover))
+            except TrackerError as exc:
+                error = f"noting the duplicate failed: {exc}"
+        return CarryoverResult(
+            created=False,
+            number=issue.number,
+            url=issue.url,
+            skipped="duplicate",
+            error=error,
+            fingerprint=fp,
+        )
+
+    def _create(self, carryover: Carryover, fp: str, labels: Sequence[str]) -> Issue:
+        title, body = render_title(carryover), render_body(carryover)
+        attempt = 0
+        while True:
+            try:
+                return self.tracker.create_issue(title=title, body=body, labels=labels)
+            except TrackerError as exc:
+                delay = self.retry.delay(exc, attempt)
+                if not _maybe_applied(exc):
+                    if delay is None:
+                        raise
+                    self.retry.sleep(delay)
+                else:
+                    self.retry.sleep(delay if delay is not None else self.retry.base_delay)
+                    found = self._relist_after(exc).get(fp)
+                    if found is not None:
+                        return found  # the write was applied; its answer was lost
+                    if delay is None:
+                        raise
+            attempt += 1
+
+    def _relist_after(self, create_error: TrackerError) -> dict[str, Issue]:
+        try:
+            self._index = self._list()
+        except TrackerError as exc:
+            raise TrackerError(
+                f"{create_error}; listing again to look for a lost write failed too: {exc}",
+                tracker=self.tracker.name,
+                operation="create issue",
+                status=create_error.status,
+            ) from exc
+        return self._index
+
+    def _issues(self) -> dict[str, Issue]:
+        if self._index is None:
+            self._index = self._list()
+        return self._index
+
+    def _list(self) -> dict[str, Issue]:
+        index: dict[str, Issue] = {}
+        for issue in sorted(self._retrying(lambda: self.tracker.list_issues(self.label)), key=_num):
+            fp = find_marker(issue.body)
+            if fp is not None:
+                index.setdefault(fp, issue)  # the oldest issue wins
+        return index
+
+    def _retrying(self, operation: Callable[[], _T]) -> _T:
+        attempt = 0
+        while True:
+            try:
+                return operation()
+            except TrackerError as exc:
+                delay = self.retry.delay(exc, attempt)
+                if delay is None:
+                    raise
+                self.retry.sleep(delay)
+            attempt += 1
+
+    def _emit(self, carryover: Carryover, result: CarryoverResult) -> None:
+        if self.events is None:
+            return
+        outcome = "created" if result.created else result.skipped
+        self.events.append(
+            "carryover",
+            task=carryover.task_id,
+            kind=carryover.kind.value,
+            wave=carryover.wave,
+            fingerprint=result.fingerprint,
+            outcome=outcome,
+            number=result.number,
+            url=result.url,
+            tracker=self.tracker.name,
+            error=result.error,
+        )
+
+
+def _num(issue: Issue) -> int:
+    return issue.number
+
+
+def file_carryover(target: IssueTracker | CarryoverFiler, carryover: Carryover) -> CarryoverResult:
+    """File one carryover; never raises.
+
+    Pass the session's ``CarryoverFiler`` so the label is listed once per session; a bare
+    tracker gets a one-shot filer (one list pass for this call).
+    """
+    if isinstance(target, CarryoverFiler):
+        return target.file(carryover)
+    return CarryoverFiler(target, session=carryover.session).file(carryover)
+
+
+# -- STATE.md bookkeeping ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IssueRef:
+    """The issue a Wave History line points to; ``existing`` for a duplicate."""
+
+    number: int
+    url: str = ""
+    existing: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LedgerEntry:
+    """One agent line of the session's Wave History."""
+
+    task: str
+    wave: int
+    status: str
+    issue: IssueRef | None = None
+    summary: str = ""
+
+    @property
+    def kind(self) -> CarryoverKind | None:
+        return {
+            Status.SPIRAL.value: CarryoverKind.SPIRAL,
+            Status.FAILED.value: CarryoverKind.FAILED,
+        }.get(self.status.lower())
+
+
+def issue_suffix(outcome: CarryoverResult | IssueRef) -> str:
+    """``→ issue #N`` for a new issue, ``→ existing #N`` for a duplicate, else ``""``."""
+    if isinstance(outcome, IssueRef):
+        return f"→ {'existing' if outcome.existing else 'issue'} #{outcome.number}"
+    if outcome.number is None or outcome.skipped == "error":
+        return ""
+    return f"→ {'issue' if outcome.created else 'existing'} #{outcome.number}"
+
+
+def parse_issue_suffix(line: str) -> IssueRef | None:
+    """The ``→ issue #N`` / ``→ existing #N`` reference on a STATE.md line, if any."""
+    match = _SUFFIX_PATTERN.search(line)
+    if match is None:
+        return None
+    return IssueRef(number=int(match.group(2)), existing=match.group(1) == "existing")
+
+
+def missing_carryovers(
+    entries: Iterable[LedgerEntry], *, covered_tasks: Iterable[str] = ()
+) -> tuple[LedgerEntry, ...]:
+    """The SPIRAL/FAILED entries that lack an issue, one per (task, kind), latest wave.
+
+    An entry counts as covered when any entry of the same task and kind has an issue
+    (the session loop skips filing when the history already holds one for the task), or
+    when its task is in ``covered_tasks`` (tasks whose ledger record has an issue).
+    """
+    entries = list(entries)
+    covered = {(e.task, e.kind) for e in entries if e.issue is not None and e.kind}
+    whole = set(covered_tasks)
+    missing: dict[tuple[str, CarryoverKind], LedgerEntry] = {}
+    for entry in sorted(entries, key=lambda e: e.wave):
+        kind = entry.kind
+        if kind is None or entry.issue is not None or entry.task in whole:
+            continue
+        if (entry.task, kind) not in covered:
+            missing[(entry.task, kind)] = entry
+    return tuple(missing.values())
+
+
+def file_missing(
+    filer: CarryoverFiler,
+    entries: Iterable[LedgerEntry],
+    *,
+    plan: str,
+    covered_tasks: Iterable[str] = (),
+) -> list[tuple[LedgerEntry, CarryoverResult]]:
+    """File a carryover for each entry ``missing_carryovers`` returns; never raises."""
+    results = []
+    for entry in missing_carryovers(entries, covered_tasks=covered_tasks):
+        kind = entry.kind
+        assert kind is not None  # missing_carryovers only returns SPIRAL/FAILED entries
+        try:
+            carryover = Carryover(
+                plan=plan,
+                task_id=entry.task,
+                kind=kind,
+                session=filer.session,
+                wave=entry.wave,
+                tried=entry.summary,
+                context="Filed retroactively by `seawall carryover validate` at session end.",
+            )
+        except ConfigurationError as exc:
+            results.append((entry, CarryoverResult(created=False, skipped="error", error=str(exc))))
+            continue
+        results.append((entry, filer.file(carryover)))
+    return results
+
+
+def ledger_entries(state: Mapping[str, Any]) -> list[LedgerEntry]:
+    """The agent lines of a ``state.json`` ledger (``{"waves": [{"number", "agents"}]}``)."""
+    waves = state.get("waves")
+    if not isinstance(waves, list):
+        raise StateError("state.json has no 'waves' list")
+    entries = []
+    for wave in waves:
+        try:
+            number = int(wave["number"])
+            for agent in wave.get("agents", []):
+                entries.append(_entry(agent, number))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise StateError(f"state.json has a malformed wave entry: {exc!r}") from exc
+    return entries
+
+
+def covered_tasks(state: Mapping[str, Any]) -> set[str]:
+    """The tasks whose ledger record (``state["tasks"][id]["issue"]``) has an issue."""
+    tasks = state.get("tasks")
+    if not isinstance(tasks, Mapping):
+        return set()
+    return {
+        str(task_id)
+        for task_id, record in tasks.items()
+        if isinstance(record, Mapping) and isinstance(record.get("issue"), Mapping)
+    }
+
+
+def _entry(agent: Mapping[str, Any], wave: int) -> LedgerEntry:
+    raw = agent.get("issue")
+    issue = None
+    if isinstance(raw, Mapping):
+        issue = IssueRef(
+            number=int(raw["number"]),
+            url=str(raw.get("url", "")),
+            existing=bool(raw.get("existing", False)),
+        )
+    return LedgerEntry(
+        task=str(agent["task"]),
+        wave=wave,
+        status=str(agent["status"]),
+        issue=issue,
+        summary=str(agent.get("summary", "")),
+    )

@@ -1,0 +1,148 @@
+"""The ``IssueTracker`` conformance kit: the tests every tracker adapter must pass.
+
+Subclass ``TrackerConformance`` in a test module and provide a ``tracker`` fixture that
+yields a fresh, empty tracker (and closes it afterwards)::
+
+    from coordinator.testing.trackers import TrackerConformance
+
+    class TestMyTracker(TrackerConformance):
+        @pytest.fixture
+        def tracker(self, tmp_path):
+            with MyTracker(...) as tracker:
+                yield tracker
+
+For a tracker that pages its lists, configure a page size below ``many`` so the
+pagination test reads several pages. Set ``secret`` to the token the fixture used so
+the kit checks it never appears in a repr or an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import ClassVar
+
+import pytest
+
+from coordinator.carryover import (
+    Carryover,
+    CarryoverFiler,
+    CarryoverKind,
+    RetryPolicy,
+    find_marker,
+)
+from coordinator.errors import TrackerError
+from coordinator.tracker import Issue, IssueTracker
+
+__all__ = ["TrackerConformance"]
+
+_BODY = (
+    "Line one\n\n- ümlaut, emoji 🌊, `code`, <b>html</b>\n\n"
+    "<!-- seawall:carryover 0123456789abcdef -->\n"
+)
+
+
+def _no_sleep(seconds: float) -> None:
+    return None
+
+
+class TrackerConformance:
+    """Tests of the ``IssueTracker`` duties. Provide the ``tracker`` fixture."""
+
+    #: The label the tests list by.
+    label: ClassVar[str] = "carryover"
+    #: How many issues the pagination test creates.
+    many: ClassVar[int] = 7
+    #: The token the fixture's tracker uses, if any; it must never leak.
+    secret: ClassVar[str | None] = None
+
+    @pytest.fixture
+    def tracker(self) -> Iterator[IssueTracker]:
+        raise NotImplementedError("subclasses provide a `tracker` fixture yielding a fresh tracker")
+
+    def _create(self, tracker: IssueTracker, title: str, *labels: str) -> Issue:
+        return tracker.create_issue(
+            title=title, body=f"body of {title}\n", labels=list(labels or (self.label,))
+        )
+
+    def test_has_a_name(self, tracker: IssueTracker) -> None:
+        assert isinstance(tracker.name, str) and tracker.name.strip()
+
+    def test_create_returns_the_open_issue(self, tracker: IssueTracker) -> None:
+        tracker.ensure_labels([self.label, "priority:high"])
+        issue = tracker.create_issue(
+            title="[Carryover] [FAILED] first", body=_BODY, labels=[self.label, "priority:high"]
+        )
+        assert issue.number > 0
+        assert issue.title == "[Carryover] [FAILED] first"
+        assert issue.body == _BODY
+        assert set(issue.labels) == {self.label, "priority:high"}
+        assert issue.state == "open"
+        assert issue.url
+
+    def test_created_issue_is_listed_with_its_exact_body(self, tracker: IssueTracker) -> None:
+        tracker.ensure_labels([self.label])
+        created = tracker.create_issue(title="listed", body=_BODY, labels=[self.label])
+        listed = {issue.number: issue for issue in tracker.list_issues(self.label)}
+        assert created.number in listed
+        assert listed[created.number].body == _BODY
+        assert find_marker(listed[created.number].body) == "0123456789abcdef"
+        assert listed[created.number].title == "listed"
+
+    def test_list_only_returns_issues_with_the_label(self, tracker: IssueTracker) -> None:
+        tracker.ensure_labels([self.label, "other"])
+        wanted = self._create(tracker, "wanted", self.label)
+        other = self._create(tracker, "other", "other")
+        numbers = {issue.number for issue in tracker.list_issues(self.label)}
+        assert wanted.number in numbers
+        assert other.number not in numbers
+        assert all(self.label in issue.labels for issue in tracker.list_issues(self.label))
+
+    def test_list_reads_every_page(self, tracker: IssueTracker) -> None:
+        tracker.ensure_labels([self.label])
+        created = {self._create(tracker, f"issue {i}").number for i in range(self.many)}
+        assert len(created) == self.many, "issue numbers must be distinct"
+        assert {issue.number for issue in tracker.list_issues(self.label)} == created
+
+    def test_empty_tracker_lists_nothing(self, tracker: IssueTracker) -> None:
+        assert tracker.list_issues(self.label) == []
+
+    def test_comment_on_an_existing_issue(self, tracker: IssueTracker) -> None:
+        tracker.ensure_labels([self.label])
+        issue = self._create(tracker, "commented")
+        tracker.comment(issue.number, "seen again")
+        (listed,) = [i for i in tracker.list_issues(self.label) if i.number == issue.number]
+        assert listed.body == issue.body, "a comment must not change the body"
+
+    def test_comment_on_a_missing_issue_is_a_tracker_error(self, tracker: IssueTracker) -> None:
+        with pytest.raises(TrackerError) as info:
+            tracker.comment(987654, "nobody home")
+        assert info.value.tracker == tracker.name
+        assert info.value.operation
+        self._assert_no_secret(str(info.value))
+
+    def test_ensure_labels_is_idempotent(self, tracker: IssueTracker) -> None:
+        tracker.ensure_labels([self.label, "status:spiral"])
+        tracker.ensure_labels([self.label, "status:spiral", "priority:low"])
+        issue = self._create(tracker, "labelled", self.label, "status:spiral", "priority:low")
+        assert set(issue.labels) == {self.label, "status:spiral", "priority:low"}
+
+    def test_repr_does_not_show_the_token(self, tracker: IssueTracker) -> None:
+        self._assert_no_secret(repr(tracker))
+
+    def test_carryover_is_filed_once_across_sessions(self, tracker: IssueTracker) -> None:
+        work = Carryover(
+            plan="conformance", task_id="t-1", kind=CarryoverKind.SPIRAL, session="s1", wave=2
+        )
+        retry = RetryPolicy(sleep=_no_sleep)
+        first = CarryoverFiler(tracker, session="s1", label=self.label, retry=retry).file(work)
+        assert first.created and first.number is not None, first.error
+        later = CarryoverFiler(tracker, session="s2", label=self.label, retry=retry)
+        again = later.file(work)
+        assert again.skipped == "duplicate" and again.number == first.number, again
+        assert again.error is None
+        open_ = [i for i in tracker.list_issues(self.label) if find_marker(i.body)]
+        assert len(open_) == 1
+
+    def _assert_no_secret(self, text: str) -> None:
+        if self.secret:
+            assert self.secret not in text

@@ -1,0 +1,306 @@
+"""A GitLab REST v4 fake for the endpoints the GitLab tracker uses.
+
+Serves ``/api/v4/projects/<id or url-encoded path>/...`` with the real response shapes
+(issues, notes, labels), offset pagination with ``X-Page``/``X-Next-Page``/``X-Total``
+headers and a ``Link`` header whose absolute URLs are built from the request's
+``Host`` (python-gitlab warns when they differ from its configured URL), and
+``PRIVATE-TOKEN`` authentication.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import quote, unquote, urlencode
+
+from tests.fakes.tracker_http import Answer, FakeServer, FakeService, Fault, Request
+
+__all__ = ["GitLabService", "gitlab_server", "too_many_requests"]
+
+PREFIX = "/api/v4"
+_PROJECT = r"/projects/(?P<project>[^/]+)"
+_ROUTES = [
+    ("GET", "project", rf"{_PROJECT}"),
+    ("GET", "issues", rf"{_PROJECT}/issues"),
+    ("POST", "issues", rf"{_PROJECT}/issues"),
+    ("GET", "issue", rf"{_PROJECT}/issues/(?P<iid>\d+)"),
+    ("GET", "notes", rf"{_PROJECT}/issues/(?P<iid>\d+)/notes"),
+    ("POST", "notes", rf"{_PROJECT}/issues/(?P<iid>\d+)/notes"),
+    ("GET", "labels", rf"{_PROJECT}/labels"),
+    ("POST", "labels", rf"{_PROJECT}/labels"),
+]
+_STAMP = "2026-11-30T00:00:00.000Z"
+_PROJECT_ID = 42
+
+
+def too_many_requests(retry_after: int = 1) -> Fault:
+    """GitLab's rate limit: 429 with ``Retry-After`` and ``RateLimit-*`` headers."""
+    return Fault(
+        status=429,
+        body={"message": "Retry later"},
+        headers={
+            "Retry-After": str(retry_after),
+            "RateLimit-Limit": "600",
+            "RateLimit-Remaining": "0",
+            "RateLimit-Name": "throttle_authenticated_api",
+        },
+    )
+
+
+class GitLabService(FakeService):
+    """One project's issues, labels and notes, served as GitLab REST v4."""
+
+    def __init__(self, *, token: str = "glpat-test", project: str = "group/demo") -> None:
+        super().__init__()
+        self.token = token
+        self.project = project
+        self.issues: dict[int, dict[str, Any]] = {}  # iid -> stored fields
+        self.labels: dict[str, str] = {}  # name -> color
+        self.notes: dict[int, list[str]] = {}
+
+    def add_issue(self, title: str, body: str, labels: list[str], state: str = "opened") -> int:
+        with self.lock:
+            for name in labels:
+                self.labels.setdefault(name, "#ededed")  # GitLab creates unknown labels
+            iid = len(self.issues) + 1
+            self.issues[iid] = {
+                "title": title,
+                "description": body,
+                "labels": labels,
+                "state": state,
+            }
+            return iid
+
+    # -- FakeService ----------------------------------------------------------------
+
+    def route(self, method: str, path: str) -> tuple[str, dict[str, str]] | None:
+        if not path.startswith(PREFIX):
+            return None
+        rest = path[len(PREFIX) :].rstrip("/")
+        for verb, name, pattern in _ROUTES:
+            match = re.fullmatch(pattern, rest)
+            if match and verb == method:
+                return name, {k: unquote(v) for k, v in match.groupdict().items()}
+        return None
+
+    def authorized(self, headers: Mapping[str, str]) -> Answer | None:
+        if headers.get("private-token") == self.token:
+            return None
+        return Answer(status=401, body={"message": "401 Unauthorized"})
+
+    def answer(self, request: Request) -> Answer:
+        with self.lock:
+            if request.params["project"] not in (self.project, str(_PROJECT_ID)):
+                return Answer(status=404, body={"message": "404 Project Not Found"})
+            serve: Callable[[Request], Answer] = getattr(
+                self, f"_{request.method.lower()}_{request.route}"
+            )
+            return serve(request)
+
+    # -- routes ---------------------------------------------------------------------
+
+    def _get_project(self, request: Request) -> Answer:
+        return Answer(
+            status=200,
+            body={
+                "id": _PROJECT_ID,
+                "path_with_namespace": self.project,
+                "name": self.project.rsplit("/", 1)[-1],
+                "web_url": f"http://{request.host}/{self.project}",
+                "open_issues_count": sum(i["state"] == "opened" for i in self.issues.values()),
+            },
+        )
+
+    def _get_issues(self, request: Request) -> Answer:
+        state = request.arg("state", "all")
+        wanted = [name for name in (request.arg("labels") or "").split(",") if name]
+        items = [
+            self._issue(request, iid)
+            for iid in sorted(self.issues, reverse=True)
+            if (state == "all" or self.issues[iid]["state"] == state)
+            and all(name in self.issues[iid]["labels"] for name in wanted)
+        ]
+        return self._page(request, items, f"/projects/{_PROJECT_ID}/issues")
+
+    def _post_issues(self, request: Request) -> Answer:
+        body = request.body if isinstance(request.body, dict) else {}
+        if not body.get("title"):
+            return Answer(status=400, body={"message": {"title": ["can't be blank"]}})
+        raw = body.get("labels") or ""
+        labels = [n for n in (raw.split(",") if isinstance(raw, str) else raw) if n]
+        iid = self.add_issue(str(body["title"]), str(body.get("description") or ""), labels)
+        return Answer(status=201, body=self._issue(request, iid))
+
+    def _get_issue(self, request: Request) -> Answer:
+        iid = int(request.params["iid"])
+        if iid not in self.issues:
+            return Answer(status=404, body={"message": "404 Not found"})
+        return Answer(status=200, body=self._issue(request, iid))
+
+    def _get_notes(self, request: Request) -> Answer:
+        iid = int(request.params["iid"])
+        items = [self._note(iid, i, text) for i, text in enumerate(self.notes.get(iid, []))]
+        return self._page(request, items, f"/projects/{_PROJECT_ID}/issues/{iid}/notes")
+
+    def _post_notes(self, request: Request) -> Answer:
+        iid = int(request.params["iid"])
+        if iid not in self.issues:
+            return Answer(status=404, body={"message": "404 Not found"})
+        text = str((request.body or {}).get("body", ""))
+        self.notes.setdefault(iid, []).append(text)
+        return Answer(status=201, body=self._note(iid, len(self.notes[iid]) - 1, text))
+
+    def _get_labels(self, request: Request) -> Answer:
+        items = [self._label(name) for name in self.labels]
+        return self._page(request, items, f"/projects/{_PROJECT_ID}/labels")
+
+    def _post_labels(self, request: Request) -> Answer:
+        body = request.body if isinstance(request.body, dict) else {}
+        name = str(body.get("name", ""))
+        if name in self.labels:
+            return Answer(status=409, body={"message": "Label already exists"})
+        self.labels[name] = str(body.get("color", "#ededed"))
+        return Answer(status=201, body=self._label(name))
+
+    # -- shapes ---------------------------------------------------------------------
+
+    def _page(self, request: Request, items: list[dict[str, Any]], path: str) -> Answer:
+        per_page = max(1, min(100, int(request.arg("per_page", "20") or 20)))
+        page = max(1, int(request.arg("page", "1") or 1))
+        last = max(1, -(-len(items) // per_page))
+        params = {k: v[-1] for k, v in request.query.items() if k != "page"}
+
+        def url(number: int) -> str:
+            query = urlencode({**params, "page": number})
+            return f"http://{request.host}{PREFIX}{path}?{query}"
+
+        links = [f'<{url(1)}>; rel="first"', f'<{url(last)}>; rel="last"']
+        if page < last:
+            links.insert(0, f'<{url(page + 1)}>; rel="next"')
+        if page > 1:
+            links.insert(0, f'<{url(page - 1)}>; rel="prev"')
+        headers = {
+            "Link": ", ".join(links),
+            "X-Page": str(page),
+            "X-Per-Page": str(per_page),
+            "X-Next-Page": str(page + 1) if page < last else "",
+            "X-Prev-Page": str(page - 1) if page > 1 else "",
+            "X-Total": str(len(items)),
+            "X-Total-Pages": str(last),
+        }
+        chunk = items[(page - 1) * per_page : page * per_page]
+        return Answer(status=200, body=chunk, headers=headers)
+
+    def _author(self) -> dict[str, Any]:
+        return {
+            "id": 1,
+            "username": "seawall-bot",
+            "name": "seawall bot",
+            "state": "active",
+            "locked": False,
+            "avatar_url": None,
+            "web_url": "http://gitlab.invalid/seawall-bot",
+        }
+
+    def _issue(self, request: Request, iid: int) -> dict[str, Any]:
+        stored = self.issues[iid]
+        api = f"http://{request.host}{PREFIX}/projects/{_PROJECT_ID}"
+        return {
+            "id": 5000 + iid,
+            "iid": iid,
+            "project_id": _PROJECT_ID,
+            "title": stored["title"],
+            "description": stored["description"],
+            "state": stored["state"],
+            "created_at": _STAMP,
+            "updated_at": _STAMP,
+            "closed_at": None if stored["state"] == "opened" else _STAMP,
+            "closed_by": None,
+            "labels": list(stored["labels"]),
+            "milestone": None,
+            "assignees": [],
+            "author": self._author(),
+            "type": "ISSUE",
+            "assignee": None,
+            "user_notes_count": len(self.notes.get(iid, [])),
+            "merge_requests_count": 0,
+            "upvotes": 0,
+            "downvotes": 0,
+            "due_date": None,
+            "confidential": False,
+            "discussion_locked": None,
+            "issue_type": "issue",
+            "web_url": f"http://{request.host}/{self.project}/-/issues/{iid}",
+            "time_stats": {
+                "time_estimate": 0,
+                "total_time_spent": 0,
+                "human_time_estimate": None,
+                "human_total_time_spent": None,
+            },
+            "task_completion_status": {"count": 0, "completed_count": 0},
+            "has_tasks": False,
+            "_links": {
+                "self": f"{api}/issues/{iid}",
+                "notes": f"{api}/issues/{iid}/notes",
+                "award_emoji": f"{api}/issues/{iid}/award_emoji",
+                "project": api,
+                "closed_as_duplicate_of": None,
+            },
+            "references": {
+                "short": f"#{iid}",
+                "relative": f"#{iid}",
+                "full": f"{self.project}#{iid}",
+            },
+            "severity": "UNKNOWN",
+            "moved_to_id": None,
+            "service_desk_reply_to": None,
+        }
+
+    def _note(self, iid: int, index: int, text: str) -> dict[str, Any]:
+        return {
+            "id": iid * 1000 + index,
+            "type": None,
+            "body": text,
+            "attachment": None,
+            "author": self._author(),
+            "created_at": _STAMP,
+            "updated_at": _STAMP,
+            "system": False,
+            "noteable_id": 5000 + iid,
+            "noteable_type": "Issue",
+            "project_id": _PROJECT_ID,
+            "resolvable": False,
+            "confidential": False,
+            "internal": False,
+            "noteable_iid": iid,
+        }
+
+    def _label(self, name: str) -> dict[str, Any]:
+        return {
+            "id": 700 + list(self.labels).index(name),
+            "name": name,
+            "color": self.labels[name],
+            "text_color": "#333333",
+            "description": None,
+            "description_html": "",
+            "open_issues_count": 0,
+            "closed_issues_count": 0,
+            "open_merge_requests_count": 0,
+            "subscribed": False,
+            "priority": None,
+            "is_project_label": True,
+        }
+
+
+def quoted(project: str) -> str:
+    """A project path as it appears in a URL."""
+    return quote(project, safe="")
+
+
+@contextmanager
+def gitlab_server(**kwargs: Any) -> Iterator[FakeServer]:
+    """Run a ``GitLabService`` on 127.0.0.1 for the duration of the block."""
+    with FakeServer(GitLabService(**kwargs)) as server:
+        yield server
