@@ -1,9 +1,138 @@
-"""Placeholder: this command group is registered by its own module."""
+"""``seawall runner tick|enqueue|status|resume``: the unattended runner's commands.
+
+``tick`` is what a timer runs (cron, a systemd timer, launchd): one tick, then exit.
+Settings come from ``<dir>/runner.toml`` (or ``--config``) and ``SEAWALL_RUNNER_*``;
+see ``docs/unattended.md``.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from coordinator.unattended.config import RunnerSettings
+
+__all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add this group's commands (none yet)."""
+    """Add ``seawall runner`` and its four commands."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--dir",
+        metavar="PATH",
+        help="the runner state directory (default: $SEAWALL_RUNNER_DIR, else ./.seawall/runner)",
+    )
+    common.add_argument(
+        "--repo", metavar="PATH", help="the repository sessions run in (default: [runner] repo)"
+    )
+    common.add_argument(
+        "--config", metavar="FILE", help="the settings file (default: <dir>/runner.toml)"
+    )
+    runner = subparsers.add_parser(
+        "runner",
+        help="run queued sessions unattended, one per tick",
+        description="A queue of sessions run one per tick from a timer, with a breaker.",
+    )
+    commands = runner.add_subparsers(dest="runner_command", metavar="COMMAND", required=True)
+    tick = commands.add_parser(
+        "tick", parents=[common], help="do one tick: run the next queued item, if allowed"
+    )
+    tick.set_defaults(handler=_tick)
+    enqueue = commands.add_parser("enqueue", parents=[common], help="add a plan file to the queue")
+    enqueue.add_argument("plan", metavar="PLAN", help="the plan file (TOML)")
+    enqueue.set_defaults(handler=_enqueue)
+    status = commands.add_parser(
+        "status", parents=[common], help="show queue, breaker, blocked reason and last ticks"
+    )
+    status.add_argument("--json", action="store_true", help="print the state as JSON")
+    status.add_argument("--ticks", type=int, default=5, metavar="N", help="last ticks to show")
+    status.set_defaults(handler=_status)
+    resume = commands.add_parser(
+        "resume",
+        parents=[common],
+        help="clear the blocked reason and let the next tick run once despite the breaker",
+    )
+    resume.set_defaults(handler=_resume)
+
+
+def _context(args: argparse.Namespace) -> tuple[Path, RunnerSettings]:
+    from dataclasses import replace
+
+    from coordinator.unattended.config import load_settings, resolve_runner_dir
+
+    runner_dir = resolve_runner_dir(args.dir).resolve()
+    config = Path(args.config) if args.config else None
+    settings = load_settings(runner_dir, config_file=config)
+    if args.repo:
+        settings = replace(settings, repo=Path(args.repo))
+    if settings.repo is not None:
+        settings = replace(settings, repo=settings.repo.expanduser().resolve())
+    return runner_dir, settings
+
+
+def _tick(args: argparse.Namespace) -> int:
+    from coordinator.unattended.tick import run_tick
+
+    runner_dir, settings = _context(args)
+    _stop_on_sigterm()
+    report = run_tick(runner_dir, settings=settings)
+    parts = [f"tick: {report.action}"]
+    if report.item:
+        parts.append(f"item {report.item}")
+    if report.outcome:
+        parts.append(f"-> {report.outcome}")
+    if report.breaker:
+        parts.append(f"(breaker {report.breaker})")
+    print(" ".join(parts))
+    return 0
+
+
+def _stop_on_sigterm() -> None:
+    """Let a timer's SIGTERM unwind the tick like Ctrl-C, so its session is stopped too."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
+def _enqueue(args: argparse.Namespace) -> int:
+    import time
+
+    from coordinator.unattended.paths import RunnerPaths
+    from coordinator.unattended.queue import QueueFile
+
+    runner_dir, _ = _context(args)
+    item = QueueFile(RunnerPaths(dir=runner_dir).queue).enqueue_plan(
+        Path(args.plan), now=time.time()
+    )
+    print(f"queued {item.id}: {item.plan}")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    import json
+
+    from coordinator.unattended.status import render_status, runner_status
+
+    runner_dir, settings = _context(args)
+    snapshot = runner_status(runner_dir, settings=settings, last_ticks=max(0, args.ticks))
+    if args.json:
+        print(json.dumps(snapshot.to_json(), indent=2))
+    else:
+        print(render_status(snapshot))
+    return 0
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from coordinator.unattended.paths import RunnerPaths
+    from coordinator.unattended.queue import QueueFile
+
+    runner_dir, _ = _context(args)
+    QueueFile(RunnerPaths(dir=runner_dir).queue).resume()
+    print("resumed: blocked reason cleared; the next tick runs even if the breaker is open")
+    return 0

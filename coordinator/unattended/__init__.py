@@ -1,0 +1,80 @@
+"""The unattended runner: a queue of sessions run one per tick from a timer.
+
+For machines that run seawall for weeks from cron, a systemd timer or launchd. The
+runner-level breaker refuses new work after consecutive failed attempts read from the
+ledger, half-opens after a cooldown, and every file the runner writes stays bounded.
+See ``docs/unattended.md``.
+"""
+
+from __future__ import annotations
+
+from coordinator.unattended.breaker import (
+    BreakerState,
+    BreakerStatus,
+    RateLimitStatus,
+    consecutive_failures,
+    evaluate_breaker,
+    evaluate_rate_limit,
+)
+from coordinator.unattended.config import RunnerSettings, load_settings, resolve_runner_dir
+from coordinator.unattended.executor import (
+    ExecutionRequest,
+    ExecutionResult,
+    Executor,
+    SubprocessExecutor,
+)
+from coordinator.unattended.ledger import AttemptRow, ItemHistory, Ledger, Run, group_runs
+from coordinator.unattended.logs import RunnerLog, TickLog, truncate_log
+from coordinator.unattended.outcomes import ChainEffect, Outcome, chain_effect
+from coordinator.unattended.paths import RunnerPaths
+from coordinator.unattended.queue import (
+    IntakeIssue,
+    IssueLister,
+    Queue,
+    QueueFile,
+    QueueItem,
+    tracker_lister,
+)
+from coordinator.unattended.report import TickAction, TickReport
+from coordinator.unattended.status import RunnerStatus, render_status, runner_status
+from coordinator.unattended.tick import run_tick
+
+__all__ = [
+    "AttemptRow",
+    "BreakerState",
+    "BreakerStatus",
+    "ChainEffect",
+    "ExecutionRequest",
+    "ExecutionResult",
+    "Executor",
+    "IntakeIssue",
+    "IssueLister",
+    "ItemHistory",
+    "Ledger",
+    "Outcome",
+    "Queue",
+    "QueueFile",
+    "QueueItem",
+    "RateLimitStatus",
+    "Run",
+    "RunnerLog",
+    "RunnerPaths",
+    "RunnerSettings",
+    "RunnerStatus",
+    "SubprocessExecutor",
+    "TickAction",
+    "TickLog",
+    "TickReport",
+    "chain_effect",
+    "consecutive_failures",
+    "evaluate_breaker",
+    "evaluate_rate_limit",
+    "group_runs",
+    "load_settings",
+    "render_status",
+    "resolve_runner_dir",
+    "run_tick",
+    "runner_status",
+    "tracker_lister",
+    "truncate_log",
+]

@@ -1,0 +1,126 @@
+"""Executors: what runs one queue item. The default runs one session as a subprocess.
+
+An executor is any callable taking an ``ExecutionRequest`` and returning an
+``ExecutionResult``; its outcome is data. Tests inject a Python callable; the runner
+uses ``SubprocessExecutor``, which runs ``<python> -m coordinator run PLAN --repo REPO``
+with a wall-clock timeout and maps the exit code by ``outcomes.EXIT_CODE_OUTCOMES``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from coordinator.unattended.outcomes import Outcome, outcome_for_exit_code
+from coordinator.unattended.queue import QueueItem
+
+__all__ = [
+    "DEFAULT_SESSION_COMMAND",
+    "ExecutionRequest",
+    "ExecutionResult",
+    "Executor",
+    "SubprocessExecutor",
+]
+
+DEFAULT_SESSION_COMMAND: tuple[str, ...] = (sys.executable, "-m", "coordinator", "run")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionRequest:
+    """One session to run: the item, its run's task id, where, and for how long."""
+
+    item: QueueItem
+    task_id: str
+    repo: Path
+    log_path: Path  # the session's output is appended here
+    timeout_sec: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionResult:
+    """What came out of one session."""
+
+    outcome: str
+    exit_code: int | None = None
+    publish_gate: str | None = None  # set when the publish step refused
+    detail: str | None = None
+
+
+Executor = Callable[[ExecutionRequest], ExecutionResult]
+
+
+class SubprocessExecutor:
+    """Runs ``[*command, PLAN, "--repo", REPO]`` in its own process group.
+
+    Output goes to the runner log (opened in append mode). On timeout the whole group
+    gets SIGTERM, then SIGKILL after ``kill_grace_sec``; the outcome is ``timed-out``.
+    A command that cannot start is ``failed``, as is death by a signal.
+    """
+
+    def __init__(
+        self, *, command: Sequence[str] = DEFAULT_SESSION_COMMAND, kill_grace_sec: float = 10.0
+    ) -> None:
+        if not command:
+            raise ValueError("the session command must not be empty")
+        self.command = tuple(command)
+        self.kill_grace_sec = kill_grace_sec
+
+    def argv(self, request: ExecutionRequest) -> list[str]:
+        return [*self.command, request.item.plan, "--repo", str(request.repo)]
+
+    def __call__(self, request: ExecutionRequest) -> ExecutionResult:
+        request.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with request.log_path.open("ab") as log:
+            try:
+                process = subprocess.Popen(
+                    self.argv(request),
+                    cwd=request.repo,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                return ExecutionResult(
+                    outcome=Outcome.FAILED, detail=f"could not start {self.command[0]}: {exc}"
+                )
+            try:
+                code = process.wait(timeout=request.timeout_sec)
+            except subprocess.TimeoutExpired:
+                self._stop(process)
+                return ExecutionResult(
+                    outcome=Outcome.TIMED_OUT,
+                    detail=f"no result after {request.timeout_sec:g}s; the session was stopped",
+                )
+            except BaseException:
+                # The tick itself is being stopped (SIGINT/SIGTERM): take the session
+                # with it. Its ``running`` row stays; the next tick records it as died.
+                self._stop(process)
+                raise
+        return _result_for_code(code)
+
+    def _stop(self, process: subprocess.Popen[bytes]) -> None:
+        for sig, wait in ((signal.SIGTERM, self.kill_grace_sec), (signal.SIGKILL, None)):
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                break  # the group is gone already
+            try:
+                process.wait(timeout=wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def _result_for_code(code: int) -> ExecutionResult:
+    if code < 0:
+        return ExecutionResult(
+            outcome=Outcome.FAILED, exit_code=code, detail=f"killed by signal {-code}"
+        )
+    outcome = outcome_for_exit_code(code)
+    return ExecutionResult(outcome=outcome, exit_code=code, detail=f"exit {code}")

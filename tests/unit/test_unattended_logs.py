@@ -1,0 +1,67 @@
+"""runner.log truncation in place and ticks.jsonl trimming."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from coordinator.unattended.logs import LOG_KEEP_BYTES, RunnerLog, TickLog, truncate_log
+
+
+def test_truncation_keeps_the_inode_and_the_last_256_kb(tmp_path: Path) -> None:
+    log = tmp_path / "runner.log"
+    lines = [f"line {i:07d}\n".encode() for i in range(60_000)]  # ~780 KB
+    log.write_bytes(b"".join(lines))
+    inode = log.stat().st_ino
+
+    result = truncate_log(log, max_bytes=500_000)
+
+    assert result is not None and result.bytes_before == sum(map(len, lines))
+    assert log.stat().st_ino == inode
+    assert log.stat().st_size == 0
+    kept = (tmp_path / "runner.log.1").read_bytes()
+    assert len(kept) <= LOG_KEEP_BYTES and len(kept) > LOG_KEEP_BYTES - 20
+    assert kept.endswith(lines[-1]) and kept.startswith(b"line ")  # starts on a line
+
+
+def test_no_truncation_at_or_below_the_limit(tmp_path: Path) -> None:
+    log = tmp_path / "runner.log"
+    log.write_text("x" * 100)
+    assert truncate_log(log, max_bytes=100) is None
+    assert truncate_log(tmp_path / "missing.log", max_bytes=1) is None
+    assert log.read_text() == "x" * 100
+
+
+def test_an_open_append_descriptor_keeps_writing_after_truncation(tmp_path: Path) -> None:
+    log = tmp_path / "runner.log"
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, b"a" * 2000 + b"\n")
+        truncate_log(log, max_bytes=1000)
+        os.write(fd, b"after\n")
+    finally:
+        os.close(fd)
+    assert log.read_bytes() == b"after\n"  # no hole of zeros before it
+
+
+def test_runner_log_lines_are_stamped_with_the_injected_clock(tmp_path: Path) -> None:
+    log = RunnerLog(tmp_path / "runner.log", clock=lambda: 0.0)
+    assert log.write("hello")
+    assert log.path.read_text() == "1970-01-01T00:00:00Z seawall runner: hello\n"
+
+
+def test_ticks_trim_to_the_newest_lines(tmp_path: Path) -> None:
+    ticks = TickLog(tmp_path / "ticks.jsonl")
+    for i in range(100):
+        ticks.append({"n": i})
+    assert ticks.trim(max_bytes=10_000, keep_lines=10) is None
+    result = ticks.trim(max_bytes=100, keep_lines=10)
+    assert result is not None
+    assert [t["n"] for t in ticks.read()] == list(range(90, 100))
+    assert [t["n"] for t in ticks.read(last=3)] == [97, 98, 99]
+
+
+def test_a_torn_tick_line_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "ticks.jsonl"
+    path.write_text('{"n": 1}\n{"n": \n{"n": 3}\n')
+    assert [t["n"] for t in TickLog(path).read()] == [1, 3]
