@@ -1,0 +1,205 @@
+"""A conformance kit for the ``AgentRunner`` port: the contract as pytest tests.
+
+A third-party runner proves it keeps the contract by subclassing ``AgentRunnerContract``
+in its own test suite and providing a ``runner`` fixture (needs pytest and anyio's
+pytest plugin, which ships with anyio)::
+
+    from coordinator.testing.runners import AgentRunnerContract
+
+    class TestMyRunner(AgentRunnerContract):
+        @pytest.fixture
+        def runner(self) -> AgentRunner:
+            return MyRunner(...)
+
+The runner under test must behave by task id:
+
+- ``"finish"``: the agent finishes promptly by itself, successfully, with a final
+  message that contains ``STATUS: done``;
+- ``"hang"``: the agent keeps working (at least a minute) until it is stopped.
+
+Override ``request()`` to add what your runner needs (environment, options), the
+``workspace`` fixture to prepare the agent's directory, and ``stop_bound`` when your
+runner needs longer than 10 seconds to stop an agent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from coordinator.events import Event, Final
+from coordinator.runner import AgentRequest, AgentResult, AgentRunner
+
+__all__ = ["AgentRunnerContract"]
+
+
+def _ignore(event: Event) -> None:
+    """An event callback that drops events."""
+
+
+class AgentRunnerContract:
+    """The duties of ``AgentRunner.run()`` as tests; see the module docstring."""
+
+    pytestmark = pytest.mark.anyio
+
+    FINISH = "finish"
+    HANG = "hang"
+    stop_bound: float = 10.0
+    """Seconds a runner may take to stop an agent (on top of the time limit)."""
+
+    @pytest.fixture
+    def anyio_backend(self) -> str:
+        return "asyncio"
+
+    @pytest.fixture
+    def runner(self) -> AgentRunner:
+        raise NotImplementedError("provide a `runner` fixture in your AgentRunnerContract subclass")
+
+    @pytest.fixture
+    def workspace(self, tmp_path: Path) -> Path:
+        path = tmp_path / "workspace"
+        path.mkdir()
+        return path
+
+    def request(self, task_id: str, workspace: Path, **overrides: Any) -> AgentRequest:
+        """The request the kit sends; override to add your runner's needs."""
+        fields: dict[str, Any] = {
+            "task_id": task_id,
+            "prompt": f"Conformance task {task_id}. End with STATUS: done",
+            "workspace": workspace,
+            "session": "conformance",
+            "wave": 1,
+            "max_turns": 5,
+        }
+        fields.update(overrides)
+        return AgentRequest(**fields)
+
+    async def test_finish_returns_a_successful_result(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        events: list[Event] = []
+        result = await runner.run(self.request(self.FINISH, workspace), events.append)
+        assert isinstance(result, AgentResult)
+        assert result.task_id == self.FINISH
+        assert not (result.is_error or result.timed_out or result.cancelled), result
+        assert "STATUS: done" in result.final_text
+        assert result.exit_code in (0, None)
+        assert result.duration_s >= 0
+
+    async def test_async_emit_receives_the_same_events_as_a_sync_one(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        sync_events: list[Event] = []
+        async_events: list[Event] = []
+
+        async def collect(event: Event) -> None:
+            await anyio.lowlevel.checkpoint()
+            async_events.append(event)
+
+        await runner.run(self.request(self.FINISH, workspace), sync_events.append)
+        await runner.run(self.request(self.FINISH, workspace), collect)
+        assert [type(e) for e in sync_events] == [type(e) for e in async_events]
+
+    async def test_counts_in_the_result_match_the_events(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        events: list[Event] = []
+        result = await runner.run(self.request(self.FINISH, workspace), events.append)
+        finals = [e for e in events if isinstance(e, Final)]
+        assert len(finals) <= 1
+        assert result.tool_calls == sum(1 for e in events if type(e).__name__ == "ToolCall")
+        assert result.turns == sum(1 for e in events if type(e).__name__ == "Turn")
+
+    async def test_transcript_is_kept_at_the_requested_path(
+        self, runner: AgentRunner, workspace: Path, tmp_path: Path
+    ) -> None:
+        transcript = tmp_path / "agents" / "finish.log"
+        request = self.request(self.FINISH, workspace, transcript_path=transcript)
+        result = await runner.run(request, _ignore)
+        assert result.transcript_path == transcript
+        assert transcript.is_file()
+
+    async def test_time_limit_returns_a_timed_out_result(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        request = self.request(self.HANG, workspace, time_limit=0.5)
+        with anyio.fail_after(0.5 + self.stop_bound):
+            result = await runner.run(request, _ignore)
+        assert result.timed_out and not result.cancelled
+        assert result.is_error and result.interrupted
+
+    async def test_stop_signal_returns_a_cancelled_result(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        request = self.request(self.HANG, workspace)
+        results: list[AgentResult] = []
+
+        async def run() -> None:
+            results.append(await runner.run(request, _ignore))
+
+        with anyio.fail_after(self.stop_bound + 1):
+            async with anyio.create_task_group() as group:
+                group.start_soon(run)
+                await anyio.sleep(0.3)
+                request.stop.stop("breaker: loop")
+        (result,) = results
+        assert result.cancelled and not result.timed_out
+        assert result.stop_reason == "breaker: loop"
+        assert result.is_error
+
+    async def test_stop_from_the_event_callback_is_honoured(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        request = self.request(self.HANG, workspace, time_limit=2.0)
+        seen: list[Event] = []
+
+        def trip(event: Event) -> None:
+            seen.append(event)
+            request.stop.stop("tripped on first event")
+
+        with anyio.fail_after(2.0 + self.stop_bound):
+            result = await runner.run(request, trip)
+        if not seen:
+            pytest.skip("the hanging agent emitted no event before its time limit")
+        assert result.cancelled and not result.timed_out
+        assert result.stop_reason == "tripped on first event"
+
+    async def test_stop_before_run_returns_cancelled(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        request = self.request(self.HANG, workspace)
+        request.stop.stop("wave aborted")
+        with anyio.fail_after(self.stop_bound):
+            result = await runner.run(request, _ignore)
+        assert result.cancelled and result.stop_reason == "wave aborted"
+
+    async def test_outer_cancellation_propagates(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        returned: list[AgentResult] = []
+        with anyio.fail_after(self.stop_bound + 1):
+            with anyio.move_on_after(0.3) as scope:
+                returned.append(await runner.run(self.request(self.HANG, workspace), _ignore))
+        assert scope.cancelled_caught
+        assert returned == []
+
+    async def test_concurrent_runs_keep_their_own_results(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        results: dict[int, AgentResult] = {}
+
+        async def run(n: int) -> None:
+            folder = workspace / f"agent-{n}"
+            folder.mkdir()
+            results[n] = await runner.run(self.request(self.FINISH, folder), _ignore)
+
+        with anyio.fail_after(self.stop_bound * 3):
+            async with anyio.create_task_group() as group:
+                for n in range(4):
+                    group.start_soon(run, n)
+        assert sorted(results) == [0, 1, 2, 3]
+        assert all(not result.is_error for result in results.values())

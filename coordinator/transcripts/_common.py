@@ -1,0 +1,59 @@
+"""Small helpers shared by the transcript parsers: JSON decoding, text and time."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+__all__ = ["MAX_TEXT", "as_int", "cap_text", "decode_record", "flatten_text", "iso_seconds"]
+
+MAX_TEXT = 16_000
+"""Tool output kept per result; longer text keeps its head and its tail."""
+
+
+def decode_record(line: str) -> dict[str, Any] | None:
+    """The JSON object on ``line``, or None when it is not one (blank, text, broken)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def cap_text(text: str) -> str:
+    """``text`` cut to about ``MAX_TEXT`` characters, keeping both ends (errors end it)."""
+    if len(text) <= MAX_TEXT:
+        return text
+    half = MAX_TEXT // 2
+    return f"{text[:half]}\n…\n{text[-half:]}"
+
+
+def flatten_text(content: Any) -> str:
+    """The text of a tool-result ``content``: a string, or a list of text blocks."""
+    if isinstance(content, str):
+        return cap_text(content)
+    if isinstance(content, list):
+        parts = [
+            block["text"]
+            for block in content
+            if isinstance(block, Mapping) and isinstance(block.get("text"), str)
+        ]
+        return cap_text("\n".join(parts))
+    return ""
+
+
+def iso_seconds(value: Any) -> float:
+    """An ISO-8601 timestamp as POSIX seconds; 0.0 when absent or unreadable."""
+    if not isinstance(value, str) or not value:
+        return 0.0
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def as_int(value: Any) -> int:
+    """An integer count from a JSON value; anything else counts as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

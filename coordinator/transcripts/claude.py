@@ -1,0 +1,252 @@
+"""Claude Code transcripts -> normalized events.
+
+One parser reads both of Claude Code's line formats:
+
+- the ``claude -p --output-format stream-json --verbose`` stream (``system``/``init``,
+  ``assistant`` and ``user`` messages, a final ``result``);
+- the on-disk session and subagent transcripts (``~/.claude/projects/.../<session>.jsonl``
+  and ``<session>/subagents/agent-*.jsonl``): ``user``/``assistant`` lines with a
+  ``message`` field, one content block per line, plus ``progress``, ``system``,
+  ``file-history-snapshot`` and other bookkeeping lines, which are ignored.
+
+The parser is stateful: one instance per agent stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from coordinator.events import (
+    Event,
+    Final,
+    Message,
+    ToolCall,
+    ToolResult,
+    Turn,
+    Usage,
+)
+from coordinator.transcripts._common import as_int, decode_record, flatten_text, iso_seconds
+
+__all__ = ["SIBLING_ERROR_MARKER", "ClaudeStreamParser"]
+
+SIBLING_ERROR_MARKER = "Sibling tool call errored"
+"""Claude Code's text for a parallel call dropped because another call of its turn failed."""
+
+_EXIT_CODE_PREFIX = "Exit code "
+
+
+class ClaudeStreamParser:
+    """Turns Claude Code JSON lines into ``Event``s, one agent stream per instance.
+
+    Duties:
+
+    - a ``Turn`` for each new assistant message id (a message split over several lines,
+      one content block each, is one turn); messages of a nested subagent (stream-json
+      lines with ``parent_tool_use_id``) give their tool calls but no turn;
+    - a ``Usage`` once per message id, however many lines repeat it;
+    - a ``ToolCall`` per ``tool_use`` block (the subagent tool is ``Task`` or ``Agent``),
+      a ``ToolResult`` per ``tool_result`` block with its ``is_error`` flag, ``cancelled``
+      when Claude Code dropped the call because a sibling call errored, and the exit
+      code of a failed ``Bash`` call when its text gives one;
+    - a ``Message`` per assistant text block;
+    - a ``Final`` for the ``result`` line; it is an error when ``is_error`` is true or
+      the subtype is not ``success`` (an API failure arrives as ``success`` + ``is_error``);
+    - unknown line types are ignored (``ignored`` counts them); lines that are not a
+      JSON object are ignored and counted in ``malformed``; nothing here raises on input.
+
+    ``clock`` stamps events as they are parsed (live streams); without it an event
+    carries its line's ``timestamp`` when there is one (files), else 0.0.
+    """
+
+    __slots__ = (
+        "_call_names",
+        "_clock",
+        "_nested_ids",
+        "_turn",
+        "_turn_ids",
+        "_usage_ids",
+        "ignored",
+        "malformed",
+        "model",
+        "session_id",
+    )
+
+    def __init__(self, *, clock: Callable[[], float] | None = None) -> None:
+        self._clock = clock
+        self._turn = 0
+        self._turn_ids: set[str] = set()
+        self._nested_ids: set[str] = set()
+        self._usage_ids: set[str] = set()
+        self._call_names: dict[str, str] = {}
+        self.malformed = 0
+        self.ignored = 0
+        self.session_id: str | None = None
+        self.model: str | None = None
+
+    @property
+    def turns(self) -> int:
+        """Assistant turns seen so far."""
+        return self._turn
+
+    def feed(self, line: str) -> list[Event]:
+        """The events of one line (empty for blank, bookkeeping, unknown or broken lines)."""
+        if not line or line.isspace():
+            return []
+        record = decode_record(line)
+        if record is None:
+            self.malformed += 1
+            return []
+        return self.feed_record(record)
+
+    def feed_record(self, record: Mapping[str, Any]) -> list[Event]:
+        """The events of one decoded line."""
+        kind = record.get("type")
+        if kind == "assistant":
+            return self._assistant(record)
+        if kind == "user":
+            return self._user(record)
+        if kind == "result":
+            return [self._final(record)]
+        if kind == "system" and record.get("subtype") == "init":
+            self._init(record)
+            return []
+        self.ignored += 1
+        return []
+
+    def finish(self) -> list[Event]:
+        """Events owed at the end of the stream (none for Claude Code: ``result`` is final)."""
+        return []
+
+    def _at(self, record: Mapping[str, Any]) -> float:
+        if self._clock is not None:
+            return self._clock()
+        return iso_seconds(record.get("timestamp"))
+
+    def _init(self, record: Mapping[str, Any]) -> None:
+        session = record.get("session_id")
+        model = record.get("model")
+        self.session_id = session if isinstance(session, str) else None
+        self.model = model if isinstance(model, str) else None
+
+    def _assistant(self, record: Mapping[str, Any]) -> list[Event]:
+        message = record.get("message")
+        if not isinstance(message, Mapping):
+            self.malformed += 1
+            return []
+        at = self._at(record)
+        events: list[Event] = []
+        message_id = message.get("id")
+        nested = bool(record.get("parent_tool_use_id"))
+        key = message_id if isinstance(message_id, str) and message_id else None
+        if not nested:
+            if key is None or key not in self._turn_ids:
+                self._turn += 1
+                events.append(Turn(number=self._turn, at=at))
+                if key is not None:
+                    self._turn_ids.add(key)
+        elif key is not None:
+            self._nested_ids.add(key)
+        usage = message.get("usage")
+        usage_key = key or f"turn-{self._turn}-line-{len(self._usage_ids)}"
+        if isinstance(usage, Mapping) and usage_key not in self._usage_ids:
+            self._usage_ids.add(usage_key)
+            events.append(_usage(usage_key, usage, at))
+        content = message.get("content")
+        if isinstance(content, str) and content:
+            events.append(Message(text=content, turn=self._turn, at=at))
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, Mapping):
+                    self._assistant_block(block, at, events)
+        return events
+
+    def _assistant_block(self, block: Mapping[str, Any], at: float, events: list[Event]) -> None:
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if isinstance(text, str) and text.strip():
+                events.append(Message(text=text, turn=self._turn, at=at))
+        elif kind in ("tool_use", "server_tool_use"):
+            call_id = str(block.get("id") or "")
+            name = str(block.get("name") or "")
+            arguments = block.get("input")
+            self._call_names[call_id] = name
+            events.append(
+                ToolCall(
+                    call_id=call_id,
+                    name=name,
+                    arguments=arguments if isinstance(arguments, dict) else {},
+                    turn=self._turn,
+                    at=at,
+                )
+            )
+
+    def _user(self, record: Mapping[str, Any]) -> list[Event]:
+        message = record.get("message")
+        if not isinstance(message, Mapping):
+            self.malformed += 1
+            return []
+        content = message.get("content")
+        if not isinstance(content, list):
+            return []  # a prompt typed by a person, not a tool result
+        at = self._at(record)
+        return [
+            self._tool_result(block, at)
+            for block in content
+            if isinstance(block, Mapping) and block.get("type") == "tool_result"
+        ]
+
+    def _tool_result(self, block: Mapping[str, Any], at: float) -> ToolResult:
+        call_id = str(block.get("tool_use_id") or "")
+        name = self._call_names.pop(call_id, None)
+        text = flatten_text(block.get("content"))
+        is_error = block.get("is_error") is True
+        return ToolResult(
+            call_id=call_id,
+            is_error=is_error,
+            text=text,
+            name=name,
+            exit_code=_exit_code(text) if is_error and name == "Bash" else None,
+            cancelled=is_error and SIBLING_ERROR_MARKER in text,
+            at=at,
+        )
+
+    def _final(self, record: Mapping[str, Any]) -> Final:
+        subtype = record.get("subtype")
+        subtype = subtype if isinstance(subtype, str) else ""
+        text = record.get("result")
+        if not isinstance(text, str):
+            errors = record.get("errors")
+            text = "\n".join(map(str, errors)) if isinstance(errors, list) else ""
+        cost = record.get("total_cost_usd")
+        turns = record.get("num_turns")
+        duration = record.get("duration_ms")
+        return Final(
+            text=text,
+            is_error=record.get("is_error") is True or subtype != "success",
+            subtype=subtype,
+            num_turns=turns if isinstance(turns, int) else None,
+            cost_usd=float(cost) if isinstance(cost, int | float) else None,
+            duration_ms=int(duration) if isinstance(duration, int | float) else None,
+            at=self._at(record),
+        )
+
+
+def _usage(message_id: str, usage: Mapping[str, Any], at: float) -> Usage:
+    return Usage(
+        message_id=message_id,
+        input_tokens=as_int(usage.get("input_tokens")),
+        output_tokens=as_int(usage.get("output_tokens")),
+        cache_read_tokens=as_int(usage.get("cache_read_input_tokens")),
+        cache_write_tokens=as_int(usage.get("cache_creation_input_tokens")),
+        at=at,
+    )
+
+
+def _exit_code(text: str) -> int | None:
+    """The code of Claude Code's ``Exit code N`` first line of a failed Bash call."""
+    if not text.startswith(_EXIT_CODE_PREFIX):
+        return None
+    digits = text[len(_EXIT_CODE_PREFIX) :].split("\n", 1)[0].strip()
+    return int(digits) if digits.isdigit() else None

@@ -1,0 +1,270 @@
+"""Codex ``codex exec --json`` events -> normalized events.
+
+The stream: ``thread.started``, ``turn.started``, ``item.started`` / ``item.updated`` /
+``item.completed`` (item types ``agent_message``, ``reasoning``, ``command_execution``,
+``file_change``, ``mcp_tool_call``, ``web_search``, ``todo_list``, ``error``), then
+``turn.completed`` with usage, or ``turn.failed``; a top-level ``error`` is a stream error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from coordinator.events import (
+    Event,
+    Final,
+    Message,
+    ToolCall,
+    ToolResult,
+    Turn,
+    Usage,
+)
+from coordinator.transcripts._common import as_int, cap_text, decode_record
+
+__all__ = ["CODEX_EVENT_TYPES", "CodexJsonParser"]
+
+CODEX_EVENT_TYPES = frozenset(
+    {
+        "thread.started",
+        "turn.started",
+        "turn.completed",
+        "turn.failed",
+        "item.started",
+        "item.updated",
+        "item.completed",
+        "error",
+    }
+)
+
+_TOOL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search"})
+
+
+class CodexJsonParser:
+    """Turns ``codex exec --json`` lines into ``Event``s, one agent stream per instance.
+
+    Duties:
+
+    - ``command_execution`` -> ``ToolCall`` named ``command_execution`` with
+      ``{"command": ...}``, then a ``ToolResult`` with its ``exit_code``, its output, and
+      ``is_error`` when the exit code is not 0 (or the item failed without one);
+    - ``file_change`` -> ``ToolCall`` named ``file_change`` with
+      ``{"changes": [{"path", "kind"}]}`` and a result (an error when the change failed);
+    - ``mcp_tool_call`` and ``web_search`` -> a call and a result likewise;
+    - ``agent_message`` -> ``Message``; ``reasoning``, ``todo_list`` and warning items
+      (item type ``error``) give no event;
+    - a ``Turn`` for every model response: at ``turn.started`` and at the first item
+      after a tool result (Codex has one protocol turn per ``exec``; the coordinator
+      counts model responses, as it does for Claude Code);
+    - ``turn.completed`` -> ``Usage`` (once per turn) and a successful ``Final`` carrying
+      the last agent message; ``turn.failed`` -> an error ``Final``; a top-level
+      ``error`` not followed by either is owed as an error ``Final`` by ``finish()``;
+    - unknown types are ignored (``ignored``), broken lines counted in ``malformed``.
+    """
+
+    __slots__ = (
+        "_clock",
+        "_completed_turns",
+        "_last_message",
+        "_need_turn",
+        "_pending_error",
+        "_started",
+        "_turn",
+        "ignored",
+        "malformed",
+        "thread_id",
+        "warnings",
+    )
+
+    def __init__(self, *, clock: Callable[[], float] | None = None) -> None:
+        self._clock = clock
+        self._turn = 0
+        self._completed_turns = 0
+        self._need_turn = True
+        self._started: set[str] = set()
+        self._last_message = ""
+        self._pending_error: str | None = None
+        self.malformed = 0
+        self.ignored = 0
+        self.thread_id: str | None = None
+        self.warnings: list[str] = []
+
+    @property
+    def turns(self) -> int:
+        """Model responses seen so far."""
+        return self._turn
+
+    def feed(self, line: str) -> list[Event]:
+        """The events of one line (empty for blank, unknown or broken lines)."""
+        if not line or line.isspace():
+            return []
+        record = decode_record(line)
+        if record is None:
+            self.malformed += 1
+            return []
+        return self.feed_record(record)
+
+    def feed_record(self, record: Mapping[str, Any]) -> list[Event]:
+        """The events of one decoded line."""
+        kind = record.get("type")
+        if kind in ("item.started", "item.completed"):
+            item = record.get("item")
+            if not isinstance(item, Mapping):
+                self.malformed += 1
+                return []
+            return self._item(item, completed=kind == "item.completed")
+        if kind == "turn.started":
+            self._need_turn = True
+            return []
+        if kind == "turn.completed":
+            return self._turn_completed(record)
+        if kind == "turn.failed":
+            return [self._failed(_error_message(record.get("error")), "turn.failed")]
+        if kind == "error":
+            self._pending_error = _error_message(record) or "error"
+            return []
+        if kind == "thread.started":
+            thread = record.get("thread_id")
+            self.thread_id = thread if isinstance(thread, str) else None
+            return []
+        self.ignored += 1  # item.updated and anything newer
+        return []
+
+    def finish(self) -> list[Event]:
+        """An error ``Final`` when the stream ended on a top-level ``error``, else nothing."""
+        if self._pending_error is None:
+            return []
+        return [self._failed(self._pending_error, "error")]
+
+    def _now(self) -> float:
+        return self._clock() if self._clock is not None else 0.0
+
+    def _turn_event(self, at: float, events: list[Event]) -> None:
+        if self._need_turn:
+            self._need_turn = False
+            self._turn += 1
+            events.append(Turn(number=self._turn, at=at))
+
+    def _item(self, item: Mapping[str, Any], *, completed: bool) -> list[Event]:
+        kind = item.get("type")
+        at = self._now()
+        events: list[Event] = []
+        if kind == "agent_message":
+            text = item.get("text")
+            if completed and isinstance(text, str):
+                self._turn_event(at, events)
+                self._last_message = text
+                events.append(Message(text=text, turn=self._turn, at=at))
+            return events
+        if kind == "error":
+            message = item.get("message")
+            if completed and isinstance(message, str):
+                self.warnings.append(message)
+            return events
+        if kind not in _TOOL_ITEMS:
+            return events  # reasoning, todo_list, and item types newer than this parser
+        call_id = str(item.get("id") or "")
+        if call_id not in self._started:
+            self._turn_event(at, events)
+            self._started.add(call_id)
+            events.append(_call(call_id, kind, item, self._turn, at))
+        if completed:
+            self._started.discard(call_id)
+            self._need_turn = True
+            events.append(_result(call_id, kind, item, at))
+        return events
+
+    def _turn_completed(self, record: Mapping[str, Any]) -> list[Event]:
+        self._completed_turns += 1
+        self._pending_error = None
+        at = self._now()
+        events: list[Event] = []
+        usage = record.get("usage")
+        if isinstance(usage, Mapping):
+            events.append(
+                Usage(
+                    message_id=f"{self.thread_id or 'thread'}:turn-{self._completed_turns}",
+                    input_tokens=as_int(usage.get("input_tokens")),
+                    output_tokens=as_int(usage.get("output_tokens")),
+                    cache_read_tokens=as_int(usage.get("cached_input_tokens")),
+                    at=at,
+                )
+            )
+        events.append(
+            Final(text=self._last_message, subtype="success", num_turns=self._turn, at=at)
+        )
+        return events
+
+    def _failed(self, message: str, subtype: str) -> Final:
+        self._pending_error = None
+        return Final(
+            text=message, is_error=True, subtype=subtype, num_turns=self._turn, at=self._now()
+        )
+
+
+def _call(call_id: str, kind: str, item: Mapping[str, Any], turn: int, at: float) -> ToolCall:
+    arguments: dict[str, Any]
+    name = _tool_name(kind, item)
+    if kind == "command_execution":
+        arguments = {"command": item.get("command", "")}
+    elif kind == "file_change":
+        arguments = {"changes": _changes(item.get("changes"))}
+    elif kind == "web_search":
+        arguments = {"query": item.get("query", "")}
+    else:
+        raw = item.get("arguments")
+        arguments = raw if isinstance(raw, dict) else {}
+    return ToolCall(call_id=call_id, name=name, arguments=arguments, turn=turn, at=at)
+
+
+def _tool_name(kind: str, item: Mapping[str, Any]) -> str:
+    """``mcp__<server>__<tool>`` for an MCP call (Claude Code's spelling), else the item type."""
+    tool = item.get("tool")
+    if kind == "mcp_tool_call" and isinstance(tool, str):
+        return f"mcp__{item.get('server', '')}__{tool}"
+    return kind
+
+
+def _changes(raw: Any) -> list[dict[str, str]]:
+    if not isinstance(raw, list):
+        return []
+    return [
+        {"path": str(change.get("path", "")), "kind": str(change.get("kind", ""))}
+        for change in raw
+        if isinstance(change, Mapping)
+    ]
+
+
+def _result(call_id: str, kind: str, item: Mapping[str, Any], at: float) -> ToolResult:
+    status = item.get("status")
+    failed = status in ("failed", "declined")
+    if kind == "command_execution":
+        code = item.get("exit_code")
+        exit_code = code if isinstance(code, int) else None
+        output = item.get("aggregated_output")
+        return ToolResult(
+            call_id=call_id,
+            name=kind,
+            exit_code=exit_code,
+            is_error=exit_code != 0 if exit_code is not None else failed,
+            text=cap_text(output) if isinstance(output, str) else "",
+            at=at,
+        )
+    error = item.get("error")
+    text = _error_message(error) if error else ""
+    if kind == "mcp_tool_call" and not text:
+        text = cap_text(str(item.get("result") or ""))
+    return ToolResult(
+        call_id=call_id,
+        name=_tool_name(kind, item),
+        is_error=failed or bool(error),
+        text=text,
+        at=at,
+    )
+
+
+def _error_message(error: Any) -> str:
+    if isinstance(error, Mapping):
+        message = error.get("message")
+        return message if isinstance(message, str) else ""
+    return error if isinstance(error, str) else ""
