@@ -1,0 +1,80 @@
+"""Breakers: per-agent limits (spec 003) and the wave-level breaker (spec 000).
+
+- ``AgentBreaker``: one agent's eight breakers over its event stream; ``admit`` for
+  hook mode, ``to_dict``/``from_dict`` and ``open_breaker`` to keep it between calls.
+- ``cleanup_refusal``: the cleanup allowance's six git commands after a trip.
+- ``append_blocked``: the session's BLOCKED.md stop note.
+- ``error_signature``: the normalizer that tells the same error from a different one.
+- ``WaveBreaker``: stall, identical failure, rework storm, cost drift, merge conflict.
+"""
+
+from __future__ import annotations
+
+from coordinator.breakers.agent import AgentBreaker, BreakerListener, BreakerStatistics
+from coordinator.breakers.blocked import (
+    append_blocked,
+    append_blocked_note,
+    blocked_note,
+    blocked_path,
+)
+from coordinator.breakers.commands import (
+    CLEANUP_COMMANDS,
+    cleanup_refusal,
+    is_verify_command,
+    is_wait_command,
+)
+from coordinator.breakers.keys import PAGINATION_ARGS, call_key, canonical_json, turn_key
+from coordinator.breakers.signature import error_signature, signature_digest
+from coordinator.breakers.store import (
+    breaker_path,
+    load_breaker,
+    open_breaker,
+    reset_agent_breaker,
+    save_breaker,
+)
+from coordinator.breakers.trip import (
+    CLEANUP_ALLOWANCE,
+    Admission,
+    BreakerKind,
+    BreakerNotice,
+    BreakerState,
+    NoticeKind,
+    Trip,
+)
+from coordinator.breakers.wave import WaveBreaker, WaveReport, WaveTrigger, WaveTrip
+
+__all__ = [
+    "CLEANUP_ALLOWANCE",
+    "CLEANUP_COMMANDS",
+    "PAGINATION_ARGS",
+    "Admission",
+    "AgentBreaker",
+    "BreakerKind",
+    "BreakerListener",
+    "BreakerNotice",
+    "BreakerState",
+    "BreakerStatistics",
+    "NoticeKind",
+    "Trip",
+    "WaveBreaker",
+    "WaveReport",
+    "WaveTrigger",
+    "WaveTrip",
+    "append_blocked",
+    "append_blocked_note",
+    "blocked_note",
+    "blocked_path",
+    "breaker_path",
+    "call_key",
+    "canonical_json",
+    "cleanup_refusal",
+    "error_signature",
+    "is_verify_command",
+    "is_wait_command",
+    "load_breaker",
+    "open_breaker",
+    "reset_agent_breaker",
+    "save_breaker",
+    "signature_digest",
+    "turn_key",
+]

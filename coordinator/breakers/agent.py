@@ -1,0 +1,487 @@
+"""The per-agent breaker: spec 003's eight breakers over one agent's event stream.
+
+One ``AgentBreaker`` watches one agent. Driven mode feeds it every event through
+``observe``; hook mode calls ``admit`` before each tool call and ``observe`` with the
+result after it, loading and saving the breaker between calls (``to_dict``/``from_dict``).
+The first trip wins; only unverified-edits can be cleared by the agent itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from coordinator.breakers._memory import (
+    Pending,
+    Repeat,
+    command_id,
+    compact_key,
+    first_line,
+    is_blocked_note,
+    normal_path,
+    short,
+)
+from coordinator.breakers.commands import (
+    cleanup_refusal,
+    is_verify_command,
+    is_wait_command,
+    verify_passed,
+)
+from coordinator.breakers.keys import call_key
+from coordinator.breakers.polls import BackgroundWatch, is_poll_tool, timed_out
+from coordinator.breakers.signature import signature_digest
+from coordinator.breakers.trip import (
+    CLEANUP_ALLOWANCE,
+    Admission,
+    BreakerKind,
+    BreakerNotice,
+    BreakerState,
+    NoticeKind,
+    Trip,
+)
+from coordinator.events import (
+    EDIT_TOOLS,
+    SHELL_TOOLS,
+    Event,
+    Message,
+    ToolCall,
+    ToolResult,
+    Usage,
+    edited_paths,
+    read_path,
+    shell_command,
+)
+from coordinator.model import BreakerLimits
+
+__all__ = ["AgentBreaker", "BreakerListener", "BreakerStatistics"]
+
+BreakerListener = Callable[[BreakerNotice], None]
+_SCHEMA = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BreakerStatistics:
+    """A snapshot of one agent's breaker counters."""
+
+    state: BreakerState
+    tool_calls: int
+    edits_since_verify: int
+    files_touched: int
+    consecutive_failures: int
+    consecutive_polls: int
+    warned: bool
+    cleanup_used: int
+    elapsed_s: float
+    trip: Trip | None
+
+
+class AgentBreaker:
+    """Spec 003's per-agent breakers with the defaults of ``BreakerLimits``.
+
+    Duties: count tool calls, edits, failures, polls, files and time from the event
+    stream; trip on the first limit crossed and keep that trip (first trip wins);
+    exempt polls and waits from the loop count; warn once at the tool-budget warning
+    fraction; let a passing test or build clear an unverified-edits trip; in hook mode,
+    refuse every call after a trip except the cleanup allowance and BLOCKED.md edits.
+    """
+
+    def __init__(
+        self,
+        *,
+        limits: BreakerLimits | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        started_at: float | None = None,
+        agent: str = "TASK",
+    ) -> None:
+        self.limits = limits or BreakerLimits()
+        self.agent = agent
+        self._clock = clock
+        self._started = clock() if started_at is None else started_at
+        self._deadline = self._started + self.limits.max_session_minutes * 60.0
+        self._warn_at = max(
+            1, int(self.limits.max_tool_calls * self.limits.tool_budget_warn_fraction)
+        )
+        self.tool_calls = 0
+        self.edits_since_verify = 0
+        self.consecutive_failures = 0
+        self.consecutive_polls = 0
+        self.files: set[str] = set()
+        self.warned = False
+        self.cleanup_used = 0
+        self.trip: Trip | None = None
+        self._pending: dict[str, Pending] = {}
+        self._repeats: dict[str, Repeat] = {}
+        self._command_failures: dict[str, dict[str, int]] = {}
+        self._background = BackgroundWatch()
+        self._listeners: list[BreakerListener] = []
+
+    # -- public surface -------------------------------------------------------------
+
+    @property
+    def state(self) -> BreakerState:
+        return BreakerState.ARMED if self.trip is None else BreakerState.TRIPPED
+
+    def add_listener(self, listener: BreakerListener) -> None:
+        """Call ``listener`` on every trip, warning and self-service clear."""
+        self._listeners.append(listener)
+
+    def observe(self, event: Event) -> Trip | None:
+        """Count one event; return the trip if this event tripped the breaker."""
+        if type(event) is ToolCall:
+            return self._on_call(event, None)
+        if type(event) is ToolResult:
+            return self._on_result(event)
+        if type(event) is Usage or type(event) is Message:
+            return None  # time is checked on turns, calls and results
+        return self._check_time()
+
+    def observe_call(self, call: ToolCall, key: str | None = None) -> Trip | None:
+        """``observe`` for a call whose ``call_key`` the caller already computed."""
+        return self._on_call(call, key)
+
+    def observe_result(self, result: ToolResult) -> Trip | None:
+        """``observe`` for a result (skips the type dispatch)."""
+        return self._on_result(result)
+
+    def admit(self, call: ToolCall) -> Admission:
+        """Hook mode, before a call runs: allow it (and count it) or refuse it."""
+        if self.trip is None:
+            warned_before = self.warned
+            trip = self._on_call(call, None)
+            if trip is not None:
+                return Admission(allowed=False, reason=trip.message(self.agent), trip=trip)
+            warning = self._warning_text() if self.warned and not warned_before else None
+            return Admission(allowed=True, warning=warning)
+        return self._admit_tripped(call, self.trip)
+
+    def check_time(self) -> Trip | None:
+        """Trip session-time if the wall clock ran out (also checked on every event)."""
+        return self._check_time()
+
+    def statistics(self) -> BreakerStatistics:
+        return BreakerStatistics(
+            state=self.state,
+            tool_calls=self.tool_calls,
+            edits_since_verify=self.edits_since_verify,
+            files_touched=len(self.files),
+            consecutive_failures=self.consecutive_failures,
+            consecutive_polls=self.consecutive_polls,
+            warned=self.warned,
+            cleanup_used=self.cleanup_used,
+            elapsed_s=self._clock() - self._started,
+            trip=self.trip,
+        )
+
+    # -- calls ----------------------------------------------------------------------
+
+    def _on_call(self, call: ToolCall, full_key: str | None) -> Trip | None:
+        self.tool_calls += 1
+        name = call.name
+        arguments = call.arguments
+        key = compact_key(full_key if full_key is not None else call_key(name, arguments))
+        command: str | None = None
+        paths: tuple[str, ...] = ()
+        if name in SHELL_TOOLS:
+            command = shell_command(call)
+            poll = command is not None and is_wait_command(command)
+            if command is not None and arguments.get("run_in_background") is True:
+                self._background.started(command)
+        elif name in EDIT_TOOLS:
+            paths = edited_paths(call)
+            poll = False
+        else:
+            poll = is_poll_tool(call) or self._background.is_watched_read(read_path(call))
+        self._pending[call.call_id] = Pending(key, name, command, paths, poll)
+        if self.trip is not None:
+            return None
+        if self.tool_calls >= self._warn_at and not self.warned:
+            self.warned = True
+            self._notify(BreakerNotice(kind=NoticeKind.WARNED, message=self._warning_text()))
+        if not poll:
+            repeat = self._repeats.get(key)
+            if repeat is not None and repeat.streak + 1 >= self.limits.max_repeat_identical:
+                shown = short(command or call_key(name, arguments))
+                return self._trip(
+                    BreakerKind.LOOP,
+                    f"the identical {name} call `{shown}` ran {repeat.streak + 1} times with "
+                    "the same result",
+                    repeat.streak + 1,
+                    self.limits.max_repeat_identical,
+                )
+        if self.tool_calls > self.limits.max_tool_calls:
+            return self._trip(
+                BreakerKind.TOOL_BUDGET,
+                f"{self.tool_calls} tool calls, over the budget of {self.limits.max_tool_calls}",
+                self.tool_calls,
+                self.limits.max_tool_calls,
+            )
+        return self._check_time()
+
+    def _warning_text(self) -> str:
+        return (
+            f"seawall: {self.tool_calls} of {self.limits.max_tool_calls} tool calls used; "
+            "start converging: finish, commit what works and report STATUS."
+        )
+
+    # -- results --------------------------------------------------------------------
+
+    def _on_result(self, result: ToolResult) -> Trip | None:
+        pending = self._pending.pop(result.call_id, None)
+        if result.cancelled:
+            return None  # dropped because a sibling call failed: not its own failure
+        ok = not result.is_error and (result.exit_code is None or result.exit_code == 0)
+        if pending is None:
+            return self._count_outcome(ok, None, result.text)
+        command = pending.command
+        verified = (
+            command is not None
+            and verify_passed(command, exit_ok=ok, output=result.text)
+            and self._verify_matters(pending.key)
+            and is_verify_command(command)
+        )
+        if verified:
+            self._verified()
+        poll = pending.poll or self._update_repeat(pending.key, result.text, verified)
+        if self.trip is not None:
+            return None
+        if poll:
+            self.consecutive_polls += 1
+            if self.consecutive_polls >= self.limits.max_consecutive_polls:
+                return self._trip(
+                    BreakerKind.NO_PROGRESS,
+                    f"{self.consecutive_polls} consecutive polls with nothing else happening "
+                    f"(last: {pending.shown})",
+                    self.consecutive_polls,
+                    self.limits.max_consecutive_polls,
+                )
+        else:
+            self.consecutive_polls = 0
+        if ok and pending.paths:
+            return self._count_edit(pending.paths)
+        if not ok and (pending.poll or timed_out(result.text)):
+            return self._check_time()  # a wait that saw "not yet" is not a failure
+        return self._count_outcome(ok, command, result.text)
+
+    def _verify_matters(self, key: str) -> bool:
+        """Whether a passing verify would change anything (else its parse is skipped)."""
+        return bool(self.edits_since_verify) or self.trip is not None or key in self._repeats
+
+    def _update_repeat(self, key: str, text: str, verified: bool) -> bool:
+        """Record a result for the loop breaker; True when it was a wait (result changed)."""
+        repeat = self._repeats.get(key)
+        if verified:
+            self._repeats.pop(key, None)  # passing verifies are never loops
+            return False
+        if repeat is None:
+            self._repeats[key] = Repeat(1, text, None)
+            return False
+        if repeat.same_result(text):
+            repeat.streak += 1
+            return False
+        repeat.streak = 1
+        return True  # the same call saw something new: a wait, not a loop
+
+    def _count_edit(self, paths: tuple[str, ...]) -> Trip | None:
+        self.consecutive_failures = 0
+        self.edits_since_verify += 1
+        for path in paths:
+            self.files.add(normal_path(path))
+        if len(self.files) > self.limits.max_files_touched:
+            return self._trip(
+                BreakerKind.BLAST_RADIUS,
+                f"{len(self.files)} distinct files edited, over {self.limits.max_files_touched}",
+                len(self.files),
+                self.limits.max_files_touched,
+            )
+        if self.edits_since_verify >= self.limits.max_edits_without_verify:
+            return self._trip(
+                BreakerKind.UNVERIFIED_EDITS,
+                f"{self.edits_since_verify} edits without a passing test or build run",
+                self.edits_since_verify,
+                self.limits.max_edits_without_verify,
+            )
+        return self._check_time()
+
+    def _count_outcome(self, ok: bool, command: str | None, text: str) -> Trip | None:
+        if ok:
+            self.consecutive_failures = 0
+            if command is not None:
+                self._command_failures.pop(command_id(command), None)
+            return self._check_time()
+        self.consecutive_failures += 1
+        if command is not None:
+            per_command = self._command_failures.setdefault(command_id(command), {})
+            signature = signature_digest(text)
+            count = per_command.get(signature, 0) + 1
+            per_command[signature] = count
+            if count >= self.limits.max_same_command_failures:
+                return self._trip(
+                    BreakerKind.COMMAND_FAILURES,
+                    f"`{short(command)}` failed {count} times with the same error: "
+                    f"{short(first_line(text))}",
+                    count,
+                    self.limits.max_same_command_failures,
+                )
+        if self.consecutive_failures >= self.limits.max_consecutive_failures:
+            return self._trip(
+                BreakerKind.CONSECUTIVE_FAILURES,
+                f"{self.consecutive_failures} tool calls failed in a row; last: "
+                f"{short(first_line(text))}",
+                self.consecutive_failures,
+                self.limits.max_consecutive_failures,
+            )
+        return self._check_time()
+
+    def _verified(self) -> None:
+        self.edits_since_verify = 0
+        if self.trip is not None and self.trip.kind is BreakerKind.UNVERIFIED_EDITS:
+            self.trip = None
+            self._notify(
+                BreakerNotice(
+                    kind=NoticeKind.CLEARED,
+                    message="seawall: a passing test or build run cleared breaker/unverified-edits",
+                )
+            )
+
+    # -- trips ----------------------------------------------------------------------
+
+    def _check_time(self) -> Trip | None:
+        if self.trip is not None:
+            return None
+        now = self._clock()
+        if now <= self._deadline:
+            return None
+        minutes = (now - self._started) / 60.0
+        return self._trip(
+            BreakerKind.SESSION_TIME,
+            f"{minutes:.1f} minutes of wall clock, over {self.limits.max_session_minutes:g}",
+            round(minutes, 1),
+            self.limits.max_session_minutes,
+        )
+
+    def _trip(self, kind: BreakerKind, evidence: str, count: float, limit: float) -> Trip:
+        trip = Trip(kind=kind, evidence=evidence, count=count, limit=limit, at=self._clock())
+        self.trip = trip
+        self._notify(
+            BreakerNotice(kind=NoticeKind.TRIPPED, message=trip.message(self.agent), trip=trip)
+        )
+        return trip
+
+    def _notify(self, notice: BreakerNotice) -> None:
+        for listener in self._listeners:
+            listener(notice)
+
+    def _admit_tripped(self, call: ToolCall, trip: Trip) -> Admission:
+        paths = edited_paths(call)
+        if paths and all(is_blocked_note(path) for path in paths):
+            return Admission(allowed=True, reason="BLOCKED.md stays open after a trip", trip=trip)
+        command = shell_command(call)
+        if trip.self_service and command is not None and is_verify_command(command):
+            self._on_call(call, None)
+            return Admission(allowed=True, reason="a verify run may clear this trip", trip=trip)
+        if command is None:
+            return Admission(allowed=False, reason=trip.message(self.agent), trip=trip)
+        refusal = cleanup_refusal(command)
+        if refusal is not None:
+            return Admission(
+                allowed=False, reason=f"{trip.message(self.agent)} {refusal}.", trip=trip
+            )
+        if self.cleanup_used >= CLEANUP_ALLOWANCE:
+            reason = f"{trip.message(self.agent)} The cleanup allowance is spent."
+            return Admission(allowed=False, reason=reason, trip=trip)
+        self.cleanup_used += 1
+        left = CLEANUP_ALLOWANCE - self.cleanup_used
+        reason = f"cleanup command allowed after {trip.kind.label} ({left} left; the trip stays)"
+        return Admission(allowed=True, reason=reason, trip=trip, cleanup=True)
+
+    # -- persistence ----------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Clear the trip and every counter (``seawall reset --agent``, after review)."""
+        fresh = AgentBreaker(limits=self.limits, clock=self._clock, agent=self.agent)
+        listeners = self._listeners
+        for slot in _STATE_FIELDS:
+            setattr(self, slot, getattr(fresh, slot))
+        self._listeners = listeners
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything needed to resume counting in another process (JSON-safe)."""
+        return {
+            "schema": _SCHEMA,
+            "agent": self.agent,
+            "started_at": self._started,
+            "tool_calls": self.tool_calls,
+            "edits_since_verify": self.edits_since_verify,
+            "consecutive_failures": self.consecutive_failures,
+            "consecutive_polls": self.consecutive_polls,
+            "files": sorted(self.files),
+            "warned": self.warned,
+            "cleanup_used": self.cleanup_used,
+            "trip": None if self.trip is None else self.trip.to_dict(),
+            "pending": {
+                call_id: [p.key, p.shown, p.command, list(p.paths), p.poll]
+                for call_id, p in self._pending.items()
+            },
+            "repeats": {key: [r.streak, r.result_digest()] for key, r in self._repeats.items()},
+            "command_failures": self._command_failures,
+            "background": self._background.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        limits: BreakerLimits | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> AgentBreaker:
+        """Rebuild a breaker saved by ``to_dict`` (limits come from the plan, not the file)."""
+        breaker = cls(
+            limits=limits,
+            clock=clock,
+            started_at=float(data["started_at"]),
+            agent=str(data.get("agent", "TASK")),
+        )
+        breaker.tool_calls = int(data["tool_calls"])
+        breaker.edits_since_verify = int(data["edits_since_verify"])
+        breaker.consecutive_failures = int(data["consecutive_failures"])
+        breaker.consecutive_polls = int(data["consecutive_polls"])
+        breaker.files = {str(path) for path in data["files"]}
+        breaker.warned = bool(data["warned"])
+        breaker.cleanup_used = int(data["cleanup_used"])
+        trip = data.get("trip")
+        breaker.trip = None if trip is None else Trip.from_dict(trip)
+        breaker._pending = {
+            str(call_id): Pending(str(k), str(s), c, tuple(p), bool(poll))
+            for call_id, (k, s, c, p, poll) in data["pending"].items()
+        }
+        breaker._repeats = {
+            str(key): Repeat(int(streak), None, digest)
+            for key, (streak, digest) in data["repeats"].items()
+        }
+        breaker._command_failures = {
+            str(cmd): {str(sig): int(n) for sig, n in sigs.items()}
+            for cmd, sigs in data["command_failures"].items()
+        }
+        breaker._background = BackgroundWatch.from_dict(data.get("background", {}))
+        return breaker
+
+
+_STATE_FIELDS = (
+    "_started",
+    "_deadline",
+    "tool_calls",
+    "edits_since_verify",
+    "consecutive_failures",
+    "consecutive_polls",
+    "files",
+    "warned",
+    "cleanup_used",
+    "trip",
+    "_pending",
+    "_repeats",
+    "_command_failures",
+    "_background",
+)

@@ -1,0 +1,91 @@
+"""Error signatures: the same failure, told apart from a different one.
+
+A build or test run prints noise that changes on every run (timestamps, durations,
+temporary paths, object ids, line numbers). ``error_signature`` strips that noise so
+"the same error again" compares equal and "a different error" does not. Spec 000,
+trigger 2 depends on it: a build failing differently three times is iteration, failing
+identically twice is a stall.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import lru_cache
+
+__all__ = ["error_signature", "output_digest", "signature_digest"]
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_TIMESTAMP = re.compile(
+    r"(?=\d)(?:\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:z|[+-]\d{2}:?\d{2})?"
+    r"|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b)",
+    re.IGNORECASE,
+)
+_DURATION = re.compile(
+    r"\b\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b"
+    r"|\b(?:took|elapsed|duration|finished in|completed in|time:)\b",
+    re.IGNORECASE,
+)
+_DURATION_TOKEN = re.compile(
+    r"\b\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds?|mins?|minutes?)\b", re.IGNORECASE
+)
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+_NOISY_LINE = re.compile(
+    rf"^[^\n]*?(?:{_URL.pattern}|{_DURATION.pattern})[^\n]*(?:\n|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+_NOISE = re.compile(f"(?=\\d)(?:{_TIMESTAMP.pattern}|{_DURATION_TOKEN.pattern})", re.IGNORECASE)
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+_HEX = re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b")
+# a path: a blank-delimited word with a slash in it, up to punctuation (linear time)
+_PATH = re.compile(r"(?<![^\s(\"'=\[{<,])[^\s/\\(\"'=\[{<,]*?[\\/][^\s,;:'\"()\[\]{}<>]*")
+_DIGITS = re.compile(r"\d+")
+
+
+_SIGNATURE_CHARS = 2048  # head and tail kept of a longer output; the middle is noise
+_OUTPUT_CHARS = 16384
+_SHORT_OUTPUT = 64
+
+
+def error_signature(text: str) -> str:
+    """Normalize an error text into a signature that survives run-to-run noise.
+
+    Strips ANSI colour and timestamps, drops every line that carries a duration or a
+    URL, lowercases, masks UUIDs, hex ids, paths and digit runs, and collapses blank
+    space. Two failures with equal signatures are "the same error". Of a very long
+    output only the first and last 2 KiB count.
+    """
+    if len(text) > 2 * _SIGNATURE_CHARS:
+        text = text[:_SIGNATURE_CHARS] + "\n" + text[-_SIGNATURE_CHARS:]
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    text = _NOISY_LINE.sub("", _TIMESTAMP.sub("", text)).lower()
+    text = _UUID.sub("<uuid>", text)
+    text = _HEX.sub("<hex>", text)
+    text = _PATH.sub("<path>", text)
+    text = _DIGITS.sub("<n>", text)
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+@lru_cache(maxsize=256)
+def signature_digest(text: str) -> str:
+    """A short stable digest of ``error_signature(text)``, for state files and records."""
+    return hashlib.sha256(error_signature(text).encode("utf-8")).hexdigest()[:16]
+
+
+def output_digest(text: str) -> str:
+    """A digest of a tool's output that ignores colour, timestamps and durations only.
+
+    Lighter than ``error_signature``: "20% done" and "40% done" differ (the output
+    changed), "5 passed in 0.31s" and "5 passed in 0.29s" do not. Outputs over 16 KiB
+    are compared as they are (a difference then counts as a change: a wait, never a loop).
+    """
+    if len(text) > _OUTPUT_CHARS:
+        return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    text = _NOISE.sub("", text)
+    if len(text) < _SHORT_OUTPUT:
+        return "=" + text  # short enough to keep as it is
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()

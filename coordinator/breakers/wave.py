@@ -1,0 +1,309 @@
+"""The wave-level breaker: spec 000's in-run breaker, with a wave as the checkpoint.
+
+Fed once per finished wave (``record``), it trips on the first of five triggers, in
+spec order: no-progress stall, identical repeated failure, rework storm, cost drift,
+merge conflict needing history reconciliation. A trip halts the session with one
+actionable line; nothing is resolved automatically. ``resume`` clears ``tripped`` and
+keeps the counters, so the same trigger firing again at once re-trips.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from coordinator.breakers.signature import signature_digest
+from coordinator.errors import StateError
+from coordinator.model import WaveBreakerConfig
+
+__all__ = ["WaveBreaker", "WaveReport", "WaveTrigger", "WaveTrip"]
+
+
+class WaveTrigger(StrEnum):
+    """Spec 000's five triggers, in the order they are checked."""
+
+    STALL = "stall"
+    IDENTICAL_FAILURE = "identical-failure"
+    REWORK_STORM = "rework-storm"
+    COST_DRIFT = "cost-drift"
+    MERGE_CONFLICT = "merge-conflict"
+
+
+def _empty_counts() -> Mapping[str, tuple[str, ...]]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaveReport:
+    """What one finished wave did, as the session loop saw it.
+
+    ``redispatched``: tasks of this wave that had been dispatched before (a rework
+    cycle each). ``failures``: per task, the raw error texts of this cycle (normalized
+    here). ``fingerprints``: per task, review-finding fingerprints, compared verbatim.
+    ``cost_usd``: cumulative spend so far; ``projected_next_usd``: the estimated cost
+    of the next wave. ``conflicts``: merge conflicts that need history reconciliation.
+    """
+
+    wave: int
+    merged: int = 0
+    new_commits: int = 0
+    redispatched: tuple[str, ...] = ()
+    failures: Mapping[str, tuple[str, ...]] = field(default_factory=_empty_counts)
+    fingerprints: Mapping[str, tuple[str, ...]] = field(default_factory=_empty_counts)
+    cost_usd: float = 0.0
+    projected_next_usd: float | None = None
+    conflicts: tuple[str, ...] = ()
+    head: str | None = None  # the commit the session stands on after the wave
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaveTrip:
+    """A wave-level trip: the trigger, its evidence and the checkpoint to resume from."""
+
+    trigger: WaveTrigger
+    detail: str
+    checkpoint: Mapping[str, Any]
+    tripped_at: str
+
+    def line(self) -> str:
+        """The one actionable line: what tripped, the evidence, the next action."""
+        wave = self.checkpoint.get("wave")
+        return (
+            f"seawall: wave breaker tripped after wave {wave}: {self.trigger.value}: "
+            f"{self.detail}. Fix the cause, then `seawall resume`; or stop with `seawall kill`."
+        )
+
+
+def _counters() -> dict[str, Any]:
+    return {
+        "stall_waves": 0,
+        "rework_cycles": {},
+        "identical_failure_cycles": {},
+        "last_signatures": {},
+        "last_wave": None,
+        "last_report": None,
+    }
+
+
+class WaveBreaker:
+    """Spec 000's breaker over waves, enabled by default (``config.enabled=False``
+    disables tripping; counting goes on).
+
+    Duties: keep the counters of the five triggers across waves; trip on the first
+    trigger that fires and hold that trip until ``resume``; produce the state dict of
+    ``state.json`` (``tripped, trigger, detail, checkpoint, tripped_at, counters``);
+    never change anything outside itself.
+    """
+
+    def __init__(
+        self,
+        config: WaveBreakerConfig | None = None,
+        *,
+        cost_budget_usd: float | None = None,
+        clock: Callable[[], float] = time.time,
+        state: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.config = config or WaveBreakerConfig()
+        self.cost_budget_usd = cost_budget_usd
+        self._clock = clock
+        self._listeners: list[Callable[[WaveTrip], None]] = []
+        self.trip: WaveTrip | None = None
+        self.counters: dict[str, Any] = _counters()
+        self._last_report: WaveReport | None = None
+        if state is not None:
+            self._load(state)
+
+    @property
+    def tripped(self) -> bool:
+        return self.trip is not None
+
+    def add_listener(self, listener: Callable[[WaveTrip], None]) -> None:
+        """Call ``listener`` with every trip."""
+        self._listeners.append(listener)
+
+    def record(self, report: WaveReport) -> WaveTrip | None:
+        """Count one finished wave; return the trip if a trigger fired (first wins)."""
+        self._last_report = report
+        checks = (
+            self._stall(report),
+            self._identical(report),
+            self._rework(report),
+            self._cost(report),
+            self._conflict(report),
+        )
+        self.counters["last_wave"] = report.wave
+        self.counters["last_report"] = _report_dict(report)
+        if self.trip is not None or not self.config.enabled:
+            return None
+        for check in checks:
+            if check is not None:
+                return self._trip(check[0], check[1], report)
+        return None
+
+    def resume(
+        self,
+        *,
+        config: WaveBreakerConfig | None = None,
+        cost_budget_usd: float | None = None,
+    ) -> WaveTrip | None:
+        """Clear the trip, keep the counters, re-check the standing triggers at once.
+
+        A cost already over the (possibly raised) budget re-trips immediately; the
+        other triggers re-trip on the next ``record`` if their cause is still there.
+        """
+        if config is not None:
+            self.config = config
+        if cost_budget_usd is not None:
+            self.cost_budget_usd = cost_budget_usd
+        self.trip = None
+        report = self._last_report
+        if report is None or not self.config.enabled:
+            return None
+        standing = self._cost(report)
+        if standing is not None:
+            return self._trip(standing[0], standing[1], report)
+        return None
+
+    # -- triggers ---------------------------------------------------------------------
+
+    def _stall(self, report: WaveReport) -> tuple[WaveTrigger, str] | None:
+        if report.merged or report.new_commits:
+            self.counters["stall_waves"] = 0
+            return None
+        self.counters["stall_waves"] += 1
+        stalled = self.counters["stall_waves"]
+        if stalled < self.config.stall_waves:
+            return None
+        return WaveTrigger.STALL, f"{stalled} consecutive waves merged nothing and made no commit"
+
+    def _identical(self, report: WaveReport) -> tuple[WaveTrigger, str] | None:
+        last: dict[str, list[str]] = self.counters["last_signatures"]
+        cycles: dict[str, int] = self.counters["identical_failure_cycles"]
+        fired: tuple[WaveTrigger, str] | None = None
+        for task in sorted({*report.failures, *report.fingerprints, *report.redispatched}):
+            # a task that ran this wave without failing ends its chain of identical cycles
+            signatures = {signature_digest(text) for text in report.failures.get(task, ())}
+            signatures |= {f"finding:{fp}" for fp in report.fingerprints.get(task, ())}
+            repeated = signatures & set(last.get(task, ()))
+            cycles[task] = cycles.get(task, 1) + 1 if repeated else (1 if signatures else 0)
+            last[task] = sorted(signatures)
+            if fired is None and repeated and cycles[task] >= self.config.identical_failure_cycles:
+                which = "finding" if any(s.startswith("finding:") for s in repeated) else "error"
+                fired = (
+                    WaveTrigger.IDENTICAL_FAILURE,
+                    f"task {task!r} failed with the same {which} signature "
+                    f"({sorted(repeated)[0]}) in {cycles[task]} consecutive rework cycles",
+                )
+        return fired
+
+    def _rework(self, report: WaveReport) -> tuple[WaveTrigger, str] | None:
+        cycles: dict[str, int] = self.counters["rework_cycles"]
+        fired: tuple[WaveTrigger, str] | None = None
+        for task in report.redispatched:
+            cycles[task] = cycles.get(task, 0) + 1
+            if fired is None and cycles[task] > self.config.max_rework_cycles:
+                fired = (
+                    WaveTrigger.REWORK_STORM,
+                    f"task {task!r} re-dispatched {cycles[task]} times "
+                    f"(cap {self.config.max_rework_cycles})",
+                )
+        return fired
+
+    def _cost(self, report: WaveReport) -> tuple[WaveTrigger, str] | None:
+        budget = self.cost_budget_usd
+        if budget is None:
+            return None
+        if report.cost_usd >= budget:
+            return WaveTrigger.COST_DRIFT, f"spent ${report.cost_usd:.2f} of a ${budget:.2f} budget"
+        projected = report.projected_next_usd
+        if projected is not None and report.cost_usd + projected > budget:
+            return (
+                WaveTrigger.COST_DRIFT,
+                f"spent ${report.cost_usd:.2f}; the next wave's projected ${projected:.2f} "
+                f"would cross the ${budget:.2f} budget",
+            )
+        return None
+
+    def _conflict(self, report: WaveReport) -> tuple[WaveTrigger, str] | None:
+        if not self.config.merge_conflict or not report.conflicts:
+            return None
+        shown = "; ".join(report.conflicts[:3])
+        return WaveTrigger.MERGE_CONFLICT, f"merge conflict needs history reconciliation: {shown}"
+
+    # -- state --------------------------------------------------------------------------
+
+    def _trip(self, trigger: WaveTrigger, detail: str, report: WaveReport) -> WaveTrip:
+        stamp = dt.datetime.fromtimestamp(self._clock(), tz=dt.UTC)
+        checkpoint: dict[str, Any] = {"wave": report.wave}
+        if report.head is not None:
+            checkpoint["head"] = report.head
+        trip = WaveTrip(
+            trigger=trigger,
+            detail=detail,
+            checkpoint=MappingProxyType(checkpoint),
+            tripped_at=stamp.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        )
+        self.trip = trip
+        for listener in self._listeners:
+            listener(trip)
+        return trip
+
+    def state(self) -> dict[str, Any]:
+        """The ``state.json`` shape: ``tripped, trigger, detail, checkpoint, tripped_at,
+        counters``."""
+        trip = self.trip
+        return {
+            "tripped": trip is not None,
+            "trigger": None if trip is None else trip.trigger.value,
+            "detail": None if trip is None else trip.detail,
+            "checkpoint": None if trip is None else dict(trip.checkpoint),
+            "tripped_at": None if trip is None else trip.tripped_at,
+            "counters": _copy_counters(self.counters),
+        }
+
+    def _load(self, state: Mapping[str, Any]) -> None:
+        try:
+            counters = _counters()
+            counters.update(_copy_counters(state.get("counters") or {}))
+            self.counters = counters
+            if state.get("tripped"):
+                self.trip = WaveTrip(
+                    trigger=WaveTrigger(state["trigger"]),
+                    detail=str(state["detail"]),
+                    checkpoint=MappingProxyType(dict(state.get("checkpoint") or {})),
+                    tripped_at=str(state.get("tripped_at") or ""),
+                )
+            last = counters.get("last_report")
+            self._last_report = None if last is None else _report_from(last)
+        except (KeyError, ValueError, TypeError) as exc:
+            raise StateError(f"the wave breaker state is unreadable: {exc}") from exc
+
+
+def _copy_counters(counters: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        key: dict(value) if isinstance(value, Mapping) else value for key, value in counters.items()
+    }
+
+
+def _report_dict(report: WaveReport) -> dict[str, Any]:
+    return {
+        "wave": report.wave,
+        "cost_usd": report.cost_usd,
+        "projected_next_usd": report.projected_next_usd,
+        "head": report.head,
+    }
+
+
+def _report_from(data: Mapping[str, Any]) -> WaveReport:
+    projected = data.get("projected_next_usd")
+    return replace(
+        WaveReport(wave=int(data["wave"])),
+        cost_usd=float(data.get("cost_usd") or 0.0),
+        projected_next_usd=None if projected is None else float(projected),
+        head=data.get("head"),
+    )

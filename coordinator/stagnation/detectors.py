@@ -1,0 +1,300 @@
+"""Four of spec 004's detectors over one agent's events (git write is in ``gitwrite``).
+
+Each detector belongs to exactly one agent: two agents reading or editing one file is
+coordination, never stagnation, so nothing here is shared across agents. ``observe``
+returns a finding the moment a live (mechanical) pattern fires; ``finish`` returns the
+post-wave (coordinator) findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from coordinator.breakers.keys import PAGINATION_ARGS, canonical_json, split_pagination, turn_key
+from coordinator.breakers.polls import is_poll_tool
+from coordinator.breakers.signature import output_digest, signature_digest
+from coordinator.events import (
+    EDIT_TOOLS,
+    SHELL_TOOLS,
+    Message,
+    ToolCall,
+    ToolResult,
+    edited_paths,
+    read_path,
+    shell_command,
+)
+from coordinator.model import Status
+from coordinator.stagnation.finding import (
+    Finding,
+    Pattern,
+    Source,
+    Verdict,
+    classify_error,
+)
+from coordinator.status import parse_status
+
+__all__ = [
+    "ErrorEchoDetector",
+    "PaginationDetector",
+    "StatusPartialDetector",
+    "TurnKeyDetector",
+    "failed",
+]
+
+
+def failed(result: ToolResult) -> bool:
+    """A failure of the call itself (a cancelled sibling is not one)."""
+    if result.cancelled:
+        return False
+    return result.is_error or (result.exit_code is not None and result.exit_code != 0)
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class PaginationDetector:
+    """Pagination spiral: 3+ reads of one path differing only in pagination arguments,
+    with no edit between them, and no edit of that path afterwards (a sequential read
+    that ends in an edit of the file is preparation, not a spiral). A read that failed
+    read nothing and does not count."""
+
+    __slots__ = ("_agent", "_candidates", "_pending", "_streaks", "_threshold")
+
+    def __init__(self, *, agent: str, threshold: int = 3) -> None:
+        self._agent = agent
+        self._threshold = threshold
+        # (path, read key without pagination) -> distinct pagination argument sets
+        self._streaks: dict[tuple[str, str], set[str]] = {}
+        self._candidates: dict[tuple[str, str], set[str]] = {}
+        self._pending: dict[str, tuple[tuple[str, str], str]] = {}
+
+    def observe_call(self, call: ToolCall, key: str | None = None) -> None:
+        """``key`` is the call's turn key when the caller has it (it saves the work)."""
+        if call.name in EDIT_TOOLS:
+            edited = set(edited_paths(call))
+            self._streaks.clear()  # an edit between the reads ends every streak
+            for candidate in [c for c in self._candidates if c[0] in edited]:
+                del self._candidates[candidate]
+            return
+        read = read_path(call)
+        if read is None:
+            return
+        if PAGINATION_ARGS.isdisjoint(call.arguments):
+            pages = "{}"
+            rest = key if key is not None else turn_key(call.name, call.arguments)
+        else:
+            rest_args, page_args = split_pagination(call.arguments)
+            pages = canonical_json(page_args)
+            rest = call.name + ":" + canonical_json(rest_args)
+        self._pending[call.call_id] = ((read, rest), pages)
+
+    def observe_result(self, result: ToolResult) -> None:
+        pending = self._pending.pop(result.call_id, None)
+        if pending is None or failed(result) or result.cancelled:
+            return
+        streak_id, pages = pending
+        streak = self._streaks.setdefault(streak_id, set())
+        streak.add(pages)
+        if len(streak) >= self._threshold:
+            self._candidates[streak_id] = streak
+
+    def finish(self) -> list[Finding]:
+        return [self._finding(path, key, pages) for (path, key), pages in self._candidates.items()]
+
+    def _finding(self, path: str, key: str, pages: set[str]) -> Finding:
+        tool = key.split(":", 1)[0]
+        shown = ", ".join(sorted(pages)[:6])
+        return Finding(
+            agent=self._agent,
+            pattern=Pattern.PAGINATION_SPIRAL,
+            source=Source.COORDINATOR,
+            verdict=Verdict.STAGNANT,
+            occurrences=len(pages),
+            evidence=f"{tool} paged through {path} {len(pages)} times ({_short(shown)}) "
+            "and never edited it",
+            subject=path,
+        )
+
+
+class TurnKeyDetector:
+    """Turn-key repetition: 3 identical consecutive turn keys (pagination stripped).
+
+    A repeat whose result differs from the one before (normalized, so timings do not
+    count) saw something new: it is a wait and starts the count again. Polls of
+    background output are exempt.
+    """
+
+    __slots__ = ("_agent", "_best", "_key", "_last_result", "_pending", "_run", "_threshold")
+
+    def __init__(self, *, agent: str, threshold: int = 3) -> None:
+        self._agent = agent
+        self._threshold = threshold
+        self._key = ""
+        self._run = 0
+        self._last_result: str | None = None
+        self._pending: dict[str, str] = {}
+        self._best: dict[str, int] = {}
+
+    def observe_call(self, call: ToolCall, key: str | None = None) -> None:
+        if is_poll_tool(call):
+            return
+        key = key if key is not None else turn_key(call.name, call.arguments)
+        if key == self._key:
+            self._run += 1
+        else:
+            self._key, self._run, self._last_result = key, 1, None
+        self._pending[call.call_id] = key
+        if self._run >= self._threshold and self._run > self._best.get(key, 0):
+            self._best[key] = self._run
+
+    def observe_result(self, result: ToolResult) -> None:
+        key = self._pending.pop(result.call_id, None)
+        if key is None or key != self._key:
+            return
+        if result.cancelled:  # it never ran: it repeats nothing
+            if self._best.get(key) == self._run:
+                self._drop_best(key)
+            self._run -= 1
+            return
+        if self._run < 2:
+            self._last_result = result.text
+            return
+        previous = self._last_result
+        self._last_result = result.text
+        if previous is not None and output_digest(previous) != output_digest(result.text):
+            if self._best.get(key) == self._run:
+                self._drop_best(key)  # the run that reached the threshold was a wait
+            self._run = 1
+
+    def _drop_best(self, key: str) -> None:
+        best = self._best[key] - 1
+        if best >= self._threshold:
+            self._best[key] = best
+        else:
+            del self._best[key]
+
+    def finish(self) -> list[Finding]:
+        return [
+            Finding(
+                agent=self._agent,
+                pattern=Pattern.TURN_KEY_REPETITION,
+                source=Source.COORDINATOR,
+                verdict=Verdict.SPIRAL,
+                occurrences=run,
+                evidence=f"the same call ran {run} times in a row with nothing else between: "
+                f"{_short(key)}",
+                subject=key,
+            )
+            for key, run in self._best.items()
+        ]
+
+
+class ErrorEchoDetector:
+    """Error echo: the same error 3 times with the same fix attempted (live)."""
+
+    __slots__ = ("_agent", "_counts", "_fired", "_pending", "_threshold")
+
+    def __init__(self, *, agent: str, threshold: int = 3) -> None:
+        self._agent = agent
+        self._threshold = threshold
+        self._pending: dict[str, tuple[ToolCall, str | None]] = {}
+        self._counts: dict[tuple[str, str], int] = {}
+        self._fired: dict[tuple[str, str], Finding] = {}
+
+    def observe_call(self, call: ToolCall, key: str | None = None) -> None:
+        self._pending[call.call_id] = (call, key)
+
+    def forget(self, result: ToolResult) -> None:
+        """Drop the call of a result that is no failure (the fast path)."""
+        self._pending.pop(result.call_id, None)
+
+    def observe_result(self, result: ToolResult) -> Finding | None:
+        pending = self._pending.pop(result.call_id, None)
+        if pending is None or not failed(result):
+            return None
+        fix = _fix_key(*pending)
+        echo = (fix, signature_digest(result.text))
+        count = self._counts.get(echo, 0) + 1
+        self._counts[echo] = count
+        if count != self._threshold:
+            return None
+        finding = Finding(
+            agent=self._agent,
+            pattern=Pattern.ERROR_ECHO,
+            source=Source.TAIL,
+            verdict=Verdict.FAILED,
+            occurrences=count,
+            evidence=f"the same error {count} times for the same attempt "
+            f"({_short(fix, 80)}): {_short(_first_line(result.text))}",
+            error_class=classify_error(result.text, exit_code=result.exit_code),
+            subject=fix,
+        )
+        self._fired[echo] = finding
+        return finding
+
+
+def _fix_key(call: ToolCall, key: str | None) -> str:
+    """What "the same fix" means: for an edit, the file and the text it tries to
+    replace (a changed replacement is a trivial variant); for a command, the command
+    with its blank space collapsed; otherwise the turn key."""
+    if call.name in EDIT_TOOLS:
+        old = _old_strings(call.arguments)
+        return f"{call.name}:{','.join(edited_paths(call))}:{' '.join(old.split())}"
+    if call.name in SHELL_TOOLS:
+        command = shell_command(call) or ""
+        return f"{call.name}:{' '.join(command.split())}"
+    return key if key is not None else turn_key(call.name, call.arguments)
+
+
+def _old_strings(arguments: Mapping[str, Any]) -> str:
+    old = arguments.get("old_string")
+    if isinstance(old, str):
+        return old
+    edits = arguments.get("edits")
+    if isinstance(edits, list):
+        return "\x1f".join(
+            str(edit.get("old_string", "")) for edit in edits if isinstance(edit, Mapping)
+        )
+    return ""
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line
+    return "(no output)"
+
+
+class StatusPartialDetector:
+    """Status-partial: the agent's own ``STATUS: partial|failed`` seen live, once."""
+
+    __slots__ = ("_agent", "finding", "status")
+
+    def __init__(self, *, agent: str) -> None:
+        self._agent = agent
+        self.finding: Finding | None = None
+        self.status: Status | None = None
+
+    def observe_message(self, message: Message) -> Finding | None:
+        text = message.text
+        if "tatus" not in text and "TATUS" not in text:
+            return None
+        report = parse_status(text)
+        if report.inferred:
+            return None
+        self.status = report.status
+        if report.status not in (Status.PARTIAL, Status.FAILED) or self.finding is not None:
+            return None
+        self.finding = Finding(
+            agent=self._agent,
+            pattern=Pattern.STATUS_PARTIAL,
+            source=Source.TAIL,
+            verdict=Verdict.PARTIAL if report.status is Status.PARTIAL else Verdict.FAILED,
+            occurrences=1,
+            evidence=_short(f"STATUS: {report.status.value} — {report.summary}", 200),
+            subject=report.status.value,
+        )
+        return self.finding

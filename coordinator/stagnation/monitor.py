@@ -1,0 +1,156 @@
+"""One agent's live watch: the per-agent breaker and the five detectors together.
+
+The session loop makes one ``AgentMonitor`` per dispatched agent and feeds it every
+event of that agent (``observe``); the transcript tailer does the same for agents a
+lead dispatched itself. Live findings (git write, status-partial, error echo) are
+written to ``events.jsonl`` the moment they fire; ``finish`` adds the post-wave
+findings (pagination spiral, turn-key repetition) and returns them all.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from coordinator.breakers.agent import AgentBreaker, BreakerStatistics
+from coordinator.breakers.trip import Trip
+from coordinator.events import Event, Message, ToolCall, ToolResult, Usage
+from coordinator.model import BreakerLimits, Isolation, StagnationConfig, Status
+from coordinator.stagnation.finding import Finding, Pattern, write_finding
+from coordinator.stagnation.watch import AgentStagnation
+from coordinator.telemetry import EventLog
+
+__all__ = ["AgentMonitor", "FindingListener", "MonitorStatistics"]
+
+FindingListener = Callable[[Finding], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MonitorStatistics:
+    """A snapshot of one agent's watch."""
+
+    agent: str
+    events: int
+    findings: tuple[Finding, ...]
+    breaker: BreakerStatistics
+    live_status: Status | None
+    finished: bool
+
+
+class AgentMonitor:
+    """Watches one agent: breakers trip live, findings are recorded once each.
+
+    Duties: feed every event to the agent's breaker and detectors; on the first trip,
+    write one ``breaker_tripped`` record and return the ``Trip`` (the caller stops the
+    agent, snapshots its work if ``trip.wants_snapshot`` and appends BLOCKED.md); write
+    each finding as one ``stagnation_detected`` record; never look at another agent.
+    """
+
+    def __init__(
+        self,
+        *,
+        session: str,
+        wave: int,
+        agent: str,
+        workspace: Path,
+        repo: Path,
+        isolation: Isolation = Isolation.NONE,
+        limits: BreakerLimits | None = None,
+        stagnation: StagnationConfig | None = None,
+        event_log: EventLog | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        breaker: AgentBreaker | None = None,
+    ) -> None:
+        self.session = session
+        self.wave = wave
+        self.agent = agent
+        self.event_log = event_log
+        self.breaker = breaker or AgentBreaker(limits=limits, clock=clock, agent=agent)
+        self.stagnation = AgentStagnation(
+            config=stagnation, agent=agent, workspace=workspace, repo=repo, isolation=isolation
+        )
+        self._findings: list[Finding] = []
+        self._listeners: list[FindingListener] = []
+        self._events = 0
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """Every finding recorded so far (live ones during the run, all after ``finish``)."""
+        return tuple(self._findings)
+
+    @property
+    def live_status(self) -> Status | None:
+        """The last STATUS the agent wrote live; its final report wins over this."""
+        return self.stagnation.live_status
+
+    def add_listener(self, listener: FindingListener) -> None:
+        """Call ``listener`` with every finding as it is recorded."""
+        self._listeners.append(listener)
+
+    def observe(self, event: Event) -> Trip | None:
+        """Feed one event; return the trip if it tripped the agent's breaker."""
+        self._events += 1
+        breaker = self.breaker
+        already = breaker.trip is not None
+        if type(event) is ToolCall:
+            key, finding = self.stagnation.observe_call(event)
+            self._record(finding)
+            trip = breaker.observe_call(event, key)
+        elif type(event) is ToolResult:
+            self._record(self.stagnation.observe_result(event))
+            trip = breaker.observe_result(event)
+        elif type(event) is Message:
+            self._record(self.stagnation.observe_message(event))
+            return None
+        elif type(event) is Usage:
+            return None
+        else:
+            trip = breaker.check_time()
+        if trip is not None and not already:
+            self._trip_record(trip)
+        return trip
+
+    def finish(self) -> tuple[Finding, ...]:
+        """Run the post-wave checks once, record their findings, return every finding."""
+        for finding in self.stagnation.finish():
+            self._record(finding)
+        return self.findings
+
+    def statistics(self) -> MonitorStatistics:
+        return MonitorStatistics(
+            agent=self.agent,
+            events=self._events,
+            findings=self.findings,
+            breaker=self.breaker.statistics(),
+            live_status=self.stagnation.live_status,
+            finished=self.stagnation.finished,
+        )
+
+    def findings_of(self, pattern: Pattern) -> tuple[Finding, ...]:
+        return tuple(f for f in self._findings if f.pattern is pattern)
+
+    def _record(self, finding: Finding | None) -> None:
+        if finding is None:
+            return
+        self._findings.append(finding)
+        if self.event_log is not None:
+            write_finding(self.event_log, finding, wave=self.wave)
+        for listener in self._listeners:
+            listener(finding)
+
+    def _trip_record(self, trip: Trip) -> None:
+        if self.event_log is None:
+            return
+        self.event_log.append(
+            "breaker_tripped",
+            wave=self.wave,
+            agent=self.agent,
+            breaker=trip.kind.label,
+            evidence=trip.evidence,
+            count=trip.count,
+            limit=trip.limit,
+            snapshot=trip.wants_snapshot,
+            next_action=trip.next_action(self.agent),
+        )

@@ -1,0 +1,127 @@
+"""``AgentStagnation``: the five detectors of one agent, without the breaker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from coordinator.breakers.keys import PAGINATION_ARGS, call_key, turn_key
+from coordinator.events import SHELL_TOOLS, Event, Message, ToolCall, ToolResult
+from coordinator.model import Isolation, StagnationConfig, Status
+from coordinator.stagnation.detectors import (
+    ErrorEchoDetector,
+    PaginationDetector,
+    StatusPartialDetector,
+    TurnKeyDetector,
+)
+from coordinator.stagnation.finding import Finding, Pattern
+from coordinator.stagnation.gitwrite import GitWriteDetector
+
+__all__ = ["AgentStagnation"]
+
+
+class AgentStagnation:
+    """Spec 004's five detectors over one agent's events.
+
+    Duties: ``observe`` each event and return a live finding (error echo, git write,
+    status-partial) the moment it fires; ``findings()`` runs the post-wave checks
+    (pagination spiral, turn-key repetition) once and returns every finding. Git-write
+    detection needs to know the agent's ``workspace`` and the shared ``repo``; without
+    either it is off. Writes nothing: ``AgentMonitor`` records the findings.
+    """
+
+    __slots__ = ("_echo", "_findings", "_finished", "_git", "_pagination", "_status", "_turn_keys")
+
+    def __init__(
+        self,
+        *,
+        config: StagnationConfig | None = None,
+        agent: str = "",
+        workspace: Path | None = None,
+        repo: Path | None = None,
+        isolation: Isolation = Isolation.NONE,
+    ) -> None:
+        config = config or StagnationConfig()
+        self._pagination = PaginationDetector(agent=agent, threshold=config.pagination_reads)
+        self._turn_keys = TurnKeyDetector(agent=agent, threshold=config.turn_key_repeats)
+        self._echo = ErrorEchoDetector(agent=agent, threshold=config.error_echo_repeats)
+        self._status = StatusPartialDetector(agent=agent)
+        self._git = (
+            None
+            if workspace is None and repo is None
+            else GitWriteDetector(
+                agent=agent,
+                workspace=workspace or repo or Path(),
+                repo=repo or workspace or Path(),
+                isolation=isolation,
+            )
+        )
+        self._findings: list[Finding] = []
+        self._finished = False
+
+    @property
+    def finished(self) -> bool:
+        """Whether the post-wave checks ran."""
+        return self._finished
+
+    @property
+    def live_status(self) -> Status | None:
+        """The last STATUS the agent wrote live; its final report wins over this."""
+        return self._status.status
+
+    def observe(self, event: Event) -> Finding | None:
+        """Feed one event; return the live finding it produced, if any."""
+        if type(event) is ToolCall:
+            return self.observe_call(event)[1]
+        if type(event) is ToolResult:
+            return self.observe_result(event)
+        if type(event) is Message:
+            return self.observe_message(event)
+        return None
+
+    def observe_call(self, call: ToolCall) -> tuple[str, Finding | None]:
+        """Feed a call; returns its full call key (so the breaker need not compute the
+        canonical JSON again) and the git-write finding it produced, if any."""
+        arguments = call.arguments
+        full = call_key(call.name, arguments)
+        key = full if PAGINATION_ARGS.isdisjoint(arguments) else turn_key(call.name, arguments)
+        self._pagination.observe_call(call, key)
+        self._turn_keys.observe_call(call, key)
+        self._echo.observe_call(call, key)
+        if self._git is None or call.name not in SHELL_TOOLS:
+            return full, None
+        return full, self._keep(self._git.observe_call(call))
+
+    def observe_result(self, result: ToolResult) -> Finding | None:
+        """Feed a result; returns the error-echo finding it completed, if any."""
+        self._pagination.observe_result(result)
+        self._turn_keys.observe_result(result)
+        if result.is_error or result.exit_code:
+            return self._keep(self._echo.observe_result(result))
+        self._echo.forget(result)
+        return None
+
+    def observe_message(self, message: Message) -> Finding | None:
+        """Feed the agent's text; returns the status-partial finding, once."""
+        return self._keep(self._status.observe_message(message))
+
+    def _keep(self, finding: Finding | None) -> Finding | None:
+        if finding is not None:
+            self._findings.append(finding)
+        return finding
+
+    def finish(self) -> tuple[Finding, ...]:
+        """Run the post-wave checks once; returns only the findings they added."""
+        if self._finished:
+            return ()
+        self._finished = True
+        added = (*self._pagination.finish(), *self._turn_keys.finish())
+        self._findings.extend(added)
+        return added
+
+    def findings(self) -> tuple[Finding, ...]:
+        """Every finding, after running the post-wave checks (idempotent)."""
+        self.finish()
+        return tuple(self._findings)
+
+    def of(self, pattern: Pattern) -> tuple[Finding, ...]:
+        return tuple(f for f in self._findings if f.pattern is pattern)

@@ -1,0 +1,227 @@
+"""Live tailing of transcripts that agents write themselves.
+
+When a lead agent dispatches agents with its own tool (Claude Code's Agent tool), the
+coordinator sees no event stream: each agent writes its transcript to a file (e.g.
+``<session>/subagents/agent-<id>.jsonl``). ``TranscriptTailer`` follows those files as
+they grow and feeds each one's events to that agent's ``AgentMonitor``, so findings and
+trips are written to ``events.jsonl`` within one poll interval of the line landing on
+disk, and they stay there when the agent is killed a moment later.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import anyio
+from anyio.abc import TaskStatus
+
+from coordinator.breakers.trip import Trip
+from coordinator.events import Event
+from coordinator.fsutil import file_lock
+from coordinator.stagnation.finding import Finding
+from coordinator.stagnation.monitor import AgentMonitor
+from coordinator.transcripts import TranscriptReader
+
+__all__ = [
+    "LineParser",
+    "MonitorFactory",
+    "TailStatistics",
+    "TranscriptTailer",
+    "TripHandler",
+    "agent_id",
+    "tail_lock_path",
+]
+
+_READ_CHUNK = 4 * 1024 * 1024  # bytes read per file per poll; the rest waits for the next
+
+
+class LineParser(Protocol):
+    """Turns one transcript line into events (``TranscriptReader`` is the default)."""
+
+    def feed(self, line: str) -> list[Event]: ...
+
+
+MonitorFactory = Callable[[str, Path], AgentMonitor | None]
+TripHandler = Callable[[AgentMonitor, Trip], None]
+
+
+def agent_id(path: Path) -> str:
+    """The agent id a transcript file names: ``agent-a881341.jsonl`` -> ``a881341``."""
+    stem = path.name.split(".", 1)[0]
+    return stem.removeprefix("agent-")
+
+
+def tail_lock_path(repo: Path, session: str) -> Path:
+    """``<repo>/.seawall/<session>/tail.lock``: held by the session's one tailer."""
+    return repo / ".seawall" / session / "tail.lock"
+
+
+class _Followed:
+    """One followed file: where reading stopped, and the unfinished last line."""
+
+    __slots__ = ("inode", "monitor", "offset", "parser", "partial", "path")
+
+    def __init__(self, path: Path, monitor: AgentMonitor, parser: LineParser, inode: int) -> None:
+        self.path = path
+        self.monitor = monitor
+        self.parser = parser
+        self.inode = inode
+        self.offset = 0
+        self.partial = b""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TailStatistics:
+    """A snapshot of the tailer's work."""
+
+    files: int
+    lines: int
+    events: int
+    trips: int
+    findings: int
+    restarts: int  # files that were truncated or replaced and read again from the start
+    polls: int
+
+
+class TranscriptTailer:
+    """Follows a session's agent transcript files and watches each agent live.
+
+    Duties: find files matching ``pattern`` under ``directory`` (new ones at every
+    poll); read only what was appended since the last poll; keep an unfinished last
+    line until its newline arrives; start over when a file is truncated or replaced;
+    feed each complete line to that file's parser and its events to that agent's
+    monitor (which writes the records); report trips to ``on_trip``. ``run`` holds the
+    session's tail lock, so there is one tailer per session.
+    """
+
+    def __init__(
+        self,
+        *,
+        session: str,
+        repo: Path,
+        directory: Path,
+        monitor_for: MonitorFactory,
+        pattern: str = "agent-*.jsonl",
+        interval: float = 0.05,
+        on_trip: TripHandler | None = None,
+        parser_for: Callable[[Path], LineParser] | None = None,
+    ) -> None:
+        self.session = session
+        self.repo = repo
+        self.directory = directory
+        self.pattern = pattern
+        self.interval = interval
+        self._monitor_for = monitor_for
+        self._on_trip = on_trip
+        self._parser_for = parser_for or (lambda _path: TranscriptReader())
+        self._followed: dict[Path, _Followed] = {}
+        self._ignored: set[Path] = set()
+        self._lines = self._events = self._trips = self._restarts = self._polls = 0
+
+    @property
+    def monitors(self) -> dict[str, AgentMonitor]:
+        """The monitor of every agent seen so far, by agent id."""
+        return {agent_id(path): f.monitor for path, f in self._followed.items()}
+
+    def statistics(self) -> TailStatistics:
+        return TailStatistics(
+            files=len(self._followed),
+            lines=self._lines,
+            events=self._events,
+            trips=self._trips,
+            findings=sum(len(f.monitor.findings) for f in self._followed.values()),
+            restarts=self._restarts,
+            polls=self._polls,
+        )
+
+    # -- sync core ----------------------------------------------------------------------
+
+    def poll(self) -> int:
+        """One pass over every transcript: returns the number of complete lines read."""
+        self._polls += 1
+        self._discover()
+        return sum(self._read(followed) for followed in list(self._followed.values()))
+
+    def finish(self) -> dict[str, tuple[Finding, ...]]:
+        """Read what is left, parse a final line that never got its newline, and run
+        each agent's post-wave checks. Returns every agent's findings."""
+        self.poll()
+        for followed in self._followed.values():
+            if followed.partial.strip():
+                self._feed(followed, followed.partial)
+                followed.partial = b""
+        return {agent_id(path): f.monitor.finish() for path, f in self._followed.items()}
+
+    def _discover(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            for path in self.directory.glob(self.pattern):
+                if path in self._followed or path in self._ignored or not path.is_file():
+                    continue
+                monitor = self._monitor_for(agent_id(path), path)
+                if monitor is None:
+                    self._ignored.add(path)
+                    continue
+                inode = path.stat().st_ino
+                self._followed[path] = _Followed(path, monitor, self._parser_for(path), inode)
+
+    def _read(self, followed: _Followed) -> int:
+        try:
+            stat = followed.path.stat()
+        except FileNotFoundError:
+            return 0  # removed: what was read stays recorded
+        if stat.st_ino != followed.inode or stat.st_size < followed.offset:
+            self._restart(followed, stat.st_ino)
+        if stat.st_size == followed.offset:
+            return 0
+        with followed.path.open("rb") as handle:
+            handle.seek(followed.offset)
+            data = handle.read(_READ_CHUNK)
+        followed.offset += len(data)
+        *lines, followed.partial = (followed.partial + data).split(b"\n")
+        for line in lines:
+            self._feed(followed, line)
+        return len(lines)
+
+    def _restart(self, followed: _Followed, inode: int) -> None:
+        self._restarts += 1
+        followed.inode = inode
+        followed.offset = 0
+        followed.partial = b""
+        followed.parser = self._parser_for(followed.path)
+
+    def _feed(self, followed: _Followed, raw: bytes) -> None:
+        self._lines += 1
+        monitor = followed.monitor
+        for event in followed.parser.feed(raw.decode("utf-8", "replace")):
+            self._events += 1
+            trip = monitor.observe(event)
+            if trip is not None:
+                self._trips += 1
+                if self._on_trip is not None:
+                    self._on_trip(monitor, trip)
+
+    # -- async --------------------------------------------------------------------------
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Poll every ``interval`` seconds until cancelled, holding the session's tail lock.
+
+        Raises ``SessionLockedError`` at once when another tailer follows this session.
+        """
+        with _tail_lock(self.repo, self.session):
+            self.poll()
+            task_status.started()
+            while True:
+                await anyio.sleep(self.interval)
+                self.poll()
+
+
+@contextlib.contextmanager
+def _tail_lock(repo: Path, session: str) -> Iterator[None]:
+    with file_lock(
+        tail_lock_path(repo, session), blocking=False, what=f"the transcript tail of {session}"
+    ):
+        yield

@@ -1,0 +1,59 @@
+"""The error-signature normalizer: run-to-run noise masked, real differences kept."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from coordinator.breakers import error_signature, signature_digest
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("\x1b[31mError\x1b[0m: boom", "error: boom"),
+        ("2024-05-01T10:11:12.345Z fatal: no", "fatal: no"),
+        ("[12:01:02] fatal: no", "[] fatal: no"),
+        ("id 123e4567-e89b-12d3-a456-426614174000 lost", "id <uuid> lost"),
+        ("object 3f2a9c1d0e8b missing", "object <hex> missing"),
+        ("at 0xdeadbeef", "at <hex>"),
+        ("File /tmp/pytest-17/src/a.py, line 42", "file <path>, line <n>"),
+        ("src/pkg/mod.rs:10:5: mismatched types", "<path>:<n>:<n>: mismatched types"),
+        ("error\nRan 5 tests in 0.31s\nfailed", "error\nfailed"),
+        ("error\nsee https://example.com/help\nend", "error\nend"),
+        ("error\ncompleted in 3 minutes\nend", "error\nend"),
+        ("  too    many   spaces  ", "too many spaces"),
+    ],
+)
+def test_normalization_table(text: str, expected: str) -> None:
+    assert error_signature(text) == expected
+
+
+def test_the_same_error_on_two_runs_has_one_signature() -> None:
+    first = (
+        "\x1b[1m2024-05-01 10:00:01\x1b[0m ERROR in /tmp/build-8812/src/app.ts:17:3\n"
+        "TS2345: Argument of type 'string' is not assignable\n"
+        "Done in 4.21s\n"
+    )
+    second = (
+        "2024-05-02 11:30:59 ERROR in /tmp/build-9913/src/app.ts:19:3\n"
+        "TS2345: Argument of type 'string' is not assignable\n"
+        "Done in 3.90s\n"
+    )
+    assert error_signature(first) == error_signature(second)
+    assert signature_digest(first) == signature_digest(second)
+
+
+def test_a_different_error_has_another_signature() -> None:
+    assert signature_digest("TS2345: Argument of type 'string'") != signature_digest(
+        "TS2304: Cannot find name 'foo'"
+    )
+    assert error_signature("cannot find name foo") != error_signature("missing semicolon")
+
+
+@given(st.text())
+def test_normalizing_is_idempotent_and_lowercase(text: str) -> None:
+    once = error_signature(text)
+    assert error_signature(once) == once
+    assert once == once.lower()

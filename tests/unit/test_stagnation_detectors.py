@@ -1,0 +1,319 @@
+"""Spec 004's detectors, each threshold with its negative twin."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coordinator.events import Event, Message, ToolCall, ToolResult
+from coordinator.model import StagnationConfig, Status
+from coordinator.stagnation import (
+    AgentMonitor,
+    AgentStagnation,
+    ErrorClass,
+    Finding,
+    Pattern,
+    Source,
+    Verdict,
+    classify_error,
+)
+from coordinator.telemetry import EventLog, read_events
+
+_ids = itertools.count()
+
+
+def call(name: str, **arguments: Any) -> ToolCall:
+    return ToolCall(call_id=f"d{next(_ids)}", name=name, arguments=arguments)
+
+
+def pair(name: str, text: str = "ok", *, error: bool = False, **arguments: Any) -> list[Event]:
+    tool_call = call(name, **arguments)
+    return [tool_call, ToolResult(call_id=tool_call.call_id, text=text, is_error=error)]
+
+
+def monitor(tmp_path: Path, agent: str = "t1", log: EventLog | None = None) -> AgentMonitor:
+    return AgentMonitor(
+        session="s1", wave=1, agent=agent, workspace=tmp_path, repo=tmp_path, event_log=log,
+        clock=lambda: 0.0,
+    )  # fmt: skip
+
+
+def run(m: AgentMonitor, events: list[Event]) -> tuple[Finding, ...]:
+    for event in events:
+        m.observe(event)
+    return m.finish()
+
+
+def patterns(findings: tuple[Finding, ...]) -> list[Pattern]:
+    return [finding.pattern for finding in findings]
+
+
+# -- pagination spiral ---------------------------------------------------------------------
+
+
+def paging(path: str, pages: int, tool: str = "Read") -> list[Event]:
+    events: list[Event] = []
+    for n in range(pages):
+        events += pair(tool, f"lines {n}", file_path=path, offset=n * 200, limit=200)
+    return events
+
+
+def test_three_paged_reads_without_an_edit_are_a_pagination_spiral(tmp_path: Path) -> None:
+    findings = run(monitor(tmp_path), paging("/r/foo.ts", 3))
+    assert patterns(findings) == [Pattern.PAGINATION_SPIRAL]
+    finding = findings[0]
+    assert finding.verdict is Verdict.STAGNANT and finding.status is Status.PARTIAL
+    assert finding.source is Source.COORDINATOR and finding.occurrences == 3
+    assert finding.subject == "/r/foo.ts" and finding.error_class is None
+
+
+def test_a_sequential_read_ending_in_an_edit_is_not_a_spiral(tmp_path: Path) -> None:
+    events = paging("/r/foo.ts", 4) + pair("Edit", file_path="/r/foo.ts", old_string="a",
+                                           new_string="b")  # fmt: skip
+    assert run(monitor(tmp_path), events) == ()
+
+
+def test_an_edit_between_the_reads_breaks_the_streak(tmp_path: Path) -> None:
+    events = paging("/r/foo.ts", 2) + pair("Edit", file_path="/r/bar.ts") + paging("/r/foo.ts", 2)
+    assert run(monitor(tmp_path), events) == ()
+
+
+def test_two_paged_reads_are_not_a_spiral(tmp_path: Path) -> None:
+    assert run(monitor(tmp_path), paging("/r/foo.ts", 2)) == ()
+
+
+def test_failed_reads_read_nothing_and_do_not_count(tmp_path: Path) -> None:
+    events = pair("Read", "file too large", error=True, file_path="/r/big.json")
+    events += paging("/r/big.json", 2)
+    assert run(monitor(tmp_path), events) == ()
+
+
+def test_paged_greps_count_too(tmp_path: Path) -> None:
+    events: list[Event] = []
+    for n in range(3):
+        events += pair("Grep", f"hits {n}", pattern="foo", path="/r/src", head_limit=10, offset=n)
+    assert patterns(run(monitor(tmp_path), events)) == [Pattern.PAGINATION_SPIRAL]
+
+
+def test_two_agents_paging_one_file_is_coordination(tmp_path: Path) -> None:
+    first, second = monitor(tmp_path, "t1"), monitor(tmp_path, "t2")
+    events = paging("/r/foo.ts", 4)
+    for n, event in enumerate(events):
+        (first if (n // 2) % 2 == 0 else second).observe(event)
+    assert first.finish() == () and second.finish() == ()
+
+
+# -- turn-key repetition ---------------------------------------------------------------------
+
+
+def test_three_identical_consecutive_calls_are_a_spiral(tmp_path: Path) -> None:
+    events: list[Event] = []
+    for _ in range(3):
+        events += pair("Bash", "FAIL: 1 test failed", error=True, command="pnpm test")
+    findings = [f for f in run(monitor(tmp_path), events)
+                if f.pattern is Pattern.TURN_KEY_REPETITION]  # fmt: skip
+    assert len(findings) == 1
+    assert findings[0].verdict is Verdict.SPIRAL and findings[0].status is Status.SPIRAL
+    assert findings[0].occurrences == 3 and "pnpm test" in findings[0].evidence
+
+
+def test_pagination_arguments_are_stripped_from_the_turn_key(tmp_path: Path) -> None:
+    events: list[Event] = []
+    for n in range(3):
+        events += pair("Read", "same text", file_path="/r/a.py", offset=n, limit=1)
+    found = patterns(run(monitor(tmp_path), events))
+    assert Pattern.TURN_KEY_REPETITION in found
+
+
+def test_another_call_between_breaks_the_repetition(tmp_path: Path) -> None:
+    events: list[Event] = []
+    for n in range(3):
+        events += pair("Bash", "1 failed", command="pnpm test")
+        events += pair("Edit", file_path="/r/a.ts", old_string=str(n), new_string=f"{n}!")
+    assert Pattern.TURN_KEY_REPETITION not in patterns(run(monitor(tmp_path), events))
+
+
+def test_a_repeated_call_seeing_changing_output_is_a_poll(tmp_path: Path) -> None:
+    events: list[Event] = []
+    for n in range(5):
+        events += pair("Bash", f"{n * 20}% done", command="tail -1 build.log")
+    assert run(monitor(tmp_path), events) == ()
+
+
+def test_timing_noise_is_not_a_change(tmp_path: Path) -> None:
+    events: list[Event] = []
+    for n in range(3):
+        events += pair("Bash", f"5 passed in 0.{n}1s", command="pytest -q")
+    assert Pattern.TURN_KEY_REPETITION in patterns(run(monitor(tmp_path), events))
+
+
+def test_polling_a_background_task_is_not_turn_key_repetition(tmp_path: Path) -> None:
+    events: list[Event] = []
+    for _ in range(5):
+        events += pair("TaskOutput", "running", task_id="b1", block=True)
+    assert run(monitor(tmp_path), events) == ()
+
+
+# -- error echo ------------------------------------------------------------------------------
+
+
+def echo(old: str, times: int, error: str, *, vary_new: bool = True) -> list[Event]:
+    events: list[Event] = []
+    for n in range(times):
+        events += pair("Read", f"file body {n}", file_path="/r/a.py")
+        new = f"fixed {n}" if vary_new else "fixed"
+        events += pair("Edit", error, error=True, file_path="/r/a.py", old_string=old,
+                       new_string=new)  # fmt: skip
+    return events
+
+
+def test_the_same_edit_failing_three_times_is_error_echo(tmp_path: Path) -> None:
+    error = (
+        "<tool_use_error>String to replace not found in file.\nString: def f(x):</tool_use_error>"
+    )
+    m = monitor(tmp_path)
+    live: list[Finding] = []
+    m.add_listener(live.append)
+    for event in echo("def f(x):", 3, error):
+        m.observe(event)
+    assert [f.pattern for f in live] == [Pattern.ERROR_ECHO]  # live, before finish
+    finding = live[0]
+    assert finding.error_class is ErrorClass.EDIT_FORMAT_FRICTION
+    assert finding.verdict is Verdict.FAILED and finding.status is Status.FAILED
+    assert finding.source is Source.TAIL and finding.occurrences == 3
+
+
+def test_the_same_error_twice_is_not_yet_an_echo(tmp_path: Path) -> None:
+    findings = run(monitor(tmp_path), echo("def f(x):", 2, "String to replace not found"))
+    assert Pattern.ERROR_ECHO not in patterns(findings)
+
+
+def test_different_fixes_failing_alike_are_not_an_echo(tmp_path: Path) -> None:
+    events: list[Event] = []
+    for n in range(3):
+        events += pair("Edit", "String to replace not found", error=True, file_path="/r/a.py",
+                       old_string=f"variant {n}", new_string="x")  # fmt: skip
+    assert Pattern.ERROR_ECHO not in patterns(run(monitor(tmp_path), events))
+
+
+def test_a_cancelled_sibling_is_not_an_echo(tmp_path: Path) -> None:
+    m = monitor(tmp_path)
+    for _ in range(3):
+        tool_call = call("Bash", command="make")
+        m.observe(tool_call)
+        m.observe(ToolResult(call_id=tool_call.call_id, text="Sibling tool call errored",
+                             is_error=True, cancelled=True))  # fmt: skip
+    assert m.finish() == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "exit_code", "expected"),
+    [
+        ("String to replace not found in file.", None, ErrorClass.EDIT_FORMAT_FRICTION),
+        ("Found 3 matches of the string to replace, but replace_all is false", None,
+         ErrorClass.EDIT_FORMAT_FRICTION),
+        ("old_string is not unique in the file", None, ErrorClass.EDIT_FORMAT_FRICTION),
+        ("seawall: scope violation: src/other.py is outside the wave scope", 2,
+         ErrorClass.SCOPE_DENIED),
+        ("PreToolUse:Edit hook error: denied", 2, ErrorClass.SCOPE_DENIED),
+        ("seawall: command blocked by the command policy: npm publish", 2,
+         ErrorClass.COMMAND_BLOCKED),
+        ("seawall scope-denied: docs/x.md is outside this task's scope", None,
+         ErrorClass.SCOPE_DENIED),
+        ("seawall command-blocked: `git push --force` is denied", None,
+         ErrorClass.COMMAND_BLOCKED),
+        ("error: mismatched types", 1, ErrorClass.OTHER),
+    ],
+)  # fmt: skip
+def test_error_class_taxonomy(text: str, exit_code: int | None, expected: ErrorClass) -> None:
+    assert classify_error(text, exit_code=exit_code) is expected
+
+
+# -- status-partial --------------------------------------------------------------------------
+
+
+def test_a_live_status_partial_is_recorded_once(tmp_path: Path) -> None:
+    log = EventLog(tmp_path / "events.jsonl", session="s1")
+    m = monitor(tmp_path, log=log)
+    m.observe(Message(text="Progress so far.\nSTATUS: partial — parser done | REMAINING: tests"))
+    m.observe(Message(text="STATUS: partial — still"))
+    records = list(read_events(tmp_path / "events.jsonl", event="stagnation_detected"))
+    assert len(records) == 1  # durable at once, even if the agent is killed now
+    assert records[0]["pattern"] == "status-partial" and records[0]["source"] == "tail"
+    assert records[0]["occurrences"] == 1 and "error_class" not in records[0]
+    assert m.live_status is Status.PARTIAL
+
+
+def test_a_quoted_status_is_not_a_status(tmp_path: Path) -> None:
+    m = monitor(tmp_path)
+    m.observe(Message(text="The prompt says to end with `STATUS: partial` when unfinished."))
+    m.observe(Message(text="> STATUS: failed — quoted"))
+    assert m.finish() == () and m.live_status is None
+
+
+def test_status_done_is_no_finding(tmp_path: Path) -> None:
+    m = monitor(tmp_path)
+    m.observe(Message(text="All good.\nSTATUS: done — implemented the parser"))
+    assert m.finish() == () and m.live_status is Status.DONE
+
+
+def test_records_carry_the_schema_fields(tmp_path: Path) -> None:
+    log = EventLog(tmp_path / "events.jsonl", session="s1")
+    m = monitor(tmp_path, log=log)
+    run(m, echo("x = 1", 3, "String to replace not found") + paging("/r/b.py", 3))
+    records = list(read_events(tmp_path / "events.jsonl", event="stagnation_detected"))
+    by_pattern = {record["pattern"]: record for record in records}
+    assert set(by_pattern) == {"error-echo", "pagination-spiral"}
+    for record in records:
+        assert {"ts", "event", "session", "wave", "agent", "pattern", "source", "occurrences",
+                "evidence"} <= set(record)  # fmt: skip
+        assert record["session"] == "s1" and record["wave"] == 1 and record["agent"] == "t1"
+    assert by_pattern["error-echo"]["error_class"] == "edit-format-friction"
+    assert "error_class" not in by_pattern["pagination-spiral"]
+    json.dumps(records)
+
+
+def test_finish_is_idempotent(tmp_path: Path) -> None:
+    m = monitor(tmp_path, log=EventLog(tmp_path / "e.jsonl", session="s1"))
+    run(m, paging("/r/a.py", 3))
+    assert len(m.finish()) == 1
+    assert len(list(read_events(tmp_path / "e.jsonl"))) == 1
+
+
+def test_stagnation_thresholds_come_from_the_config(tmp_path: Path) -> None:
+    m = AgentMonitor(session="s1", wave=1, agent="t1", workspace=tmp_path, repo=tmp_path,
+                     stagnation=StagnationConfig(pagination_reads=5))  # fmt: skip
+    assert run(m, paging("/r/a.py", 4)) == ()
+
+
+# -- AgentStagnation without the breaker ---------------------------------------------------
+
+
+def test_agent_stagnation_alone_returns_live_findings_and_runs_post_wave_once() -> None:
+    watcher = AgentStagnation(agent="t1", workspace=Path("/r"), repo=Path("/r"))
+    live = [watcher.observe(event) for event in pair("Bash", "ok", command="git stash")]
+    assert [f.pattern for f in live if f is not None] == [Pattern.GIT_WRITE]
+    for event in paging("/r/a.py", 3):
+        assert watcher.observe(event) is None
+    first = watcher.findings()
+    assert [f.pattern for f in first] == [Pattern.GIT_WRITE, Pattern.PAGINATION_SPIRAL]
+    assert watcher.findings() == first and watcher.finished
+
+
+def test_without_a_workspace_git_write_detection_is_off() -> None:
+    watcher = AgentStagnation(agent="t1")
+    assert all(watcher.observe(e) is None for e in pair("Bash", "ok", command="git push"))
+
+
+def test_a_finding_round_trips_through_its_ledger_record() -> None:
+    finding = Finding(
+        agent="t1", pattern=Pattern.ERROR_ECHO, source=Source.TAIL, verdict=Verdict.FAILED,
+        occurrences=3, evidence="e", error_class=ErrorClass.SCOPE_DENIED, subject="Edit:a",
+    )  # fmt: skip
+    record = json.loads(json.dumps(finding.to_record()))
+    assert record["error_class"] == "scope-denied" and record["verdict"] == "failed"
+    assert Finding.from_record(record) == finding
