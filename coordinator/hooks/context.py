@@ -1,0 +1,262 @@
+"""Which session, wave and agent a hook call belongs to.
+
+Claude Code runs the hooks of every agent with the same settings, so each call must
+find out whose call it is. In order:
+
+1. ``SEAWALL_SESSION`` set (seawall's runners export it, with ``SEAWALL_WAVE`` and
+   ``SEAWALL_TASK_ID``, into every agent they start): that session's manifest (the
+   named wave, else its newest), and the named task. A named session whose manifest is
+   missing or corrupt, or a task missing from it, is a failure of the guard, which
+   ``FAIL_MATRIX`` closes in strict (``SEAWALL_ENFORCEMENT`` gives the level to apply
+   when no readable manifest says it; the default is ``strict``).
+2. No session named: the live manifests under the repository (not closed, and written
+   in the last 12 hours: an older unclosed one is a crashed session's), newest first.
+   An agent whose workspace (a worktree) contains the hook's ``cwd`` is that agent.
+   Otherwise the newest live manifest applies: its single agent, or, for an in-place
+   wave whose agents share one tree and cannot be told apart, the union of the wave's
+   scopes. A corrupt newest manifest is a failure, as above.
+3. No live manifest: not a seawall agent (``Failure.NO_SESSION``): no scope to check,
+   only the command gate.
+
+The repository is found from ``SEAWALL_REPO``, else by walking up from ``cwd`` to a
+directory with ``.seawall/`` (through a worktree's ``.git`` file to its main
+repository), else ``CLAUDE_PROJECT_DIR``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from coordinator.errors import ConfigurationError
+from coordinator.model import Enforcement, Isolation
+from coordinator.scope.enforce import Failure
+from coordinator.scope.manifest import (
+    AgentScope,
+    ManifestError,
+    ScopeManifest,
+    find_manifests,
+    load_manifest,
+    manifest_path,
+    validate_session_id,
+)
+from coordinator.scope.matcher import ScopeMatcher
+
+__all__ = ["STALE_AFTER_S", "HookContext", "find_repository", "resolve_context"]
+
+_MAX_MANIFESTS = 32
+STALE_AFTER_S = 12 * 3600  # an unclosed manifest this old is a crashed session's, not live
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookContext:
+    """Whose call this is, the rules that apply, and why the guard cannot judge (if so)."""
+
+    cwd: Path
+    repo: Path | None
+    enforcement: Enforcement
+    manifest: ScopeManifest | None = None
+    agent: AgentScope | None = None  # None with a manifest: the wave's union applies
+    failure: Failure | None = None
+    detail: str = ""
+    how: str = "none"  # env | cwd | newest | none
+
+    @property
+    def session(self) -> str | None:
+        return self.manifest.session if self.manifest else None
+
+    @property
+    def task_id(self) -> str | None:
+        return self.agent.task_id if self.agent else None
+
+    @property
+    def shared_tree(self) -> bool:
+        return self.manifest is not None and self.manifest.isolation is Isolation.NONE
+
+    def matcher(self) -> ScopeMatcher | None:
+        """The scope matcher of this agent (or of the whole wave), None without a manifest."""
+        if self.manifest is None:
+            return None
+        if self.agent is not None:
+            grants, workspace = self.agent.paths, Path(self.agent.workspace)
+        else:
+            grants, workspace = self.manifest.union_paths(), Path(self.manifest.repo)
+        return ScopeMatcher(
+            grants,
+            workspace=workspace,
+            session=self.manifest.session,
+            state_root=Path(self.manifest.repo),
+        )
+
+
+def resolve_context(payload: Mapping[str, object], env: Mapping[str, str]) -> HookContext:
+    """Find the session, wave and agent of a hook call (see the module docstring)."""
+    raw_cwd = payload.get("cwd")
+    cwd = Path(raw_cwd) if isinstance(raw_cwd, str) and raw_cwd else Path.cwd()
+    fallback = _fallback_enforcement(env)
+    repo = find_repository(cwd, env)
+    session = env.get("SEAWALL_SESSION", "").strip()
+    if session:
+        return _from_env(cwd, repo, session, env, fallback)
+    if repo is None:
+        return HookContext(cwd=cwd, repo=None, enforcement=fallback, failure=Failure.NO_SESSION)
+    return _from_manifests(cwd, repo, fallback)
+
+
+def find_repository(cwd: Path, env: Mapping[str, str]) -> Path | None:
+    """The repository whose ``.seawall/`` holds the session state, or None."""
+    if env.get("SEAWALL_REPO"):
+        return Path(env["SEAWALL_REPO"])
+    for directory in (cwd, *cwd.parents):
+        if (directory / ".seawall").is_dir():
+            return directory
+        main = _main_repository(directory / ".git")
+        if main is not None and (main / ".seawall").is_dir():
+            return main
+    project = env.get("CLAUDE_PROJECT_DIR")
+    return Path(project) if project else None
+
+
+def _main_repository(git_file: Path) -> Path | None:
+    """The main repository of a worktree, from its ``.git`` file (``gitdir: ...``)."""
+    try:
+        if not git_file.is_file():
+            return None
+        text = git_file.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    gitdir = Path(text.removeprefix("gitdir:").strip())
+    parts = gitdir.parts
+    if "worktrees" in parts:
+        index = len(parts) - 1 - parts[::-1].index("worktrees")
+        return Path(*parts[: index - 1]) if index >= 2 else None
+    return None
+
+
+def _fallback_enforcement(env: Mapping[str, str]) -> Enforcement:
+    try:
+        return Enforcement(env.get("SEAWALL_ENFORCEMENT", "strict").strip() or "strict")
+    except ValueError:
+        return Enforcement.STRICT
+
+
+def _from_env(
+    cwd: Path, repo: Path | None, session: str, env: Mapping[str, str], fallback: Enforcement
+) -> HookContext:
+    def failed(failure: Failure, detail: str) -> HookContext:
+        return HookContext(
+            cwd=cwd, repo=repo, enforcement=fallback, failure=failure, detail=detail, how="env"
+        )
+
+    if repo is None:
+        return failed(Failure.MANIFEST_MISSING, f"no repository with session {session!r} state")
+    try:
+        validate_session_id(session)
+        wave = env.get("SEAWALL_WAVE", "").strip()
+        if wave:
+            path = manifest_path(repo, session, int(wave))
+        else:
+            found = find_manifests(repo, session)
+            if not found:
+                return failed(Failure.MANIFEST_MISSING, f"session {session!r} has no manifest")
+            path = found[0]
+        if not path.exists():
+            return failed(Failure.MANIFEST_MISSING, f"no scope manifest at {path}")
+        manifest = load_manifest(path, session=session)
+    except (ManifestError, ConfigurationError, ValueError) as exc:
+        return failed(Failure.MANIFEST_CORRUPT, str(exc))
+    task = env.get("SEAWALL_TASK_ID", "").strip()
+    if task:
+        agent = manifest.agent(task)
+        if agent is None:
+            return HookContext(
+                cwd=cwd,
+                repo=repo,
+                enforcement=manifest.enforcement,
+                manifest=manifest,
+                failure=Failure.UNKNOWN_AGENT,
+                detail=f"task {task!r} has no scope in wave {manifest.wave}",
+                how="env",
+            )
+        return _agent_context(cwd, repo, manifest, agent, "env")
+    return _agent_context(cwd, repo, manifest, _agent_by_cwd(manifest, cwd), "env")
+
+
+def _from_manifests(cwd: Path, repo: Path, fallback: Enforcement) -> HookContext:
+    live: list[ScopeManifest] = []
+    now = time.time()
+    for index, path in enumerate(find_manifests(repo)[:_MAX_MANIFESTS]):
+        if _age(path, now) > STALE_AFTER_S:
+            break  # newest first: the rest are older still
+        try:
+            manifest = load_manifest(path)
+        except ManifestError as exc:
+            if index == 0:
+                return HookContext(
+                    cwd=cwd,
+                    repo=repo,
+                    enforcement=fallback,
+                    failure=Failure.MANIFEST_CORRUPT,
+                    detail=str(exc),
+                    how="newest",
+                )
+            continue
+        if manifest.closed is None:
+            live.append(manifest)
+    for manifest in live:
+        agent = _agent_by_cwd(manifest, cwd, worktrees_only=True)
+        if agent is not None:
+            return _agent_context(cwd, repo, manifest, agent, "cwd")
+    if not live:
+        return HookContext(cwd=cwd, repo=repo, enforcement=fallback, failure=Failure.NO_SESSION)
+    newest = live[0]
+    return _agent_context(cwd, repo, newest, _agent_by_cwd(newest, cwd), "newest")
+
+
+def _age(path: Path, now: float) -> float:
+    try:
+        return now - path.stat().st_mtime
+    except OSError:
+        return float("inf")
+
+
+def _agent_by_cwd(
+    manifest: ScopeManifest, cwd: Path, *, worktrees_only: bool = False
+) -> AgentScope | None:
+    """The agent whose workspace holds ``cwd`` (the deepest one); None when ambiguous."""
+    real = os.path.realpath(cwd)
+    repo = os.path.realpath(manifest.repo)
+    best: list[AgentScope] = []
+    best_len = -1
+    for agent in manifest.agents:
+        workspace = os.path.realpath(agent.workspace)
+        if worktrees_only and workspace == repo:
+            continue
+        if real == workspace or real.startswith(workspace.rstrip("/") + "/"):
+            if len(workspace) > best_len:
+                best, best_len = [agent], len(workspace)
+            elif len(workspace) == best_len:
+                best.append(agent)
+    if len(best) == 1:
+        return best[0]
+    if not worktrees_only and len(manifest.agents) == 1:
+        return manifest.agents[0]
+    return None
+
+
+def _agent_context(
+    cwd: Path, repo: Path, manifest: ScopeManifest, agent: AgentScope | None, how: str
+) -> HookContext:
+    return HookContext(
+        cwd=cwd,
+        repo=repo,
+        enforcement=manifest.enforcement,
+        manifest=manifest,
+        agent=agent,
+        how=how,
+    )

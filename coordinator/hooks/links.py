@@ -1,0 +1,132 @@
+"""Where the hooks meet the rest of seawall: telemetry, breakers, checkpoints.
+
+Each function is the single place one integration happens, and each is a no-op for a
+call that belongs to no seawall agent. The breaker (``coordinator.breakers``) refuses
+calls after a trip except the cleanup allowance and the BLOCKED.md notes; checkpoints
+(``coordinator.git.checkpoints``) snapshot an agent's files after each edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from coordinator.hooks.context import HookContext
+from coordinator.scope.enforce import Verdict, record_verdict
+from coordinator.telemetry import EventLog
+
+__all__ = ["breaker_admit", "breaker_observe", "checkpoint", "event_log", "record"]
+
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+
+
+def event_log(ctx: HookContext) -> EventLog | None:
+    """The session's ``events.jsonl``, or None outside a session."""
+    if ctx.repo is None or ctx.session is None:
+        return None
+    return EventLog(ctx.repo / ".seawall" / ctx.session / "events.jsonl", session=ctx.session)
+
+
+def record(ctx: HookContext, verdict: Verdict, **fields: Any) -> None:
+    """Record a warned or denied call in the session's telemetry."""
+    log = event_log(ctx)
+    if log is not None:
+        record_verdict(
+            log,
+            verdict,
+            wave=ctx.manifest.wave if ctx.manifest else None,
+            task=ctx.task_id,
+            **fields,
+        )
+
+
+def _tool_call(payload: Mapping[str, Any]) -> Any:
+    from coordinator.events import ToolCall
+
+    arguments = payload.get("tool_input")
+    return ToolCall(
+        call_id=str(payload.get("tool_use_id") or ""),
+        name=str(payload.get("tool_name") or ""),
+        arguments=arguments if isinstance(arguments, Mapping) else {},
+    )
+
+
+def breaker_admit(ctx: HookContext, payload: Mapping[str, Any]) -> tuple[str, str]:
+    """Before a call: (refusal reason or "", warning or "") from the agent's breaker."""
+    if ctx.repo is None or ctx.session is None or ctx.task_id is None:
+        return "", ""
+    from coordinator.breakers.store import open_breaker
+
+    with open_breaker(ctx.repo, ctx.session, ctx.task_id) as breaker:
+        admission = breaker.admit(_tool_call(payload))
+    if not admission.allowed:
+        return admission.reason or "seawall: this agent's breaker has tripped", ""
+    return "", admission.warning or ""
+
+
+def breaker_observe(ctx: HookContext, payload: Mapping[str, Any]) -> str:
+    """After a call: count its result; return the trip message if it tripped the breaker."""
+    if ctx.repo is None or ctx.session is None or ctx.task_id is None:
+        return ""
+    from coordinator.breakers.store import open_breaker
+    from coordinator.events import ToolResult
+
+    is_error, text, exit_code = _outcome(payload.get("tool_response"))
+    result = ToolResult(
+        call_id=str(payload.get("tool_use_id") or ""),
+        name=str(payload.get("tool_name") or ""),
+        is_error=is_error,
+        text=text,
+        exit_code=exit_code,
+    )
+    with open_breaker(ctx.repo, ctx.session, ctx.task_id) as breaker:
+        trip = breaker.observe(result)
+        message = trip.message(ctx.task_id) if trip is not None else ""
+    return message
+
+
+def _outcome(response: object) -> tuple[bool, str, int | None]:
+    """(is_error, text, exit code) from a PostToolUse ``tool_response``."""
+    if isinstance(response, str):
+        return False, response[:4000], None
+    if not isinstance(response, Mapping):
+        return False, "", None
+    text = "\n".join(
+        str(response[key]) for key in ("stdout", "stderr", "error", "content") if response.get(key)
+    )[:4000]
+    code = response.get("exit_code", response.get("exitCode", response.get("returncode")))
+    exit_code = code if isinstance(code, int) else None
+    failed = bool(response.get("is_error") or response.get("error") or response.get("interrupted"))
+    return failed or bool(exit_code), text, exit_code
+
+
+def checkpoint(ctx: HookContext, payload: Mapping[str, Any]) -> str | None:
+    """After an edit: record a shadow checkpoint of the agent's files; the commit id or None."""
+    tool = str(payload.get("tool_name") or "")
+    manifest, agent = ctx.manifest, ctx.agent
+    if tool not in EDIT_TOOLS or manifest is None or agent is None or not manifest.base:
+        return None
+    from coordinator.git.checkpoints import Checkpointer, CheckpointMode
+
+    workspace = Path(agent.workspace)
+    in_place = workspace.resolve() == Path(manifest.repo).resolve()
+    tool_input = payload.get("tool_input")
+    touched: list[str] = []
+    if isinstance(tool_input, Mapping):
+        raw = tool_input.get("file_path") or tool_input.get("notebook_path")
+        if isinstance(raw, str):
+            try:
+                touched.append(
+                    (ctx.cwd / raw).resolve().relative_to(workspace.resolve()).as_posix()
+                )
+            except ValueError:
+                return None
+    checkpointer = Checkpointer(
+        workspace,
+        session_id=manifest.session,
+        task_id=agent.task_id,
+        base=manifest.base,
+        mode=CheckpointMode.PATHS if in_place else CheckpointMode.TREE,
+    )
+    return checkpointer.checkpoint(touched if in_place else None)

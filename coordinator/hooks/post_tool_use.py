@@ -1,0 +1,39 @@
+"""``seawall hook post-tool-use``: checkpoints and breaker counters after a call.
+
+For a seawall agent: after an edit, a shadow checkpoint of the agent's files (so no
+work is lost and spiral detection has a history); then the call's result goes to the
+agent's breaker. A trip is told to the agent with PostToolUse's ``decision: block``
+(the call already ran; the reason is what the agent reads next). A checkpoint that
+fails is recorded and never blocks the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from coordinator.errors import SeawallError
+from coordinator.hooks import links
+from coordinator.hooks.context import resolve_context
+from coordinator.hooks.protocol import HookResponse, post_tool_use_block
+
+__all__ = ["handle"]
+
+
+def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
+    """Answer one PostToolUse call."""
+    ctx = resolve_context(payload, env)
+    if ctx.manifest is None or ctx.agent is None:
+        return HookResponse.allow()
+    notes: list[str] = []
+    try:
+        links.checkpoint(ctx, payload)
+    except SeawallError as exc:
+        log = links.event_log(ctx)
+        if log is not None:
+            log.append("checkpoint_failed", task=ctx.task_id, error=str(exc))
+        notes.append(f"seawall: checkpoint failed: {exc}")
+    message = links.breaker_observe(ctx, payload)
+    if message:
+        return post_tool_use_block(message)
+    return HookResponse(stderr="\n".join(notes))

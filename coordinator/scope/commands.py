@@ -1,0 +1,357 @@
+"""The command policy: a default deny list plus the plan's allow/deny overlays.
+
+Every simple command a Bash line would run (``coordinator.shell.simple_commands``: chains,
+subshells, substitutions, wrappers, ``bash -c`` at any depth) is checked on its own. The
+default list denies what destroys work that is not the agent's: force pushes and remote
+deletes, ``git reset --hard``, ``git clean -f``, ``git stash`` and branch switches in a
+shared tree, ``git checkout``/``git restore`` of paths outside the scope, ``rm -r`` of
+the root, the home directory or the whole workspace, and a few machine-level commands.
+
+Overlays (``CommandPolicyConfig``) are command prefixes in shell syntax whose tokens may
+use ``*`` globs. ``allow`` lifts a default deny for the commands it matches; ``deny``
+adds one, and wins over ``allow``. A line that cannot be parsed, a program named by an
+unresolved expansion, or a shell reading an invisible script is *unknown*: the
+enforcement level decides what unknown means (denied in strict).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from coordinator.errors import ConfigurationError
+from coordinator.model import CommandPolicyConfig
+from coordinator.scope.matcher import ScopeMatcher
+from coordinator.shell import ShellParseError, SimpleCommand, simple_commands
+
+__all__ = [
+    "CommandContext",
+    "CommandFinding",
+    "CommandPolicy",
+    "FindingKind",
+    "git_argv",
+]
+
+_GIT_OPTS_WITH_ARG = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"}
+)
+_FORCE_PUSH_OPTIONS = frozenset(
+    {"--force", "--force-with-lease", "--force-if-includes", "--mirror", "--delete", "--prune"}
+)
+
+
+class FindingKind(StrEnum):
+    DENIED = "denied"  # a rule denies the command
+    UNKNOWN = "unknown"  # what would run cannot be known
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandFinding:
+    """One objection to a command line: the simple command, the rule, and why."""
+
+    kind: FindingKind
+    rule: str
+    reason: str
+    command: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandContext:
+    """What the rules need to know about where the command runs."""
+
+    cwd: Path
+    shared_tree: bool = True
+    matcher: ScopeMatcher | None = None
+    home: str = ""
+
+
+_Rule = Callable[[SimpleCommand, tuple[str, ...], CommandContext], str | None]
+
+
+def git_argv(argv: Sequence[str]) -> tuple[str, ...]:
+    """``git`` argv without its global options: ``git -C x -c a=b push`` -> ``git push``."""
+    out = ["git"]
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        if word in _GIT_OPTS_WITH_ARG:
+            i += 2
+            continue
+        if word.startswith("--") or word in ("-p", "-P"):  # --opt or --opt=value, pager
+            i += 1
+            continue
+        break
+    return (*out, *argv[i:])
+
+
+class CommandPolicy:
+    """Checks command lines against the default deny list and the plan's overlays."""
+
+    def __init__(self, config: CommandPolicyConfig | None = None) -> None:
+        config = config or CommandPolicyConfig()
+        self.allow = tuple(_prefix(entry) for entry in config.allow)
+        self.deny = tuple(_prefix(entry) for entry in config.deny)
+
+    def check(self, command: str, context: CommandContext) -> list[CommandFinding]:
+        """Every objection to ``command``; an empty list means it may run."""
+        try:
+            commands = simple_commands(command)
+        except ShellParseError as exc:
+            return [_unknown("unparseable", f"the command cannot be parsed ({exc})", command)]
+        findings: list[CommandFinding] = []
+        for cmd in commands:
+            findings.extend(self.check_simple(cmd, context))
+        return findings
+
+    def check_simple(self, cmd: SimpleCommand, context: CommandContext) -> list[CommandFinding]:
+        """The objections to one simple command."""
+        shown = shlex.join(cmd.argv)
+        if cmd.opaque:
+            return [_unknown("opaque", cmd.opaque, shown)]
+        if cmd.argv and cmd.dynamic_name:
+            return [_unknown("dynamic-program", f"the program {cmd.argv[0]!r} is not known", shown)]
+        alias = _git_alias(cmd.argv)
+        if alias is not None:
+            return self._check_alias(cmd, alias, context)
+        views = _views(cmd)
+        for prefix in self.deny:
+            if any(_prefix_matches(prefix, view) for view in views):
+                return [_denied(f"plan deny {shlex.join(prefix)!r}", "the plan denies it", shown)]
+        if any(_prefix_matches(prefix, view) for prefix in self.allow for view in views):
+            return []
+        findings = []
+        for name, rule in _RULES:
+            reason = rule(cmd, views[-1], context)
+            if reason:
+                findings.append(_denied(name, reason, shown))
+        return findings
+
+    def _check_alias(
+        self, cmd: SimpleCommand, alias: str | tuple[str, ...], context: CommandContext
+    ) -> list[CommandFinding]:
+        """``git -c alias.x=... x``: check what the alias runs instead of the alias."""
+        if isinstance(alias, str):
+            return self.check(alias, context)
+        inner = SimpleCommand(argv=alias, wrappers=(*cmd.wrappers, "git alias"), depth=cmd.depth)
+        return self.check_simple(inner, context)
+
+
+def _git_alias(argv: Sequence[str]) -> str | tuple[str, ...] | None:
+    """What an inline ``git -c alias.NAME=VALUE NAME ...`` runs: a script or a git argv."""
+    if not argv or argv[0].rsplit("/", 1)[-1] != "git":
+        return None
+    aliases: dict[str, str] = {}
+    for i, word in enumerate(argv[:-1]):
+        if word == "-c" and argv[i + 1].startswith("alias."):
+            name, _, value = argv[i + 1].removeprefix("alias.").partition("=")
+            aliases[name] = value
+    rest = git_argv(argv)
+    if len(rest) < 2 or rest[1] not in aliases:
+        return None
+    value = aliases[rest[1]]
+    if value.startswith("!"):
+        return " ".join([value[1:], *(shlex.quote(a) for a in rest[2:])])
+    try:
+        return ("git", *shlex.split(value), *rest[2:])
+    except ValueError:
+        return "'"  # an alias that does not even split: unparseable
+
+
+def _unknown(rule: str, reason: str, shown: str) -> CommandFinding:
+    return CommandFinding(kind=FindingKind.UNKNOWN, rule=rule, reason=reason, command=shown)
+
+
+def _denied(rule: str, reason: str, shown: str) -> CommandFinding:
+    return CommandFinding(kind=FindingKind.DENIED, rule=rule, reason=reason, command=shown)
+
+
+def _views(cmd: SimpleCommand) -> tuple[tuple[str, ...], ...]:
+    """The argv as written and, for git, without global options (last)."""
+    argv = (cmd.name, *cmd.argv[1:]) if cmd.argv else ()
+    if cmd.name == "git":
+        return (argv, git_argv(argv))
+    return (argv,)
+
+
+def _prefix(entry: str) -> tuple[str, ...]:
+    try:
+        tokens = tuple(shlex.split(entry))
+    except ValueError as exc:
+        raise ConfigurationError(f"command policy entry {entry!r} does not parse: {exc}") from exc
+    if not tokens:
+        raise ConfigurationError(f"empty command policy entry {entry!r}")
+    return tokens
+
+
+def _prefix_matches(prefix: tuple[str, ...], argv: tuple[str, ...]) -> bool:
+    if len(argv) < len(prefix):
+        return False
+    return all(fnmatch.fnmatchcase(word, token) for token, word in zip(prefix, argv, strict=False))
+
+
+# ----- the default deny list ----------------------------------------------------------
+
+
+def _short_flags(args: Sequence[str]) -> set[str]:
+    flags: set[str] = set()
+    for arg in args:
+        if arg.startswith("-") and not arg.startswith("--"):
+            flags.update(arg[1:])
+    return flags
+
+
+def _git_sub(argv: tuple[str, ...], name: str) -> tuple[str, ...] | None:
+    if len(argv) >= 2 and argv[0] == "git" and argv[1] == name:
+        return argv[2:]
+    return None
+
+
+def _force_push(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandContext) -> str | None:
+    args = _git_sub(argv, "push")
+    if args is None:
+        return None
+    long = {a.split("=", 1)[0] for a in args if a.startswith("--")}
+    if long & _FORCE_PUSH_OPTIONS or {"f", "d"} & _short_flags(args):
+        return "force pushes and remote deletes rewrite shared history"
+    refspecs = [a for a in args if not a.startswith("-")][1:]
+    if any(ref.startswith(("+", ":")) for ref in refspecs):
+        return "force pushes and remote deletes rewrite shared history"
+    return None
+
+
+def _reset_hard(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandContext) -> str | None:
+    args = _git_sub(argv, "reset")
+    if args is not None and ({"--hard", "--merge", "--keep"} & set(args)):
+        return "git reset --hard discards uncommitted work, including other agents' work"
+    return None
+
+
+def _clean_force(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandContext) -> str | None:
+    args = _git_sub(argv, "clean")
+    if args is not None and ("f" in _short_flags(args) or "--force" in args):
+        return "git clean -f deletes untracked files, including other agents' new files"
+    return None
+
+
+def _stash(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandContext) -> str | None:
+    args = _git_sub(argv, "stash")
+    if args is None or not ctx.shared_tree:
+        return None
+    if args and args[0] in ("list", "show"):
+        return None
+    return "git stash in a shared working tree takes other agents' changes with it"
+
+
+def _history(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandContext) -> str | None:
+    if not ctx.shared_tree or len(argv) < 2 or argv[0] != "git":
+        return None
+    sub, args = argv[1], argv[2:]
+    moves = sub in ("merge", "rebase", "pull", "cherry-pick", "revert", "am")
+    if sub == "commit" and "--amend" in args:
+        moves = True
+    if sub == "reset" and "--" not in args:
+        operands = [a for a in args if not a.startswith("-")]
+        moves = any(not (ctx.cwd / operand).exists() for operand in operands)
+    if moves:
+        return f"git {sub} moves the branch every agent in this shared tree works on"
+    return None
+
+
+def _alias_config(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandContext) -> str | None:
+    if len(argv) >= 3 and argv[:2] == ("git", "config"):
+        keys = [a for a in argv[2:] if not a.startswith("-")]
+        if keys and keys[0].lower().startswith(("alias.", "core.hookspath", "core.sshcommand")):
+            return "defining git aliases or hooks hides what later commands run"
+    return None
+
+
+def _switch(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandContext) -> str | None:
+    if not ctx.shared_tree or len(argv) < 2 or argv[0] != "git":
+        return None
+    if argv[1] == "switch" or (argv[1] == "checkout" and _checkout_switches(argv[2:], ctx)):
+        return "switching branches in a shared working tree changes every agent's files"
+    return None
+
+
+def _checkout_switches(args: tuple[str, ...], ctx: CommandContext) -> bool:
+    if "--" in args:
+        return False
+    if {"-b", "-B", "--orphan", "--detach"} & set(args):
+        return True
+    operands = [a for a in args if not a.startswith("-")]
+    return len(operands) == 1 and not (ctx.cwd / operands[0]).exists()
+
+
+def _checkout_paths(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandContext) -> str | None:
+    paths = _pathspecs(argv, ctx)
+    if not paths or ctx.matcher is None:
+        return None
+    for spec in paths:
+        if any(ch in spec for ch in "*?[") or spec.startswith(":"):
+            return f"the pathspec {spec!r} may reach files outside this task's scope"
+        verdict = ctx.matcher.check(spec, cwd=ctx.cwd)
+        if not verdict.allowed:
+            return f"it would discard changes to {verdict.path}, outside this task's scope"
+    return None
+
+
+def _pathspecs(argv: tuple[str, ...], ctx: CommandContext) -> list[str]:
+    if len(argv) < 3 or argv[0] != "git" or argv[1] not in ("checkout", "restore"):
+        return []
+    args = argv[2:]
+    if "--" in args:
+        return list(args[args.index("--") + 1 :])
+    operands = [a for a in args if not a.startswith("-")]
+    if argv[1] == "restore":
+        return operands
+    return operands if len(operands) > 1 or (operands and (ctx.cwd / operands[0]).exists()) else []
+
+
+def _rm_root(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandContext) -> str | None:
+    if cmd.name not in ("rm", "rmdir") or len(argv) < 2:
+        return None
+    args = argv[1:]
+    recursive = bool({"r", "R"} & _short_flags(args)) or "--recursive" in args
+    if "--no-preserve-root" in args:
+        return "rm --no-preserve-root is never needed for a task"
+    if not recursive:
+        return None
+    home = ctx.home or str(Path.home())
+    for target in (a for a in args if not a.startswith("-")):
+        expanded = target.replace("${HOME}", home).replace("$HOME", home)
+        expanded = home + expanded[1:] if expanded.startswith("~") else expanded
+        if expanded == "*" or expanded.endswith("/*"):
+            expanded = expanded[:-1] or "."
+        resolved = os.path.realpath(ctx.cwd / expanded)
+        if resolved in ("/", os.path.realpath(home)):
+            return f"rm -r of {target!r} deletes far more than a task's files"
+        if ctx.matcher is not None and resolved == str(ctx.matcher.workspace):
+            return f"rm -r of {target!r} deletes the whole workspace"
+    return None
+
+
+def _machine(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandContext) -> str | None:
+    if cmd.name in ("shutdown", "reboot", "halt", "poweroff") or cmd.name.startswith("mkfs"):
+        return f"{cmd.name} acts on the machine, not on the task"
+    if cmd.name == "dd" and any(a.startswith("of=/dev/") for a in argv[1:]):
+        return "dd to a device acts on the machine, not on the task"
+    return None
+
+
+_RULES: tuple[tuple[str, _Rule], ...] = (
+    ("force-push", _force_push),
+    ("reset-hard", _reset_hard),
+    ("clean-force", _clean_force),
+    ("stash-shared", _stash),
+    ("switch-shared", _switch),
+    ("history-shared", _history),
+    ("git-config-alias", _alias_config),
+    ("checkout-outside-scope", _checkout_paths),
+    ("rm-root", _rm_root),
+    ("machine", _machine),
+)

@@ -1,0 +1,248 @@
+"""The per-wave scope manifest: ``<repo>/.seawall/<session>/wave-<n>/scope.json``.
+
+It binds a wave's scopes to one session: the session id, the wave number, the resolved
+enforcement and isolation, each agent's allowed paths and workspace, and the command
+policy. A manifest only ever applies to its own session: ``load_manifest`` refuses one
+whose recorded session differs from the session asked for, or from the directory it
+lives in (a manifest copied from another session).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from coordinator.errors import ConfigurationError, StateError
+from coordinator.fsutil import atomic_write_text
+from coordinator.model import CommandPolicyConfig, Enforcement, Isolation, Wave
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AgentScope",
+    "ManifestError",
+    "ScopeManifest",
+    "build_manifest",
+    "close_manifest",
+    "find_manifests",
+    "load_manifest",
+    "manifest_path",
+    "validate_session_id",
+    "write_manifest",
+]
+
+SCHEMA_VERSION = 1
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+class ManifestError(StateError):
+    """A scope manifest is missing, corrupt, of an unknown schema, or of another session."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentScope:
+    """One agent's grants and the workspace they are relative to."""
+
+    task_id: str
+    paths: tuple[str, ...]
+    workspace: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScopeManifest:
+    """The scopes of one wave of one session."""
+
+    session: str
+    wave: int
+    enforcement: Enforcement
+    isolation: Isolation
+    repo: str
+    agents: tuple[AgentScope, ...]
+    commands: CommandPolicyConfig = field(default_factory=CommandPolicyConfig)
+    base: str | None = None  # the commit the wave started from (for checkpoints)
+    created: float = 0.0
+    closed: float | None = None
+
+    def agent(self, task_id: str) -> AgentScope | None:
+        """The scope of ``task_id``, or None when the wave has no such agent."""
+        return next((a for a in self.agents if a.task_id == task_id), None)
+
+    def union_paths(self) -> tuple[str, ...]:
+        """Every grant of the wave (used when the calling agent cannot be told apart)."""
+        seen: dict[str, None] = {}
+        for agent in self.agents:
+            seen.update(dict.fromkeys(agent.paths))
+        return tuple(seen)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA_VERSION,
+            "session": self.session,
+            "wave": self.wave,
+            "enforcement": str(self.enforcement),
+            "isolation": str(self.isolation),
+            "repo": self.repo,
+            "base": self.base,
+            "created": self.created,
+            "closed": self.closed,
+            "agents": {
+                a.task_id: {"paths": list(a.paths), "workspace": a.workspace} for a in self.agents
+            },
+            "commands": {"allow": list(self.commands.allow), "deny": list(self.commands.deny)},
+        }
+
+
+def validate_session_id(session: str) -> str:
+    """Return ``session`` when it is a safe single path segment; raise otherwise."""
+    if not _SESSION_ID.fullmatch(session) or ".." in session:
+        raise ConfigurationError(
+            f"invalid session id {session!r}: use letters, digits, '.', '_' and '-'"
+        )
+    return session
+
+
+def manifest_path(repo: Path, session: str, wave: int) -> Path:
+    """Where the manifest of ``wave`` of ``session`` lives."""
+    return Path(repo) / ".seawall" / validate_session_id(session) / f"wave-{wave}" / "scope.json"
+
+
+def build_manifest(
+    *,
+    session: str,
+    wave: Wave,
+    repo: Path,
+    workspaces: Mapping[str, Path] | None = None,
+    commands: CommandPolicyConfig | None = None,
+    base: str | None = None,
+) -> ScopeManifest:
+    """The manifest for ``wave``: each task's scope, relative to its workspace.
+
+    ``workspaces`` maps task ids to their worktrees; a task without one works in ``repo``.
+    """
+    workspaces = workspaces or {}
+    agents = tuple(
+        AgentScope(
+            task_id=task.id,
+            paths=task.scope,
+            workspace=str(Path(workspaces.get(task.id, repo)).resolve()),
+        )
+        for task in wave.tasks
+    )
+    return ScopeManifest(
+        session=validate_session_id(session),
+        wave=wave.number,
+        enforcement=wave.enforcement,
+        isolation=wave.isolation,
+        repo=str(Path(repo).resolve()),
+        agents=agents,
+        commands=commands or CommandPolicyConfig(),
+        base=base,
+        created=round(time.time(), 3),
+    )
+
+
+def write_manifest(manifest: ScopeManifest) -> Path:
+    """Write ``manifest`` atomically to its place in its repository; return the path."""
+    path = manifest_path(Path(manifest.repo), manifest.session, manifest.wave)
+    atomic_write_text(path, json.dumps(manifest.to_dict(), indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def close_manifest(path: Path) -> ScopeManifest:
+    """Mark a wave's manifest finished, so hooks stop guessing it is the live one."""
+    manifest = load_manifest(path)
+    closed = replace(manifest, closed=round(time.time(), 3))
+    atomic_write_text(path, json.dumps(closed.to_dict(), indent=2, sort_keys=True) + "\n")
+    return closed
+
+
+def load_manifest(path: Path, *, session: str | None = None) -> ScopeManifest:
+    """Read and validate a manifest; raise ``ManifestError`` when it cannot be trusted.
+
+    With ``session`` given, a manifest of any other session is refused.
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ManifestError(f"no scope manifest at {path}") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ManifestError(f"scope manifest {path} is unreadable: {exc}") from exc
+    manifest = _parse(data, path)
+    if manifest.session != path.parent.parent.name:
+        raise ManifestError(
+            f"scope manifest {path} names session {manifest.session!r} but lives in "
+            f"{path.parent.parent.name!r}"
+        )
+    if session is not None and manifest.session != session:
+        raise ManifestError(f"scope manifest {path} belongs to session {manifest.session!r}")
+    return manifest
+
+
+def find_manifests(repo: Path, session: str | None = None) -> list[Path]:
+    """Manifest files under ``repo`` (of ``session`` only, when given), newest wave first."""
+    root = Path(repo) / ".seawall"
+    pattern = (
+        f"{validate_session_id(session)}/wave-*/scope.json" if session else "*/wave-*/scope.json"
+    )
+    found: list[tuple[float, int, Path]] = []
+    for path in root.glob(pattern):
+        try:
+            number = int(path.parent.name.removeprefix("wave-"))
+            found.append((path.stat().st_mtime, number, path))
+        except (ValueError, OSError):
+            continue
+    found.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return [path for _, _, path in found]
+
+
+def _parse(data: object, path: Path) -> ScopeManifest:
+    if not isinstance(data, dict):
+        raise ManifestError(f"scope manifest {path} is not a JSON object")
+    if data.get("schema") != SCHEMA_VERSION:
+        raise ManifestError(f"scope manifest {path} has unknown schema {data.get('schema')!r}")
+    try:
+        agents_raw = data["agents"]
+        commands_raw = data.get("commands") or {}
+        closed = data.get("closed")
+        base = data.get("base")
+        manifest = ScopeManifest(
+            session=validate_session_id(_text(data["session"])),
+            wave=int(data["wave"]),
+            enforcement=Enforcement(data["enforcement"]),
+            isolation=Isolation(data["isolation"]),
+            repo=_text(data["repo"]),
+            agents=tuple(
+                AgentScope(
+                    task_id=str(task_id),
+                    paths=_texts(entry["paths"]),
+                    workspace=_text(entry["workspace"]),
+                )
+                for task_id, entry in agents_raw.items()
+            ),
+            commands=CommandPolicyConfig(
+                allow=_texts(commands_raw.get("allow", [])),
+                deny=_texts(commands_raw.get("deny", [])),
+            ),
+            base=None if base is None else _text(base),
+            created=float(data.get("created", 0.0)),
+            closed=None if closed is None else float(closed),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError, ConfigurationError) as exc:
+        raise ManifestError(f"scope manifest {path} is invalid: {exc!r}") from exc
+    return manifest
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _texts(values: Iterable[object]) -> tuple[str, ...]:
+    if isinstance(values, str):
+        raise TypeError("expected a list of strings, got a string")
+    return tuple(_text(value) for value in values)

@@ -1,0 +1,118 @@
+"""Time per Claude Code hook call, process start included, against ``python -c pass``.
+
+The hooks run once per tool call of every agent, so their cost is mostly interpreter
+start-up plus imports. Each figure is the median of several runs in a temporary
+repository with a live scope manifest; the baseline is the same interpreter doing
+nothing, measured in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from coordinator.model import Enforcement, Isolation, Task, Wave
+from coordinator.scope.manifest import build_manifest, write_manifest
+from tests.bench.harness import BenchResult
+
+RUNS = 15
+SEAWALL = str(Path(sys.executable).with_name("seawall"))
+
+
+def _median(func: Callable[[], object], runs: int = RUNS) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _hook(event: str, payload: Mapping[str, object], env: dict[str, str]) -> Callable[[], object]:
+    data = json.dumps(payload)
+
+    def call() -> object:
+        done = subprocess.run(
+            [SEAWALL, "hook", event], input=data, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    return call
+
+
+def run() -> list[BenchResult]:
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp)
+        (repo / "src/app").mkdir(parents=True)
+        wave = Wave(
+            number=1,
+            tasks=(Task(id="t1", prompt="a", scope=("src/app/",)),),
+            isolation=Isolation.NONE,
+            enforcement=Enforcement.STRICT,
+            max_turns=15,
+        )
+        write_manifest(build_manifest(session="bench", wave=wave, repo=repo))
+        base_env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp}
+        agent_env = {**base_env, "SEAWALL_SESSION": "bench", "SEAWALL_TASK_ID": "t1"}
+        bash = {
+            "session_id": "b", "transcript_path": f"{tmp}/t.jsonl", "cwd": tmp,
+            "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_1",
+            "tool_input": {"command": "cd src/app && pytest -q | tee out.log && git status"},
+        }  # fmt: skip
+        edit = {**bash, "tool_name": "Edit", "tool_input": {"file_path": f"{tmp}/src/app/x.py"}}
+        post = {**bash, "hook_event_name": "PostToolUse", "tool_response": {"stdout": "ok"}}
+        baseline = _median(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))
+        figures = {
+            "pre-tool-use Bash, agent in session": _hook("pre-tool-use", bash, agent_env),
+            "pre-tool-use Edit, agent in session": _hook("pre-tool-use", edit, agent_env),
+            "pre-tool-use Bash, no session (gate only)": _hook("pre-tool-use", bash, base_env),
+            "post-tool-use Bash, agent in session": _hook("post-tool-use", post, agent_env),
+        }
+        results = [_in_process(repo, agent_env, bash, baseline)]
+        for name, func in figures.items():
+            func()  # warm the file cache
+            results.append(
+                BenchResult(
+                    name=name,
+                    figure=_median(func) * 1000,
+                    baseline=baseline * 1000,
+                    unit="ms/call",
+                    baseline_name="python -c pass",
+                    target="< 5x",
+                    note=f"median of {RUNS}",
+                )
+            )
+        return results
+
+
+def _in_process(
+    repo: Path, env: dict[str, str], payload: Mapping[str, object], baseline: float
+) -> BenchResult:
+    """The pre-tool-use decision alone, without process start and imports."""
+    from coordinator.hooks.context import resolve_context
+    from coordinator.hooks.pre_tool_use import check_call
+
+    tool_input = payload["tool_input"]
+    assert isinstance(tool_input, Mapping)
+
+    def decide() -> object:
+        ctx = resolve_context(payload, env)
+        return check_call(ctx, "Bash", tool_input)
+
+    figure = _median(lambda: [decide() for _ in range(100)], runs=5) / 100
+    return BenchResult(
+        name="pre-tool-use Bash decision in process (no start-up, no breaker)",
+        figure=figure * 1000,
+        baseline=baseline * 1000,
+        unit="ms/call",
+        baseline_name="python -c pass",
+        note="the hook's own work; the rest of a call is interpreter start-up and imports",
+    )
