@@ -1,9 +1,360 @@
-"""Placeholder: this command group is registered by its own module."""
+"""Session commands: run, demo, status, resume, wave prepare|review, reset, kill."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coordinator.model import Plan
+    from coordinator.runner import AgentRunner
+    from coordinator.session.engine import Session, SessionResult
+    from coordinator.tracker import IssueTracker
+
+__all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add this group's commands (none yet)."""
+    run = subparsers.add_parser(
+        "run",
+        help="run a plan as waves of agents",
+        description="Run a plan file as a session: waves of agents, merged in sequence, with "
+        "carryover issues for what is left. Exit codes: 0 all done, 3 halted by the breaker, "
+        "4 done with carryovers, 5 nothing succeeded, 1 error.",
+    )
+    run.add_argument("plan", help="the plan file (TOML)")
+    _common(run)
+    run.set_defaults(handler=_run)
+
+    demo = subparsers.add_parser(
+        "demo",
+        help="an offline demo session on a throwaway repository",
+        description="Run an offline session of scripted agents on a throwaway repository, "
+        "showing every recovery path, and print the final STATE.md.",
+    )
+    demo.add_argument(
+        "--dir",
+        type=Path,
+        help="where to create the demo repository (default: a new temporary directory)",
+    )
+    demo.add_argument(
+        "--issues",
+        type=Path,
+        help="the demo tracker's issue folder "
+        "(default: ~/.cache/seawall/demo-issues, kept across runs)",
+    )
+    demo.set_defaults(handler=_demo)
+
+    status = subparsers.add_parser(
+        "status",
+        help="the current session's waves and agents",
+        description="Show a session's waves, agents and breaker.",
+    )
+    status.add_argument("--json", action="store_true", help="print JSON")
+    _where(status)
+    status.set_defaults(handler=_status)
+
+    resume = subparsers.add_parser(
+        "resume",
+        help="finish an interrupted or halted session",
+        description="Continue the newest unfinished session from its ledger: after a crash "
+        "(even SIGKILL) or a breaker trip. A tripped breaker is cleared, keeping its counters.",
+    )
+    _where(resume)
+    resume.add_argument("--runner", help="run every task with this runner")
+    resume.add_argument("--tracker", help="file carryovers with this tracker")
+    resume.set_defaults(handler=_resume)
+
+    kill = subparsers.add_parser(
+        "kill",
+        help="end a halted session for good",
+        description="Mark a session killed: it will not continue.",
+    )
+    _where(kill)
+    kill.set_defaults(handler=_kill)
+
+    reset = subparsers.add_parser(
+        "reset",
+        help="clear an agent's tripped breaker after review",
+        description="Clear the per-agent breaker of TASK (hook mode) after a person reviewed it.",
+    )
+    reset.add_argument("--agent", required=True, metavar="TASK", help="the agent's task id")
+    _where(reset)
+    reset.set_defaults(handler=_reset)
+
+    wave = subparsers.add_parser(
+        "wave",
+        help="step mode for a lead agent that dispatches agents itself",
+        description="Step mode: `prepare` plans and prepares the next wave and prints each "
+        "agent's prompt, workspace and scope; `review` reads each agent's final text "
+        '(JSON {"outputs": {"TASK": "text"}} on stdin) and reviews, merges and recovers.',
+    )
+    steps = wave.add_subparsers(dest="step", metavar="STEP", required=True)
+    prepare = steps.add_parser("prepare", help="prepare the next wave")
+    prepare.add_argument("plan", nargs="?", help="the plan file (to start a new session)")
+    prepare.add_argument("--json", action="store_true", help="print JSON (the default)")
+    _where(prepare)
+    prepare.set_defaults(handler=_wave_prepare)
+    review = steps.add_parser("review", help="review the prepared wave")
+    review.add_argument("--json", action="store_true", help="print JSON (the default)")
+    review.add_argument("--input", type=Path, help="read the outputs from this file, not stdin")
+    _where(review)
+    review.set_defaults(handler=_wave_review)
+
+
+def _where(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--repo",
+        type=Path,
+        default=Path.cwd(),
+        help="the repository (default: the current directory)",
+    )
+    parser.add_argument("--session", help="the session id (default: the newest)")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--runner",
+        help="run every task with this runner (a [runners.NAME] of "
+        "the plan or a built-in: scripted, command, claude-code, codex)",
+    )
+    parser.add_argument(
+        "--tracker",
+        help="file carryovers with this tracker "
+        "(local, memory, github, gitlab, or a third-party name)",
+    )
+    parser.add_argument(
+        "--repo",
+        type=Path,
+        default=Path.cwd(),
+        help="the repository (default: the current directory)",
+    )
+
+
+def _runner(plan: Plan, name: str | None) -> AgentRunner | None:
+    if not name:
+        return None
+    from coordinator.model import RunnerSpec
+    from coordinator.runner import build_runner
+
+    return build_runner(plan.runners.get(name) or RunnerSpec(name=name, kind=name))
+
+
+def _tracker(plan: Plan, name: str | None, repo: Path) -> IssueTracker | None:
+    if not name:
+        return None
+    from dataclasses import replace
+
+    from coordinator.tracker import open_tracker
+
+    return open_tracker(replace(plan.session.tracker, kind=name), root=repo.resolve())
+
+
+def _report(result: SessionResult) -> int:
+    print(
+        f"session {result.session}: {result.phase} after {result.waves} wave(s); "
+        f"done: {', '.join(result.done) or 'none'}"
+        + (f"; carried over: {', '.join(result.abandoned)}" if result.abandoned else "")
+    )
+    if result.breaker.get("tripped"):
+        print(f"breaker: {result.breaker.get('trigger')}: {result.breaker.get('detail')}")
+        print("next: fix the cause and `seawall resume`, or `seawall kill`")
+    print(f"state: {result.state_md}")
+    return result.exit_code
+
+
+def _run(args: argparse.Namespace) -> int:
+    import anyio
+
+    from coordinator.plan import load_plan
+    from coordinator.session.engine import Session
+
+    plan_path = Path(args.plan)
+    plan = load_plan(plan_path)
+    session = Session(
+        plan,
+        repo=args.repo,
+        runner=_runner(plan, args.runner),
+        tracker=_tracker(plan, args.tracker, args.repo),
+        plan_text=plan_path.read_text(encoding="utf-8"),
+    )
+    print(f"seawall: session {session.session_id} on {session.repo}", file=sys.stderr)
+    return _report(anyio.run(session.run))
+
+
+def _demo(args: argparse.Namespace) -> int:
+    import anyio
+
+    from coordinator.demo import run_demo
+
+    async def main() -> Any:
+        return await run_demo(directory=args.dir, issues_dir=args.issues)
+
+    result = anyio.run(main)
+    print()
+    print(result.state_md.read_text(encoding="utf-8"))
+    issues = sorted(result.issues_dir.glob("*.md"))
+    print(f"demo repository: {result.repo}")
+    print(f"carryover issues ({len(issues)}) in {result.issues_dir}:")
+    for issue in issues:
+        title = next(
+            (
+                line
+                for line in issue.read_text(encoding="utf-8").splitlines()
+                if line.startswith("# ")
+            ),
+            issue.name,
+        )
+        print(f"  {issue.name}: {title.removeprefix('# ')}")
+    print("run `seawall demo` again: the same carryovers are found, not filed twice")
+    return 0 if result.exit_code in (0, 4) else result.exit_code
+
+
+def _open(args: argparse.Namespace, **kwargs: Any) -> Session:
+    from coordinator.session.engine import Session
+
+    return Session.open(args.repo, args.session, **kwargs)
+
+
+def _state(args: argparse.Namespace) -> Any:
+    from coordinator.errors import StateError
+    from coordinator.state.store import StateStore, latest_session
+
+    repo = Path(args.repo).resolve()
+    session = args.session or latest_session(repo)
+    if session is None:
+        raise StateError(f"no seawall session in {repo}/.seawall")
+    return StateStore(repo, session)
+
+
+def status_payload(state: Any) -> dict[str, Any]:
+    return {
+        "session": state.session,
+        "phase": str(state.phase),
+        "target_branch": state.target_branch,
+        "cost_usd": state.cost_usd,
+        "waves": [
+            {
+                "number": wave.number,
+                "isolation": wave.isolation,
+                "enforcement": wave.enforcement,
+                "base": wave.base,
+                "phase": str(wave.phase),
+                "agents": [
+                    {
+                        "task": agent.task,
+                        "status": agent.status,
+                        "summary": agent.summary,
+                        "remaining": agent.remaining,
+                        "inferred": agent.inferred,
+                        "spiral": agent.spiral,
+                        "issue": None if agent.issue is None else agent.issue.number,
+                        "merged": agent.merged,
+                    }
+                    for agent in wave.agents
+                ],
+            }
+            for wave in state.waves
+        ],
+        "pending": [task["id"] for task in state.pending],
+        "breaker": state.breaker,
+    }
+
+
+def _status(args: argparse.Namespace) -> int:
+    store = _state(args)
+    state = store.load()
+    if args.json:
+        print(json.dumps(status_payload(state), indent=2))
+        return 0
+    print(
+        store.paths.state_md.read_text(encoding="utf-8")
+        if store.paths.state_md.exists()
+        else json.dumps(status_payload(state), indent=2)
+    )
+    return 0
+
+
+def _resume(args: argparse.Namespace) -> int:
+    import anyio
+
+    from coordinator.session.engine import Session
+
+    probe = _open(args)
+    session = Session.open(
+        args.repo,
+        probe.session_id,
+        runner=_runner(probe.plan, args.runner),
+        tracker=_tracker(probe.plan, args.tracker, args.repo),
+    )
+    return _report(anyio.run(session.resume))
+
+
+def _kill(args: argparse.Namespace) -> int:
+    from coordinator.state.ledger import SessionPhase
+
+    store = _state(args)
+    with store.lock():
+        state = store.load()
+        state.phase = SessionPhase.KILLED
+        store.save(state)
+    store.events.append("session_killed")
+    print(f"session {state.session} killed; its work stays on refs/seawall/{state.session}/*")
+    return 0
+
+
+def _reset(args: argparse.Namespace) -> int:
+    from coordinator.breakers.store import reset_agent_breaker
+
+    store = _state(args)
+    cleared = reset_agent_breaker(store.paths.repo, store.paths.session, args.agent)
+    store.events.append("breaker_reset", agent=args.agent, cleared=cleared)
+    print(f"{args.agent}: breaker {'cleared' if cleared else 'was not tripped'}")
+    return 0
+
+
+def _wave_prepare(args: argparse.Namespace) -> int:
+    import anyio
+
+    from coordinator.plan import load_plan
+    from coordinator.session.engine import Session
+
+    if args.plan:
+        plan_path = Path(args.plan)
+        session = Session(
+            load_plan(plan_path),
+            repo=args.repo,
+            session_id=args.session,
+            plan_text=plan_path.read_text(encoding="utf-8"),
+        )
+    else:
+        session = _open(args)
+    prepared = anyio.run(session.prepare_wave)
+    print(
+        json.dumps(
+            prepared or {"session": session.session_id, "wave": None, "done": True}, indent=2
+        )
+    )
+    return 0
+
+
+def _wave_review(args: argparse.Namespace) -> int:
+    import anyio
+
+    from coordinator.errors import ConfigurationError
+
+    raw = args.input.read_text(encoding="utf-8") if args.input else sys.stdin.read()
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"wave review: the input is not JSON: {exc}") from exc
+    outputs = data.get("outputs", data) if isinstance(data, dict) else None
+    if not isinstance(outputs, dict) or not all(isinstance(v, str) for v in outputs.values()):
+        raise ConfigurationError('wave review: expected {"outputs": {"TASK": "final text"}}')
+    session = _open(args)
+    report = anyio.run(session.review_wave, outputs)
+    print(json.dumps(report, indent=2))
+    return 0

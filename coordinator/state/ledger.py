@@ -81,6 +81,8 @@ class AgentRecord:
     final_text: str = ""
     transcript: str = ""
     last_tool: str = ""
+    run: dict[str, Any] | None = None  # the raw outcome of the run, kept for review/resume
+    touched: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -102,6 +104,8 @@ class WaveRecord:
     checks: dict[str, Any] | None = None
     started_at: float = 0.0
     finished_at: float = 0.0
+    target_after: str | None = None
+    fix_tasks: list[str] = field(default_factory=list)
 
     def agent(self, task: str) -> AgentRecord:
         for record in self.agents:

@@ -1,0 +1,240 @@
+"""Dispatch: run the agents of one wave concurrently and watch each of them live.
+
+Per agent: a runner call with its wall clock, the coordinator's own counts (turns, tool
+calls, cost), the per-agent breakers and the stagnation detectors on every event, a
+shadow checkpoint after every edit, and on any stop that was not clean a ``wip:``
+snapshot before anything else happens.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from coordinator.breakers.trip import Trip
+from coordinator.events import Event, ToolCall, ToolResult, Turn, edited_paths
+from coordinator.git.checkpoints import Checkpointer
+from coordinator.model import BreakerLimits, Isolation, StagnationConfig
+from coordinator.runner import AgentRequest, AgentResult, AgentRunner, RunCounter
+from coordinator.stagnation import AgentMonitor
+from coordinator.telemetry import EventLog
+
+__all__ = ["AgentJob", "AgentRun", "dispatch_wave"]
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentJob:
+    """Everything needed to run and watch one agent."""
+
+    task_id: str
+    runner: AgentRunner
+    request: AgentRequest
+    checkpointer: Checkpointer
+    limits: BreakerLimits
+    stagnation: StagnationConfig
+    max_turns: int
+    wave: int
+    session: str
+    in_place: bool
+    repo: Path
+    event_log: EventLog | None = None
+    scope_paths: Callable[[], Sequence[str]] = lambda: ()
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentRun:
+    """What came of one agent's run, before review. Serialisable into the ledger."""
+
+    task_id: str
+    final_text: str = ""
+    is_error: bool = False
+    exit_code: int | None = None
+    truncated: bool = False  # stopped, timed out, or never finished
+    stop_reason: str = ""
+    runner_error: str = ""
+    saw_errors: bool = False
+    last_error: str = ""
+    counts: dict[str, Any] = field(default_factory=dict)
+    trip: Trip | None = None
+    checkpoint: str | None = None
+    wip: str | None = None
+    touched: tuple[str, ...] = ()
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    transcript: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "final_text": self.final_text[-8000:],
+            "is_error": self.is_error,
+            "exit_code": self.exit_code,
+            "truncated": self.truncated,
+            "stop_reason": self.stop_reason,
+            "runner_error": self.runner_error,
+            "saw_errors": self.saw_errors,
+            "last_error": self.last_error,
+            "counts": dict(self.counts),
+            "trip": None if self.trip is None else self.trip.to_dict(),
+            "checkpoint": self.checkpoint,
+            "wip": self.wip,
+            "touched": list(self.touched),
+            "findings": list(self.findings),
+            "transcript": self.transcript,
+        }
+
+    @classmethod
+    def from_dict(cls, task_id: str, data: dict[str, Any]) -> AgentRun:
+        trip = data.get("trip")
+        return cls(
+            task_id=task_id,
+            final_text=str(data.get("final_text", "")),
+            is_error=bool(data.get("is_error", False)),
+            exit_code=data.get("exit_code"),
+            truncated=bool(data.get("truncated", False)),
+            stop_reason=str(data.get("stop_reason", "")),
+            runner_error=str(data.get("runner_error", "")),
+            saw_errors=bool(data.get("saw_errors", False)),
+            last_error=str(data.get("last_error", "")),
+            counts=dict(data.get("counts", {})),
+            trip=Trip.from_dict(trip) if isinstance(trip, dict) else None,
+            checkpoint=data.get("checkpoint"),
+            wip=data.get("wip"),
+            touched=tuple(data.get("touched", ())),
+            findings=list(data.get("findings", [])),
+            transcript=str(data.get("transcript", "")),
+        )
+
+
+OnEvent = Callable[[str, Event, RunCounter], None]
+OnFinished = Callable[[AgentRun], Awaitable[None]]
+
+
+async def dispatch_wave(
+    jobs: Sequence[AgentJob],
+    *,
+    on_event: OnEvent | None = None,
+    on_trip: Callable[[AgentJob, Trip], None] | None = None,
+    on_finished: OnFinished | None = None,
+    limit: int | None = None,
+) -> list[AgentRun]:
+    """Run ``jobs`` concurrently (at most ``limit`` at once); return their runs in job order.
+
+    ``on_finished`` is awaited as each agent ends (the session records it at once, so a
+    crash after one agent finished loses nothing).
+    """
+    runs: dict[str, AgentRun] = {}
+    limiter = anyio.CapacityLimiter(limit or max(1, len(jobs)))
+
+    async def one(job: AgentJob) -> None:
+        async with limiter:
+            run = await run_agent(job, on_event=on_event, on_trip=on_trip)
+        runs[job.task_id] = run
+        if on_finished is not None:
+            await on_finished(run)
+
+    async with anyio.create_task_group() as group:
+        for job in jobs:
+            group.start_soon(one, job)
+    return [runs[job.task_id] for job in jobs]
+
+
+async def run_agent(
+    job: AgentJob,
+    *,
+    on_event: OnEvent | None = None,
+    on_trip: Callable[[AgentJob, Trip], None] | None = None,
+) -> AgentRun:
+    """Run one agent to its end under the coordinator's watch."""
+    counter = RunCounter(clock=time.monotonic)
+    monitor = AgentMonitor(
+        session=job.session,
+        wave=job.wave,
+        agent=job.task_id,
+        workspace=job.request.workspace,
+        repo=job.repo,
+        isolation=Isolation.NONE if job.in_place else Isolation.WORKTREE,
+        limits=job.limits,
+        stagnation=job.stagnation,
+        event_log=job.event_log,
+    )
+    pending_edits: dict[str, tuple[str, ...]] = {}
+    touched: set[str] = set()
+    state: dict[str, Any] = {"trip": None, "stop": "", "saw_errors": False, "last_error": ""}
+
+    async def emit(event: Event) -> None:
+        counter.observe(event)
+        if on_event is not None:
+            on_event(job.task_id, event, counter)
+        if type(event) is ToolCall:
+            paths = edited_paths(event)
+            if paths:
+                pending_edits[event.call_id] = paths
+        elif type(event) is ToolResult:
+            if event.is_error and not event.cancelled:
+                state["saw_errors"] = True
+                state["last_error"] = event.text[-2000:]
+            paths = pending_edits.pop(event.call_id, ())
+            if paths and not event.is_error:
+                touched.update(paths)
+                await job.checkpointer.acheckpoint(paths if job.in_place else None)
+        trip = monitor.observe(event)
+        if trip is not None and state["trip"] is None and not trip.self_service:
+            state["trip"] = trip
+            _stop(job, f"breaker {trip.kind.label}: {trip.evidence}", state)
+            if on_trip is not None:
+                on_trip(job, trip)
+        if type(event) is Turn and counter.turns > job.max_turns and not state["stop"]:
+            _stop(job, f"turn limit: {counter.turns} turns > max {job.max_turns}", state)
+
+    result: AgentResult | None = None
+    runner_error = ""
+    try:
+        result = await job.runner.run(job.request, emit)
+    except Exception as exc:  # noqa: BLE001 - a runner that breaks is this agent's outcome
+        runner_error = f"{type(exc).__name__}: {exc}"
+    final_paths = tuple(sorted(touched.union(job.scope_paths() if job.in_place else ())))
+    checkpoint = await job.checkpointer.acheckpoint(final_paths if job.in_place else None)
+    interrupted = result is None or result.interrupted or bool(state["stop"])
+    wip = None
+    trip: Trip | None = state["trip"]
+    if interrupted and (trip is None or trip.wants_snapshot):
+        reason = state["stop"] or (result.stop_reason if result else "") or runner_error
+        wip = await job.checkpointer.awip(
+            reason or "stopped", final_paths if job.in_place else None
+        )
+    final_text = result.final_text if result else ""
+    if not final_text and counter.final is not None:
+        final_text = counter.final.text
+    return AgentRun(
+        task_id=job.task_id,
+        is_error=bool(result and result.is_error) or bool(runner_error),
+        exit_code=result.exit_code if result else None,
+        transcript=str(result.transcript_path or "") if result else "",
+        counts={
+            "turns": counter.turns,
+            "tool_calls": counter.tool_calls,
+            "cost_usd": round(counter.cost_usd, 6),
+            "elapsed_s": round(counter.elapsed_s, 3),
+            "last_tool": counter.last_tool or "",
+        },
+        trip=trip,
+        stop_reason=state["stop"] or (result.stop_reason if result else ""),
+        final_text=final_text,
+        checkpoint=checkpoint or job.checkpointer.tip,
+        wip=wip,
+        touched=final_paths,
+        findings=[finding.to_record() for finding in monitor.finish()],
+        runner_error=runner_error,
+        truncated=interrupted and not runner_error,
+        saw_errors=bool(state["saw_errors"]) or bool(result and result.is_error),
+        last_error=str(state["last_error"]),
+    )
+
+
+def _stop(job: AgentJob, reason: str, state: dict[str, Any]) -> None:
+    state["stop"] = reason
+    job.request.stop.stop(reason)

@@ -1,0 +1,312 @@
+"""The session loop: plan a wave, prepare, dispatch, review, merge, recover, repeat.
+
+Every phase of a wave is recorded in the ledger before the next one starts, so
+``Session.resume`` can finish a session whose coordinator was killed at any point:
+agents that never reported are salvaged from their checkpoints, a merge is redone
+from the pinned base (or recognised as done), and carryovers are deduplicated by the
+tracker's fingerprint markers.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from coordinator.errors import StateError
+from coordinator.events import Event, ToolCall
+from coordinator.model import Plan, RunnerSpec, Status, Task
+from coordinator.plan.loader import parse_plan
+from coordinator.progress import Progress, make_progress
+from coordinator.runner import AgentRunner, RunCounter, build_runner
+from coordinator.state.ledger import (
+    SessionPhase,
+    SessionState,
+)
+from coordinator.state.store import StateStore, latest_session
+from coordinator.tracker import IssueTracker
+
+__all__ = ["Session", "SessionResult", "new_session_id"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionResult:
+    """How a session ended (or paused). ``exit_code`` is what ``seawall run`` returns."""
+
+    session: str
+    phase: SessionPhase
+    waves: int
+    done: tuple[str, ...]
+    abandoned: tuple[str, ...]
+    breaker: Mapping[str, Any]
+    state_md: Path
+
+    @property
+    def exit_code(self) -> int:
+        if self.phase is SessionPhase.HALTED:
+            return 3
+        if not self.abandoned:
+            return 0
+        return 4 if self.done else 5
+
+
+def new_session_id(name: str) -> str:
+    """``<plan name>-<UTC time>-<4 hex>``: unique, sortable, safe as a ref and path name."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    return f"{name}-{stamp}-{secrets.token_hex(2)}"
+
+
+class Session:
+    """One session of a plan on one repository.
+
+    Pass runner and tracker instances to override what the plan names: ``runner`` serves
+    every task; ``runners`` maps runner names to instances. Without a tracker, the
+    plan's ``[session.tracker]`` is used (the local tracker by default).
+    """
+
+    def __init__(
+        self,
+        plan: Plan,
+        *,
+        repo: str | os.PathLike[str],
+        runner: AgentRunner | None = None,
+        runners: Mapping[str, AgentRunner] | None = None,
+        tracker: IssueTracker | None = None,
+        progress: Progress | None = None,
+        session_id: str | None = None,
+        plan_text: str = "",
+    ) -> None:
+        self.plan = plan
+        self.repo = Path(repo).resolve()
+        self.session_id = session_id or new_session_id(plan.session.name)
+        self.store = StateStore(self.repo, self.session_id)
+        self._runner = runner
+        self._runners: dict[str, AgentRunner] = dict(runners or {})
+        self._tracker = tracker
+        self._filer: Any = None
+        self.progress = progress or make_progress()
+        self._plan_text = plan_text
+        self._save_lock = anyio.Lock()
+        self.state: SessionState | None = None
+
+    # -- construction from the ledger -----------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        repo: str | os.PathLike[str],
+        session_id: str | None = None,
+        **kwargs: Any,
+    ) -> Session:
+        """The session ``session_id`` of ``repo`` (default: the newest unfinished one)."""
+        root = Path(repo).resolve()
+        session_id = session_id or latest_session(root, unfinished=True)
+        if session_id is None:
+            raise StateError(f"no unfinished seawall session in {root}/.seawall")
+        state = StateStore(root, session_id).load()
+        if not state.plan_text:
+            raise StateError(f"session {session_id} has no recorded plan; it cannot be resumed")
+        plan = parse_plan(state.plan_text, path=state.plan_path or "<recorded plan>")
+        session = cls(plan, repo=root, session_id=session_id, plan_text=state.plan_text, **kwargs)
+        session.state = state
+        return session
+
+    # -- the driven loop --------------------------------------------------------------
+
+    async def run(self) -> SessionResult:
+        """Run the session to its end (or until the wave breaker halts it)."""
+        with self.store.lock():
+            state = self._start()
+            return await self._loop(state)
+
+    async def resume(self) -> SessionResult:
+        """Continue an interrupted or halted session from its ledger."""
+        with self.store.lock():
+            state = self.state or self.store.load()
+            self.state = state
+            if state.phase is SessionPhase.KILLED:
+                raise StateError(f"session {state.session} was killed; start a new one")
+            if state.phase is SessionPhase.HALTED:
+                from coordinator.session.wave_breaker import clear_for_resume
+
+                again = clear_for_resume(state, self.plan.session)
+                if again is not None:
+                    self.progress.log(again)
+                    self._save_now(state)
+                    return self.result()
+                state.phase = SessionPhase.RUNNING
+                self.progress.log("breaker cleared (counters kept); resuming")
+            self._save_now(state)
+            return await self._loop(state)
+
+    async def _loop(self, state: SessionState) -> SessionResult:
+        from coordinator.session.steps import WaveSteps
+
+        steps = WaveSteps(self, state)
+        while state.phase is SessionPhase.RUNNING:
+            advanced = await steps.advance()
+            if not advanced:
+                await steps.finish_session()
+                break
+        return self.result()
+
+    def result(self) -> SessionResult:
+        state = self._state()
+        done = tuple(
+            sorted(
+                t.id
+                for t in state.tasks.values()
+                if t.status in (Status.DONE, Status.NO_TESTS_NEEDED)
+            )
+        )
+        abandoned = tuple(
+            sorted(
+                t.id
+                for t in state.tasks.values()
+                if t.status not in (Status.DONE, Status.NO_TESTS_NEEDED)
+            )
+        )
+        return SessionResult(
+            session=state.session,
+            phase=state.phase,
+            waves=len(state.waves),
+            done=done,
+            abandoned=abandoned,
+            breaker=dict(state.breaker),
+            state_md=self.store.paths.state_md,
+        )
+
+    # -- state ------------------------------------------------------------------------
+
+    def _start(self) -> SessionState:
+        from coordinator.git.repo import ensure_excluded, open_repository, pin_base
+        from coordinator.session.tasks import task_to_dict
+
+        if self.store.exists():
+            raise StateError(
+                f"session {self.session_id} already exists; use `seawall resume` to continue it"
+            )
+        ensure_excluded(open_repository(self.repo))
+        pin = pin_base(self.repo)
+        now = round(time.time(), 3)
+        state = SessionState(
+            session=self.session_id,
+            name=self.plan.session.name,
+            repo=str(self.repo),
+            target_branch=pin.branch,
+            start_commit=pin.commit,
+            plan_path=self.plan.path or "",
+            plan_text=self._plan_text,
+            created_at=now,
+            pending=[task_to_dict(task) for task in self.plan.tasks],
+        )
+        for task in self.plan.tasks:
+            state.task(task.id).origin = task_to_dict(task)
+        self.state = state
+        self._save_now(state)
+        self.store.events.append(
+            "session_started",
+            plan=state.plan_path,
+            target=pin.branch,
+            base=pin.commit,
+            tasks=len(self.plan.tasks),
+        )
+        return state
+
+    def _state(self) -> SessionState:
+        if self.state is None:
+            raise StateError("the session has not started")
+        return self.state
+
+    def _save_now(self, state: SessionState) -> None:
+        self.store.save(state)
+
+    async def save(self) -> None:
+        async with self._save_lock:
+            self.store.save(self._state())
+
+    # -- runners and trackers ---------------------------------------------------------
+
+    def runner_for(self, task: Task) -> AgentRunner:
+        if self._runner is not None:
+            return self._runner
+        name = task.agent or self.plan.session.agent
+        runner = self._runners.get(name)
+        if runner is None:
+            spec = self.plan.runners.get(name) or RunnerSpec(name=name, kind=name)
+            runner = self._runners[name] = build_runner(spec)
+        return runner
+
+    def tracker(self) -> IssueTracker:
+        if self._tracker is None:
+            from coordinator.tracker import open_tracker
+
+            self._tracker = open_tracker(self.plan.session.tracker, root=self.repo)
+        return self._tracker
+
+    def filer(self) -> Any:
+        if self._filer is None:
+            from coordinator.carryover import CarryoverFiler
+
+            self._filer = CarryoverFiler(
+                self.tracker(),
+                session=self.session_id,
+                label=self.plan.session.tracker.label,
+                events=self.store.events,
+            )
+        return self._filer
+
+    # -- embedded step mode -----------------------------------------------------------
+
+    async def prepare_wave(self) -> dict[str, Any] | None:
+        """Step mode: plan and prepare the next wave for a lead agent to dispatch.
+
+        Returns the prepared wave (each agent's prompt, workspace and scope, the scope
+        manifest) or None when the session has no more work. The lead dispatches the
+        agents with its own tool and then calls ``review_wave``.
+        """
+        from coordinator.session.steps import WaveSteps
+
+        if self.state is None:
+            if self.store.exists():
+                self.state = self.store.load()
+            else:
+                self._start()
+        state = self._state()
+        steps = WaveSteps(self, state)
+        return await steps.prepare_for_lead()
+
+    async def review_wave(self, outputs: Mapping[str, str]) -> dict[str, Any]:
+        """Step mode: review, merge and recover the prepared wave, given each agent's
+        final text by task id. Returns the wave's report."""
+        from coordinator.session.steps import WaveSteps
+
+        if self.state is None:
+            self.state = self.store.load()
+        steps = WaveSteps(self, self._state())
+        return await steps.review_from_lead(outputs)
+
+
+def progress_hook(progress: Progress) -> Any:
+    def on_event(task_id: str, event: Event, counter: RunCounter) -> None:
+        changes: dict[str, object] = {
+            "turns": counter.turns,
+            "tool_calls": counter.tool_calls,
+            "cost_usd": counter.cost_usd,
+        }
+        if type(event) is ToolCall:
+            changes["last_tool"] = event.name
+        progress.update(task_id, **changes)
+
+    return on_event
+
+
+def warn(message: str) -> None:
+    print(f"seawall: warning: {message}", file=sys.stderr)

@@ -1,0 +1,198 @@
+"""The end of a wave on the repository: merge in sequence, check, advance the target.
+
+The target branch moves only after the whole wave merged and the checks passed, with a
+compare-and-swap on the ref; the integration commit is recorded in the ledger before the
+branch moves, so a resume after a crash can tell whether the advance happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from coordinator.git.checks import WaveIntegration, integrate_wave
+from coordinator.git.merge import AgentChange
+from coordinator.git.repo import open_repository, workdir
+from coordinator.git.target import advance_target, restore_path
+from coordinator.model import Status
+from coordinator.state.ledger import AgentRecord, WaveRecord
+
+__all__ = ["MergePlan", "branch_tip", "merge_plan", "restore_in_place", "run_integration"]
+
+MERGEABLE = frozenset({Status.DONE, Status.NO_TESTS_NEEDED, Status.PARTIAL})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MergePlan:
+    changes: tuple[AgentChange, ...]
+
+
+def merge_plan(repo: Path, wave: WaveRecord, *, strict: bool) -> MergePlan:
+    """Which agents merge, in agent order.
+
+    In strict enforcement an agent's out-of-scope files are cut from what it merges
+    (its in-scope work still merges); the full work stays on its checkpoint ref.
+    """
+    changes: list[AgentChange] = []
+    for agent in wave.agents:
+        status = Status(agent.status) if agent.status else Status.FAILED
+        if status not in MERGEABLE or agent.checkpoint is None:
+            continue
+        commit = agent.checkpoint
+        if strict and agent.scope_violations:
+            commit = without_paths(repo, wave.base, commit, agent.scope_violations)
+        changes.append(
+            AgentChange(
+                task_id=agent.task, commit=commit, title=f"{agent.task}: {agent.summary or status}"
+            )
+        )
+    return MergePlan(changes=tuple(changes))
+
+
+def without_paths(repo: Path, base: str, commit: str, paths: Sequence[str]) -> str:
+    """A commit like ``commit`` whose ``paths`` are as in ``base`` (a child of ``commit``)."""
+    repository = open_repository(repo)
+    source = repository.revparse_single(commit).peel(pygit2.Commit)
+    base_tree = repository.revparse_single(base).peel(pygit2.Commit).tree
+    index = pygit2.Index()
+    index.read_tree(source.tree)
+    for path in paths:
+        try:
+            entry = base_tree[path]
+        except KeyError:
+            if path in index:
+                index.remove(path)
+            continue
+        index.add(pygit2.IndexEntry(path, entry.id, entry.filemode))
+    tree = index.write_tree(repository)
+    signature = pygit2.Signature("seawall", "seawall@localhost")
+    message = "scope: out-of-scope changes left out of the merge\n\n" + "\n".join(paths)
+    return str(repository.create_commit(None, signature, signature, message, tree, [source.id]))
+
+
+def dirty_paths_in_scope(repo: Path, scope: Sequence[str], *, session: str) -> tuple[str, ...]:
+    """Files of the main working tree with uncommitted changes that ``scope`` covers."""
+    from coordinator.scope.matcher import ScopeMatcher
+
+    repository = open_repository(repo)
+    matcher = ScopeMatcher(tuple(scope), workspace=repo, session=session)
+    dirty = [
+        path
+        for path, flags in repository.status(untracked_files="all").items()
+        if flags not in (pygit2.enums.FileStatus.CURRENT, pygit2.enums.FileStatus.IGNORED)
+    ]
+    return tuple(sorted(path for path in dirty if matcher.matches_relative(path)))
+
+
+def run_integration(
+    repo: Path,
+    wave: WaveRecord,
+    plan: MergePlan,
+    *,
+    session: str,
+    checks: Sequence[str],
+    timeout: float | None,
+) -> WaveIntegration:
+    return integrate_wave(
+        repo,
+        base=wave.base,
+        changes=plan.changes,
+        session_id=session,
+        wave=wave.number,
+        commands=checks,
+        timeout=timeout,
+    )
+
+
+def record_integration(wave: WaveRecord, result: WaveIntegration) -> list[dict[str, Any]]:
+    """Copy the merge outcome into the wave's ledger record; return the conflict fix tasks."""
+    merge = result.merge
+    wave.integration = merge.integration
+    by_task = {agent.task_id: agent for agent in merge.agents}
+    for agent in wave.agents:
+        merged = by_task.get(agent.task)
+        agent.merged = bool(merged and merged.merged)
+    wave.resolutions = [
+        {
+            "path": r.path,
+            "rule": str(r.rule),
+            "agents": [r.kept_task, r.other_task],
+            "kept": r.kept_task,
+            "fix_task": r.fix_task,
+        }
+        for r in merge.resolutions
+    ]
+    wave.dropped = [
+        {"task": a.task_id, "reason": a.reason} for a in merge.agents if a.status == "dropped"
+    ]
+    wave.checks = (
+        None
+        if result.checks is None
+        else {
+            "passed": result.checks.passed,
+            "runs": result.check_runs,
+            "failure": None
+            if result.checks.failure is None
+            else {
+                "command": result.checks.failure.command,
+                "output": result.checks.failure.output[-2000:],
+            },
+        }
+    )
+    return [
+        {
+            "id": fix.id,
+            "source": fix.source_task,
+            "against": list(fix.against_tasks),
+            "files": list(fix.files),
+            "commit": fix.source_commit,
+            "hunks": fix.hunks,
+            "prompt": fix.prompt(),
+        }
+        for fix in merge.fix_tasks
+    ]
+
+
+def branch_tip(repo: Path, branch: str) -> str | None:
+    repository = open_repository(repo)
+    ref = repository.references.get(f"refs/heads/{branch}")
+    if ref is None:
+        return None
+    return str(ref.peel(pygit2.Commit).id)
+
+
+def in_place_paths(wave: WaveRecord) -> list[str]:
+    if wave.isolation != "none":
+        return []
+    return sorted({path for agent in wave.agents for path in agent.touched})
+
+
+def advance(repo: Path, wave: WaveRecord, branch: str) -> None:
+    """Move ``branch`` from the wave base to its integration, updating the main tree."""
+    assert wave.integration is not None
+    paths = in_place_paths(wave)
+    if wave.integration == wave.base:
+        restore_in_place(repo, wave.base, paths)
+        return
+    advance_target(
+        repo, branch=branch, expected_old=wave.base, new=wave.integration, agent_paths=paths
+    )
+
+
+def restore_in_place(repo: Path, base: str, paths: Sequence[str]) -> None:
+    """Put in-place agents' files back to ``base`` (their work stays on checkpoint refs)."""
+    if not paths:
+        return
+    repository = open_repository(repo)
+    tree = repository.revparse_single(base).peel(pygit2.Commit).tree
+    root = workdir(repository)
+    for path in paths:
+        restore_path(repository, root, tree, path)
+
+
+def agent_records_touching(wave: WaveRecord) -> dict[str, AgentRecord]:
+    return {agent.task: agent for agent in wave.agents}

@@ -1,0 +1,119 @@
+"""Review of one agent after its wave: status, live findings, spiral verdict, scope.
+
+Precedence, strongest first: a tripped breaker (``blocked``); a spiral from the agent's
+own history or a turn-key repetition (``spiral``); an error echo (``failed``); the
+agent's STATUS line; inference when there is none (with the live status-partial record
+as a backstop for a report lost to a kill). A tail record only corroborates a report
+that arrived: one failure is never counted twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from coordinator.model import Status, StatusReport
+from coordinator.session.dispatch import AgentRun
+from coordinator.state.ledger import AgentRecord
+from coordinator.status import parse_status
+
+__all__ = ["apply_review"]
+
+
+def judge_status(run: AgentRun, *, changed: bool) -> StatusReport:
+    """The agent's status from its final text (or inferred), before history is read."""
+    if run.runner_error and not run.final_text:
+        return StatusReport(
+            status=Status.FAILED,
+            summary=run.runner_error,
+            inferred=True,
+            reason="the runner failed: " + run.runner_error,
+        )
+    reported_errors: bool | None = None
+    if run.is_error and not run.truncated:
+        reported_errors = True
+    report = parse_status(
+        run.final_text,
+        changed_files=changed,
+        reported_errors=reported_errors,
+        truncated=run.truncated,
+    )
+    if report.inferred:
+        backstop = _live_status(run.findings)
+        if backstop is not None:
+            return StatusReport(
+                status=backstop,
+                summary=report.summary,
+                inferred=True,
+                reason=f"no final report; the live transcript record says STATUS: {backstop}",
+            )
+    if run.truncated and report.status.is_success and not report.inferred:
+        return StatusReport(
+            status=Status.PARTIAL,
+            summary=report.summary,
+            remaining="the agent was stopped before it could verify its work",
+            inferred=True,
+            reason=f"reported {report.status} but was stopped: {run.stop_reason}",
+        )
+    return report
+
+
+def _live_status(findings: Sequence[dict[str, Any]]) -> Status | None:
+    for finding in reversed(findings):
+        if finding.get("pattern") == "status-partial":
+            value = str(finding.get("evidence", {}).get("status", "partial")).lower()
+            return Status.FAILED if value == "failed" else Status.PARTIAL
+    return None
+
+
+def apply_review(
+    record: AgentRecord,
+    run: AgentRun,
+    *,
+    changed_paths: Sequence[str],
+    spiral: dict[str, Any] | None,
+) -> None:
+    """Fill ``record`` with the verdict on ``run``."""
+    report = judge_status(run, changed=bool(changed_paths))
+    status, reason = report.status, report.reason
+    patterns = {str(f.get("pattern")): f for f in run.findings}
+    if run.trip is not None:
+        status = Status.BLOCKED
+        reason = f"breaker {run.trip.kind.label} tripped: {run.trip.evidence}"
+    elif spiral is not None:
+        status, reason = Status.SPIRAL, f"spiral in its history: {spiral.get('summary', '')}"
+    elif "turn-key-repetition" in patterns:
+        status = Status.SPIRAL
+        reason = "turn-key repetition: the same call three times in a row"
+        spiral = {
+            "summary": _evidence_line(patterns["turn-key-repetition"]),
+            "files": [],
+            "evidence": [_evidence_line(patterns["turn-key-repetition"])],
+        }
+    elif "error-echo" in patterns:
+        status = Status.FAILED
+        reason = f"error echo ({patterns['error-echo'].get('error_class', 'other')})"
+    elif "pagination-spiral" in patterns and status.is_success and not changed_paths:
+        status = Status.PARTIAL
+        reason = "stagnant: paged through a file without editing it"
+    record.status = str(status)
+    record.summary = report.summary
+    record.remaining = report.remaining
+    record.inferred = report.inferred
+    record.reason = reason
+    record.spiral = spiral
+    record.findings = list(run.findings)
+    record.trip = (
+        None
+        if run.trip is None
+        else {"breaker": run.trip.kind.label, "detail": run.trip.evidence, **run.trip.to_dict()}
+    )
+    record.error_signature = run.last_error[-500:] if status is Status.FAILED else ""
+    record.final_text = run.final_text[-4000:]
+
+
+def _evidence_line(finding: dict[str, Any]) -> str:
+    evidence = finding.get("evidence")
+    if isinstance(evidence, dict):
+        return ", ".join(f"{k}={v}" for k, v in evidence.items())[:200]
+    return str(evidence)[:200]

@@ -1,0 +1,786 @@
+"""The phases of one wave, each ending with the ledger saved.
+
+``advance()`` moves the current wave one or more phases forward (or plans the next
+wave); a resumed session calls it again and continues from the recorded phase.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from coordinator.errors import GitError, StateError
+from coordinator.git.checkpoints import Checkpointer
+from coordinator.git.history import agent_history
+from coordinator.git.repo import pin_base
+from coordinator.git.spiral import detect_spiral
+from coordinator.git.workspaces import prepare_workspaces
+from coordinator.model import Enforcement, Isolation, Status, Task, Wave
+from coordinator.plan.waves import make_wave
+from coordinator.prompting import render_agent_prompt
+from coordinator.runner import AgentRequest
+from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
+from coordinator.session.faults import kill_point
+from coordinator.session.integrate import (
+    advance,
+    branch_tip,
+    merge_plan,
+    record_integration,
+    run_integration,
+)
+from coordinator.session.recovery import Action, decide_recovery
+from coordinator.session.review import apply_review
+from coordinator.session.tasks import (
+    add_pending,
+    ready_tasks,
+    remove_pending,
+    task_from_dict,
+    task_to_dict,
+)
+from coordinator.state.ledger import (
+    AgentRecord,
+    IssueRef,
+    SessionPhase,
+    SessionState,
+    WavePhase,
+    WaveRecord,
+)
+
+if TYPE_CHECKING:
+    from coordinator.session.engine import Session
+
+__all__ = ["WaveSteps"]
+
+
+class WaveSteps:
+    """Drives the waves of one session through their phases."""
+
+    def __init__(self, session: Session, state: SessionState) -> None:
+        self.session = session
+        self.state = state
+        self.repo = session.repo
+        self.config = session.plan.session
+        self.events = session.store.events
+        self.paths = session.store.paths
+        self.progress = session.progress
+        self._runs: dict[str, AgentRun] = {}
+
+    # -- the loop ---------------------------------------------------------------------
+
+    async def advance(self) -> bool:
+        """Move the session forward by one wave; False when there is nothing left to do."""
+        wave = self.state.current_wave
+        if wave is None or wave.phase is WavePhase.DONE:
+            wave = await self._plan_next()
+            if wave is None:
+                return False
+        if wave.phase is WavePhase.PLANNED:
+            await self._prepare(wave)
+        if wave.phase is WavePhase.PREPARED:
+            await self._dispatch(wave)
+        if wave.phase is WavePhase.DISPATCHED:
+            await self._salvage(wave)
+            await self._review(wave)
+        if wave.phase is WavePhase.REVIEWED:
+            await self._merge(wave)
+        if wave.phase is WavePhase.MERGED:
+            await self._recover(wave)
+        return True
+
+    # -- planning ---------------------------------------------------------------------
+
+    async def _plan_next(self) -> WaveRecord | None:
+        ready = ready_tasks(self.state)
+        if not ready:
+            return None
+        from coordinator.scope.collisions import plan_collisions
+
+        cap = self.config.max_agents_per_wave
+        number = len(self.state.waves) + 1
+        first = make_wave(tuple(ready[:cap]), self.config, number=number)
+        report = plan_collisions(first, policy=self.config.overlap)
+        chosen = report.waves[0]
+        wave_plan = make_wave(
+            chosen.tasks,
+            self.config,
+            number=number,
+            isolation=chosen.isolation,
+            isolation_reason=chosen.isolation_reason,
+        )
+        if report.colliding:
+            self.events.append(
+                "scope_collision", wave=number, action=report.action, lines=report.lines()
+            )
+            self.progress.log("; ".join(report.lines()))
+        pin = await anyio.to_thread.run_sync(pin_base, self.repo)
+        if pin.branch != self.state.target_branch:
+            raise GitError(
+                f"the session advances {self.state.target_branch!r} but {pin.branch!r} is "
+                f"checked out; `git switch {self.state.target_branch}` and `seawall resume`"
+            )
+        wave = WaveRecord(
+            number=number,
+            tasks=[task_to_dict(task) for task in wave_plan.tasks],
+            isolation=str(wave_plan.isolation),
+            enforcement=str(wave_plan.enforcement),
+            max_turns=wave_plan.max_turns,
+            isolation_reason=wave_plan.isolation_reason,
+            enforcement_reason=wave_plan.enforcement_reason,
+            base=pin.commit,
+            started_at=round(time.time(), 3),
+        )
+        self.state.waves.append(wave)
+        remove_pending(self.state, wave_plan.task_ids)
+        await self.session.save()
+        self.events.append(
+            "wave_planned",
+            wave=number,
+            tasks=list(wave_plan.task_ids),
+            isolation=wave.isolation,
+            enforcement=wave.enforcement,
+            base=wave.base,
+            reason=wave.isolation_reason,
+        )
+        return wave
+
+    # -- preparing --------------------------------------------------------------------
+
+    async def _prepare(self, wave: WaveRecord) -> None:
+        tasks = [task_from_dict(t) for t in wave.tasks]
+        workspaces = await prepare_workspaces(
+            self.repo,
+            session_id=self.state.session,
+            wave=wave.number,
+            base=wave.base,
+            task_ids=[task.id for task in tasks],
+            isolation=Isolation(wave.isolation),
+        )
+        wave.agents = []
+        for workspace in workspaces:
+            wave.agents.append(
+                AgentRecord(
+                    task=workspace.task_id, workspace=workspace.path, branch=workspace.branch
+                )
+            )
+            if workspace.fallback_reason and wave.fallback is None:
+                wave.fallback = workspace.fallback_reason
+        if wave.fallback is not None:
+            self._fall_back_in_place(wave)
+        self._write_manifest(wave, tasks)
+        wave.phase = WavePhase.PREPARED
+        await self.session.save()
+
+    def _fall_back_in_place(self, wave: WaveRecord) -> None:
+        from coordinator.isolation import explain_enforcement
+
+        enforcement = explain_enforcement(
+            isolation=Isolation.NONE, config_enforcement=self.config.enforcement
+        )
+        wave.isolation = str(Isolation.NONE)
+        wave.enforcement = str(enforcement.value)
+        wave.enforcement_reason = enforcement.reason
+        self.progress.log(
+            f"warning: wave {wave.number}: worktrees could not be created, "
+            f"running in place: {wave.fallback}"
+        )
+        self.events.append("worktree_fallback", wave=wave.number, reason=wave.fallback)
+
+    def _write_manifest(self, wave: WaveRecord, tasks: list[Task]) -> None:
+        from coordinator.scope.manifest import build_manifest, write_manifest
+
+        manifest = build_manifest(
+            session=self.state.session,
+            wave=_wave_value(wave, tasks),
+            repo=self.repo,
+            workspaces={agent.task: Path(agent.workspace) for agent in wave.agents},
+            commands=self.config.commands,
+            base=wave.base,
+        )
+        write_manifest(manifest)
+
+    def _close_manifest(self, wave: WaveRecord) -> None:
+        from coordinator.scope.manifest import close_manifest, manifest_path
+
+        path = manifest_path(self.repo, self.state.session, wave.number)
+        if path.exists():
+            close_manifest(path)
+
+    def prompt_for(self, wave: WaveRecord, task: Task) -> str:
+        context = self._dependency_context(task)
+        return render_agent_prompt(
+            task,
+            max_turns=task.max_turns or wave.max_turns,
+            scope=task.scope,
+            session=self.state.session,
+            wave=wave.number,
+            extra_context=context,
+        )
+
+    def _dependency_context(self, task: Task) -> str:
+        origin = self.state.tasks.get(task.id)
+        deps = origin.origin.get("depends_on", []) if origin and origin.origin else []
+        missing = []
+        for dep in deps:
+            record = self.state.tasks.get(dep)
+            if record is not None and record.abandoned:
+                issue = f" (carried over as issue #{record.issue.number})" if record.issue else ""
+                missing.append(f"- {dep} was not completed{issue}")
+        if not missing:
+            return ""
+        return "Dependencies that were NOT completed:\n" + "\n".join(missing)
+
+    # -- dispatching ------------------------------------------------------------------
+
+    async def _dispatch(self, wave: WaveRecord) -> None:
+        tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
+        jobs = [self._job(wave, agent, tasks[agent.task]) for agent in wave.agents]
+        wave.phase = WavePhase.DISPATCHED
+        await self.session.save()
+        self.progress.wave_started(
+            wave.number, wave.isolation, wave.enforcement, [agent.task for agent in wave.agents]
+        )
+        from coordinator.session.engine import progress_hook
+
+        async def finished(run: AgentRun) -> None:
+            await self._finished(wave, run)
+
+        await dispatch_wave(
+            jobs,
+            on_event=progress_hook(self.progress),
+            on_trip=lambda job, trip: self._on_trip(wave, job.task_id, trip),
+            on_finished=finished,
+            limit=self.config.max_agents_per_wave,
+        )
+        self.progress.wave_finished()
+
+    def _job(self, wave: WaveRecord, agent: AgentRecord, task: Task) -> AgentJob:
+        in_place = wave.isolation == Isolation.NONE
+        checkpointer = Checkpointer(
+            agent.workspace,
+            session_id=self.state.session,
+            task_id=task.id,
+            base=wave.base,
+            mode=_mode(in_place),
+        )
+        transcript = self.paths.agent_dir(task.id) / f"w{wave.number}-transcript.jsonl"
+        request = AgentRequest(
+            task_id=task.id,
+            prompt=self.prompt_for(wave, task),
+            workspace=Path(agent.workspace),
+            session=self.state.session,
+            wave=wave.number,
+            max_turns=task.max_turns or wave.max_turns,
+            time_limit=self.config.budgets.agent_minutes * 60.0,
+            transcript_path=transcript,
+        )
+
+        def scope_paths() -> tuple[str, ...]:
+            return self._dirty_in_scope(task) if in_place else ()
+
+        return AgentJob(
+            task_id=task.id,
+            runner=self.session.runner_for(task),
+            request=request,
+            checkpointer=checkpointer,
+            limits=self.config.breakers,
+            stagnation=self.config.stagnation,
+            max_turns=task.max_turns or wave.max_turns,
+            wave=wave.number,
+            session=self.state.session,
+            in_place=in_place,
+            repo=self.repo,
+            event_log=self.events,
+            scope_paths=scope_paths,
+        )
+
+    def _dirty_in_scope(self, task: Task) -> tuple[str, ...]:
+        from coordinator.session.integrate import dirty_paths_in_scope
+
+        return dirty_paths_in_scope(self.repo, task.scope, session=self.state.session)
+
+    def _on_trip(self, wave: WaveRecord, task_id: str, trip: Any) -> None:
+        from coordinator.breakers.blocked import append_blocked_note
+
+        append_blocked_note(self.paths.blocked, trip, agent=task_id, wave=wave.number)
+        self.progress.log(f"W{wave.number} {task_id}: {trip.message(task_id)}")
+
+    async def _finished(self, wave: WaveRecord, run: AgentRun) -> None:
+        record = wave.agent(run.task_id)
+        self._apply_run(record, run)
+        self.progress.finished(run.task_id, "stopped" if run.truncated else "finished")
+        self.events.append(
+            "agent_finished",
+            wave=wave.number,
+            agent=run.task_id,
+            truncated=run.truncated,
+            stop_reason=run.stop_reason,
+            **run.counts,
+        )
+        await self.session.save()
+        kill_point("after-agent-finished")
+
+    def _apply_run(self, record: AgentRecord, run: AgentRun) -> None:
+        self._runs[run.task_id] = run
+        record.run = run.to_dict()
+        record.checkpoint = run.checkpoint
+        record.wip = run.wip
+        record.touched = list(run.touched)
+        record.turns = int(run.counts.get("turns", 0))
+        record.tool_calls = int(run.counts.get("tool_calls", 0))
+        record.cost_usd = float(run.counts.get("cost_usd", 0.0))
+        record.elapsed_s = float(run.counts.get("elapsed_s", 0.0))
+        record.last_tool = str(run.counts.get("last_tool", ""))
+        record.exit_code = run.exit_code
+        record.transcript = run.transcript
+        record.final_text = run.final_text[-4000:]
+
+    async def _salvage(self, wave: WaveRecord) -> None:
+        """Agents that never reported (the coordinator died): snapshot their work as wip."""
+        tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
+        salvaged = False
+        for record in wave.agents:
+            if record.run is not None:
+                continue
+            task = tasks[record.task]
+            in_place = wave.isolation == Isolation.NONE
+            checkpointer = Checkpointer(
+                record.workspace,
+                session_id=self.state.session,
+                task_id=task.id,
+                base=wave.base,
+                mode=_mode(in_place),
+            )
+            paths = self._dirty_in_scope(task) if in_place else None
+            reason = "the coordinator stopped before the agent reported"
+            await checkpointer.acheckpoint(paths)
+            wip = await checkpointer.awip(reason, paths)
+            run = AgentRun(
+                task_id=task.id,
+                truncated=True,
+                stop_reason=reason,
+                checkpoint=checkpointer.tip,
+                wip=wip,
+                touched=tuple(paths or ()),
+            )
+            self._apply_run(record, run)
+            salvaged = True
+            self.events.append(
+                "agent_salvaged", wave=wave.number, agent=task.id, checkpoint=checkpointer.tip
+            )
+        if salvaged:
+            await self.session.save()
+
+    # -- review -----------------------------------------------------------------------
+
+    async def _review(self, wave: WaveRecord) -> None:
+        tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
+        enforcement = Enforcement(wave.enforcement)
+        for record in wave.agents:
+            run = self._runs.get(record.task) or AgentRun.from_dict(record.task, record.run or {})
+            history = await anyio.to_thread.run_sync(self._history, wave, record)
+            verdict = detect_spiral(history, self.config.spiral)
+            spiral = None
+            if verdict.is_spiral:
+                spiral = {
+                    "summary": verdict.summary(),
+                    "files": list(verdict.files),
+                    "commits": list(verdict.commits),
+                    "evidence": [signal.describe() for signal in verdict.signals],
+                }
+            changed = sorted(history.changed_paths)
+            record.scope_violations = self._scope_violations(
+                tasks[record.task], changed, Path(record.workspace), enforcement
+            )
+            apply_review(record, run, changed_paths=changed, spiral=spiral)
+            if record.scope_violations:
+                self.events.append(
+                    "scope_violation",
+                    wave=wave.number,
+                    agent=record.task,
+                    files=record.scope_violations,
+                    action="left out of the merge"
+                    if enforcement is Enforcement.STRICT
+                    else "merged, reported",
+                )
+            self._record_task(record)
+        wave.phase = WavePhase.REVIEWED
+        await self.session.save()
+
+    def _history(self, wave: WaveRecord, record: AgentRecord) -> Any:
+        return agent_history(
+            self.repo,
+            session_id=self.state.session,
+            task_id=record.task,
+            base=wave.base,
+            branch=record.branch,
+        )
+
+    def _scope_violations(
+        self, task: Task, changed: list[str], workspace: Path, enforcement: Enforcement
+    ) -> list[str]:
+        from coordinator.scope.verify import verify_changes
+
+        verdict = verify_changes(
+            task.id,
+            changed,
+            scope=task.scope,
+            enforcement=enforcement,
+            session=self.state.session,
+            workspace=workspace,
+        )
+        return list(verdict.out_of_scope)
+
+    def _record_task(self, record: AgentRecord) -> None:
+        from coordinator.breakers.signature import error_signature
+
+        task = self.state.task(record.task)
+        task.attempts += 1
+        task.status = record.status
+        if record.status == Status.SPIRAL:
+            task.spirals += 1
+        if record.status in (Status.FAILED, Status.BLOCKED):
+            task.failures += 1
+        if record.error_signature:
+            task.signatures.append(error_signature(record.error_signature))
+        self.state.cost_usd = round(self.state.cost_usd + record.cost_usd, 6)
+
+    # -- merge ------------------------------------------------------------------------
+
+    async def _merge(self, wave: WaveRecord) -> None:
+        branch = self.state.target_branch
+        tip = await anyio.to_thread.run_sync(branch_tip, self.repo, branch)
+        if wave.integration is not None and tip == wave.integration:
+            wave.phase = WavePhase.MERGED  # the advance happened before the crash
+            await self.session.save()
+            return
+        if tip != wave.base:
+            raise GitError(
+                f"{branch} moved from the wave base {wave.base[:12]} to {str(tip)[:12]} while "
+                "the wave ran; nothing was merged. Move it back or start a new session."
+            )
+        plan = merge_plan(self.repo, wave, strict=wave.enforcement == Enforcement.STRICT)
+
+        def integrate() -> Any:
+            return run_integration(
+                self.repo,
+                wave,
+                plan,
+                session=self.state.session,
+                checks=self.config.checks,
+                timeout=self.config.budgets.agent_minutes * 60.0,
+            )
+
+        result = await anyio.to_thread.run_sync(integrate)
+        fixes = record_integration(wave, result)
+        self._queue_conflict_fixes(wave, fixes)
+        await self.session.save()  # the integration is recorded before the branch moves
+        kill_point("before-advance")
+        await anyio.to_thread.run_sync(advance, self.repo, wave, branch)
+        wave.target_after = wave.integration
+        wave.phase = WavePhase.MERGED
+        await self.session.save()
+        merged = [a.task for a in wave.agents if a.merged]
+        self.events.append(
+            "merge",
+            wave=wave.number,
+            integration=wave.integration,
+            merged=merged,
+            resolutions=wave.resolutions,
+            dropped=wave.dropped,
+        )
+        line = f"wave {wave.number}: merged {len(merged)} agent(s) into {branch}"
+        if wave.resolutions:
+            line += f", {len(wave.resolutions)} conflict(s) resolved by policy"
+        if wave.dropped:
+            line += f", dropped {', '.join(d['task'] for d in wave.dropped)}"
+        self.progress.log(line)
+
+    def _queue_conflict_fixes(self, wave: WaveRecord, fixes: list[dict[str, Any]]) -> None:
+        from coordinator.prompting import render_conflict_fix_prompt
+
+        tasks: list[Task] = []
+        for fix in fixes:
+            source = next((t for t in wave.tasks if t["id"] == fix["source"]), None)
+            prompt = render_conflict_fix_prompt(
+                wave=wave.number,
+                earlier=", ".join(fix["against"]),
+                later=fix["source"],
+                hunks=[(path, fix["hunks"]) for path in fix["files"][:1]],
+            )
+            task = Task(
+                id=_fix_id(fix["id"]),
+                prompt=prompt,
+                scope=tuple(fix["files"]),
+                agent=source.get("agent") if source else None,
+            )
+            tasks.append(task)
+            wave.fix_tasks.append(task.id)
+            self.state.task(task.id).origin = task_to_dict(task)
+        add_pending(self.state, tasks)
+
+    # -- recovery ---------------------------------------------------------------------
+
+    async def _recover(self, wave: WaveRecord) -> None:
+        tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
+        next_tasks: list[Task] = []
+        for record in wave.agents:
+            task_record = self.state.task(record.task)
+            original = task_from_dict(task_record.origin or task_to_dict(tasks[record.task]))
+            recovery = decide_recovery(original, record, task_record)
+            if recovery.next_task is not None:
+                next_tasks.append(recovery.next_task)
+                task_record.rework += 1
+            if recovery.action is Action.ESCALATE:
+                task_record.abandoned = True
+            if recovery.carryover is not None and task_record.issue is None:
+                await self._file_carryover(wave, record, original, recovery.carryover)
+            elif recovery.carryover is not None and task_record.issue is not None:
+                record.issue = IssueRef(
+                    number=task_record.issue.number, url=task_record.issue.url, existing=True
+                )
+            if recovery.action is not Action.NONE:
+                self.events.append(
+                    "recovery",
+                    wave=wave.number,
+                    agent=record.task,
+                    action=str(recovery.action),
+                    reason=recovery.reason,
+                )
+        add_pending(self.state, next_tasks)
+        await self._cleanup(wave)
+        wave.phase = WavePhase.DONE
+        wave.finished_at = round(time.time(), 3)
+        self._wave_breaker(wave)
+        await self.session.save()
+        self.events.append(
+            "wave_finished", wave=wave.number, statuses={a.task: a.status for a in wave.agents}
+        )
+
+    async def _file_carryover(
+        self, wave: WaveRecord, record: AgentRecord, task: Task, kind: str
+    ) -> None:
+        from coordinator.carryover import Carryover, CarryoverKind, plan_identity
+
+        carryover = Carryover(
+            plan=plan_identity(self.session.plan),
+            task_id=task.id,
+            kind=CarryoverKind(kind),
+            session=self.state.session,
+            wave=wave.number,
+            description=task.prompt.strip().splitlines()[0][:80],
+            tried=record.summary or record.reason,
+            spiral_verdict=(record.spiral or {}).get("summary", ""),
+            error_signature=record.error_signature,
+            remaining=record.remaining,
+            context=record.reason,
+        )
+        result = await anyio.to_thread.run_sync(self.session.filer().file, carryover)
+        kill_point("after-issue-created")
+        if result.number is not None and result.skipped != "error":
+            ref = IssueRef(number=result.number, url=result.url or "", existing=not result.created)
+            record.issue = ref
+            self.state.task(task.id).issue = ref
+            self.progress.log(f"W{wave.number} {task.id}: {kind} {ref.suffix()}")
+        else:
+            self.progress.log(f"warning: carryover for {task.id} not filed: {result.error}")
+        self.events.append(
+            "carryover",
+            wave=wave.number,
+            agent=task.id,
+            kind=kind,
+            created=result.created,
+            number=result.number,
+            skipped=result.skipped,
+            error=result.error,
+        )
+        await self.session.save()
+
+    async def _cleanup(self, wave: WaveRecord) -> None:
+        self._close_manifest(wave)
+        if wave.isolation != Isolation.WORKTREE:
+            return
+        from coordinator.git.cleanup import prune_worktrees
+
+        paths = [agent.workspace for agent in wave.agents]
+        report = await anyio.to_thread.run_sync(lambda: prune_worktrees(self.repo, paths=paths))
+        for info in report.kept:
+            self.events.append(
+                "worktree_kept",
+                wave=wave.number,
+                agent=info.task,
+                path=info.path,
+                reason=info.reason,
+            )
+
+    def _wave_breaker(self, wave: WaveRecord) -> None:
+        from coordinator.session.wave_breaker import evaluate_wave
+
+        line = evaluate_wave(self.state, wave, self.config)
+        if line is None:
+            return
+        self.state.phase = SessionPhase.HALTED
+        self.events.append(
+            "breaker_tripped",
+            wave=wave.number,
+            level="wave",
+            trigger=self.state.breaker.get("trigger"),
+            detail=self.state.breaker.get("detail"),
+        )
+        self.progress.log(line)
+
+    # -- session end ------------------------------------------------------------------
+
+    async def finish_session(self) -> None:
+        from coordinator.carryover import file_missing, ledger_entries, plan_identity
+
+        if self._has_unfiled():
+
+            def file_all() -> Any:
+                return file_missing(
+                    self.session.filer(),
+                    ledger_entries(self.state.to_dict()),
+                    plan=plan_identity(self.session.plan),
+                )
+
+            for entry, result in await anyio.to_thread.run_sync(file_all):
+                if result.number is None or result.skipped == "error":
+                    continue
+                ref = IssueRef(
+                    number=result.number, url=result.url or "", existing=not result.created
+                )
+                self.state.task(entry.task).issue = ref
+                for wave in self.state.waves:
+                    if wave.number == entry.wave:
+                        wave.agent(entry.task).issue = ref
+        if self.state.pending:
+            self.progress.log(f"{len(self.state.pending)} task(s) still pending")
+        self.state.phase = SessionPhase.DONE
+        await self.session.save()
+        self.events.append(
+            "session_finished", cost_usd=self.state.cost_usd, waves=len(self.state.waves)
+        )
+
+    def _has_unfiled(self) -> bool:
+        return any(
+            a.status in (Status.SPIRAL, Status.FAILED)
+            and a.issue is None
+            and self.state.task(a.task).issue is None
+            for wave in self.state.waves
+            for a in wave.agents
+        )
+
+    # -- step mode ----------------------------------------------------------------------
+
+    async def prepare_for_lead(self) -> dict[str, Any] | None:
+        wave = self.state.current_wave
+        if wave is None or wave.phase is WavePhase.DONE:
+            wave = await self._plan_next()
+            if wave is None:
+                await self.finish_session()
+                return None
+        if wave.phase is WavePhase.PLANNED:
+            await self._prepare(wave)
+        if wave.phase is WavePhase.PREPARED:
+            wave.phase = WavePhase.DISPATCHED
+            await self.session.save()
+        tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
+        return {
+            "session": self.state.session,
+            "wave": wave.number,
+            "isolation": wave.isolation,
+            "enforcement": wave.enforcement,
+            "base": wave.base,
+            "scope_manifest": str(self.paths.wave_dir(wave.number) / "scope.json"),
+            "agents": [
+                {
+                    "task": agent.task,
+                    "workspace": agent.workspace,
+                    "branch": agent.branch,
+                    "scope": list(tasks[agent.task].scope),
+                    "max_turns": tasks[agent.task].max_turns or wave.max_turns,
+                    "prompt": self.prompt_for(wave, tasks[agent.task]),
+                }
+                for agent in wave.agents
+            ],
+        }
+
+    async def review_from_lead(self, outputs: Mapping[str, str]) -> dict[str, Any]:
+        wave = self.state.current_wave
+        if wave is None or wave.phase is not WavePhase.DISPATCHED:
+            raise StateError("no prepared wave is waiting for review; run `wave prepare` first")
+        tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
+        in_place = wave.isolation == Isolation.NONE
+        for record in wave.agents:
+            if record.run is not None:
+                continue
+            task = tasks[record.task]
+            checkpointer = Checkpointer(
+                record.workspace,
+                session_id=self.state.session,
+                task_id=task.id,
+                base=wave.base,
+                mode=_mode(in_place),
+            )
+            paths = self._dirty_in_scope(task) if in_place else None
+            await checkpointer.acheckpoint(paths)
+            text = outputs.get(record.task)
+            run = AgentRun(
+                task_id=task.id,
+                final_text=text or "",
+                truncated=text is None,
+                stop_reason="" if text is not None else "no output was given",
+                checkpoint=checkpointer.tip,
+                touched=tuple(paths or ()),
+            )
+            self._apply_run(record, run)
+        await self.session.save()
+        await self._review(wave)
+        await self._merge(wave)
+        await self._recover(wave)
+        return {
+            "session": self.state.session,
+            "wave": wave.number,
+            "phase": str(self.state.phase),
+            "agents": [
+                {
+                    "task": a.task,
+                    "status": a.status,
+                    "summary": a.summary,
+                    "remaining": a.remaining,
+                    "merged": a.merged,
+                    "issue": None if a.issue is None else a.issue.number,
+                }
+                for a in wave.agents
+            ],
+            "pending": [t["id"] for t in self.state.pending],
+        }
+
+
+def _wave_value(wave: WaveRecord, tasks: list[Task]) -> Wave:
+    return Wave(
+        number=wave.number,
+        tasks=tuple(tasks),
+        isolation=Isolation(wave.isolation),
+        enforcement=Enforcement(wave.enforcement),
+        max_turns=wave.max_turns,
+    )
+
+
+def _mode(in_place: bool) -> Any:
+    from coordinator.git.checkpoints import CheckpointMode
+
+    return CheckpointMode.PATHS if in_place else CheckpointMode.TREE
+
+
+def _fix_id(raw: str) -> str:
+    import hashlib
+
+    from coordinator.plan.loader import validate_task_id
+
+    if validate_task_id(raw) is None:
+        return raw
+    return "fix-" + hashlib.sha256(raw.encode()).hexdigest()[:10]

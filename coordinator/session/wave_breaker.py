@@ -1,0 +1,62 @@
+"""The wave-level breaker in the session loop: one report per finished wave.
+
+The breaker's state (``tripped, trigger, detail, checkpoint, tripped_at, counters``)
+lives in the ledger's ``breaker`` entry; a trip halts the session with one actionable
+line, and ``seawall resume`` clears it, keeping the counters.
+"""
+
+from __future__ import annotations
+
+from coordinator.breakers.wave import WaveBreaker, WaveReport
+from coordinator.model import SessionConfig, Status
+from coordinator.state.ledger import SessionState, WaveRecord
+
+__all__ = ["clear_for_resume", "evaluate_wave", "wave_report"]
+
+
+def _breaker(state: SessionState, config: SessionConfig) -> WaveBreaker:
+    return WaveBreaker(
+        config.wave_breaker, cost_budget_usd=config.budgets.cost_usd, state=state.breaker or None
+    )
+
+
+def wave_report(state: SessionState, wave: WaveRecord, config: SessionConfig) -> WaveReport:
+    """What the wave did, as the breaker's triggers read it."""
+    merged = sum(1 for agent in wave.agents if agent.merged)
+    redispatched = tuple(a.task for a in wave.agents if state.task(a.task).attempts > 1)
+    failures = {
+        a.task: (a.error_signature or a.summary or a.reason,)
+        for a in wave.agents
+        if a.status in (Status.FAILED, Status.BLOCKED, Status.SPIRAL)
+    }
+    spent = sum(a.cost_usd for w in state.waves for a in w.agents)
+    agents = sum(len(w.agents) for w in state.waves) or 1
+    next_size = min(len(state.pending), config.max_agents_per_wave)
+    projected = spent / agents * next_size if next_size else None
+    return WaveReport(
+        wave=wave.number,
+        merged=merged,
+        new_commits=int(bool(wave.integration and wave.integration != wave.base)),
+        redispatched=redispatched,
+        failures=failures,
+        cost_usd=state.cost_usd,
+        projected_next_usd=projected,
+        conflicts=(),
+        head=wave.integration or wave.base,
+    )
+
+
+def evaluate_wave(state: SessionState, wave: WaveRecord, config: SessionConfig) -> str | None:
+    """Feed the finished wave to the breaker; return the actionable line on a trip."""
+    breaker = _breaker(state, config)
+    trip = breaker.record(wave_report(state, wave, config))
+    state.breaker = breaker.state()
+    return None if trip is None else trip.line()
+
+
+def clear_for_resume(state: SessionState, config: SessionConfig) -> str | None:
+    """Clear a trip for ``seawall resume`` (counters kept); a trigger still firing re-trips."""
+    breaker = _breaker(state, config)
+    trip = breaker.resume(config=config.wave_breaker, cost_budget_usd=config.budgets.cost_usd)
+    state.breaker = breaker.state()
+    return None if trip is None else trip.line()
