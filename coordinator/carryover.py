@@ -539,14 +539,20 @@ def ledger_entries(state: Mapping[str, Any]) -> list[LedgerEntry]:
 
 
 def covered_tasks(state: Mapping[str, Any]) -> set[str]:
-    """The tasks whose ledger record (``state["tasks"][id]["issue"]``) has an issue."""
+    """Tasks that need no retroactive carryover: those whose ledger record
+    (``state["tasks"][id]``) has an issue, and those that finished successfully in a
+    later wave (a spiral or failure the session recovered from is not left over)."""
     tasks = state.get("tasks")
     if not isinstance(tasks, Mapping):
         return set()
     return {
         str(task_id)
         for task_id, record in tasks.items()
-        if isinstance(record, Mapping) and isinstance(record.get("issue"), Mapping)
+        if isinstance(record, Mapping)
+        and (
+            isinstance(record.get("issue"), Mapping)
+            or record.get("status") in (Status.DONE.value, Status.NO_TESTS_NEEDED.value)
+        )
     }
 
 

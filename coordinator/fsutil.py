@@ -7,7 +7,7 @@ import errno
 import fcntl
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from coordinator.errors import SessionLockedError, StateError
@@ -15,7 +15,9 @@ from coordinator.errors import SessionLockedError, StateError
 __all__ = ["atomic_write_bytes", "atomic_write_text", "file_lock"]
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(
+    path: Path, data: bytes, *, before_replace: Callable[[], None] | None = None
+) -> None:
     """Write ``data`` to ``path`` so a reader sees the old or the new file, never a mix.
 
     The bytes go to a temporary file in the same directory, are flushed to disk, and
@@ -29,6 +31,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp_name, path)
     except OSError as exc:
         with contextlib.suppress(FileNotFoundError):
@@ -39,8 +43,10 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(
+    path: Path, text: str, *, before_replace: Callable[[], None] | None = None
+) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), before_replace=before_replace)
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -196,19 +196,13 @@ def _demo(args: argparse.Namespace) -> int:
     result = anyio.run(main)
     print()
     print(result.state_md.read_text(encoding="utf-8"))
-    issues = sorted(result.issues_dir.glob("*.md"))
+    from adapters.trackers.local import LocalTracker
+
+    issues = LocalTracker(result.repo, issues_dir=result.issues_dir).list_issues("carryover")
     print(f"demo repository: {result.repo}")
     print(f"carryover issues ({len(issues)}) in {result.issues_dir}:")
-    for issue in issues:
-        title = next(
-            (
-                line
-                for line in issue.read_text(encoding="utf-8").splitlines()
-                if line.startswith("# ")
-            ),
-            issue.name,
-        )
-        print(f"  {issue.name}: {title.removeprefix('# ')}")
+    for issue in sorted(issues, key=lambda item: item.number):
+        print(f"  #{issue.number}: {issue.title}")
     print("run `seawall demo` again: the same carryovers are found, not filed twice")
     return 0 if result.exit_code in (0, 4) else result.exit_code
 

@@ -7,7 +7,7 @@ branch moves, so a resume after a crash can tell whether the advance happened.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from typing import Any
 import pygit2
 
 from coordinator.git.checks import WaveIntegration, integrate_wave
-from coordinator.git.merge import AgentChange
+from coordinator.git.merge import AgentChange, AgentMerge
 from coordinator.git.repo import open_repository, workdir
 from coordinator.git.target import advance_target, restore_path
 from coordinator.model import Status
@@ -96,6 +96,7 @@ def run_integration(
     session: str,
     checks: Sequence[str],
     timeout: float | None,
+    on_merged: Callable[[AgentMerge], None] | None = None,
 ) -> WaveIntegration:
     return integrate_wave(
         repo,
@@ -105,6 +106,7 @@ def run_integration(
         wave=wave.number,
         commands=checks,
         timeout=timeout,
+        on_merged=on_merged,
     )
 
 

@@ -173,6 +173,7 @@ class WaveSteps:
         self._write_manifest(wave, tasks)
         wave.phase = WavePhase.PREPARED
         await self.session.save()
+        kill_point("after-workspaces")
 
     def _fall_back_in_place(self, wave: WaveRecord) -> None:
         from coordinator.isolation import explain_enforcement
@@ -472,6 +473,7 @@ class WaveSteps:
                 session=self.state.session,
                 checks=self.config.checks,
                 timeout=self.config.budgets.agent_minutes * 60.0,
+                on_merged=lambda _merged: kill_point("between-merges"),
             )
 
         result = await anyio.to_thread.run_sync(integrate)
@@ -635,15 +637,22 @@ class WaveSteps:
     # -- session end ------------------------------------------------------------------
 
     async def finish_session(self) -> None:
-        from coordinator.carryover import file_missing, ledger_entries, plan_identity
+        from coordinator.carryover import (
+            covered_tasks,
+            file_missing,
+            ledger_entries,
+            plan_identity,
+        )
 
         if self._has_unfiled():
 
             def file_all() -> Any:
+                ledger = self.state.to_dict()
                 return file_missing(
                     self.session.filer(),
-                    ledger_entries(self.state.to_dict()),
+                    ledger_entries(ledger),
                     plan=plan_identity(self.session.plan),
+                    covered_tasks=covered_tasks(ledger),
                 )
 
             for entry, result in await anyio.to_thread.run_sync(file_all):
@@ -669,6 +678,7 @@ class WaveSteps:
             a.status in (Status.SPIRAL, Status.FAILED)
             and a.issue is None
             and self.state.task(a.task).issue is None
+            and self.state.task(a.task).status not in (Status.DONE, Status.NO_TESTS_NEEDED)
             for wave in self.state.waves
             for a in wave.agents
         )

@@ -86,7 +86,11 @@ class StateStore:
 
         state.updated_at = round(time.time(), 3)
         text = json.dumps(state.to_dict(), indent=2, sort_keys=False, default=str) + "\n"
-        atomic_write_text(self.paths.state, text)
+        from coordinator.session.faults import kill_point
+
+        atomic_write_text(
+            self.paths.state, text, before_replace=lambda: kill_point("while-writing-state")
+        )
         atomic_write_text(self.paths.state_md, render_state_md(state))
 
 
