@@ -33,10 +33,10 @@ def atomic_write_bytes(
             os.fsync(handle.fileno())
         if before_replace is not None:
             before_replace()
-        os.replace(tmp_name, path)
+        Path(tmp_name).replace(path)
     except OSError as exc:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
+            Path(tmp_name).unlink()
         if exc.errno == errno.ENOSPC:
             raise StateError(f"cannot write {path}: the disk is full; nothing was changed") from exc
         raise

@@ -14,8 +14,8 @@ from typing import Literal
 
 __all__ = [
     "AUTO_MAX_TURNS",
-    "Budgets",
     "BreakerLimits",
+    "Budgets",
     "CollisionRisk",
     "CommandPolicyConfig",
     "Enforcement",

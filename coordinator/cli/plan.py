@@ -55,8 +55,10 @@ def _plan(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2))
         return 0
     session = plan.session
-    print(f"session {session.name} ({session.session_type}): {len(plan.tasks)} tasks "
-          f"in {len(waves)} waves")
+    print(
+        f"session {session.name} ({session.session_type}): {len(plan.tasks)} tasks "
+        f"in {len(waves)} waves"
+    )
     for wave in waves:
         print(f"\nwave {wave.number}: {len(wave.tasks)} agent(s), max {wave.max_turns} turns")
         print(f"  isolation   {wave.isolation}: {wave.isolation_reason}")

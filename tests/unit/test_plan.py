@@ -40,32 +40,68 @@ def test_quickstart_example_is_valid_and_has_three_waves() -> None:
     waves = plan_waves(plan)
     assert len(plan.tasks) >= 6
     assert len(waves) >= 3
-    assert [w.task_ids for w in waves][0] == ("config-loader", "db-models")
+    assert waves[0].task_ids == ("config-loader", "db-models")
 
 
 @pytest.mark.parametrize(
     ("text", "task", "field", "fragment"),
     [
-        (plan_text('id="a"\nprompt="x"', session='isolation = "worktre"'), None,
-         "session.isolation", "did you mean 'worktree'"),
-        (plan_text('id="a"\nprompt="x"', session='enforcment = "warn"'), None,
-         "session.enforcment", "did you mean 'enforcement'"),
-        (plan_text('id="a"\nprompt="x"', session='type = "huge"'), None,
-         "session.session_type", "housekeeping, feature, deep"),
-        (plan_text('id="a"\nprompt="x"', session="max_turns = 0"), None,
-         "session.max_turns", "at least 1"),
-        (plan_text('id="a"\nprompt="x"', session='max_turns = "lots"'), None,
-         "session.max_turns", "'auto'"),
-        (plan_text('id="a"\nprompt="x"', session="max_agents_per_wave = 0"), None,
-         "session.max_agents_per_wave", "at least 1"),
-        (plan_text('id="a"\nprompt="x"', session="[session.budgets]\ncost_usd = \"ten\""), None,
-         "session.budgets.cost_usd", "number"),
-        (plan_text('id="a"\nprompt="x"', session="[session.breakers]\nmax_loops = 3"), None,
-         "session.breakers.max_loops", "unknown key"),
+        (
+            plan_text('id="a"\nprompt="x"', session='isolation = "worktre"'),
+            None,
+            "session.isolation",
+            "did you mean 'worktree'",
+        ),
+        (
+            plan_text('id="a"\nprompt="x"', session='enforcment = "warn"'),
+            None,
+            "session.enforcment",
+            "did you mean 'enforcement'",
+        ),
+        (
+            plan_text('id="a"\nprompt="x"', session='type = "huge"'),
+            None,
+            "session.session_type",
+            "housekeeping, feature, deep",
+        ),
+        (
+            plan_text('id="a"\nprompt="x"', session="max_turns = 0"),
+            None,
+            "session.max_turns",
+            "at least 1",
+        ),
+        (
+            plan_text('id="a"\nprompt="x"', session='max_turns = "lots"'),
+            None,
+            "session.max_turns",
+            "'auto'",
+        ),
+        (
+            plan_text('id="a"\nprompt="x"', session="max_agents_per_wave = 0"),
+            None,
+            "session.max_agents_per_wave",
+            "at least 1",
+        ),
+        (
+            plan_text('id="a"\nprompt="x"', session='[session.budgets]\ncost_usd = "ten"'),
+            None,
+            "session.budgets.cost_usd",
+            "number",
+        ),
+        (
+            plan_text('id="a"\nprompt="x"', session="[session.breakers]\nmax_loops = 3"),
+            None,
+            "session.breakers.max_loops",
+            "unknown key",
+        ),
         (plan_text('id="a"\nprompt="x"\nscop = ["x"]'), "a", "scop", "did you mean 'scope'"),
         (plan_text('id="a"\nprompt="x"', 'id="a"\nprompt="y"'), "a", "id", "duplicate"),
-        (plan_text('id="a"\nprompt="x"\ndepends_on = ["b"]'), "a", "depends_on[0]",
-         "unknown dependency 'b'"),
+        (
+            plan_text('id="a"\nprompt="x"\ndepends_on = ["b"]'),
+            "a",
+            "depends_on[0]",
+            "unknown dependency 'b'",
+        ),
         (plan_text('id="a"\nprompt="x"\ndepends_on = ["a"]'), "a", "depends_on[0]", "itself"),
         (plan_text('id="a"\nprompt="   "'), "a", "prompt", "empty"),
         (plan_text('id="a"'), "a", "prompt", "prompt"),
@@ -75,15 +111,18 @@ def test_quickstart_example_is_valid_and_has_three_waves() -> None:
         (plan_text('id="a..b"\nprompt="x"'), "a..b", "id", "'..'"),
         (plan_text('prompt="x"'), "#1", "id", "missing"),
         (plan_text('id="a"\nprompt="x"\nscope = ["src/**.py"]'), "a", "scope[0]", "whole path"),
-        (plan_text('id="a"\nprompt="x"\nscope = ["src/[ab].py"]'), "a", "scope[0]",
-         "unsupported"),
+        (plan_text('id="a"\nprompt="x"\nscope = ["src/[ab].py"]'), "a", "scope[0]", "unsupported"),
         (plan_text('id="a"\nprompt="x"\nscope = ["src/../etc"]'), "a", "scope[0]", "'..'"),
         (plan_text('id="a"\nprompt="x"\nscope = ["src//a"]'), "a", "scope[0]", "empty path"),
         (plan_text('id="a"\nprompt="x"\nscope = [""]'), "a", "scope[0]", "empty"),
         (plan_text('id="a"\nprompt="x"\nscope = "src/"'), "a", "scope", "list"),
         (plan_text('id="a"\nprompt="x"\nkind = "tester"'), "a", "kind", "test-writer"),
-        (plan_text('id="a"\nprompt="x"\ncollision_risk = "extreme"'), "a", "collision_risk",
-         "low, medium, high"),
+        (
+            plan_text('id="a"\nprompt="x"\ncollision_risk = "extreme"'),
+            "a",
+            "collision_risk",
+            "low, medium, high",
+        ),
         (plan_text('id="a"\nprompt="x"\nagent = "nobody"'), "a", "agent", "unknown runner"),
         (plan_text('id="a"\nprompt="x"\nmax_turns = 0'), "a", "max_turns", "at least 1"),
     ],
@@ -108,13 +147,16 @@ def test_cycle_is_named() -> None:
         'id="b"\nprompt="x"\ndepends_on=["a"]',
         'id="c"\nprompt="x"\ndepends_on=["b"]',
     )
-    with pytest.raises(PlanError, match=r"dependency cycle: (a -> b -> c -> a|b -> c -> a -> b|"
-                       r"c -> a -> b -> c)"):
+    with pytest.raises(
+        PlanError,
+        match=r"dependency cycle: (a -> b -> c -> a|b -> c -> a -> b|"
+        r"c -> a -> b -> c)",
+    ):
         parse_plan(text)
 
 
 def test_unknown_top_level_table() -> None:
-    with pytest.raises(PlanError, match="tasks.*did you mean 'task'"):
+    with pytest.raises(PlanError, match=r"tasks.*did you mean 'task'"):
         parse_plan('[session]\nname="s"\n[[tasks]]\nid="a"\nprompt="x"\n')
 
 
@@ -137,7 +179,7 @@ def test_runner_table() -> None:
     )
     assert plan.runners["mine"].argv == ("python", "agent.py")
     assert plan.runners["mine"].env["MODE"] == "fast"
-    with pytest.raises(PlanError, match="runners.mine.*missing 'kind'"):
+    with pytest.raises(PlanError, match=r"runners\.mine.*missing 'kind'"):
         parse_plan('[runners.mine]\nargv=["x"]\n[[task]]\nid="a"\nprompt="x"\n')
 
 
@@ -184,7 +226,10 @@ def test_wave_isolation_resolved_with_reason() -> None:
 
 
 def test_plan_is_deterministic() -> None:
-    tasks = [f'id="t{i}"\nprompt="x"\ndepends_on=[{",".join(f"{chr(34)}t{j}{chr(34)}" for j in range(i % 3))}]' for i in range(12)]
+    tasks = []
+    for i in range(12):
+        deps = ", ".join(f'"t{j}"' for j in range(i % 3))
+        tasks.append(f'id="t{i}"\nprompt="x"\ndepends_on=[{deps}]')
     text = plan_text(*tasks)
     first = [w.task_ids for w in plan_waves(parse_plan(text))]
     for _ in range(5):
