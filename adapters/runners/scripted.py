@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import Self
 
 import anyio
+import anyio.lowlevel
 
 from adapters.runners._inprocess import run_in_process
 from adapters.runners.scripted_steps import (
@@ -120,6 +121,8 @@ class ScriptedRunner(AgentRunner):
         async def body(emitter: Emitter) -> str:
             for step in script.steps:
                 await agent.step(step, emitter)
+                # a checkpoint between steps lets a stop or time limit end the agent here
+                await anyio.lowlevel.checkpoint()
             return script.final
 
         result = await run_in_process(request, emit, body)

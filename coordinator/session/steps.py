@@ -499,7 +499,7 @@ class WaveSteps:
             line += f", {len(wave.resolutions)} conflict(s) resolved by policy"
         if wave.dropped:
             line += f", dropped {', '.join(d['task'] for d in wave.dropped)}"
-        self.progress.log(line)
+        self.progress.log(line.removeprefix("seawall: "))
 
     def _queue_conflict_fixes(self, wave: WaveRecord, fixes: list[dict[str, Any]]) -> None:
         from coordinator.prompting import render_conflict_fix_prompt
@@ -624,6 +624,14 @@ class WaveSteps:
         line = evaluate_wave(self.state, wave, self.config)
         if line is None:
             return
+        if not self.state.pending:
+            self.events.append(
+                "breaker_not_halting",
+                wave=wave.number,
+                line=line,
+                reason="no work is left; the session ends",
+            )
+            return
         self.state.phase = SessionPhase.HALTED
         self.events.append(
             "breaker_tripped",
@@ -632,7 +640,7 @@ class WaveSteps:
             trigger=self.state.breaker.get("trigger"),
             detail=self.state.breaker.get("detail"),
         )
-        self.progress.log(line)
+        self.progress.log(line.removeprefix("seawall: "))
 
     # -- session end ------------------------------------------------------------------
 

@@ -1,0 +1,131 @@
+"""End to end: a looping agent is stopped live; the wave breaker halts, resumes, re-trips."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+
+from adapters.runners.scripted import AgentScript, Edit, ScriptedRunner, Tool
+from coordinator.plan import parse_plan
+from coordinator.session.engine import Session
+from coordinator.state.ledger import SessionPhase
+from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, show, status
+
+PLAN = """
+[session]
+name = "loops"
+type = "feature"
+agent = "scripted"
+
+[[task]]
+id = "looper"
+prompt = "Make the list helper."
+scope = ["src/list.py"]
+
+[[task]]
+id = "steady"
+prompt = "Add the README section."
+scope = ["docs/guide.md"]
+"""
+
+
+def test_looping_agent_is_stopped_snapshotted_and_the_session_goes_on(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/list.py": "items = []\n"})
+    loop = [Tool(name="Bash", arguments={"command": "ls src"}, result="list.py")] * 8
+    runner = ScriptedRunner(
+        {
+            "looper": [
+                AgentScript(
+                    steps=(Edit(path="src/list.py", content="items = [1]\n"), *loop),
+                    final="STATUS: done — never reached",
+                ),
+                AgentScript(
+                    steps=(Edit(path="src/list.py", content="items = [1, 2]\n"),),
+                    final="STATUS: done — list helper",
+                ),
+            ],
+            "steady": [
+                AgentScript(
+                    steps=(Edit(path="docs/guide.md", content="# Guide\n"),),
+                    final="STATUS: done — guide",
+                )
+            ],
+        }
+    )
+    session = Session(parse_plan(PLAN), repo=repo, runner=runner, plan_text=PLAN)
+    result = anyio.run(session.run)
+    assert result.phase is SessionPhase.DONE
+    data = status(repo)
+    waves = agents_by_wave(data)
+    looper = waves[0]["looper"]
+    assert looper["status"] == "blocked"
+    assert looper["merged"] is False
+    assert waves[0]["steady"]["status"] == "done"
+    assert waves[0]["steady"]["merged"] is True
+    assert waves[1]["looper"]["status"] == "done"
+    assert show(repo, "main", "src/list.py") == "items = [1, 2]\n"
+    # stopped after the 4th identical call, not after all 8
+    assert runner.results[0].cancelled or runner.results[1].cancelled
+    state = json.loads((repo / ".seawall" / data["session"] / "state.json").read_text())
+    record = next(a for a in state["waves"][0]["agents"] if a["task"] == "looper")
+    assert record["trip"]["breaker"] == "breaker/loop"
+    assert record["tool_calls"] <= 6
+    # the agent's work was snapshotted as wip before anything else happened
+    assert record["wip"]
+    message = git(repo, "log", "-1", "--format=%B", record["wip"])
+    assert message.startswith("wip: looper") and "unverified" in message
+    assert git(repo, "show", f"{record['wip']}:src/list.py") == "items = [1]"
+    blocked = (repo / ".seawall" / data["session"] / "BLOCKED.md").read_text()
+    assert "breaker/loop" in blocked and "looper" in blocked
+    events = (repo / ".seawall" / data["session"] / "events.jsonl").read_text().splitlines()
+    tripped = [json.loads(line) for line in events if '"breaker_tripped"' in line]
+    assert any(e.get("agent") == "looper" for e in tripped)
+
+
+SCRIPTS = """
+[scripts.flaky]
+final = "STATUS: failed — ImportError: cannot import name 'Widget' from 'app.ui'"
+steps = [{ tool = "Bash", arguments = { command = "python -m app" }, result = "ImportError: cannot import name 'Widget'", is_error = true, exit_code = 1 }]
+"""
+
+
+def test_wave_breaker_trips_halts_resumes_and_retrips(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    scripts = tmp_path / "scripts.toml"
+    scripts.write_text(SCRIPTS)
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[session]\nname = "trip"\nagent = "s"\n'
+        f'[runners.s]\nkind = "scripted"\noptions = {{ script = "{scripts}" }}\n'
+        '[[task]]\nid = "flaky"\nprompt = "Build the widget."\nscope = ["src/ui.py"]\n'
+        '[[task]]\nid = "later"\nprompt = "Use the widget."\nscope = ["src/use.py"]\n'
+        'depends_on = ["flaky"]\n'
+    )
+    first = seawall("run", str(plan), "--repo", str(repo), cwd=repo)
+    assert first.returncode == 3, first.stdout + first.stderr
+    assert "wave breaker tripped" in first.stderr
+    data = status(repo)
+    assert data["phase"] == "halted"
+    assert data["breaker"]["tripped"] is True
+    trigger = data["breaker"]["trigger"]
+    assert trigger in ("stall", "identical-failure")
+    counters = data["breaker"]["counters"]
+    waves_before = len(data["waves"])
+    assert waves_before == 2
+    # resume clears the trip (counters kept) and re-trips at once on the same trigger
+    again = seawall("resume", "--repo", str(repo), cwd=repo)
+    assert again.returncode == 3, again.stdout + again.stderr
+    data = status(repo)
+    assert data["phase"] == "halted"
+    assert data["breaker"]["tripped"] is True
+    assert len(data["waves"]) == waves_before + 1
+    assert data["breaker"]["counters"]["stall_waves"] >= counters["stall_waves"]
+    state_md = (repo / ".seawall" / data["session"] / "STATE.md").read_text()
+    assert "Breaker tripped" in state_md and "seawall resume" in state_md
+    # kill ends it for good
+    killed = seawall("kill", "--repo", str(repo), cwd=repo)
+    assert killed.returncode == 0
+    assert status(repo)["phase"] == "killed"
+    assert seawall("resume", "--repo", str(repo), cwd=repo).returncode == 1

@@ -1,0 +1,163 @@
+"""End to end: `seawall run` with command-runner agents on real repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.integration.sessionkit import (
+    FAKE_BIN,
+    agents_by_wave,
+    git,
+    make_repo,
+    seawall,
+    show,
+    status,
+    write_plan,
+)
+
+
+def _spec(tmp_path: Path, spec: dict[str, object]) -> dict[str, str]:
+    path = tmp_path / "agents.json"
+    path.write_text(json.dumps(spec))
+    return {"AGENT_SPEC": str(path)}
+
+
+def test_in_place_wave_merges_and_failure_files_one_carryover(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    env = _spec(
+        tmp_path,
+        {
+            "parser": [
+                {
+                    "writes": {"src/parser.py": "def parse(): ...\n"},
+                    "final": "Added the parser.\nSTATUS: done — parser added",
+                }
+            ],
+            "report": [
+                {"final": "Traceback: csvkit missing\nSTATUS: failed — No module named 'csvkit'"},
+                {"writes": {"src/report.py": "import csv\n"}, "final": "STATUS: done — std csv"},
+            ],
+        },
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        session='name = "s1"\ntype = "feature"',
+        tasks=[
+            {"id": "parser", "prompt": "Add the parser.", "scope": ["src/parser.py"]},
+            {"id": "report", "prompt": "Add the report.", "scope": ["src/report.py"]},
+        ],
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert done.returncode == 0, done.stderr
+    data = status(repo)
+    waves = agents_by_wave(data)
+    assert data["waves"][0]["isolation"] == "none"
+    assert data["waves"][0]["enforcement"] == "strict"
+    assert waves[0]["parser"]["status"] == "done"
+    assert waves[0]["parser"]["merged"] is True
+    assert waves[0]["report"]["status"] == "failed"
+    assert waves[0]["report"]["issue"] == 1
+    assert waves[1]["report"]["status"] == "done"
+    assert show(repo, "main", "src/parser.py") == "def parse(): ...\n"
+    assert show(repo, "main", "src/report.py") == "import csv\n"
+    assert git(repo, "status", "--porcelain") == ""
+    issues = sorted((repo / ".seawall" / "issues").glob("*.md"))
+    assert [p.name for p in issues] == ["1.md"]
+    assert "[Carryover] [FAILED]" in issues[0].read_text()
+    state_md = Path(data_path(repo, data["session"], "STATE.md")).read_text()
+    assert "- W1 · report · FAILED" in state_md and "→ issue #1" in state_md
+
+
+def data_path(repo: Path, session: str, name: str) -> Path:
+    return repo / ".seawall" / session / name
+
+
+def test_worktree_wave_spiral_from_commits_is_reverted_and_rescoped(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/auth.py": "A = 0\n"})
+    commits = [
+        {"writes": {"src/auth.py": f"A = {n}\n"}, "message": f"try {n}"} for n in (1, 2, 1, 3)
+    ]
+    env = _spec(
+        tmp_path,
+        {
+            "auth": [
+                {"commits": commits, "final": "STATUS: done — auth"},
+                {"writes": {"src/auth.py": "A = 42\n"}, "final": "STATUS: done — once"},
+            ],
+            "docs": [{"writes": {"docs/a.md": "a\n"}, "final": "STATUS: done — docs"}],
+            "tests": [{"writes": {"tests/t.py": "t\n"}, "final": "STATUS: done — tests"}],
+        },
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        session='name = "s2"\nisolation = "worktree"',
+        tasks=[
+            {"id": "auth", "prompt": "Fix auth.", "scope": ["src/auth.py"]},
+            {"id": "docs", "prompt": "Docs.", "scope": ["docs/"]},
+            {"id": "tests", "prompt": "Tests.", "scope": ["tests/"]},
+        ],
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert done.returncode == 0, done.stderr
+    data = status(repo)
+    waves = agents_by_wave(data)
+    assert data["waves"][0]["isolation"] == "worktree"
+    spiral = waves[0]["auth"]
+    assert spiral["status"] == "spiral"
+    assert "src/auth.py changed 4×" in spiral["spiral"]["summary"]
+    assert spiral["merged"] is False
+    assert spiral["issue"] is None  # a first spiral is re-scoped, not escalated
+    assert waves[1]["auth"]["status"] == "done"
+    assert show(repo, "main", "src/auth.py") == "A = 42\n"
+    assert show(repo, "main", "docs/a.md") == "a\n"
+    # the spiralled work is not lost: it stays reachable from the agent's ref
+    refs = git(repo, "for-each-ref", "--format=%(refname)", f"refs/seawall/{data['session']}/")
+    assert f"refs/seawall/{data['session']}/auth" in refs.splitlines()
+    log = git(repo, "log", "--format=%s", f"refs/seawall/{data['session']}/auth")
+    assert "try 3" in log or "checkpoint" in log
+
+
+def test_second_spiral_escalates_with_a_carryover(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/x.py": "x = 0\n"})
+    commits = [{"writes": {"src/x.py": f"x = {n}\n"}, "message": f"x {n}"} for n in (1, 2, 3)]
+    env = _spec(tmp_path, {"loop": [{"commits": commits, "final": "STATUS: done — x"}]})
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        session='name = "s3"\nisolation = "worktree"',
+        tasks=[{"id": "loop", "prompt": "Change x.", "scope": ["src/x.py"]}],
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert done.returncode == 5, done.stdout + done.stderr
+    waves = agents_by_wave(status(repo))
+    assert [w["loop"]["status"] for w in waves] == ["spiral", "spiral"]
+    assert waves[1]["loop"]["issue"] == 1
+    issue = (repo / ".seawall" / "issues" / "1.md").read_text()
+    assert "[Carryover] [SPIRAL]" in issue
+    assert show(repo, "main", "src/x.py") == "x = 0\n"
+
+
+def test_fake_claude_and_codex_on_path(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[session]\nname = "s4"\nagent = "claude"\n'
+        '[runners.claude]\nkind = "claude-code"\n'
+        '[runners.codex]\nkind = "codex"\n'
+        '[[task]]\nid = "one"\nprompt = "Write notes."\nscope = ["notes/"]\n'
+        '[[task]]\nid = "two"\nprompt = "Write more notes."\nscope = ["notes/"]\n'
+        'agent = "codex"\ndepends_on = ["one"]\n'
+    )
+    env = {"PATH": f"{FAKE_BIN}:{os.environ['PATH']}", "FAKE_AGENT_EDIT": "notes/out.txt"}
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    waves = agents_by_wave(status(repo))
+    assert waves[0]["one"]["status"] == "done"
+    assert waves[1]["two"]["status"] == "done"
+    assert show(repo, "main", "notes/out.txt") is not None
+    state = json.loads((repo / ".seawall" / status(repo)["session"] / "state.json").read_text())
+    agents = {a["task"]: a for a in state["waves"][0]["agents"]}
+    assert agents["one"]["turns"] >= 1
+    assert agents["one"]["tool_calls"] >= 1
+    assert agents["one"]["cost_usd"] > 0
