@@ -87,7 +87,12 @@ def test_looping_agent_is_stopped_snapshotted_and_the_session_goes_on(tmp_path: 
 SCRIPTS = """
 [scripts.flaky]
 final = "STATUS: failed — ImportError: cannot import name 'Widget' from 'app.ui'"
-steps = [{ tool = "Bash", arguments = { command = "python -m app" }, result = "ImportError: cannot import name 'Widget'", is_error = true, exit_code = 1 }]
+[[scripts.flaky.steps]]
+tool = "Bash"
+arguments = { command = "python -m app" }
+result = "ImportError: cannot import name 'Widget'"
+is_error = true
+exit_code = 1
 """
 
 
