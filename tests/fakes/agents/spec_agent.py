@@ -43,7 +43,9 @@ def main() -> int:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(content)
         subprocess.run(["git", "add", "-A", "--", *commit["writes"]], check=True)
-        subprocess.run(["git", "commit", "-q", "-m", commit["message"]], check=True)
+        subprocess.run(
+            ["git", "commit", "-q", "--allow-empty", "-m", commit["message"]], check=True
+        )
     time.sleep(float(attempt.get("sleep", 0)))
     print(attempt.get("final", "STATUS: done — finished"))
     return int(attempt.get("exit", 0))
