@@ -7,6 +7,7 @@ valid, and STATE.md matches it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -142,10 +143,8 @@ def _run_and_kill_when(
     process.communicate()
     assert process.returncode == -signal.SIGKILL
     orphan = int(marker.read_text())
-    try:
-        os.killpg(os.getpgid(orphan), signal.SIGKILL)  # what the dead coordinator left running
-    except ProcessLookupError:
-        pass
+    with contextlib.suppress(ProcessLookupError):  # what the dead coordinator left running
+        os.killpg(os.getpgid(orphan), signal.SIGKILL)
 
 
 def test_kill_during_dispatch_then_resume(tmp_path: Path) -> None:
