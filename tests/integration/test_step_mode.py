@@ -1,0 +1,81 @@
+"""Step mode for a lead agent: `seawall wave prepare` / `seawall wave review` with JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.integration.sessionkit import make_repo, seawall, show, status
+
+
+def test_prepare_dispatch_yourself_then_review(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[session]\nname = "lead"\n'
+        '[[task]]\nid = "app"\nprompt = "Bump x."\nscope = ["src/app.py"]\n'
+        '[[task]]\nid = "notes"\nprompt = "Write notes."\nscope = ["NOTES.md"]\n'
+    )
+    prepared = seawall(
+        "wave", "prepare", str(plan), "--json", "--repo", str(repo), cwd=repo, check=True
+    )
+    wave = json.loads(prepared.stdout)
+    assert wave["wave"] == 1
+    assert wave["isolation"] == "none"
+    agents = {a["task"]: a for a in wave["agents"]}
+    assert "TURN LIMIT" in agents["app"]["prompt"]
+    assert "src/app.py" in agents["app"]["prompt"]
+    assert Path(wave["scope_manifest"]).exists()
+    # the lead's own agents do the work in the given workspaces
+    Path(agents["app"]["workspace"], "src/app.py").write_text("x = 2\n")
+    Path(agents["notes"]["workspace"], "NOTES.md").write_text("notes\n")
+    outputs = {
+        "outputs": {
+            "app": "Bumped.\nSTATUS: done — x is 2",
+            "notes": "STATUS: partial — started | REMAINING: the rest",
+        }
+    }
+    reviewed = seawall(
+        "wave",
+        "review",
+        "--json",
+        "--repo",
+        str(repo),
+        cwd=repo,
+        stdin=json.dumps(outputs),
+        check=True,
+    )
+    report = json.loads(reviewed.stdout)
+    statuses = {a["task"]: a["status"] for a in report["agents"]}
+    assert statuses == {"app": "done", "notes": "partial"}
+    assert report["pending"] == ["notes"]
+    assert show(repo, "main", "src/app.py") == "x = 2\n"
+    assert show(repo, "main", "NOTES.md") == "notes\n"
+    # the next prepare carries the partial forward with its REMAINING
+    nxt = json.loads(
+        seawall("wave", "prepare", "--json", "--repo", str(repo), cwd=repo, check=True).stdout
+    )
+    assert [a["task"] for a in nxt["agents"]] == ["notes"]
+    assert "the rest" in nxt["agents"][0]["prompt"]
+    seawall(
+        "wave",
+        "review",
+        "--json",
+        "--repo",
+        str(repo),
+        cwd=repo,
+        check=True,
+        stdin=json.dumps({"outputs": {"notes": "STATUS: done — finished"}}),
+    )
+    done = json.loads(
+        seawall("wave", "prepare", "--json", "--repo", str(repo), cwd=repo, check=True).stdout
+    )
+    assert done["done"] is True
+    assert status(repo)["phase"] == "done"
+
+
+def test_review_rejects_bad_input(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    result = seawall("wave", "review", "--json", "--repo", str(repo), cwd=repo, stdin="[1, 2]")
+    assert result.returncode == 1
+    assert "expected" in result.stderr
