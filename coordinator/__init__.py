@@ -1,46 +1,136 @@
 """seawall: run a coding session as waves of coding agents.
 
 The public namespace. Everything a lead agent or a user script needs is importable from
-here; submodules hold the details.
+here; submodules hold the details. Names load on first use, so importing ``coordinator``
+(as every ``seawall hook`` call does) stays cheap.
 """
 
-from coordinator.errors import (
-    ConfigurationError,
-    DirtyWorkingTreeError,
-    GitError,
-    MissingExtraError,
-    PlanError,
-    RunnerError,
-    SeawallError,
-    SessionLockedError,
-    StateError,
-    TrackerError,
-)
-from coordinator.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
-from coordinator.isolation import (
-    explain_enforcement,
-    explain_isolation,
-    resolve_enforcement,
-    resolve_isolation,
-)
-from coordinator.model import (
-    CollisionRisk,
-    Enforcement,
-    Isolation,
-    Plan,
-    SessionConfig,
-    SessionType,
-    Status,
-    StatusReport,
-    Task,
-    TaskKind,
-    Wave,
-)
-from coordinator.plan import load_plan, parse_plan, plan_waves
-from coordinator.prompting import render_agent_prompt
-from coordinator.status import parse_status
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coordinator.carryover import (
+        Carryover,
+        CarryoverFiler,
+        CarryoverKind,
+        CarryoverResult,
+        file_carryover,
+    )
+    from coordinator.errors import (
+        ConfigurationError,
+        DirtyWorkingTreeError,
+        GitError,
+        MissingExtraError,
+        PlanError,
+        RunnerError,
+        SeawallError,
+        SessionLockedError,
+        StateError,
+        TrackerError,
+    )
+    from coordinator.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+    from coordinator.isolation import (
+        explain_enforcement,
+        explain_isolation,
+        resolve_enforcement,
+        resolve_isolation,
+    )
+    from coordinator.model import (
+        BreakerLimits,
+        Budgets,
+        CollisionRisk,
+        Enforcement,
+        Isolation,
+        Plan,
+        RunnerSpec,
+        SessionConfig,
+        SessionType,
+        Status,
+        StatusReport,
+        Task,
+        TaskKind,
+        TrackerConfig,
+        Wave,
+        WaveBreakerConfig,
+    )
+    from coordinator.plan import load_plan, parse_plan, plan_waves
+    from coordinator.prompting import render_agent_prompt
+    from coordinator.runner import AgentRequest, AgentResult, AgentRunner, StopSignal
+    from coordinator.session.engine import Session, SessionResult
+    from coordinator.status import parse_status
+    from coordinator.tracker import Issue, IssueTracker, open_tracker
+
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(
+        ["Carryover", "CarryoverFiler", "CarryoverKind", "CarryoverResult", "file_carryover"],
+        "coordinator.carryover",
+    ),
+    **dict.fromkeys(
+        [
+            "ConfigurationError",
+            "DirtyWorkingTreeError",
+            "GitError",
+            "MissingExtraError",
+            "PlanError",
+            "RunnerError",
+            "SeawallError",
+            "SessionLockedError",
+            "StateError",
+            "TrackerError",
+        ],
+        "coordinator.errors",
+    ),
+    **dict.fromkeys(
+        ["Event", "Final", "Message", "ToolCall", "ToolResult", "Turn", "Usage"],
+        "coordinator.events",
+    ),
+    **dict.fromkeys(
+        ["explain_enforcement", "explain_isolation", "resolve_enforcement", "resolve_isolation"],
+        "coordinator.isolation",
+    ),
+    **dict.fromkeys(
+        [
+            "BreakerLimits",
+            "Budgets",
+            "CollisionRisk",
+            "Enforcement",
+            "Isolation",
+            "Plan",
+            "RunnerSpec",
+            "SessionConfig",
+            "SessionType",
+            "Status",
+            "StatusReport",
+            "Task",
+            "TaskKind",
+            "TrackerConfig",
+            "Wave",
+            "WaveBreakerConfig",
+        ],
+        "coordinator.model",
+    ),
+    **dict.fromkeys(["load_plan", "parse_plan", "plan_waves"], "coordinator.plan"),
+    "render_agent_prompt": "coordinator.prompting",
+    **dict.fromkeys(
+        ["AgentRequest", "AgentResult", "AgentRunner", "StopSignal"], "coordinator.runner"
+    ),
+    **dict.fromkeys(["Session", "SessionResult"], "coordinator.session.engine"),
+    "parse_status": "coordinator.status",
+    **dict.fromkeys(["Issue", "IssueTracker", "open_tracker"], "coordinator.tracker"),
+}
 
 __all__ = [
+    "AgentRequest",
+    "AgentResult",
+    "AgentRunner",
+    "BreakerLimits",
+    "Budgets",
+    "Carryover",
+    "CarryoverFiler",
+    "CarryoverKind",
+    "CarryoverResult",
     "CollisionRisk",
     "ConfigurationError",
     "DirtyWorkingTreeError",
@@ -49,29 +139,39 @@ __all__ = [
     "Final",
     "GitError",
     "Isolation",
+    "Issue",
+    "IssueTracker",
     "Message",
     "MissingExtraError",
     "Plan",
     "PlanError",
     "RunnerError",
+    "RunnerSpec",
     "SeawallError",
+    "Session",
     "SessionConfig",
     "SessionLockedError",
+    "SessionResult",
     "SessionType",
     "StateError",
     "Status",
     "StatusReport",
+    "StopSignal",
     "Task",
     "TaskKind",
     "ToolCall",
     "ToolResult",
+    "TrackerConfig",
     "TrackerError",
     "Turn",
     "Usage",
     "Wave",
+    "WaveBreakerConfig",
     "explain_enforcement",
     "explain_isolation",
+    "file_carryover",
     "load_plan",
+    "open_tracker",
     "parse_plan",
     "parse_status",
     "plan_waves",
@@ -79,3 +179,16 @@ __all__ = [
     "resolve_enforcement",
     "resolve_isolation",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'coordinator' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from coordinator.errors import SeawallError
 
@@ -35,7 +36,18 @@ def _version() -> str:
         return "0+unknown"
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _VersionAction(argparse.Action):
+    """``--version``, reading the installed version only when asked (it costs an import)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(f"seawall {_version()}")
+        parser.exit()
+
+
+def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="seawall",
         description=(
@@ -43,15 +55,18 @@ def build_parser() -> argparse.ArgumentParser:
             "watch, merge, and carry over what is left."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"seawall {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in modules:
         importlib.import_module(name).register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # the hook commands run on every tool call of an agent: build only their parser
+    fast = argv[:1] in (["hook"], ["hooks"])
+    parser = build_parser(("coordinator.cli.hooks",) if fast else COMMAND_MODULES)
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:

@@ -1,0 +1,76 @@
+"""The public namespace of ``coordinator``: a test that fails when ``__all__`` drifts."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+
+import coordinator
+
+EXPECTED = {
+    "AgentRequest", "AgentResult", "AgentRunner", "BreakerLimits", "Budgets", "Carryover",
+    "CarryoverFiler", "CarryoverKind", "CarryoverResult", "CollisionRisk",
+    "ConfigurationError", "DirtyWorkingTreeError", "Enforcement", "Event", "Final",
+    "GitError", "Isolation", "Issue", "IssueTracker", "Message", "MissingExtraError", "Plan",
+    "PlanError", "RunnerError", "RunnerSpec", "SeawallError", "Session", "SessionConfig",
+    "SessionLockedError", "SessionResult", "SessionType", "StateError", "Status",
+    "StatusReport", "StopSignal", "Task", "TaskKind", "ToolCall", "ToolResult",
+    "TrackerConfig", "TrackerError", "Turn", "Usage", "Wave", "WaveBreakerConfig",
+    "explain_enforcement", "explain_isolation", "file_carryover", "load_plan", "open_tracker",
+    "parse_plan", "parse_status", "plan_waves", "render_agent_prompt", "resolve_enforcement",
+    "resolve_isolation",
+}  # fmt: skip
+
+
+def test_all_is_exactly_the_public_api() -> None:
+    assert set(coordinator.__all__) == EXPECTED
+    assert coordinator.__all__ == sorted(coordinator.__all__)
+    assert sorted(dir(coordinator)) == sorted(EXPECTED)
+
+
+def test_every_name_resolves_to_a_public_object() -> None:
+    for name in coordinator.__all__:
+        value = getattr(coordinator, name)
+        if name == "Event":  # a type alias (a union of the event classes)
+            assert all(t.__module__ == "coordinator.events" for t in value.__args__)
+            continue
+        module = getattr(value, "__module__", "") or ""
+        assert module.startswith("coordinator"), (name, module)
+        assert not name.startswith("_")
+
+
+def test_unknown_name_is_an_attribute_error() -> None:
+    try:
+        coordinator.nothing_here  # type: ignore[attr-defined]  # noqa: B018
+    except AttributeError as exc:
+        assert "nothing_here" in str(exc)
+    else:  # pragma: no cover
+        raise AssertionError("expected AttributeError")
+
+
+def test_documented_signatures() -> None:
+    from coordinator import (
+        load_plan,
+        parse_status,
+        plan_waves,
+        resolve_enforcement,
+        resolve_isolation,
+    )
+
+    assert list(inspect.signature(resolve_isolation).parameters) == [
+        "agent_count", "session_type", "collision_risk", "config_isolation", "base_is_stale",
+    ]  # fmt: skip
+    assert list(inspect.signature(resolve_enforcement).parameters) == [
+        "isolation",
+        "config_enforcement",
+    ]
+    assert "path" in inspect.signature(load_plan).parameters
+    assert "plan" in inspect.signature(plan_waves).parameters
+    assert "text" in inspect.signature(parse_status).parameters
+
+
+def test_import_is_light() -> None:
+    code = "import sys, coordinator; print('networkx' in sys.modules, 'pygit2' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
