@@ -80,6 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("seawall: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`seawall plan | head`)
+        sys.stderr.close()
+        return 0
     return code
 
 

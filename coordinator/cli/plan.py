@@ -32,9 +32,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _plan(args: argparse.Namespace) -> int:
     from coordinator.plan import load_plan, plan_waves
+    from coordinator.scope.collisions import plan_collisions
 
     plan = load_plan(args.plan)
     waves = plan_waves(plan)
+    checks = {w.number: plan_collisions(w, policy=plan.session.overlap) for w in waves}
     if args.json:
         payload: dict[str, Any] = {
             "session": plan.session.name,
@@ -48,6 +50,14 @@ def _plan(args: argparse.Namespace) -> int:
                     "max_turns": wave.max_turns,
                     "isolation_reason": wave.isolation_reason,
                     "enforcement_reason": wave.enforcement_reason,
+                    "scope_check": {
+                        "action": checks[wave.number].action,
+                        "overlaps": [
+                            {"a": o.a, "b": o.b, "kind": str(o.kind), "where": list(o.where)}
+                            for o in checks[wave.number].colliding
+                        ],
+                        "sub_waves": [list(w.task_ids) for w in checks[wave.number].waves],
+                    },
                 }
                 for wave in waves
             ],
@@ -63,6 +73,8 @@ def _plan(args: argparse.Namespace) -> int:
         print(f"\nwave {wave.number}: {len(wave.tasks)} agent(s), max {wave.max_turns} turns")
         print(f"  isolation   {wave.isolation}: {wave.isolation_reason}")
         print(f"  enforcement {wave.enforcement}: {wave.enforcement_reason}")
+        for line in checks[wave.number].lines():
+            print(f"  {line}")
         for task in wave.tasks:
             scope = ", ".join(task.scope) or "(read-only)"
             turns = f", max {task.max_turns} turns" if task.max_turns else ""
