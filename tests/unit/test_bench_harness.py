@@ -4,8 +4,9 @@ from tests.bench.harness import BenchResult, best_of
 
 
 def test_ratio_and_line() -> None:
-    result = BenchResult(name="x", figure=2.0, baseline=4.0, unit="ms", baseline_name="base",
-                         target="<= 1")
+    result = BenchResult(
+        name="x", figure=2.0, baseline=4.0, unit="ms", baseline_name="base", target="<= 1"
+    )
     assert result.ratio == 0.5
     assert "ratio 0.500" in result.line()
     assert "target <= 1" in result.line()
