@@ -7,6 +7,7 @@ or rejected with a ``PlanError`` naming the file, the task and the field.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -90,10 +91,27 @@ def _runners(table: Any, path: str) -> Mapping[str, RunnerSpec]:
         if "kind" not in spec:
             raise PlanError("is missing 'kind'", path=path, field=where)
         try:
-            runners[name] = build(RunnerSpec, {**spec, "name": name}, f"{where}.")
+            runner = build(RunnerSpec, {**spec, "name": name}, f"{where}.")
         except FieldError as exc:
             raise PlanError(exc.message, path=path, field=exc.field) from None
+        runners[name] = _resolve_paths(runner, path)
     return MappingProxyType(runners)
+
+
+_PATH_OPTIONS = ("script",)
+
+
+def _resolve_paths(runner: RunnerSpec, plan_path: str) -> RunnerSpec:
+    """Runner options that name files (``script``) are relative to the plan file."""
+    base = Path(plan_path).parent
+    options = dict(runner.options)
+    for key in _PATH_OPTIONS:
+        value = options.get(key)
+        if value and not Path(value).is_absolute() and not plan_path.startswith("<"):
+            options[key] = str((base / value).resolve())
+    if options == dict(runner.options):
+        return runner
+    return replace(runner, options=MappingProxyType(options))
 
 
 def _tasks(entries: Any, path: str) -> tuple[Task, ...]:

@@ -179,7 +179,7 @@ async def run_agent(
                 state["last_error"] = event.text[-2000:]
             paths = pending_edits.pop(event.call_id, ())
             if paths and not event.is_error:
-                touched.update(paths)
+                touched.update(_relative(job.request.workspace, path) for path in paths)
                 await job.checkpointer.acheckpoint(paths if job.in_place else None)
         trip = monitor.observe(event)
         if trip is not None and state["trip"] is None and not trip.self_service:
@@ -238,3 +238,19 @@ async def run_agent(
 def _stop(job: AgentJob, reason: str, state: dict[str, Any]) -> None:
     state["stop"] = reason
     job.request.stop.stop(reason)
+
+
+def _relative(workspace: Path, path: str) -> str:
+    """``path`` relative to the workspace when it lies inside it (agents give absolute paths)."""
+    candidate = Path(path)
+    if not candidate.is_absolute():
+        return candidate.as_posix()
+    for root in (workspace, workspace.resolve()):
+        try:
+            return candidate.relative_to(root).as_posix()
+        except ValueError:
+            continue
+    try:
+        return candidate.resolve().relative_to(workspace.resolve()).as_posix()
+    except (ValueError, OSError):
+        return path

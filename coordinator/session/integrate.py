@@ -170,7 +170,9 @@ def branch_tip(repo: Path, branch: str) -> str | None:
 def in_place_paths(wave: WaveRecord) -> list[str]:
     if wave.isolation != "none":
         return []
-    return sorted({path for agent in wave.agents for path in agent.touched})
+    return sorted(
+        {path for agent in wave.agents for path in agent.touched if not Path(path).is_absolute()}
+    )
 
 
 def advance(repo: Path, wave: WaveRecord, branch: str) -> None:
@@ -193,6 +195,8 @@ def restore_in_place(repo: Path, base: str, paths: Sequence[str]) -> None:
     tree = repository.revparse_single(base).peel(pygit2.Commit).tree
     root = workdir(repository)
     for path in paths:
+        if Path(path).is_absolute() or ".." in Path(path).parts:
+            continue  # outside the repository: never touched by a restore
         restore_path(repository, root, tree, path)
 
 

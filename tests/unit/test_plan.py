@@ -234,3 +234,14 @@ def test_plan_is_deterministic() -> None:
     first = [w.task_ids for w in plan_waves(parse_plan(text))]
     for _ in range(5):
         assert [w.task_ids for w in plan_waves(parse_plan(text))] == first
+
+
+def test_runner_script_paths_are_relative_to_the_plan(tmp_path: Path) -> None:
+    plan = tmp_path / "plans" / "p.toml"
+    plan.parent.mkdir()
+    plan.write_text(
+        '[session]\nname = "s"\nagent = "s"\n[runners.s]\nkind = "scripted"\n'
+        'options = { script = "scripts.toml" }\n[[task]]\nid = "a"\nprompt = "x"\n'
+    )
+    loaded = load_plan(plan)
+    assert loaded.runners["s"].options["script"] == str(tmp_path / "plans" / "scripts.toml")
