@@ -6,6 +6,7 @@ wave); a resumed session calls it again and continues from the recorded phase.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from coordinator.errors import GitError, StateError
+from coordinator.fsutil import atomic_write_text
 from coordinator.git.checkpoints import Checkpointer
 from coordinator.git.history import agent_history
 from coordinator.git.repo import pin_base
@@ -311,6 +313,8 @@ class WaveSteps:
         self.progress.log(f"W{wave.number} {task_id}: {trip.message(task_id)}")
 
     async def _finished(self, wave: WaveRecord, run: AgentRun) -> None:
+        """Record one agent's outcome at once, in its own small file (not the whole ledger:
+        rewriting the ledger per agent would cost O(agents²) in a large wave)."""
         record = wave.agent(run.task_id)
         self._apply_run(record, run)
         self.progress.finished(run.task_id, "stopped" if run.truncated else "finished")
@@ -322,8 +326,13 @@ class WaveSteps:
             stop_reason=run.stop_reason,
             **run.counts,
         )
-        await self.session.save()
+        path = self._run_file(wave, run.task_id)
+        text = json.dumps(run.to_dict())
+        await anyio.to_thread.run_sync(lambda: atomic_write_text(path, text))
         kill_point("after-agent-finished")
+
+    def _run_file(self, wave: WaveRecord, task_id: str) -> Path:
+        return self.paths.agent_dir(task_id) / f"w{wave.number}-run.json"
 
     def _apply_run(self, record: AgentRecord, run: AgentRun) -> None:
         self._runs[run.task_id] = run
@@ -346,6 +355,13 @@ class WaveSteps:
         salvaged = False
         for record in wave.agents:
             if record.run is not None:
+                continue
+            recorded = self._run_file(wave, record.task)
+            if recorded.exists():
+                self._apply_run(
+                    record, AgentRun.from_dict(record.task, json.loads(recorded.read_text()))
+                )
+                salvaged = True
                 continue
             task = tasks[record.task]
             in_place = wave.isolation == Isolation.NONE
