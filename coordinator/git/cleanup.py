@@ -1,0 +1,248 @@
+"""Listing and pruning seawall's worktrees without losing work.
+
+A worktree's work counts as merged when its current files (committed or not) are what
+a merged integration commit took from it (the ``Seawall-Source-Tree`` trailer on a local
+branch), when its commits are reachable from a local branch and nothing is uncommitted,
+or when it changed nothing. Anything else is kept unless forced; a forced removal first
+saves the files as a ``wip:`` checkpoint on the agent's ref.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from coordinator.errors import GitError
+from coordinator.git.checkpoints import save_worktree, snapshot_tree
+from coordinator.git.repo import (
+    SEAWALL_DIR,
+    open_repository,
+    parse_trailers,
+    ref_target,
+    run_git,
+    workdir,
+)
+
+__all__ = ["PruneReport", "WorktreeInfo", "list_worktrees", "prune_worktrees"]
+
+SOURCE_TREE_TRAILER = "Seawall-Source-Tree"
+_SCAN_LIMIT = 5000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorktreeInfo:
+    """One seawall worktree, its owner, age and whether its work is safe to remove."""
+
+    path: str
+    branch: str | None
+    session: str
+    wave: int | None
+    task: str
+    age_seconds: float
+    dirty: bool
+    merged: bool
+    missing: bool
+    reason: str  # why it may be removed, or why it is kept
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PruneReport:
+    removed: tuple[WorktreeInfo, ...]
+    kept: tuple[WorktreeInfo, ...]
+    salvaged: tuple[str, ...] = ()  # checkpoint commits written before a forced removal
+
+
+def list_worktrees(repo_path: str | os.PathLike[str]) -> tuple[WorktreeInfo, ...]:
+    """Every worktree under ``.seawall/worktrees``, with owner, age and merge state."""
+    repo = open_repository(repo_path)
+    root = workdir(repo)
+    merged_trees = _merged_source_trees(repo)
+    infos = [
+        _inspect(repo, root, name, merged_trees)
+        for name in repo.list_worktrees()
+        if _is_seawall(root, repo.lookup_worktree(name).path)
+    ]
+    return tuple(sorted(infos, key=lambda info: info.path))
+
+
+def prune_worktrees(
+    repo_path: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    paths: Collection[str] | None = None,
+) -> PruneReport:
+    """Remove merged or unchanged seawall worktrees (and their branches).
+
+    ``paths`` limits the run to those worktrees. Worktrees with unmerged or uncommitted
+    work are kept, each with its reason, unless ``force``; forced ones are saved as a
+    ``wip:`` checkpoint first.
+    """
+    repo = open_repository(repo_path)
+    root = workdir(repo)
+    wanted = None if paths is None else {str(Path(p).resolve()) for p in paths}
+    removed: list[WorktreeInfo] = []
+    kept: list[WorktreeInfo] = []
+    salvaged: list[str] = []
+    for info in list_worktrees(root):
+        if wanted is not None and str(Path(info.path).resolve()) not in wanted:
+            continue
+        if not (info.merged or info.missing or force):
+            kept.append(info)
+            continue
+        if not (info.merged or info.missing):
+            salvaged.append(_salvage(info))
+        removed.append(info)
+    _remove_all(root, removed, force=force)
+    _remove_stale_check_worktrees(repo, root)
+    return PruneReport(removed=tuple(removed), kept=tuple(kept), salvaged=tuple(salvaged))
+
+
+def _remove_stale_check_worktrees(repo: pygit2.Repository, root: Path) -> None:
+    """Remove check worktrees left by a process that died (named ``check-<pid>-...``)."""
+    folder = (root / SEAWALL_DIR / "checks").resolve()
+    for name in repo.list_worktrees():
+        path = Path(repo.lookup_worktree(name).path).resolve()
+        if path.parent == folder and not _alive(_pid_of(path.name)):
+            run_git(["worktree", "remove", "--force", str(path)], cwd=root, check=False)
+    run_git(["worktree", "prune"], cwd=root)
+
+
+def _pid_of(name: str) -> int | None:
+    parts = name.split("-")
+    return int(parts[1]) if len(parts) > 2 and parts[1].isdigit() else None
+
+
+def _alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, owned by someone else
+    return True
+
+
+def _remove_all(root: Path, infos: Sequence[WorktreeInfo], *, force: bool) -> None:
+    """Remove worktrees concurrently (deleting files is I/O bound), then their branches."""
+    present = [info.path for info in infos if not info.missing]
+    workers = max(1, min(len(present), 2 * (os.cpu_count() or 1)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        outputs = list(
+            pool.map(
+                lambda path: run_git(
+                    ["worktree", "remove", "--force", path], cwd=root, check=False
+                ),
+                present,
+            )
+        )
+    failed = [output for output in outputs if not output.ok]
+    run_git(["worktree", "prune"], cwd=root)
+    branches = [info.branch for info in infos if info.branch and (info.merged or force)]
+    if branches:
+        run_git(["branch", "-D", *branches], cwd=root, check=False)
+    if failed:
+        raise GitError(
+            f"{len(failed)} worktree(s) could not be removed: {failed[0].stderr.strip()}"
+        )
+
+
+def _is_seawall(root: Path, path: str) -> bool:
+    folder = (root / SEAWALL_DIR / "worktrees").resolve()
+    return Path(path).resolve().is_relative_to(folder)
+
+
+def _owner(root: Path, path: str) -> tuple[str, int | None, str]:
+    parts = Path(path).resolve().relative_to((root / SEAWALL_DIR / "worktrees").resolve()).parts
+    session = parts[0] if parts else ""
+    wave = int(parts[1][1:]) if len(parts) > 1 and parts[1][1:].isdigit() else None
+    task = parts[2] if len(parts) > 2 else ""
+    return session, wave, task
+
+
+def _inspect(
+    repo: pygit2.Repository, root: Path, name: str, merged_trees: set[pygit2.Oid]
+) -> WorktreeInfo:
+    worktree = repo.lookup_worktree(name)
+    session, wave, task = _owner(root, worktree.path)
+    admin = Path(repo.path) / "worktrees" / name
+    age = time.time() - (admin / "commondir").stat().st_mtime if admin.exists() else 0.0
+    if worktree.is_prunable or not Path(worktree.path).exists():
+        return WorktreeInfo(
+            path=worktree.path, session=session, wave=wave, task=task, branch=None,
+            age_seconds=age, dirty=False, merged=False, missing=True,
+            reason="folder is missing",
+        )  # fmt: skip
+    wt_repo = pygit2.Repository(worktree.path)
+    branch = None if wt_repo.head_is_detached else wt_repo.head.shorthand
+    head = wt_repo.head.peel(pygit2.Commit)
+    state = snapshot_tree(wt_repo)
+    dirty = state != head.tree.id
+    merged, reason = _merge_state(repo, head, state, dirty, merged_trees)
+    return WorktreeInfo(
+        path=worktree.path, session=session, wave=wave, task=task, branch=branch,
+        age_seconds=age, dirty=dirty, merged=merged, missing=False, reason=reason,
+    )  # fmt: skip
+
+
+def _merge_state(
+    repo: pygit2.Repository,
+    head: pygit2.Commit,
+    state: pygit2.Oid,
+    dirty: bool,
+    merged_trees: set[pygit2.Oid],
+) -> tuple[bool, str]:
+    if state in merged_trees:
+        return True, "its work was merged"
+    targets = _target_tips(repo)
+    fork = None
+    for tip in targets:
+        if not dirty and (tip == head.id or repo.descendant_of(tip, head.id)):
+            return True, "its commits are on a local branch"
+        base = repo.merge_base(tip, head.id)
+        if base is not None and repo[base].peel(pygit2.Commit).tree.id == state:
+            fork = base
+    if fork is not None:
+        return True, "it changed nothing"
+    if dirty:
+        return False, "uncommitted changes that were not merged"
+    return False, "commits that were not merged"
+
+
+def _target_tips(repo: pygit2.Repository) -> list[pygit2.Oid]:
+    tips = []
+    for name in repo.branches.local:
+        if not name.startswith("seawall/"):
+            tips.append(ref_target(repo.branches.local[name]))
+    return tips
+
+
+def _merged_source_trees(repo: pygit2.Repository) -> set[pygit2.Oid]:
+    """Trees of agent work recorded as merged on any local non-seawall branch."""
+    trees: set[pygit2.Oid] = set()
+    tips = _target_tips(repo)
+    if not tips:
+        return trees
+    walker = repo.walk(tips[0], pygit2.enums.SortMode.TOPOLOGICAL)
+    for tip in tips[1:]:
+        walker.push(tip)
+    for count, commit in enumerate(walker):
+        if count >= _SCAN_LIMIT:
+            break
+        value = parse_trailers(commit.message).get(SOURCE_TREE_TRAILER)
+        if value:
+            trees.add(pygit2.Oid(hex=value))
+    return trees
+
+
+def _salvage(info: WorktreeInfo) -> str:
+    return save_worktree(
+        info.path, session_id=info.session, task_id=info.task, reason="pruned with --force"
+    )

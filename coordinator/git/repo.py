@@ -1,0 +1,257 @@
+"""Opening the repository, pinning a wave's base, naming seawall's refs, running git.
+
+seawall reads and writes objects with pygit2 and calls the git CLI only where git must
+do the work itself (worktrees, updating a checked-out working tree). Every name seawall
+derives from a session or task id passes through :func:`safe_component`, so no id can
+reach outside seawall's ref namespace or its worktree folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import anyio
+import pygit2
+
+from coordinator.errors import GitError
+
+__all__ = [
+    "SEAWALL_DIR",
+    "BasePin",
+    "GitOutput",
+    "agent_branch",
+    "checkpoint_ref",
+    "ensure_excluded",
+    "open_repository",
+    "parse_trailers",
+    "pin_base",
+    "ref_target",
+    "repo_relative",
+    "resolve_commit",
+    "run_git",
+    "run_git_async",
+    "safe_component",
+    "seawall_signature",
+    "workdir",
+]
+
+SEAWALL_DIR = ".seawall"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+_MAX_COMPONENT = 60
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BasePin:
+    """The branch checked out when a wave starts and the commit it points at."""
+
+    branch: str
+    commit: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GitOutput:
+    """The result of one git CLI call."""
+
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def open_repository(path: str | os.PathLike[str]) -> pygit2.Repository:
+    """Open the repository containing ``path``; raise ``GitError`` if there is none."""
+    found = pygit2.discover_repository(str(path))
+    if found is None:
+        raise GitError(f"{path} is not inside a git repository")
+    try:
+        return pygit2.Repository(found)
+    except pygit2.GitError as exc:
+        raise GitError(f"cannot open the git repository at {found}: {exc}") from exc
+
+
+def resolve_commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
+    """The commit ``rev`` names (an id, branch or ref); ``GitError`` if there is none."""
+    try:
+        return repo.revparse_single(rev).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        raise GitError(f"{rev!r} does not name a commit in {repo.path}") from exc
+
+
+def workdir(repo: pygit2.Repository) -> Path:
+    """The repository's working tree; ``GitError`` for a bare repository."""
+    if repo.is_bare or not repo.workdir:
+        raise GitError(f"{repo.path} is a bare repository; seawall needs a working tree")
+    return Path(repo.workdir)
+
+
+def pin_base(repo_path: str | os.PathLike[str]) -> BasePin:
+    """Return the checked-out branch and its commit, the base every agent of a wave starts at.
+
+    Raises ``GitError`` on a detached HEAD or a repository without commits: seawall needs
+    a branch to advance when the wave's work is merged.
+    """
+    repo = open_repository(repo_path)
+    if repo.head_is_unborn:
+        raise GitError(
+            f"{workdir(repo)} has no commits yet; make an initial commit before a session"
+        )
+    if repo.head_is_detached:
+        raise GitError(
+            f"HEAD of {workdir(repo)} is detached; check out the branch the session should "
+            "advance (for example `git switch main`)"
+        )
+    head = repo.head
+    return BasePin(branch=head.shorthand, commit=str(head.target))
+
+
+def safe_component(text: str) -> str:
+    """Turn an id into one safe path and ref component.
+
+    Only ASCII letters, digits, ``_`` and ``-`` survive; anything else (``/``, ``..``,
+    spaces, ``.lock``) becomes ``-``. When the id had to change, a short hash of the
+    original is appended, so two ids that sanitise alike still get different names.
+    """
+    if not text:
+        raise GitError("an empty id cannot name a branch, ref or folder")
+    cleaned = _UNSAFE.sub("-", text).strip("-")[:_MAX_COMPONENT] or "x"
+    if cleaned == text:
+        return text
+    digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:8]
+    return f"{cleaned}-{digest}"
+
+
+def checkpoint_ref(session_id: str, task_id: str) -> str:
+    """The private ref holding an agent's shadow checkpoints."""
+    return f"refs/seawall/{safe_component(session_id)}/{safe_component(task_id)}"
+
+
+def agent_branch(session_id: str, wave: int, task_id: str) -> str:
+    """The branch of an agent's worktree: ``seawall/<session>/w<wave>/<task>``."""
+    return f"seawall/{safe_component(session_id)}/w{int(wave)}/{safe_component(task_id)}"
+
+
+def ensure_excluded(repo: pygit2.Repository) -> None:
+    """Make git ignore ``.seawall/`` through ``info/exclude`` (never the user's .gitignore)."""
+    common = Path(repo.path)
+    commondir = common / "commondir"
+    if commondir.is_file():  # a linked worktree: info/ lives in the common directory
+        common = (common / commondir.read_text().strip()).resolve()
+    exclude = common / "info" / "exclude"
+    line = f"/{SEAWALL_DIR}/"
+    existing = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
+    if line in existing.splitlines():
+        return
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    prefix = "" if not existing or existing.endswith("\n") else "\n"
+    with exclude.open("a", encoding="utf-8") as handle:
+        handle.write(f"{prefix}{line}\n")
+
+
+def ref_target(reference: pygit2.Reference) -> pygit2.Oid:
+    """The commit id a direct reference points at (symbolic ones are resolved)."""
+    target = reference.resolve().target
+    if not isinstance(target, pygit2.Oid):
+        raise GitError(f"reference {reference.name} does not point at an object")
+    return target
+
+
+def repo_relative(root: Path, path: str) -> str | None:
+    """``path`` as a normalised POSIX path inside ``root``, or ``None`` when it is not.
+
+    Paths inside ``.git`` or ``.seawall`` are never an agent's files and give ``None``.
+    """
+    full = Path(os.path.normpath(root / path))
+    try:
+        parts = full.relative_to(root).parts
+    except ValueError:
+        return None
+    if not parts or parts[0] in (".git", SEAWALL_DIR):
+        return None
+    return PurePosixPath(*parts).as_posix()
+
+
+def seawall_signature() -> pygit2.Signature:
+    """The author and committer of every commit seawall writes itself."""
+    return pygit2.Signature("seawall", "seawall@localhost")
+
+
+def parse_trailers(message: str) -> dict[str, str]:
+    """The ``Key: value`` trailers of a commit message's last paragraph."""
+    paragraphs = message.strip().split("\n\n")
+    trailers: dict[str, str] = {}
+    for line in paragraphs[-1].splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key and " " not in key:
+            trailers[key] = value.strip()
+    return trailers
+
+
+def _git_env(extra: Mapping[str, str] | None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_git(
+    args: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str],
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    input_text: str | None = None,
+) -> GitOutput:
+    """Run ``git <args>`` in ``cwd``. With ``check``, a non-zero exit raises ``GitError``."""
+    argv = ("git", *args)
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=_git_env(env),
+            input=input_text,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise GitError("the git executable was not found on PATH") from exc
+    output = GitOutput(
+        args=tuple(args), returncode=done.returncode, stdout=done.stdout, stderr=done.stderr
+    )
+    if check and not output.ok:
+        raise GitError(f"`git {' '.join(args)}` failed: {output.stderr.strip()}")
+    return output
+
+
+async def run_git_async(
+    args: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str],
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+) -> GitOutput:
+    """The async twin of :func:`run_git`, for event-loop callers (``anyio.run_process``)."""
+    try:
+        done = await anyio.run_process(["git", *args], cwd=cwd, env=_git_env(env), check=False)
+    except FileNotFoundError as exc:
+        raise GitError("the git executable was not found on PATH") from exc
+    output = GitOutput(
+        args=tuple(args),
+        returncode=done.returncode,
+        stdout=done.stdout.decode("utf-8", "replace"),
+        stderr=done.stderr.decode("utf-8", "replace"),
+    )
+    if check and not output.ok:
+        raise GitError(f"`git {' '.join(args)}` failed: {output.stderr.strip()}")
+    return output

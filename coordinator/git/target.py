@@ -1,0 +1,202 @@
+"""Moving the target branch to a checked integration commit, safely.
+
+Order of work, so that a crash at any point leaves the branch where it was or fully
+advanced and never a merge in progress:
+
+1. refuse (``DirtyWorkingTreeError``) before touching anything when the user has
+   uncommitted changes in files the advance would change;
+2. put back the base content of files in-place agents wrote (their work is already in the
+   integration commits and checkpoint refs);
+3. update the index and working tree from the old to the new tree (``git read-tree -m -u``,
+   the two-tree fast-forward git itself uses; it keeps unrelated local changes);
+4. move the branch with a compare-and-swap (``git update-ref <ref> <new> <old>``); if the
+   branch moved meanwhile, the working tree is put back and ``GitError`` is raised.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from coordinator.errors import DirtyWorkingTreeError, GitError
+from coordinator.git.repo import (
+    open_repository,
+    ref_target,
+    repo_relative,
+    resolve_commit,
+    run_git,
+    workdir,
+)
+
+__all__ = ["AdvanceResult", "advance_target", "check_user_changes", "user_changes_in"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AdvanceResult:
+    branch: str
+    old: str
+    new: str
+    working_tree_updated: bool
+    changed_paths: tuple[str, ...]
+
+
+def user_changes_in(
+    repo_path: str | os.PathLike[str],
+    paths: Collection[str],
+    *,
+    ignore: Collection[str] = (),
+) -> tuple[str, ...]:
+    """Which of ``paths`` have uncommitted changes (or untracked files) in the main tree."""
+    repo = open_repository(repo_path)
+    wanted = set(paths) - set(ignore)
+    dirty = {
+        path
+        for path, flags in repo.status(untracked_files="all").items()
+        if flags != pygit2.enums.FileStatus.CURRENT and flags != pygit2.enums.FileStatus.IGNORED
+    }
+    return tuple(sorted(dirty & wanted))
+
+
+def check_user_changes(
+    repo_path: str | os.PathLike[str],
+    *,
+    old: str,
+    new: str,
+    agent_paths: Collection[str] = (),
+) -> tuple[str, ...]:
+    """Return the paths the advance changes; raise if the user has changes in any of them.
+
+    ``agent_paths`` are files in-place agents wrote: their changes are the wave's, not the
+    user's, so they do not count.
+    """
+    repo = open_repository(repo_path)
+    changed = _changed(repo, old, new)
+    conflicting = user_changes_in(repo_path, changed, ignore=agent_paths)
+    if conflicting:
+        shown = ", ".join(conflicting[:10]) + (" ..." if len(conflicting) > 10 else "")
+        raise DirtyWorkingTreeError(
+            f"you have uncommitted changes in {len(conflicting)} file(s) the merged wave "
+            f"changes: {shown}. Commit or stash them; nothing was changed.",
+            paths=conflicting,
+        )
+    return tuple(sorted(changed))
+
+
+def advance_target(
+    repo_path: str | os.PathLike[str],
+    *,
+    branch: str,
+    expected_old: str,
+    new: str,
+    agent_paths: Collection[str] = (),
+) -> AdvanceResult:
+    """Fast-forward ``branch`` from ``expected_old`` to ``new`` and update the main tree.
+
+    The working tree is only updated when ``branch`` is checked out there. Raises
+    ``GitError`` when the branch is not at ``expected_old`` or ``new`` does not descend
+    from it, ``DirtyWorkingTreeError`` when user changes are in the way.
+    """
+    repo = open_repository(repo_path)
+    root = workdir(repo)
+    ref_name = f"refs/heads/{branch}"
+    old = _expect_branch(repo, ref_name, expected_old)
+    new_id = _descendant(repo, old, new)
+    checked_out = (
+        not repo.head_is_detached and not repo.head_is_unborn and repo.head.name == ref_name
+    )
+    changed: tuple[str, ...] = tuple(sorted(_changed(repo, str(old), str(new_id))))
+    if checked_out:
+        changed = check_user_changes(root, old=str(old), new=str(new_id), agent_paths=agent_paths)
+        _restore(repo, root, old, agent_paths)
+        run_git(["read-tree", "-m", "-u", str(old), str(new_id)], cwd=root)
+    swapped = run_git(
+        ["update-ref", "-m", "seawall: advance after merged wave", ref_name, str(new_id), str(old)],
+        cwd=root,
+        check=False,
+    )
+    if not swapped.ok:
+        if checked_out:
+            run_git(["read-tree", "-m", "-u", str(new_id), str(old)], cwd=root, check=False)
+        raise GitError(f"{branch} moved while the wave was merged; nothing was advanced")
+    return AdvanceResult(
+        branch=branch,
+        old=str(old),
+        new=str(new_id),
+        working_tree_updated=checked_out,
+        changed_paths=changed,
+    )
+
+
+def _expect_branch(repo: pygit2.Repository, ref_name: str, expected: str) -> pygit2.Oid:
+    reference = repo.references.get(ref_name)
+    if reference is None:
+        raise GitError(f"the target branch {ref_name} does not exist")
+    current = ref_target(reference)
+    if str(current) != expected:
+        raise GitError(
+            f"{ref_name} is at {str(current)[:12]}, not at the wave base {expected[:12]}; "
+            "it moved during the wave, so seawall will not advance it"
+        )
+    return current
+
+
+def _descendant(repo: pygit2.Repository, old: pygit2.Oid, new: str) -> pygit2.Oid:
+    new_id = resolve_commit(repo, new).id
+    if new_id != old and not repo.descendant_of(new_id, old):
+        raise GitError(f"{new[:12]} does not descend from {str(old)[:12]}; not a fast-forward")
+    return new_id
+
+
+def _changed(repo: pygit2.Repository, old: str, new: str) -> set[str]:
+    old_tree = resolve_commit(repo, old).tree
+    new_tree = resolve_commit(repo, new).tree
+    paths: set[str] = set()
+    for delta in old_tree.diff_to_tree(new_tree).deltas:
+        paths.add(delta.old_file.path)
+        paths.add(delta.new_file.path)
+    return paths
+
+
+def _restore(
+    repo: pygit2.Repository, root: Path, commit: pygit2.Oid, agent_paths: Collection[str]
+) -> None:
+    """Give in-place agents' files their content at ``commit`` on disk and in the index."""
+    tree = repo[commit].peel(pygit2.Tree)
+    relative = sorted(
+        {rel for path in agent_paths if (rel := repo_relative(root, path)) is not None}
+    )
+    if not relative:
+        return
+    for path in relative:
+        restore_path(repo, root, tree, path)
+    run_git(
+        ["reset", "-q", str(commit), "--pathspec-from-file=-", "--pathspec-file-nul"],
+        cwd=root,
+        check=False,
+        input_text="\0".join(relative),
+    )
+
+
+def restore_path(repo: pygit2.Repository, root: Path, tree: pygit2.Tree, path: str) -> None:
+    """Write ``path`` as it is in ``tree`` (or remove it when the tree does not have it)."""
+    full = root / path
+    try:
+        entry = tree[path]
+    except KeyError:
+        entry = None
+    if full.is_symlink() or full.is_file():
+        full.unlink()
+    if entry is None or entry.type_str != "blob":
+        return
+    full.parent.mkdir(parents=True, exist_ok=True)
+    data = repo[entry.id].peel(pygit2.Blob).data
+    if entry.filemode == pygit2.enums.FileMode.LINK:
+        full.symlink_to(os.fsdecode(data))
+        return
+    full.write_bytes(data)
+    if entry.filemode == pygit2.enums.FileMode.BLOB_EXECUTABLE:
+        full.chmod(0o755)
