@@ -43,6 +43,7 @@ KIND_TRAILER = "Seawall-Kind"
 BASE_TRAILER = "Seawall-Base"
 TASK_TRAILER = "Seawall-Task"
 SESSION_TRAILER = "Seawall-Session"
+DISPATCH_TRAILER = "Seawall-Dispatch"
 
 
 class CheckpointMode(StrEnum):
@@ -73,7 +74,11 @@ class Checkpointer:
         task_id: str,
         base: str,
         mode: CheckpointMode,
+        dispatch: str | None = None,
     ) -> None:
+        """``dispatch`` names this dispatch of the task (e.g. ``w3``): a re-dispatch on an
+        unchanged base starts a new chain instead of continuing the previous one."""
+        self._dispatch = dispatch
         self._repo = open_repository(repo_path)
         if not self._repo.workdir:
             raise GitError(f"{repo_path} has no working tree to checkpoint")
@@ -179,7 +184,9 @@ class Checkpointer:
         except KeyError:
             return None
         tip = self._repo[ref_target(ref)].peel(pygit2.Commit)
-        if parse_trailers(tip.message).get(BASE_TRAILER) == str(self._base.id):
+        trailers = parse_trailers(tip.message)
+        same_base = trailers.get(BASE_TRAILER) == str(self._base.id)
+        if same_base and trailers.get(DISPATCH_TRAILER) == self._dispatch:
             return tip
         return None
 
@@ -208,6 +215,7 @@ class Checkpointer:
             f"{TASK_TRAILER}: {self._task_id}\n"
             f"{BASE_TRAILER}: {self._base.id}\n"
             f"{KIND_TRAILER}: {kind}\n"
+            + (f"{DISPATCH_TRAILER}: {self._dispatch}\n" if self._dispatch else "")
         )
         signature = seawall_signature()
         oid = self._repo.create_commit(None, signature, signature, message, tree, parents)

@@ -9,7 +9,12 @@ from enum import StrEnum
 import pygit2
 from pygit2.enums import DeltaStatus
 
-from coordinator.git.checkpoints import BASE_TRAILER, KIND_TRAILER, CheckpointKind
+from coordinator.git.checkpoints import (
+    BASE_TRAILER,
+    DISPATCH_TRAILER,
+    KIND_TRAILER,
+    CheckpointKind,
+)
 from coordinator.git.repo import (
     checkpoint_ref,
     open_repository,
@@ -100,12 +105,15 @@ def agent_history(
     task_id: str,
     base: str,
     branch: str | None = None,
+    dispatch: str | None = None,
 ) -> AgentHistory:
     """Read the agent's checkpoints of the dispatch based on ``base``, and the commits on
     ``branch`` (its worktree branch, if any) that ``base`` does not contain."""
     repo = open_repository(repo_path)
     base_commit = resolve_commit(repo, base)
-    checkpoints = _checkpoint_chain(repo, checkpoint_ref(session_id, task_id), base_commit.id)
+    checkpoints = _checkpoint_chain(
+        repo, checkpoint_ref(session_id, task_id), base_commit.id, dispatch
+    )
     commits: list[pygit2.Commit] = []
     if branch is not None and branch in repo.branches.local:
         tip = ref_target(repo.branches.local[branch])
@@ -120,15 +128,20 @@ def agent_history(
     )
 
 
-def _checkpoint_chain(repo: pygit2.Repository, ref: str, base: pygit2.Oid) -> list[pygit2.Commit]:
-    """First parents from the ref's tip back to ``base``, oldest first."""
+def _checkpoint_chain(
+    repo: pygit2.Repository, ref: str, base: pygit2.Oid, dispatch: str | None = None
+) -> list[pygit2.Commit]:
+    """First parents from the ref's tip back to ``base``, oldest first, of one dispatch."""
     reference = repo.references.get(ref)
     if reference is None:
         return []
     chain: list[pygit2.Commit] = []
     commit = repo[ref_target(reference)].peel(pygit2.Commit)
     base_hex = str(base)
-    while commit.id != base and parse_trailers(commit.message).get(BASE_TRAILER) == base_hex:
+    while commit.id != base:
+        trailers = parse_trailers(commit.message)
+        if trailers.get(BASE_TRAILER) != base_hex or trailers.get(DISPATCH_TRAILER) != dispatch:
+            break
         chain.append(commit)
         if not commit.parent_ids:
             break

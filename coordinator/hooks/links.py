@@ -128,5 +128,6 @@ def checkpoint(ctx: HookContext, payload: Mapping[str, Any]) -> str | None:
         task_id=agent.task_id,
         base=manifest.base,
         mode=CheckpointMode.PATHS if in_place else CheckpointMode.TREE,
+        dispatch=f"w{manifest.wave}",
     )
     return checkpointer.checkpoint(touched if in_place else None)

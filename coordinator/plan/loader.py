@@ -7,14 +7,12 @@ or rejected with a ``PlanError`` naming the file, the task and the field.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
-
-import networkx as nx
 
 from coordinator.errors import PlanError
 from coordinator.model import Plan, RunnerSpec, SessionConfig, Task
@@ -203,6 +201,8 @@ def _check_references(
     tasks: tuple[Task, ...],
     path: str,
 ) -> None:
+    import networkx as nx  # here, not at import: `import coordinator` stays light
+
     ids = {task.id for task in tasks}
     graph: nx.DiGraph[str] = nx.DiGraph()
     graph.add_nodes_from(task.id for task in tasks)

@@ -269,6 +269,7 @@ class WaveSteps:
             task_id=task.id,
             base=wave.base,
             mode=_mode(in_place),
+            dispatch=f"w{wave.number}",
         )
         transcript = self.paths.agent_dir(task.id) / f"w{wave.number}-transcript.jsonl"
         request = AgentRequest(
@@ -371,6 +372,7 @@ class WaveSteps:
                 task_id=task.id,
                 base=wave.base,
                 mode=_mode(in_place),
+                dispatch=f"w{wave.number}",
             )
             paths = self._dirty_in_scope(task) if in_place else None
             reason = "the coordinator stopped before the agent reported"
@@ -435,6 +437,7 @@ class WaveSteps:
             task_id=record.task,
             base=wave.base,
             branch=record.branch,
+            dispatch=f"w{wave.number}",
         )
 
     def _scope_violations(
@@ -759,6 +762,7 @@ class WaveSteps:
                 task_id=task.id,
                 base=wave.base,
                 mode=_mode(in_place),
+                dispatch=f"w{wave.number}",
             )
             paths = self._dirty_in_scope(task) if in_place else None
             await checkpointer.acheckpoint(paths)

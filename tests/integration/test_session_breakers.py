@@ -134,3 +134,44 @@ def test_wave_breaker_trips_halts_resumes_and_retrips(tmp_path: Path) -> None:
     assert killed.returncode == 0
     assert status(repo)["phase"] == "killed"
     assert seawall("resume", "--repo", str(repo), cwd=repo).returncode == 1
+
+
+def test_in_place_spiral_is_reverted_to_the_base_not_deleted(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/x.py": "x = 0\n", "src/y.py": "y = 0\n"})
+    edits = tuple(Edit(path="src/x.py", content=f"x = {n}\n") for n in (1, 2, 1, 3))
+    runner = ScriptedRunner(
+        {
+            "xs": [
+                AgentScript(steps=edits, final="STATUS: done — x"),
+                AgentScript(
+                    steps=(Edit(path="src/x.py", content="x = 9\n"),), final="STATUS: done"
+                ),
+            ],
+            "ys": [
+                AgentScript(
+                    steps=(Edit(path="src/y.py", content="y = 0\n"),),
+                    final="STATUS: done — unchanged",
+                )
+            ],
+        }
+    )
+    plan = (
+        '[session]\nname = "inplace"\n'
+        '[[task]]\nid = "xs"\nprompt = "x"\nscope = ["src/x.py"]\n'
+        '[[task]]\nid = "ys"\nprompt = "y"\nscope = ["src/y.py"]\n'
+    )
+    session = Session(parse_plan(plan), repo=repo, runner=runner, plan_text=plan)
+    progress: list[str] = []
+    result = anyio.run(session.run)
+    assert result.phase is SessionPhase.DONE, progress
+    waves = agents_by_wave(status(repo))
+    assert waves[0]["xs"]["status"] == "spiral"
+    assert waves[0]["ys"]["status"] == "done"
+    # between the waves the spiral was reverted to the base content, never deleted
+    wave2_base = json.loads((repo / ".seawall" / result.session / "state.json").read_text())[
+        "waves"
+    ][1]["base"]
+    assert show(repo, wave2_base, "src/x.py") == "x = 0\n"
+    assert show(repo, "main", "src/x.py") == "x = 9\n"
+    assert show(repo, "main", "src/y.py") == "y = 0\n"
+    assert git(repo, "status", "--porcelain") == ""
