@@ -263,14 +263,7 @@ class WaveSteps:
 
     def _job(self, wave: WaveRecord, agent: AgentRecord, task: Task) -> AgentJob:
         in_place = wave.isolation == Isolation.NONE
-        checkpointer = Checkpointer(
-            agent.workspace,
-            session_id=self.state.session,
-            task_id=task.id,
-            base=wave.base,
-            mode=_mode(in_place),
-            dispatch=f"w{wave.number}",
-        )
+        checkpointer = self._checkpointer(wave, agent)
         transcript = self.paths.agent_dir(task.id) / f"w{wave.number}-transcript.jsonl"
         request = AgentRequest(
             task_id=task.id,
@@ -350,6 +343,29 @@ class WaveSteps:
         record.transcript = run.transcript
         record.final_text = run.final_text[-4000:]
 
+    def _checkpointer(self, wave: WaveRecord, agent: AgentRecord) -> Checkpointer:
+        return Checkpointer(
+            agent.workspace,
+            session_id=self.state.session,
+            task_id=agent.task,
+            base=wave.base,
+            mode=_mode(wave.isolation == Isolation.NONE),
+            dispatch=f"w{wave.number}",
+        )
+
+    async def _snapshot_unreported(
+        self, wave: WaveRecord, record: AgentRecord, task: Task, *, wip: str | None = None
+    ) -> AgentRun:
+        """Checkpoint the files of an agent the coordinator did not run (or lost), and
+        with ``wip`` also a ``wip:`` snapshot with that reason."""
+        checkpointer = self._checkpointer(wave, record)
+        paths = self._dirty_in_scope(task) if wave.isolation == Isolation.NONE else None
+        await checkpointer.acheckpoint(paths)
+        snapshot = await checkpointer.awip(wip, paths) if wip else None
+        return AgentRun(
+            task_id=task.id, checkpoint=checkpointer.tip, wip=snapshot, touched=tuple(paths or ())
+        )
+
     async def _salvage(self, wave: WaveRecord) -> None:
         """Agents that never reported (the coordinator died): snapshot their work as wip."""
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
@@ -364,32 +380,13 @@ class WaveSteps:
                 )
                 salvaged = True
                 continue
-            task = tasks[record.task]
-            in_place = wave.isolation == Isolation.NONE
-            checkpointer = Checkpointer(
-                record.workspace,
-                session_id=self.state.session,
-                task_id=task.id,
-                base=wave.base,
-                mode=_mode(in_place),
-                dispatch=f"w{wave.number}",
-            )
-            paths = self._dirty_in_scope(task) if in_place else None
             reason = "the coordinator stopped before the agent reported"
-            await checkpointer.acheckpoint(paths)
-            wip = await checkpointer.awip(reason, paths)
-            run = AgentRun(
-                task_id=task.id,
-                truncated=True,
-                stop_reason=reason,
-                checkpoint=checkpointer.tip,
-                wip=wip,
-                touched=tuple(paths or ()),
-            )
+            run = await self._snapshot_unreported(wave, record, tasks[record.task], wip=reason)
+            run.truncated, run.stop_reason = True, reason
             self._apply_run(record, run)
             salvaged = True
             self.events.append(
-                "agent_salvaged", wave=wave.number, agent=task.id, checkpoint=checkpointer.tip
+                "agent_salvaged", wave=wave.number, agent=record.task, checkpoint=run.checkpoint
             )
         if salvaged:
             await self.session.save()
@@ -751,30 +748,14 @@ class WaveSteps:
         if wave is None or wave.phase is not WavePhase.DISPATCHED:
             raise StateError("no prepared wave is waiting for review; run `wave prepare` first")
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
-        in_place = wave.isolation == Isolation.NONE
         for record in wave.agents:
             if record.run is not None:
                 continue
-            task = tasks[record.task]
-            checkpointer = Checkpointer(
-                record.workspace,
-                session_id=self.state.session,
-                task_id=task.id,
-                base=wave.base,
-                mode=_mode(in_place),
-                dispatch=f"w{wave.number}",
-            )
-            paths = self._dirty_in_scope(task) if in_place else None
-            await checkpointer.acheckpoint(paths)
+            run = await self._snapshot_unreported(wave, record, tasks[record.task])
             text = outputs.get(record.task)
-            run = AgentRun(
-                task_id=task.id,
-                final_text=text or "",
-                truncated=text is None,
-                stop_reason="" if text is not None else "no output was given",
-                checkpoint=checkpointer.tip,
-                touched=tuple(paths or ()),
-            )
+            run.final_text = text or ""
+            run.truncated = text is None
+            run.stop_reason = "" if text is not None else "no output was given"
             self._apply_run(record, run)
         await self.session.save()
         await self._review(wave)
