@@ -38,6 +38,8 @@ except ImportError as exc:
         package="PyGithub", extra="github", purpose="The GitHub tracker"
     ) from exc
 
+from adapters.trackers._transport import transport_error
+
 __all__ = ["DEFAULT_BASE_URL", "GitHubTracker"]
 
 DEFAULT_BASE_URL = "https://api.github.com"
@@ -139,19 +141,9 @@ class GitHubTracker(IssueTracker):
             return action()
         except github.GithubException as exc:
             raise _http_error(exc, self.name, operation) from exc
-        except requests.Timeout as exc:
-            raise TrackerUnavailableError(
-                "timed out; a write may have been applied", tracker=self.name, operation=operation
-            ) from exc
-        except requests.ConnectionError as exc:
-            raise TrackerUnavailableError(
-                f"connection to {self.base_url} failed ({type(exc).__name__})",
-                tracker=self.name,
-                operation=operation,
-            ) from exc
         except requests.RequestException as exc:
-            raise TrackerError(
-                f"request failed ({type(exc).__name__})", tracker=self.name, operation=operation
+            raise transport_error(
+                exc, tracker=self.name, operation=operation, url=self.base_url
             ) from exc
 
     def __repr__(self) -> str:

@@ -37,6 +37,8 @@ except ImportError as exc:
         package="python-gitlab", extra="gitlab", purpose="The GitLab tracker"
     ) from exc
 
+from adapters.trackers._transport import transport_error
+
 __all__ = ["DEFAULT_URL", "GitLabTracker"]
 
 DEFAULT_URL = "https://gitlab.com"
@@ -150,19 +152,9 @@ class GitLabTracker(IssueTracker):
         except gitlab.exceptions.GitlabError as exc:
             headers: Mapping[str, str] = getattr(self._last, "headers", {})
             raise _http_error(exc, headers, self.name, operation) from exc
-        except requests.Timeout as exc:
-            raise TrackerUnavailableError(
-                "timed out; a write may have been applied", tracker=self.name, operation=operation
-            ) from exc
-        except requests.ConnectionError as exc:
-            raise TrackerUnavailableError(
-                f"connection to {self.url} failed ({type(exc).__name__})",
-                tracker=self.name,
-                operation=operation,
-            ) from exc
         except requests.RequestException as exc:
-            raise TrackerError(
-                f"request failed ({type(exc).__name__})", tracker=self.name, operation=operation
+            raise transport_error(
+                exc, tracker=self.name, operation=operation, url=self.url
             ) from exc
 
     def __repr__(self) -> str:
