@@ -10,6 +10,7 @@ tracker's fingerprint markers.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import sys
 import time
@@ -47,14 +48,36 @@ class SessionResult:
     abandoned: tuple[str, ...]
     breaker: Mapping[str, Any]
     state_md: Path
+    rate_limited: bool = False
+    halt: Mapping[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
+        """0 all done; 3 halted by the breaker; 4 done with carryovers; 5 nothing
+        succeeded; 6 nothing succeeded and every failure was a provider rate limit."""
         if self.phase is SessionPhase.HALTED:
-            return 3
+            return 6 if (self.halt or {}).get("reason") == "rate-limited" else 3
         if not self.abandoned:
             return 0
-        return 4 if self.done else 5
+        if self.done:
+            return 4
+        return 6 if self.rate_limited else 5
+
+
+_RATE_LIMIT = re.compile(
+    r"rate.?limit|\b429\b|too many requests|overloaded|usage limit", re.IGNORECASE
+)
+
+
+def rate_limited(state: SessionState) -> bool:
+    """Whether every failed agent of the last wave failed on a provider rate limit."""
+    wave = state.current_wave
+    if wave is None:
+        return False
+    failed = [a for a in wave.agents if a.status not in (Status.DONE, Status.NO_TESTS_NEEDED)]
+    return bool(failed) and all(
+        _RATE_LIMIT.search(f"{a.final_text}\n{a.error_signature}\n{a.reason}") for a in failed
+    )
 
 
 def new_session_id(name: str) -> str:
@@ -133,6 +156,10 @@ class Session:
             self.state = state
             if state.phase is SessionPhase.KILLED:
                 raise StateError(f"session {state.session} was killed; start a new one")
+            if state.phase is SessionPhase.HALTED and state.halt:
+                self.progress.log(f"resuming after: {state.halt.get('detail', '')}")
+                state.halt = {}
+                state.phase = SessionPhase.RUNNING
             if state.phase is SessionPhase.HALTED:
                 from coordinator.session.wave_breaker import clear_for_resume
 
@@ -181,6 +208,8 @@ class Session:
             abandoned=abandoned,
             breaker=dict(state.breaker),
             state_md=self.store.paths.state_md,
+            rate_limited=rate_limited(state),
+            halt=dict(state.halt) or None,
         )
 
     # -- state ------------------------------------------------------------------------

@@ -545,6 +545,12 @@ class WaveSteps:
 
     async def _recover(self, wave: WaveRecord) -> None:
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
+        if self._all_rate_limited(wave):
+            # the provider refused every agent: nothing was tried, so nothing is reworked
+            # or carried over; the same tasks wait for `seawall resume`
+            add_pending(self.state, [tasks[a.task] for a in wave.agents])
+            await self._finish_wave(wave)
+            return
         next_tasks: list[Task] = []
         for record in wave.agents:
             task_record = self.state.task(record.task)
@@ -570,10 +576,16 @@ class WaveSteps:
                     reason=recovery.reason,
                 )
         add_pending(self.state, next_tasks)
+        await self._finish_wave(wave)
+
+    async def _finish_wave(self, wave: WaveRecord) -> None:
         await self._cleanup(wave)
         wave.phase = WavePhase.DONE
         wave.finished_at = round(time.time(), 3)
-        self._wave_breaker(wave)
+        if self._all_rate_limited(wave):
+            self._rate_limit_halt(wave)
+        else:
+            self._wave_breaker(wave)
         await self.session.save()
         self.events.append(
             "wave_finished", wave=wave.number, statuses={a.task: a.status for a in wave.agents}
@@ -634,6 +646,22 @@ class WaveSteps:
                 path=info.path,
                 reason=info.reason,
             )
+
+    def _all_rate_limited(self, wave: WaveRecord) -> bool:
+        from coordinator.session.engine import rate_limited
+
+        return rate_limited(self.state) and not any(
+            a.status in (Status.DONE, Status.NO_TESTS_NEEDED) for a in wave.agents
+        )
+
+    def _rate_limit_halt(self, wave: WaveRecord) -> None:
+        """A wave in which every agent failed on a provider rate limit halts the session:
+        re-dispatching into a rate limit only burns the rework budget."""
+        detail = f"every agent of wave {wave.number} failed on a provider rate limit"
+        self.state.phase = SessionPhase.HALTED
+        self.state.halt = {"reason": "rate-limited", "detail": detail, "wave": wave.number}
+        self.events.append("session_halted", wave=wave.number, reason="rate-limited")
+        self.progress.log(f"{detail}; halted. `seawall resume` when the limit has reset")
 
     def _wave_breaker(self, wave: WaveRecord) -> None:
         from coordinator.session.wave_breaker import evaluate_wave

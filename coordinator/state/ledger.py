@@ -148,6 +148,7 @@ class SessionState:
     tasks: dict[str, TaskRecord] = field(default_factory=dict)
     waves: list[WaveRecord] = field(default_factory=list)
     breaker: dict[str, Any] = field(default_factory=dict)
+    halt: dict[str, Any] = field(default_factory=dict)  # a halt that is not a breaker trip
     cost_usd: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -53,6 +53,15 @@ def render_state_md(state: SessionState) -> str:
             f"- detail: {state.breaker.get('detail')}",
             "- next: fix the cause, then `seawall resume`, or `seawall kill` to end the session",
         ]
+    if state.halt:
+        lines += [
+            "",
+            "## Halted",
+            "",
+            f"- reason: {state.halt.get('reason')}",
+            f"- detail: {state.halt.get('detail')}",
+            "- next: `seawall resume` when the cause is gone",
+        ]
     lines += ["", "## Wave History", ""]
     if not state.waves:
         lines.append("(no wave has run yet)")

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-__all__ = ["MAX_TEXT", "as_int", "cap_text", "decode_record", "flatten_text", "iso_seconds"]
+__all__ = [
+    "MAX_TEXT",
+    "as_float",
+    "as_int",
+    "cap_text",
+    "decode_record",
+    "flatten_text",
+    "iso_seconds",
+]
 
 MAX_TEXT = 16_000
 """Tool output kept per result; longer text keeps its head and its tail."""
@@ -17,7 +26,7 @@ def decode_record(line: str) -> dict[str, Any] | None:
     """The JSON object on ``line``, or None when it is not one (blank, text, broken)."""
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the stack
         return None
     return record if isinstance(record, dict) else None
 
@@ -50,8 +59,19 @@ def iso_seconds(value: Any) -> float:
         return 0.0
     try:
         return datetime.fromisoformat(value).timestamp()
-    except ValueError:
+    except (ValueError, OverflowError, OSError):  # out of the platform's time range
         return 0.0
+
+
+def as_float(value: Any) -> float | None:
+    """A finite number from a JSON value (NaN, infinities and huge integers give None)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def as_int(value: Any) -> int:

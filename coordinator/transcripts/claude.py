@@ -26,7 +26,13 @@ from coordinator.events import (
     Turn,
     Usage,
 )
-from coordinator.transcripts._common import as_int, decode_record, flatten_text, iso_seconds
+from coordinator.transcripts._common import (
+    as_float,
+    as_int,
+    decode_record,
+    flatten_text,
+    iso_seconds,
+)
 
 __all__ = ["SIBLING_ERROR_MARKER", "ClaudeStreamParser"]
 
@@ -222,13 +228,14 @@ class ClaudeStreamParser:
         cost = record.get("total_cost_usd")
         turns = record.get("num_turns")
         duration = record.get("duration_ms")
+        duration_ms = as_float(duration)
         return Final(
             text=text,
             is_error=record.get("is_error") is True or subtype != "success",
             subtype=subtype,
             num_turns=turns if isinstance(turns, int) else None,
-            cost_usd=float(cost) if isinstance(cost, int | float) else None,
-            duration_ms=int(duration) if isinstance(duration, int | float) else None,
+            cost_usd=as_float(cost),
+            duration_ms=int(duration_ms) if duration_ms is not None else None,
             at=self._at(record),
         )
 
@@ -249,4 +256,4 @@ def _exit_code(text: str) -> int | None:
     if not text.startswith(_EXIT_CODE_PREFIX):
         return None
     digits = text[len(_EXIT_CODE_PREFIX) :].split("\n", 1)[0].strip()
-    return int(digits) if digits.isdigit() else None
+    return int(digits) if digits.isascii() and digits.isdigit() else None

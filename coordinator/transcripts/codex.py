@@ -161,7 +161,7 @@ class CodexJsonParser:
             if completed and isinstance(message, str):
                 self.warnings.append(message)
             return events
-        if kind not in _TOOL_ITEMS:
+        if not isinstance(kind, str) or kind not in _TOOL_ITEMS:
             return events  # reasoning, todo_list, and item types newer than this parser
         call_id = str(item.get("id") or "")
         if call_id not in self._started:

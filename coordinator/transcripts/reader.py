@@ -70,7 +70,8 @@ class TranscriptReader:
     def feed_record(self, record: Mapping[str, Any]) -> list[Event]:
         """The events of one decoded record, from the parser its type belongs to."""
         self.records += 1
-        if record.get("type") in CODEX_EVENT_TYPES:
+        kind = record.get("type")
+        if isinstance(kind, str) and kind in CODEX_EVENT_TYPES:
             return self.codex.feed_record(record)
         return self.claude.feed_record(record)
 
@@ -165,7 +166,7 @@ def _classify(lines: list[str]) -> TranscriptFormat:
     records = [record for record in map(decode_record, lines) if record is not None]
     if not records:
         return TranscriptFormat.TEXT
-    types = {record.get("type") for record in records}
+    types = {kind for record in records if isinstance(kind := record.get("type"), str)}
     if types & CODEX_EVENT_TYPES:
         return TranscriptFormat.CODEX
     if types & {"file-history-snapshot", "progress", "queue-operation"} or any(

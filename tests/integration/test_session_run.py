@@ -161,3 +161,32 @@ def test_fake_claude_and_codex_on_path(tmp_path: Path) -> None:
     assert agents["one"]["turns"] >= 1
     assert agents["one"]["tool_calls"] >= 1
     assert agents["one"]["cost_usd"] > 0
+
+
+def test_rate_limited_wave_halts_with_exit_6_and_resumes(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    limited = {"final": 'API Error: 429 {"type":"rate_limit_error"}', "exit": 1}
+    env = _spec(
+        tmp_path,
+        {
+            "a": [limited, {"writes": {"a.txt": "a\n"}, "final": "STATUS: done — a"}],
+            "b": [limited, {"writes": {"b.txt": "b\n"}, "final": "STATUS: done — b"}],
+        },
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        session='name = "rl"',
+        tasks=[
+            {"id": "a", "prompt": "a", "scope": ["a.txt"]},
+            {"id": "b", "prompt": "b", "scope": ["b.txt"]},
+        ],
+    )
+    first = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert first.returncode == 6, first.stdout + first.stderr
+    data = status(repo)
+    assert data["phase"] == "halted"
+    assert len(data["waves"]) == 1
+    assert not (repo / ".seawall" / "issues").exists()  # a rate limit is not the task's failure
+    resumed = seawall("resume", "--repo", str(repo), cwd=repo, env=env)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert show(repo, "main", "a.txt") == "a\n" and show(repo, "main", "b.txt") == "b\n"
