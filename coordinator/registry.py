@@ -36,6 +36,7 @@ _BUILTIN = MappingProxyType(
                 "command": "adapters.runners.command:CommandRunner",
                 "claude-code": "adapters.runners.claude_code:ClaudeCodeRunner",
                 "codex": "adapters.runners.codex:CodexRunner",
+                "ray": "adapters.runners.ray:RayRunner",
             }
         ),
     }

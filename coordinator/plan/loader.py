@@ -96,7 +96,7 @@ def _runners(table: Any, path: str) -> Mapping[str, RunnerSpec]:
     return MappingProxyType(runners)
 
 
-_PATH_OPTIONS = ("script",)
+_PATH_OPTIONS = ("script", "inner.script")
 
 
 def _resolve_paths(runner: RunnerSpec, plan_path: str) -> RunnerSpec:

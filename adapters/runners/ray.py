@@ -1,0 +1,501 @@
+"""The ``ray`` runner: any other runner, with each agent run as a task on a Ray cluster.
+
+For a wave with more agents than one machine can build and test at once. Per ``run()``:
+
+1. The agent's branch travels as git bundles through Ray's object store (the history up
+   to the agent's start commit once per commit, shared by the agents of a wave; a small
+   extra bundle for an earlier checkpoint ref): no shared filesystem or git server.
+2. A Ray task (``num_cpus`` / ``memory`` / ``runtime_env`` per agent) clones them on some
+   worker, checks out the agent's branch, rebuilds the wrapped runner and runs it there
+   (see ``adapters.runners._ray_worker``).
+3. Events come back while the agent runs, through a small hub actor; each is handed to
+   ``emit`` at once, so detectors, breakers and the live table work unchanged. After each
+   edit the worker sends a shadow checkpoint as a bundle; the coordinator stores it,
+   moves the agent's checkpoint ref (``refs/seawall/<session>/<task>``, compare-and-swap:
+   a ref someone else moved is left to them) and makes the local worktree's files and
+   branch what the remote agent's are *before* it emits the edit's result. So when the
+   coordinator sees an edit, its own copy holds it, and when ``run()`` returns, the local
+   worktree, branch and checkpoint ref are the agent's: the coordinator reviews and
+   merges exactly as for a local agent.
+4. Stop and time limit: the hub's stop flag ends the agent cleanly (the wrapped runner
+   stops it, the worker checkpoints it as ``wip`` and returns); after ``stop_grace``
+   seconds without an answer the task is force-cancelled. Either way ``run()`` returns a
+   cancelled / timed-out result with the checkpoints that arrived. A worker that dies
+   gives a cancelled, failed result whose ``stop_reason`` says so (the session records it
+   as partial), again with the checkpoints that arrived.
+
+The workspace must be a linked worktree (``isolation = "worktree"``) with a branch checked
+out: the remote agent's work is mirrored into it, which would be unsafe for agents
+sharing the main working tree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import secrets
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self
+
+import anyio
+import anyio.to_thread
+
+from adapters.runners._ray_git import bundle
+from adapters.runners._ray_hub import Hub
+from adapters.runners._ray_local import LocalWorktree
+from adapters.runners._ray_wire import (
+    Job,
+    WorkerOutcome,
+    decode_event,
+    encode_spec,
+)
+from coordinator.errors import ConfigurationError, MissingExtraError, RunnerError
+from coordinator.git.repo import open_repository
+from coordinator.model import RunnerSpec
+from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn, Emitter
+
+__all__ = ["RayRunner", "parse_memory"]
+
+_BASE_CACHE = 8  # start commits whose bundles stay in the object store
+_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "B": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+_OPTIONS = (
+    "inner",
+    "address",
+    "num_cpus",
+    "memory",
+    "runtime_env",
+    "stop_grace",
+    "checkpoint_every",
+    "scratch_dir",
+)
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise MissingExtraError(package="ray", extra="ray", purpose="the ray runner") from exc
+    return ray
+
+
+def parse_memory(text: str) -> int:
+    """Bytes from ``"2147483648"``, ``"4GiB"``, ``"512MB"``, ``"1.5G"``."""
+    match = _MEMORY.match(text)
+    if match is None:
+        raise ConfigurationError(f"memory {text!r} is not a size like 4GiB, 512MB or 1073741824")
+    number, unit = float(match.group(1)), (match.group(2) or "").upper()
+    scale = _UNITS[unit[:1]] if "I" not in unit else 1024 ** ("KMGT".index(unit[0]) + 1)
+    return int(number * scale)
+
+
+@dataclass(slots=True)
+class _Stop:
+    """Why the coordinator ended the run, if it did."""
+
+    kind: str = ""  # "", "cancelled", "timed_out"
+    reason: str = ""
+    forced: bool = False
+
+
+@dataclass(slots=True)
+class _Settled:
+    """How the remote task ended: its value, or the Ray error that ended it."""
+
+    outcome: WorkerOutcome | None = None
+    error: BaseException | None = None
+    done: bool = False
+
+
+class RayRunner(AgentRunner):
+    """Runs the wrapped runner for each agent as a Ray task. Plan table::
+
+        [runners.remote]
+        kind = "ray"
+        argv = ["claude-wrapper"]          # argv, model and env go to the wrapped runner
+        options = { inner = "command", "inner.output" = "stream-json",
+                    address = "ray://head:10001", num_cpus = "2", memory = "4GiB",
+                    runtime_env = '{"pip": ["seawall[ray]"]}', stop_grace = "10" }
+
+    ``inner`` is a ``RunnerSpec`` (rebuilt on the worker by its kind) or a picklable
+    factory returning an ``AgentRunner``. ``address=None`` connects to the Ray already
+    initialised in this process, or starts a local one (``init_options`` go to
+    ``ray.init``); ``"auto"`` or ``"ray://host:10001"`` joins a cluster. ``scratch_dir``
+    is where workers make their temporary clones (a path on the workers; default: their
+    temporary directory). ``poll`` is how long one wait for the worker's messages lasts.
+    """
+
+    def __init__(
+        self,
+        inner: RunnerSpec | Callable[[], AgentRunner],
+        *,
+        address: str | None = None,
+        num_cpus: float = 1.0,
+        memory: int | None = None,
+        runtime_env: Mapping[str, Any] | None = None,
+        init_options: Mapping[str, Any] | None = None,
+        stop_grace: float = 10.0,
+        checkpoint_every: float = 30.0,
+        scratch_dir: str | None = None,
+        poll: float = 0.5,
+    ) -> None:
+        if isinstance(inner, RunnerSpec):
+            if inner.kind == "ray":
+                raise ConfigurationError("the ray runner cannot wrap another ray runner")
+        elif not callable(inner):
+            raise ConfigurationError(
+                "the ray runner wraps a RunnerSpec or a factory returning an AgentRunner, "
+                f"not {inner!r}"
+            )
+        if num_cpus < 0 or (memory is not None and memory <= 0):
+            raise ConfigurationError("the ray runner's num_cpus and memory must be positive")
+        if stop_grace <= 0 or poll <= 0 or checkpoint_every < 0:
+            raise ConfigurationError("the ray runner's stop_grace and poll must be positive")
+        self.inner = inner
+        self.address = address
+        self.num_cpus = num_cpus
+        self.memory = memory
+        self.runtime_env = dict(runtime_env) if runtime_env is not None else None
+        self.init_options = dict(init_options or {})
+        self.stop_grace = stop_grace
+        self.checkpoint_every = checkpoint_every
+        self.scratch_dir = scratch_dir
+        self.poll = poll
+        self._lock: anyio.Lock | None = None
+        self._started_ray = False
+        self._hub: tuple[str, Any] | None = None
+        self._remote: Any = None
+        self._bases: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
+
+    @classmethod
+    def from_spec(cls, spec: RunnerSpec) -> Self:
+        """Build from ``[runners.NAME]``: ``options.inner`` is the wrapped runner's kind,
+        ``inner.KEY`` options are its options; ``argv``, ``model`` and ``env`` are its."""
+        options = dict(spec.options)
+        inner_options = {
+            key.removeprefix("inner."): options.pop(key)
+            for key in list(options)
+            if key.startswith("inner.")
+        }
+        unknown = sorted(set(options) - set(_OPTIONS))
+        if unknown:
+            raise ConfigurationError(
+                f"runner {spec.name!r}: unknown option(s) {unknown}; known: "
+                f"{', '.join(_OPTIONS)} and inner.<option of the wrapped runner>"
+            )
+        kind = options.get("inner")
+        if not kind:
+            raise ConfigurationError(
+                f"runner {spec.name!r}: options.inner must name the wrapped runner's kind "
+                '(for example inner = "claude-code")'
+            )
+        inner = RunnerSpec(
+            name=f"{spec.name}.inner",
+            kind=kind,
+            argv=spec.argv,
+            model=spec.model,
+            env=spec.env,
+            options=inner_options,
+        )
+        try:
+            return cls(
+                inner,
+                address=options.get("address") or None,
+                num_cpus=float(options.get("num_cpus", "1")),
+                memory=parse_memory(options["memory"]) if options.get("memory") else None,
+                runtime_env=_runtime_env(spec.name, options.get("runtime_env")),
+                stop_grace=float(options.get("stop_grace", "10")),
+                checkpoint_every=float(options.get("checkpoint_every", "30")),
+                scratch_dir=options.get("scratch_dir") or None,
+            )
+        except ValueError as exc:
+            raise ConfigurationError(f"runner {spec.name!r}: {exc}") from None
+
+    # -- Ray -------------------------------------------------------------------------
+
+    async def _connect(self) -> Any:
+        """Ray, initialised; the hub actor and the remote function of this Ray job."""
+        ray = _import_ray()
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if not ray.is_initialized():
+                options = {"address": self.address, **self.init_options}
+                ray.init(**options)  # on the loop thread: Ray installs handlers there
+                self._started_ray = self.address is None
+            job = str(ray.get_runtime_context().get_job_id())
+            if self._hub is None or self._hub[0] != job:
+                actor = ray.remote(Hub).options(num_cpus=0, max_concurrency=1000)
+                self._hub = (job, actor.remote())
+                self._bases.clear()
+                from adapters.runners._ray_worker import run_remote
+
+                self._remote = ray.remote(run_remote)
+            return ray
+
+    def close(self) -> None:
+        """Shut down the local Ray this runner started, if it started one."""
+        if self._started_ray:
+            _import_ray().shutdown()
+            self._started_ray = False
+        self._hub = None
+
+    async def _base_bundle(self, ray: Any, local: LocalWorktree) -> Any:
+        """The object holding the history up to ``local.head`` (one per start commit)."""
+        common = str(open_repository(local.worktree).path)
+        key = (str(ray.get_runtime_context().get_job_id()), common, local.head)
+        assert self._lock is not None
+        async with self._lock:
+            ref = self._bases.get(key)
+            if ref is None:
+                data = await anyio.to_thread.run_sync(
+                    lambda: bundle(local.worktree, [f"refs/heads/{local.branch}"])
+                )
+                if data is None:
+                    raise RunnerError(f"the branch {local.branch} has no commits to send")
+                ref = await anyio.to_thread.run_sync(ray.put, data)
+                self._bases[key] = ref
+                while len(self._bases) > _BASE_CACHE:
+                    self._bases.popitem(last=False)
+            self._bases.move_to_end(key)
+            return ref
+
+    # -- one run ---------------------------------------------------------------------
+
+    async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
+        """Run the wrapped runner for ``request`` on Ray; see the module docstring."""
+        started = anyio.current_time()
+        emitter = Emitter(emit)
+        if request.stop.reason is not None:
+            return _stopped_before(request)
+        local = await anyio.to_thread.run_sync(LocalWorktree.open, request)
+        ray = await self._connect()
+        assert self._hub is not None
+        hub = self._hub[1]
+        base = await self._base_bundle(ray, local)
+        extra = None
+        if local.ref_value is not None:  # an earlier dispatch's checkpoints stay reachable
+            extra = await anyio.to_thread.run_sync(
+                lambda: bundle(local.worktree, [local.ref], known=[local.head])
+            )
+        job = self._job(request, local)
+        run_id = secrets.token_hex(8)
+        options: dict[str, Any] = {"num_cpus": self.num_cpus, "max_retries": 0}
+        if self.memory is not None:
+            options["memory"] = self.memory
+        if self.runtime_env is not None:
+            options["runtime_env"] = self.runtime_env
+        task = self._remote.options(**options).remote(job, base, extra, hub, run_id)
+        stop = _Stop()
+        settled = _Settled()
+        try:
+            await self._supervise(ray, request, task, hub, run_id, local, emitter, stop, settled)
+        finally:
+            with anyio.CancelScope(shield=True):
+                if not settled.done:  # outer cancellation: end the remote agent, then go on
+                    await self._end(ray, task, hub, run_id, "the coordinator was cancelled")
+                hub.drop.remote(run_id)
+        return await self._result(request, local, emitter, stop, settled, started)
+
+    def _job(self, request: AgentRequest, local: LocalWorktree) -> Job:
+        spec = self.inner if isinstance(self.inner, RunnerSpec) else None
+        return Job(
+            task_id=request.task_id,
+            prompt=request.prompt,
+            session=request.session or "session",
+            wave=request.wave,
+            max_turns=request.max_turns,
+            env=dict(request.env),
+            branch=local.branch,
+            head=local.head,
+            checkpoint_ref=local.ref,
+            checkpoint=local.ref_value,
+            subdir=local.subdir,
+            transcript_name=request.transcript_path.name if request.transcript_path else None,
+            inner=encode_spec(spec) if spec is not None else None,
+            factory=None if spec is not None else self.inner,
+            identity=local.identity,
+            checkpoint_every=self.checkpoint_every,
+            local_root=str(local.worktree),
+            scratch_dir=self.scratch_dir,
+        )
+
+    async def _supervise(
+        self,
+        ray: Any,
+        request: AgentRequest,
+        task: Any,
+        hub: Any,
+        run_id: str,
+        local: LocalWorktree,
+        emitter: Emitter,
+        stop: _Stop,
+        settled: _Settled,
+    ) -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._pump, hub, run_id, local, emitter)
+            watch = anyio.CancelScope()
+            group.start_soon(self._watch, ray, request, task, hub, run_id, stop, watch)
+            try:
+                settled.outcome = await _wait(ray, task)
+            except ray.exceptions.RayError as exc:
+                settled.error = exc
+            settled.done = True
+            watch.cancel()
+            hub.close.remote(run_id)
+
+    async def _watch(
+        self,
+        ray: Any,
+        request: AgentRequest,
+        task: Any,
+        hub: Any,
+        run_id: str,
+        stop: _Stop,
+        scope: anyio.CancelScope,
+    ) -> None:
+        with scope:
+            limit = request.time_limit
+            with anyio.move_on_after(limit if limit is not None else float("inf")):
+                stop.reason = await request.stop.wait()
+                stop.kind = "cancelled"
+            if not stop.kind:
+                stop.kind, stop.reason = "timed_out", "time limit"
+            hub.stop.remote(run_id, stop.reason)
+            await anyio.sleep(self.stop_grace)
+            stop.forced = True
+            ray.cancel(task, force=True)
+
+    async def _pump(self, hub: Any, run_id: str, local: LocalWorktree, emitter: Emitter) -> None:
+        """Hand the worker's messages on, in order, until the run is closed. A lost hub
+        ends the stream; the task's own result still brings the agent's final state."""
+        ray = _import_ray()
+        while True:
+            try:
+                messages, closed = await _wait(ray, hub.take.remote(run_id, self.poll))
+            except ray.exceptions.RayError:
+                return
+            for kind, payload in messages:
+                if kind == "event":
+                    await emitter(decode_event(payload))
+                elif kind == "checkpoint":
+                    await anyio.to_thread.run_sync(local.apply, payload)
+            if closed:
+                return
+
+    async def _end(self, ray: Any, task: Any, hub: Any, run_id: str, reason: str) -> None:
+        """Stop the remote agent: the stop flag, then force after ``stop_grace``."""
+        hub.stop.remote(run_id, reason)
+        with anyio.move_on_after(self.stop_grace):
+            with contextlib.suppress(ray.exceptions.RayError):  # it ended; how no longer matters
+                await _wait(ray, task)
+            return
+        ray.cancel(task, force=True)
+
+    async def _result(
+        self,
+        request: AgentRequest,
+        local: LocalWorktree,
+        emitter: Emitter,
+        stop: _Stop,
+        settled: _Settled,
+        started: float,
+    ) -> AgentResult:
+        outcome = settled.outcome
+        if outcome is not None and outcome.setup_error:
+            raise RunnerError(
+                f"task {request.task_id!r}: cannot start the agent on Ray: {outcome.setup_error}"
+            )
+        if outcome is not None and outcome.runner_error:
+            raise RunnerError(outcome.runner_error)
+        if outcome is not None and outcome.final is not None:
+            await anyio.to_thread.run_sync(local.apply, outcome.final)
+        if outcome is not None and outcome.transcripts and request.transcript_path is not None:
+            await anyio.to_thread.run_sync(_write_transcripts, request.transcript_path, outcome)
+        remote = (outcome.result if outcome is not None else None) or {}
+        counter = emitter.counter
+        fields: dict[str, Any] = {
+            "final_text": remote.get("final_text", ""),
+            "exit_code": remote.get("exit_code"),
+            "is_error": bool(remote.get("is_error", True)),
+            "timed_out": bool(remote.get("timed_out", False)),
+            "cancelled": bool(remote.get("cancelled", False)),
+            "stop_reason": str(remote.get("stop_reason", "")),
+            "stderr_tail": str(remote.get("stderr_tail", "")),
+        }
+        if stop.kind:
+            fields.update(
+                exit_code=None,
+                is_error=True,
+                timed_out=stop.kind == "timed_out",
+                cancelled=stop.kind == "cancelled",
+                stop_reason=stop.reason,
+            )
+        elif settled.error is not None:
+            first = str(settled.error).strip().splitlines()
+            fields.update(
+                exit_code=None,
+                is_error=True,
+                cancelled=True,
+                stop_reason=f"the Ray worker died ({type(settled.error).__name__}"
+                + (f": {first[0][:300]}" if first else "")
+                + ")",
+                stderr_tail=str(settled.error)[-8000:],
+            )
+        elif outcome is not None and outcome.crash:
+            fields.update(is_error=True, stderr_tail=outcome.crash)
+        if not fields["final_text"] and counter.final is not None:
+            fields["final_text"] = counter.final.text
+        return AgentResult(
+            task_id=request.task_id,
+            turns=counter.turns,
+            tool_calls=counter.tool_calls,
+            cost_usd=counter.cost_usd,
+            transcript_path=request.transcript_path,
+            duration_s=anyio.current_time() - started,
+            **fields,
+        )
+
+
+async def _wait(ray: Any, ref: Any) -> Any:
+    """The value of a Ray object, awaited without blocking the event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio (trio): wait in a thread
+        return await anyio.to_thread.run_sync(ray.get, ref, abandon_on_cancel=True)
+    return await asyncio.wrap_future(ref.future())
+
+
+def _stopped_before(request: AgentRequest) -> AgentResult:
+    return AgentResult(
+        task_id=request.task_id,
+        is_error=True,
+        cancelled=True,
+        stop_reason=request.stop.reason or "stopped",
+        transcript_path=request.transcript_path,
+    )
+
+
+def _write_transcripts(transcript: Path, outcome: WorkerOutcome) -> None:
+    transcript.parent.mkdir(parents=True, exist_ok=True)
+    for name, data in (outcome.transcripts or {}).items():
+        (transcript.parent / Path(name).name).write_bytes(data)
+
+
+def _runtime_env(name: str, raw: str | None) -> dict[str, Any] | None:
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"runner {name!r}: runtime_env must be a JSON object: {exc}"
+        ) from None
+    if not isinstance(value, dict):
+        raise ConfigurationError(f"runner {name!r}: runtime_env must be a JSON object")
+    return value

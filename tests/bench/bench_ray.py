@@ -1,0 +1,134 @@
+"""The ray runner's per-agent overhead, against the local command runner in the same run.
+
+A wave of no-op command agents (read the prompt, print ``STATUS: done``) runs in real
+worktrees of a small repository, once with ``CommandRunner`` and once with ``RayRunner``
+wrapping the same command on a local Ray (2 CPUs, half a CPU per agent so the whole
+wave runs at once). Worktree creation is outside the timing; the wave's wall clock
+divided by its size is the per-agent figure. The first Ray wave pays for worker
+start-up, so each figure is the best of a few waves; ``ray.init`` is reported on its own.
+
+Run: ``python -m tests.bench.run ray`` (needs the ``ray`` extra).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+from adapters.runners.command import CommandRunner
+from adapters.runners.ray import RayRunner
+from coordinator.git import prepare_workspaces
+from coordinator.model import Isolation, RunnerSpec
+from coordinator.runner import AgentRequest, AgentRunner
+from tests.bench.harness import BenchResult
+
+AGENTS = 4
+WAVES = 3
+NOOP = (sys.executable, "-c", "import sys; sys.stdin.read(); print('STATUS: done')")
+
+
+def _make_repo(root: Path) -> str:
+    root.mkdir(parents=True)
+    for args in (
+        ("init", "-q", "-b", "main"),
+        ("config", "user.email", "bench@example.com"),
+        ("config", "user.name", "Bench"),
+    ):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    for n in range(200):
+        (root / f"mod{n:03d}.py").write_text(f"VALUE = {n}\n")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "base"], cwd=root, check=True)
+    done = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, check=True, capture_output=True, text=True
+    )
+    return done.stdout.strip()
+
+
+async def _wave(repo: Path, base: str, runner: AgentRunner, session: str, size: int) -> float:
+    """Seconds for one wave of ``size`` no-op agents (worktrees made beforehand)."""
+    tasks = [f"t{n}" for n in range(size)]
+    workspaces = await prepare_workspaces(
+        repo,
+        session_id=session,
+        wave=1,
+        base=base,
+        task_ids=tasks,
+        isolation=Isolation.WORKTREE,
+        max_parallel=1,  # as the session does: concurrent `git worktree add` races
+    )
+    failures: list[str] = []
+
+    async def one(path: str, task: str) -> None:
+        request = AgentRequest(
+            task_id=task, prompt="nothing", workspace=Path(path), session=session
+        )
+        result = await runner.run(request, lambda event: None)
+        if result.is_error or "STATUS: done" not in result.final_text:
+            failures.append(f"{task}: {result}")
+
+    started = time.perf_counter()
+    async with anyio.create_task_group() as group:
+        for workspace in workspaces:
+            group.start_soon(one, workspace.path, workspace.task_id)
+    elapsed = time.perf_counter() - started
+    if failures:
+        raise RuntimeError("a no-op agent failed: " + "; ".join(failures))
+    return elapsed
+
+
+async def _measure(root: Path) -> dict[str, float]:
+    """Best per-agent seconds of each runner, for a wave of ``AGENTS`` and for one agent."""
+    repo = root / "repo"
+    base = _make_repo(repo)
+    runners: dict[str, AgentRunner] = {
+        "local": CommandRunner(NOOP),
+        "ray": RayRunner(RunnerSpec(name="noop", kind="command", argv=NOOP), num_cpus=0.5),
+    }
+    figures: dict[str, float] = {}
+    for name, runner in runners.items():
+        for size in (AGENTS, 1):
+            waves = [
+                await _wave(repo, base, runner, f"{name}{size}x{n}", size) for n in range(WAVES)
+            ]
+            figures[f"{name}/{size}"] = min(waves) / size
+    return figures
+
+
+def run() -> list[BenchResult]:
+    try:
+        import ray
+    except ImportError:
+        print("  skipped: the ray extra is not installed (pip install 'seawall[ray]')")
+        return []
+
+    started = time.perf_counter()
+    owned = not ray.is_initialized()
+    if owned:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    init_s = time.perf_counter() - started
+    try:
+        with tempfile.TemporaryDirectory(prefix="seawall-bench-ray-") as scratch:
+            figures = anyio.run(_measure, Path(scratch))
+    finally:
+        if owned:
+            ray.shutdown()
+    return [
+        BenchResult(
+            name=f"ray runner, per agent of a no-op wave of {size}",
+            figure=figures[f"ray/{size}"],
+            baseline=figures[f"local/{size}"],
+            unit="s",
+            baseline_name="local command runner",
+            note=(
+                f"overhead {figures[f'ray/{size}'] - figures[f'local/{size}']:.3f} s/agent; "
+                f"best of {WAVES} waves; ray.init {init_s:.1f} s once per process"
+            ),
+        )
+        for size in (AGENTS, 1)
+    ]
