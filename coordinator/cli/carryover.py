@@ -8,6 +8,7 @@ every SPIRAL/FAILED line must point to an issue; the missing ones are filed now.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,17 +53,45 @@ def _tracker_options(parser: argparse.ArgumentParser) -> None:
         "--project", help="owner/name on GitHub or group/project on GitLab (tracker setting)"
     )
     parser.add_argument("--url", help="GitHub Enterprise API URL or self-hosted GitLab URL")
-    parser.add_argument("--label", default="carryover", help="the carryover label")
+    parser.add_argument("--label", default=None, help="the carryover label (default: carryover)")
 
 
-def _open(args: argparse.Namespace) -> IssueTracker:
-    from coordinator.model import TrackerConfig
+def _open(args: argparse.Namespace, state: dict[str, Any] | None = None) -> IssueTracker:
+    """The tracker the options name; unset options come from the session's recorded plan."""
+    from dataclasses import replace
+
     from coordinator.tracker import open_tracker
 
-    config = TrackerConfig(
-        kind=args.tracker or "local", repository=args.project, url=args.url, label=args.label
+    config = _session_tracker(args, state)
+    config = replace(
+        config,
+        kind=args.tracker or config.kind,
+        repository=args.project or config.repository,
+        url=args.url or config.url,
+        label=args.label or config.label,
     )
     return open_tracker(config, root=_root(args))
+
+
+def _session_tracker(args: argparse.Namespace, state: dict[str, Any] | None) -> Any:
+    from coordinator.errors import ConfigurationError, StateError
+    from coordinator.model import TrackerConfig
+    from coordinator.plan import parse_plan
+
+    if state is None:
+        try:
+            state = _load(_state_path(_root(args), getattr(args, "session", None)))
+        except (ConfigurationError, StateError):
+            return TrackerConfig()
+    text = state.get("plan_text")
+    if not isinstance(text, str) or not text:
+        return TrackerConfig()
+    try:
+        return parse_plan(
+            text, path=str(state.get("plan_path") or "<recorded plan>")
+        ).session.tracker
+    except ConfigurationError:
+        return TrackerConfig()
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -75,7 +104,8 @@ def _list(args: argparse.Namespace) -> int:
     from coordinator.carryover import find_marker
 
     with _open(args) as tracker:
-        issues = sorted(tracker.list_issues(args.label), key=lambda issue: issue.number)
+        label = args.label or _session_tracker(args, None).label
+        issues = sorted(tracker.list_issues(label), key=lambda issue: issue.number)
     rows = [
         {
             "number": issue.number,
@@ -90,7 +120,7 @@ def _list(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     if not issues:
-        print(f"no open issues labelled {args.label!r}")
+        print(f"no open issues labelled {label!r}")
     for issue in issues:
         fp = find_marker(issue.body) or "(no fingerprint)"
         print(f"#{issue.number}  {issue.title}  [{', '.join(issue.labels)}]  {fp}")
@@ -123,19 +153,48 @@ def _validate(args: argparse.Namespace) -> int:
         return 1
     plan = _plan_identity(state, args.plan)
     events = EventLog(state_path.parent / "events.jsonl", session=session)
-    if args.tracker is None:
-        args.tracker = str(state.get("tracker") or "local")
     failed = 0
-    with _open(args) as tracker:
-        filer = CarryoverFiler(tracker, session=session, label=args.label, events=events)
+    filed = []
+    with _open(args, state) as tracker:
+        label = args.label or _session_tracker(args, state).label
+        filer = CarryoverFiler(tracker, session=session, label=label, events=events)
         for entry, result in file_missing(filer, entries, plan=plan, covered_tasks=covered):
             line = f"wave {entry.wave}  {entry.task}  {entry.status.upper()}"
             if result.skipped == "error":
                 failed += 1
                 print(f"{line}  error: {result.error}")
             else:
+                filed.append((entry, result))
                 print(f"{line}  {issue_suffix(result)}  {result.url or ''}".rstrip())
+    _record(state_path, filed)
     return 1 if failed else 0
+
+
+def _record(state_path: Path, filed: list[tuple[Any, Any]]) -> None:
+    """Write the filed issues back into the ledger (and so into STATE.md)."""
+    if not filed:
+        return
+    from coordinator.errors import StateError
+    from coordinator.state.ledger import IssueRef
+    from coordinator.state.store import StateStore
+
+    store = StateStore(state_path.parent.parent.parent, state_path.parent.name)
+    with store.lock():
+        try:
+            ledger = store.load()
+        except StateError as exc:  # the issues are filed; only the bookkeeping is missing
+            print(
+                f"seawall: warning: the issues were filed but {exc}; the ledger was not updated",
+                file=sys.stderr,
+            )
+            return
+        for entry, result in filed:
+            ref = IssueRef(number=result.number, url=result.url or "", existing=not result.created)
+            ledger.task(entry.task).issue = ref
+            for wave in ledger.waves:
+                if wave.number == entry.wave:
+                    wave.agent(entry.task).issue = ref
+        store.save(ledger)
 
 
 def _state_path(root: Path, session: str | None) -> Path:

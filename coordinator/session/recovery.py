@@ -44,16 +44,27 @@ class Recovery:
     reason: str = ""
 
 
-def decide_recovery(original: Task, agent: AgentRecord, record: TaskRecord) -> Recovery:
+def decide_recovery(
+    original: Task, agent: AgentRecord, record: TaskRecord, *, max_attempts: int = 4
+) -> Recovery:
     """Decide the recovery for one agent of a reviewed wave.
 
     ``original`` is the task as the plan gave it (prompts are always rebuilt from it, so
     a third attempt does not nest the second one's instructions); ``record`` is the
-    task's history, already updated with this wave's outcome.
+    task's history, already updated with this wave's outcome. A task that has used
+    ``max_attempts`` dispatches is escalated whatever its status: re-dispatching is
+    bounded even with the wave breaker disabled.
     """
     status = Status(agent.status) if agent.status else Status.FAILED
     if status.is_success:
         return Recovery(action=Action.NONE, reason="finished")
+    if record.attempts >= max_attempts:
+        kind = "SPIRAL" if status is Status.SPIRAL else "FAILED"
+        return Recovery(
+            action=Action.ESCALATE,
+            carryover=kind,
+            reason=f"{record.attempts} attempts used: escalated",
+        )
     if status is Status.PARTIAL:
         prompt = render_carry_forward_prompt(
             original, done=agent.summary, remaining=agent.remaining

@@ -555,7 +555,12 @@ class WaveSteps:
         for record in wave.agents:
             task_record = self.state.task(record.task)
             original = task_from_dict(task_record.origin or task_to_dict(tasks[record.task]))
-            recovery = decide_recovery(original, record, task_record)
+            recovery = decide_recovery(
+                original,
+                record,
+                task_record,
+                max_attempts=self.config.wave_breaker.max_rework_cycles + 1,
+            )
             if recovery.next_task is not None:
                 next_tasks.append(recovery.next_task)
                 task_record.rework += 1
