@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from coordinator.git.checkpoints import Checkpointer, CheckpointMode, save_worktree
 from coordinator.git.repo import open_repository, resolve_commit, run_git
-from coordinator.git.target import restore_path
+from coordinator.git.target import expand_paths, restore_path
 
 __all__ = ["RevertResult", "revert_agent"]
 
@@ -30,10 +30,11 @@ def revert_agent(checkpointer: Checkpointer, *, reason: str = "reverted") -> Rev
     task_id = checkpointer.task_id
     if checkpointer.mode is CheckpointMode.PATHS:
         checkpointer.checkpoint()
-        paths = sorted(checkpointer.changed_paths() | checkpointer.touched_paths)
-        saved = checkpointer.wip(reason)
         repo = open_repository(checkpointer.root)
         tree = resolve_commit(repo, checkpointer.base).tree
+        touched = checkpointer.changed_paths() | checkpointer.touched_paths
+        paths = sorted(expand_paths(repo, checkpointer.root, tree, touched))
+        saved = checkpointer.wip(reason)
         for path in paths:
             restore_path(repo, checkpointer.root, tree, path)
         return RevertResult(task_id=task_id, restored=tuple(paths), saved_at=saved)

@@ -32,7 +32,14 @@ from coordinator.git.repo import (
     workdir,
 )
 
-__all__ = ["AdvanceResult", "advance_target", "check_user_changes", "user_changes_in"]
+__all__ = [
+    "AdvanceResult",
+    "advance_target",
+    "check_user_changes",
+    "expand_paths",
+    "restore_path",
+    "user_changes_in",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,8 +117,9 @@ def advance_target(
     )
     changed: tuple[str, ...] = tuple(sorted(_changed(repo, str(old), str(new_id))))
     if checked_out:
-        changed = check_user_changes(root, old=str(old), new=str(new_id), agent_paths=agent_paths)
-        _restore(repo, root, old, agent_paths)
+        agent_files = expand_paths(repo, root, repo[old].peel(pygit2.Tree), agent_paths)
+        changed = check_user_changes(root, old=str(old), new=str(new_id), agent_paths=agent_files)
+        _restore(repo, root, old, agent_files)
         run_git(["read-tree", "-m", "-u", str(old), str(new_id)], cwd=root)
     swapped = run_git(
         ["update-ref", "-m", "seawall: advance after merged wave", ref_name, str(new_id), str(old)],
@@ -162,23 +170,58 @@ def _changed(repo: pygit2.Repository, old: str, new: str) -> set[str]:
 
 
 def _restore(
-    repo: pygit2.Repository, root: Path, commit: pygit2.Oid, agent_paths: Collection[str]
+    repo: pygit2.Repository, root: Path, commit: pygit2.Oid, agent_files: Collection[str]
 ) -> None:
     """Give in-place agents' files their content at ``commit`` on disk and in the index."""
-    tree = repo[commit].peel(pygit2.Tree)
-    relative = sorted(
-        {rel for path in agent_paths if (rel := repo_relative(root, path)) is not None}
-    )
-    if not relative:
+    if not agent_files:
         return
-    for path in relative:
+    tree = repo[commit].peel(pygit2.Tree)
+    for path in sorted(agent_files):
         restore_path(repo, root, tree, path)
     run_git(
         ["reset", "-q", str(commit), "--pathspec-from-file=-", "--pathspec-file-nul"],
         cwd=root,
         check=False,
-        input_text="\0".join(relative),
+        input_text="\0".join(sorted(agent_files)),
     )
+
+
+def expand_paths(
+    repo: pygit2.Repository, root: Path, tree: pygit2.Tree, paths: Collection[str]
+) -> set[str]:
+    """The files behind ``paths``: a folder stands for every file in it, on disk and in
+    ``tree``. Paths outside the working tree, in ``.git`` or ``.seawall`` are dropped."""
+    files: set[str] = set()
+    for path in paths:
+        relative = repo_relative(root, path)
+        if relative is None:
+            continue
+        full = root / relative
+        if full.is_dir() and not full.is_symlink():
+            files.update(
+                inner
+                for child in full.rglob("*")
+                if not child.is_dir() and (inner := repo_relative(root, str(child))) is not None
+            )
+        try:
+            entry = tree[relative]
+        except KeyError:
+            entry = None
+        if entry is not None and entry.type_str == "tree":
+            files.update(f"{relative}/{name}" for name in _blob_paths(repo, entry.id))
+        elif not full.is_dir():
+            files.add(relative)
+    return files
+
+
+def _blob_paths(repo: pygit2.Repository, tree_id: pygit2.Oid) -> list[str]:
+    names: list[str] = []
+    for entry in repo[tree_id].peel(pygit2.Tree):
+        if entry.type_str == "tree":
+            names.extend(f"{entry.name}/{inner}" for inner in _blob_paths(repo, entry.id))
+        else:
+            names.append(str(entry.name))
+    return names
 
 
 def restore_path(repo: pygit2.Repository, root: Path, tree: pygit2.Tree, path: str) -> None:
@@ -191,6 +234,7 @@ def restore_path(repo: pygit2.Repository, root: Path, tree: pygit2.Tree, path: s
     if full.is_symlink() or full.is_file():
         full.unlink()
     if entry is None or entry.type_str != "blob":
+        _remove_empty_folders(root, full.parent)
         return
     full.parent.mkdir(parents=True, exist_ok=True)
     data = repo[entry.id].peel(pygit2.Blob).data
@@ -200,3 +244,12 @@ def restore_path(repo: pygit2.Repository, root: Path, tree: pygit2.Tree, path: s
     full.write_bytes(data)
     if entry.filemode == pygit2.enums.FileMode.BLOB_EXECUTABLE:
         full.chmod(0o755)
+
+
+def _remove_empty_folders(root: Path, folder: Path) -> None:
+    """Remove ``folder`` and its parents while they are empty, up to ``root``."""
+    while folder != root and folder.is_relative_to(root) and folder.is_dir():
+        if any(folder.iterdir()):
+            return
+        folder.rmdir()
+        folder = folder.parent

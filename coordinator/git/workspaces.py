@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 import pygit2
 
-from coordinator.errors import DirtyWorkingTreeError, GitError
+from coordinator.errors import ConfigurationError, DirtyWorkingTreeError, GitError
 from coordinator.git.checkpoints import CheckpointMode
 from coordinator.git.repo import (
     SEAWALL_DIR,
@@ -101,17 +101,24 @@ async def prepare_workspaces(
     base: str,
     task_ids: Sequence[str],
     isolation: Isolation,
-    max_parallel: int | None = None,
+    max_parallel: int = 1,
 ) -> tuple[Workspace, ...]:
     """Give every task of a wave its workspace, in ``task_ids`` order.
 
-    ``isolation`` is the wave's resolved isolation (``worktree`` or ``none``). Worktrees
-    are created concurrently (at most ``max_parallel`` git processes). In place, the
+    ``isolation`` is the wave's resolved isolation (``worktree`` or ``none``). At most
+    ``max_parallel`` worktrees are checked out at once: one by default, since concurrent
+    checkouts slowed each other down several times over on a small shared machine; raise
+    it where storage and cores allow. In place, the
     working tree must be clean and HEAD at ``base`` (``DirtyWorkingTreeError`` /
     ``GitError`` otherwise, before anything changes).
     """
     if isolation is Isolation.AUTO:
-        raise GitError("prepare_workspaces needs a resolved isolation (worktree or none)")
+        raise ConfigurationError(
+            "prepare_workspaces needs a resolved isolation (worktree or none), not auto"
+        )
+    duplicates = sorted({task_id for task_id in task_ids if list(task_ids).count(task_id) > 1})
+    if duplicates:
+        raise ConfigurationError(f"task ids must be unique in a wave: {', '.join(duplicates)}")
     repo = open_repository(repo_path)
     root = workdir(repo)
     base_id = str(resolve_commit(repo, base).id)
@@ -157,11 +164,11 @@ async def _make_worktrees(
     wave: int,
     base: str,
     task_ids: Sequence[str],
-    max_parallel: int | None,
+    max_parallel: int,
 ) -> tuple[Workspace, ...] | str:
     """Create every worktree; on the first failure undo them all and return the reason."""
     ensure_excluded(repo)
-    limiter = anyio.CapacityLimiter(max_parallel or 2 * (os.cpu_count() or 1))
+    limiter = anyio.CapacityLimiter(max(1, max_parallel))
     results: dict[str, Workspace | str] = {}
 
     async def make(task_id: str) -> None:
@@ -171,18 +178,13 @@ async def _make_worktrees(
     async with anyio.create_task_group() as group:
         for task_id in task_ids:
             group.start_soon(make, task_id)
-    failures = [value for value in results.values() if isinstance(value, str)]
-    made = [value for value in results.values() if isinstance(value, Workspace)]
-    if not failures:
-        return tuple(_as_workspace(results[task_id]) for task_id in task_ids)
+    ordered = [results[task_id] for task_id in task_ids]
+    made = [value for value in ordered if isinstance(value, Workspace)]
+    if len(made) == len(ordered):
+        return tuple(made)
     for workspace in made:
         await _undo(root, workspace)
-    return failures[0]
-
-
-def _as_workspace(value: Workspace | str) -> Workspace:
-    assert isinstance(value, Workspace)
-    return value
+    return next(value for value in ordered if isinstance(value, str))
 
 
 async def _make_one(

@@ -77,7 +77,7 @@ def agent_commit(
             index.remove(path)
             continue
         data = content.encode() if isinstance(content, str) else content
-        mode = (modes or {}).get(path, pygit2.enums.FileMode.BLOB)
+        mode = pygit2.enums.FileMode((modes or {}).get(path, pygit2.enums.FileMode.BLOB))
         index.add(pygit2.IndexEntry(path, repo.create_blob(data), mode))
     tree = index.write_tree(repo)
     signature = pygit2.Signature("Agent", "agent@example.com")

@@ -101,12 +101,17 @@ def test_an_in_place_wave_ends_as_one_commit_per_agent(repo: Path) -> None:
     (repo / "b.txt").write_text("b by t2\n")
     (repo / "docs").mkdir()
     (repo / "docs" / "guide.md").write_text("guide by t2\n")
-    agents["t2"].checkpoint(["b.txt", "docs/guide.md"])
-    (repo / "spiral.txt").write_text("t3 went round in circles\n")
-    agents["t3"].checkpoint(["spiral.txt"])
+    agents["t2"].checkpoint(["b.txt", "docs"])
+    (repo / "loop").mkdir()
+    (repo / "loop" / "spiral.txt").write_text("t3 went round in circles\n")
+    (repo / "user.txt").write_text("t3 edited this too\n")
+    agents["t3"].checkpoint(["loop", "user.txt"])
     reverted = revert_agent(agents["t3"], reason="spiral")
-    assert reverted.restored == ("spiral.txt",) and not (repo / "spiral.txt").exists()
-    assert git(repo, "show", f"{reverted.saved_at}:spiral.txt") == "t3 went round in circles\n"
+    assert reverted.restored == ("loop/spiral.txt", "user.txt")
+    assert not (repo / "loop").exists()
+    assert (repo / "user.txt").read_text() == "u0\n"
+    saved = git(repo, "show", f"{reverted.saved_at}:loop/spiral.txt")
+    assert saved == "t3 went round in circles\n"
     result = merge_wave(
         repo,
         base=base,

@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from coordinator.errors import DirtyWorkingTreeError, GitError
+from coordinator.errors import ConfigurationError, DirtyWorkingTreeError, GitError
 from coordinator.git import (
     AgentChange,
     Checkpointer,
@@ -136,3 +136,20 @@ def test_list_shows_owner_and_prune_keeps_unmerged_work(repo: Path) -> None:
     (saved,) = forced.salvaged
     assert git(repo, "show", f"{saved}:wip.txt") == "not merged\n"
     assert list_worktrees(repo) == ()
+
+
+def test_duplicate_task_ids_and_auto_isolation_are_caller_mistakes(repo: Path) -> None:
+    with pytest.raises(ConfigurationError, match="unique"):
+        _prepare(repo, head(repo), ["t1", "t1"])
+    with pytest.raises(ConfigurationError, match="resolved isolation"):
+        _prepare(repo, head(repo), ["t1"], Isolation.AUTO)
+    assert list_worktrees(repo) == ()
+
+
+def test_preparing_the_same_wave_again_resumes_its_worktrees(repo: Path) -> None:
+    base = head(repo)
+    (first,) = _prepare(repo, base, ["t1"])
+    Path(first.path, "work.txt").write_text("in progress\n")
+    (again,) = _prepare(repo, base, ["t1"])
+    assert again == first
+    assert Path(again.path, "work.txt").read_text() == "in progress\n"
