@@ -23,6 +23,7 @@ from pathlib import Path
 import pygit2
 
 from coordinator.errors import DirtyWorkingTreeError, GitError
+from coordinator.faults import kill_point
 from coordinator.git.repo import (
     open_repository,
     ref_target,
@@ -121,6 +122,7 @@ def advance_target(
         changed = check_user_changes(root, old=str(old), new=str(new_id), agent_paths=agent_files)
         _restore(repo, root, old, agent_files)
         run_git(["read-tree", "-m", "-u", str(old), str(new_id)], cwd=root)
+        kill_point("mid-advance")
     swapped = run_git(
         ["update-ref", "-m", "seawall: advance after merged wave", ref_name, str(new_id), str(old)],
         cwd=root,

@@ -182,9 +182,32 @@ def advance(repo: Path, wave: WaveRecord, branch: str) -> None:
     if wave.integration == wave.base:
         restore_in_place(repo, wave.base, paths)
         return
+    if _half_advanced(repo, wave):
+        _finish_half_advance(repo, wave, branch)
+        return
     advance_target(
         repo, branch=branch, expected_old=wave.base, new=wave.integration, agent_paths=paths
     )
+
+
+def _half_advanced(repo: Path, wave: WaveRecord) -> bool:
+    """A crash between updating the main tree and moving the branch leaves the index
+    (and the files) at the integration while the branch is still at the base."""
+    assert wave.integration is not None
+    repository = open_repository(repo)
+    repository.index.read()
+    integration = repository.revparse_single(wave.integration).peel(pygit2.Commit)
+    return bool(repository.index.write_tree() == integration.tree.id)
+
+
+def _finish_half_advance(repo: Path, wave: WaveRecord, branch: str) -> None:
+    """Complete an advance whose tree update happened: move the branch, compare-and-swap."""
+    from coordinator.git.repo import run_git
+
+    assert wave.integration is not None
+    message = "seawall: advance after merged wave (resumed)"
+    ref = f"refs/heads/{branch}"
+    run_git(["update-ref", "-m", message, ref, wave.integration, wave.base], cwd=repo)
 
 
 def restore_in_place(repo: Path, base: str, paths: Sequence[str]) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from coordinator.errors import GitError, StateError
+from coordinator.faults import kill_point
 from coordinator.fsutil import atomic_write_text
 from coordinator.git.checkpoints import Checkpointer
 from coordinator.git.history import agent_history
@@ -26,7 +27,6 @@ from coordinator.plan.waves import make_wave
 from coordinator.prompting import render_agent_prompt
 from coordinator.runner import AgentRequest
 from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
-from coordinator.session.faults import kill_point
 from coordinator.session.integrate import (
     advance,
     branch_tip,

@@ -86,7 +86,7 @@ class StateStore:
 
         state.updated_at = round(time.time(), 3)
         text = json.dumps(state.to_dict(), indent=2, sort_keys=False, default=str) + "\n"
-        from coordinator.session.faults import kill_point
+        from coordinator.faults import kill_point
 
         atomic_write_text(
             self.paths.state, text, before_replace=lambda: kill_point("while-writing-state")

@@ -109,6 +109,7 @@ def _assert_guarantees(repo: Path) -> None:
         "after-agent-finished:3",
         "between-merges",
         "before-advance",
+        "mid-advance",
         "after-issue-created",
         "while-writing-state:6",
     ],

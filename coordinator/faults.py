@@ -18,6 +18,7 @@ KILL_POINTS = (
     "after-agent-finished",
     "between-merges",
     "before-advance",
+    "mid-advance",
     "after-issue-created",
     "while-writing-state",
 )
