@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -98,6 +99,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     prepare.add_argument("--json", action="store_true", help="print JSON (the default)")
     _where(prepare)
     prepare.set_defaults(handler=_wave_prepare)
+    watch = steps.add_parser(
+        "watch",
+        help="watch the transcripts the lead's agents write, live",
+        description="Follow the agent transcript files in DIR (e.g. Claude Code's "
+        "subagents/agent-*.jsonl) while the prepared wave runs: detectors and breakers act "
+        "on every line, findings go to events.jsonl and trips to BLOCKED.md. Stops after "
+        "--for seconds or on Ctrl-C, then runs the post-wave checks.",
+    )
+    watch.add_argument("directory", type=Path, help="the folder the transcripts are written to")
+    watch.add_argument("--pattern", default="agent-*.jsonl", help="transcript file names")
+    watch.add_argument(
+        "--for",
+        dest="seconds",
+        type=float,
+        default=None,
+        help="stop after this many seconds (default: until Ctrl-C)",
+    )
+    _where(watch)
+    watch.set_defaults(handler=_wave_watch)
     review = steps.add_parser("review", help="review the prepared wave")
     review.add_argument("--json", action="store_true", help="print JSON (the default)")
     review.add_argument("--input", type=Path, help="read the outputs from this file, not stdin")
@@ -351,4 +371,62 @@ def _wave_review(args: argparse.Namespace) -> int:
     session = _open(args)
     report = anyio.run(session.review_wave, outputs)
     print(json.dumps(report, indent=2))
+    return 0
+
+
+def _wave_watch(args: argparse.Namespace) -> int:
+    import anyio
+
+    from coordinator.breakers.blocked import append_blocked_note
+    from coordinator.errors import StateError
+    from coordinator.model import Isolation
+    from coordinator.stagnation import AgentMonitor
+    from coordinator.tail import TranscriptTailer
+
+    session = _open(args)
+    state = session.store.load()
+    wave = state.current_wave
+    if wave is None:
+        raise StateError("no wave is prepared; run `seawall wave prepare` first")
+    config = session.plan.session
+
+    def monitor_for(agent: str, path: Path) -> AgentMonitor:
+        del path
+        return AgentMonitor(
+            session=state.session,
+            wave=wave.number,
+            agent=agent,
+            workspace=session.repo,
+            repo=session.repo,
+            isolation=Isolation(wave.isolation),
+            limits=config.breakers,
+            stagnation=config.stagnation,
+            event_log=session.store.events,
+        )
+
+    def on_trip(monitor: AgentMonitor, trip: Any) -> None:
+        append_blocked_note(
+            session.store.paths.blocked, trip, agent=monitor.agent, wave=wave.number
+        )
+        print(f"{monitor.agent}: {trip.message(monitor.agent)}", flush=True)
+
+    tailer = TranscriptTailer(
+        session=state.session,
+        repo=session.repo,
+        directory=args.directory,
+        monitor_for=monitor_for,
+        pattern=args.pattern,
+        on_trip=on_trip,
+    )
+
+    async def main() -> None:
+        with anyio.move_on_after(args.seconds):
+            await tailer.run()
+
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends the watch; findings follow
+        anyio.run(main)
+    findings = tailer.finish()
+    for agent, found in sorted(findings.items()):
+        patterns = ", ".join(str(f.pattern) for f in found) or "nothing"
+        print(f"{agent}: {patterns}")
     return 0

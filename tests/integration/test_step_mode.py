@@ -79,3 +79,70 @@ def test_review_rejects_bad_input(tmp_path: Path) -> None:
     result = seawall("wave", "review", "--json", "--repo", str(repo), cwd=repo, stdin="[1, 2]")
     assert result.returncode == 1
     assert "expected" in result.stderr
+
+
+def test_wave_watch_follows_transcripts_and_records_findings(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[session]\nname = "watch"\n[[task]]\nid = "a"\nprompt = "x"\nscope = ["a.txt"]\n'
+    )
+    seawall("wave", "prepare", str(plan), "--repo", str(repo), cwd=repo, check=True)
+    transcripts = tmp_path / "subagents"
+    transcripts.mkdir()
+    lines = []
+    for n in range(4):  # the identical Bash call with the same result, four times
+        lines.append(
+            json.dumps(
+                {
+                    "type": "assistant",
+                    "message": {
+                        "id": f"m{n}",
+                        "role": "assistant",
+                        "content": [
+                            {
+                                "type": "tool_use",
+                                "id": f"t{n}",
+                                "name": "Bash",
+                                "input": {"command": "ls src"},
+                            }
+                        ],
+                    },
+                }
+            )
+        )
+        lines.append(
+            json.dumps(
+                {
+                    "type": "user",
+                    "message": {
+                        "role": "user",
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": f"t{n}", "content": "a.py"}
+                        ],
+                    },
+                }
+            )
+        )
+    lines.append(
+        json.dumps(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": "m9",
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": "STATUS: partial — half | REMAINING: the rest"}
+                    ],
+                },
+            }
+        )
+    )
+    (transcripts / "agent-a1.jsonl").write_text("\n".join(lines) + "\n")
+    done = seawall("wave", "watch", str(transcripts), "--for", "1", "--repo", str(repo), cwd=repo)
+    assert done.returncode == 0, done.stderr
+    assert "breaker/loop" in done.stdout
+    session = status(repo)["session"]
+    events = (repo / ".seawall" / session / "events.jsonl").read_text()
+    assert '"stagnation_detected"' in events and '"status-partial"' in events
+    assert (repo / ".seawall" / session / "BLOCKED.md").exists()
