@@ -59,6 +59,9 @@ __all__ = ["AgentBreaker", "BreakerListener", "BreakerStatistics"]
 
 BreakerListener = Callable[[BreakerNotice], None]
 _SCHEMA = 1
+_REMEMBERED_CALLS = 512
+"""Distinct call keys the loop breaker remembers (least recently seen forgotten first):
+a loop repeats a few recent calls, and an agent's memory must not grow with its calls."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -276,7 +279,10 @@ class AgentBreaker:
             return False
         if repeat is None:
             self._repeats[key] = Repeat(1, text, None)
+            if len(self._repeats) > _REMEMBERED_CALLS:
+                del self._repeats[next(iter(self._repeats))]
             return False
+        self._repeats[key] = self._repeats.pop(key)  # now the most recently seen
         if repeat.same_result(text):
             repeat.streak += 1
             return False

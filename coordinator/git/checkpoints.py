@@ -14,10 +14,12 @@ parents from the ref's tip back to the base yields the dispatch's checkpoints.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import stat
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
 
@@ -146,7 +148,7 @@ class Checkpointer:
         ``touched_paths`` (relative to the working directory, or absolute inside it) add to
         the set of paths an in-place agent owns; paths outside it are ignored.
         """
-        with self._lock:
+        with self._lock, _object_writes(self._task_id):
             tree = self._snapshot(touched_paths)
             if tree == self._previous_tree():
                 return None
@@ -158,7 +160,7 @@ class Checkpointer:
         Writes a ``wip:`` commit even when the files equal the last checkpoint (the stop is
         itself worth recording); returns ``None`` only if the agent changed nothing at all.
         """
-        with self._lock:
+        with self._lock, _object_writes(self._task_id):
             tree = self._snapshot(touched_paths)
             if tree == self._base.tree.id and self._tip is None:
                 return None
@@ -222,6 +224,21 @@ class Checkpointer:
         self._repo.references.create(self._ref, oid, force=True)
         self._tip = self._repo[oid].peel(pygit2.Commit)
         return str(oid)
+
+
+@contextlib.contextmanager
+def _object_writes(task_id: str) -> Iterator[None]:
+    """A checkpoint whose objects cannot be written (a full disk, a read-only object
+    store, an unreadable file) fails with a ``GitError`` that says so, not an ``OSError``."""
+    try:
+        yield
+    except OSError as exc:
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        detail = "the disk is full" if full else (exc.strerror or str(exc))
+        raise GitError(
+            f"cannot record a checkpoint of {task_id}: {detail}; "
+            "the agent's files are untouched in its workspace"
+        ) from exc
 
 
 def snapshot_tree(repo: pygit2.Repository) -> pygit2.Oid:

@@ -38,6 +38,7 @@ __all__ = [
     "advance_target",
     "check_user_changes",
     "expand_paths",
+    "restore_agent_files",
     "restore_path",
     "user_changes_in",
 ]
@@ -186,6 +187,19 @@ def _restore(
         check=False,
         input_text="\0".join(sorted(agent_files)),
     )
+
+
+def restore_agent_files(
+    repo_path: str | os.PathLike[str], commit: str, paths: Collection[str]
+) -> None:
+    """Give in-place agents' files their content at ``commit`` on disk *and in the index*
+    (an agent's own ``git add`` must not stay staged after its work is set aside).
+    Paths that are absolute or climb out of the repository are never touched."""
+    inside = [p for p in paths if not (Path(p).is_absolute() or ".." in Path(p).parts)]
+    if not inside:
+        return
+    repo = open_repository(repo_path)
+    _restore(repo, workdir(repo), resolve_commit(repo, commit).id, inside)
 
 
 def expand_paths(

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 
 from coordinator.breakers.trip import Trip
+from coordinator.errors import GitError
 from coordinator.events import Event, ToolCall, ToolResult, Turn, edited_paths
 from coordinator.git.checkpoints import Checkpointer
 from coordinator.model import BreakerLimits, Isolation, StagnationConfig
@@ -66,6 +67,7 @@ class AgentRun:
     touched: tuple[str, ...] = ()
     findings: list[dict[str, Any]] = field(default_factory=list)
     transcript: str = ""
+    checkpoint_error: str = ""  # the agent's files could not be recorded (they stay on disk)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -84,6 +86,7 @@ class AgentRun:
             "touched": list(self.touched),
             "findings": list(self.findings),
             "transcript": self.transcript,
+            "checkpoint_error": self.checkpoint_error,
         }
 
     @classmethod
@@ -106,6 +109,7 @@ class AgentRun:
             touched=tuple(data.get("touched", ())),
             findings=list(data.get("findings", [])),
             transcript=str(data.get("transcript", "")),
+            checkpoint_error=str(data.get("checkpoint_error", "")),
         )
 
 
@@ -163,7 +167,13 @@ async def run_agent(
     )
     pending_edits: dict[str, tuple[str, ...]] = {}
     touched: set[str] = set()
-    state: dict[str, Any] = {"trip": None, "stop": "", "saw_errors": False, "last_error": ""}
+    state: dict[str, Any] = {
+        "trip": None,
+        "stop": "",
+        "saw_errors": False,
+        "last_error": "",
+        "checkpoint_error": "",
+    }
 
     async def emit(event: Event) -> None:
         counter.observe(event)
@@ -180,7 +190,7 @@ async def run_agent(
             paths = pending_edits.pop(event.call_id, ())
             if paths and not event.is_error:
                 touched.update(_relative(job.request.workspace, path) for path in paths)
-                await job.checkpointer.acheckpoint(paths if job.in_place else None)
+                await _guarded(state, job.checkpointer.acheckpoint(paths if job.in_place else None))
         trip = monitor.observe(event)
         if trip is not None and state["trip"] is None and not trip.self_service:
             state["trip"] = trip
@@ -197,14 +207,16 @@ async def run_agent(
     except Exception as exc:  # noqa: BLE001 - a runner that breaks is this agent's outcome
         runner_error = f"{type(exc).__name__}: {exc}"
     final_paths = tuple(sorted(touched.union(job.scope_paths() if job.in_place else ())))
-    checkpoint = await job.checkpointer.acheckpoint(final_paths if job.in_place else None)
+    checkpoint = await _guarded(
+        state, job.checkpointer.acheckpoint(final_paths if job.in_place else None)
+    )
     interrupted = result is None or result.interrupted or bool(state["stop"])
     wip = None
     trip: Trip | None = state["trip"]
     if interrupted and (trip is None or trip.wants_snapshot):
         reason = state["stop"] or (result.stop_reason if result else "") or runner_error
-        wip = await job.checkpointer.awip(
-            reason or "stopped", final_paths if job.in_place else None
+        wip = await _guarded(
+            state, job.checkpointer.awip(reason or "stopped", final_paths if job.in_place else None)
         )
     final_text = result.final_text if result else ""
     if not final_text and counter.final is not None:
@@ -229,10 +241,22 @@ async def run_agent(
         touched=final_paths,
         findings=[finding.to_record() for finding in monitor.finish()],
         runner_error=runner_error,
+        checkpoint_error=str(state["checkpoint_error"]),
         truncated=interrupted and not runner_error,
         saw_errors=bool(state["saw_errors"]) or bool(result and result.is_error),
         last_error=str(state["last_error"]),
     )
+
+
+async def _guarded(state: dict[str, Any], step: Awaitable[str | None]) -> str | None:
+    """Run one checkpoint step; a git failure (a full disk) is kept for the session to
+    report once the wave's agents have ended, instead of cancelling the whole wave. The
+    agent's files stay in its workspace, where a resume records them."""
+    try:
+        return await step
+    except GitError as exc:
+        state["checkpoint_error"] = state["checkpoint_error"] or str(exc)
+        return None
 
 
 def _stop(job: AgentJob, reason: str, state: dict[str, Any]) -> None:

@@ -16,8 +16,8 @@ import pygit2
 
 from coordinator.git.checks import WaveIntegration, integrate_wave
 from coordinator.git.merge import AgentChange, AgentMerge
-from coordinator.git.repo import open_repository, workdir
-from coordinator.git.target import advance_target, restore_path
+from coordinator.git.repo import open_repository
+from coordinator.git.target import advance_target, restore_agent_files
 from coordinator.model import Status
 from coordinator.state.ledger import AgentRecord, WaveRecord
 
@@ -211,16 +211,10 @@ def _finish_half_advance(repo: Path, wave: WaveRecord, branch: str) -> None:
 
 
 def restore_in_place(repo: Path, base: str, paths: Sequence[str]) -> None:
-    """Put in-place agents' files back to ``base`` (their work stays on checkpoint refs)."""
-    if not paths:
-        return
-    repository = open_repository(repo)
-    tree = repository.revparse_single(base).peel(pygit2.Commit).tree
-    root = workdir(repository)
-    for path in paths:
-        if Path(path).is_absolute() or ".." in Path(path).parts:
-            continue  # outside the repository: never touched by a restore
-        restore_path(repository, root, tree, path)
+    """Put in-place agents' files back to ``base``, on disk and in the index (their work
+    stays on their checkpoint refs)."""
+    if paths:
+        restore_agent_files(repo, base, paths)
 
 
 def agent_records_touching(wave: WaveRecord) -> dict[str, AgentRecord]:

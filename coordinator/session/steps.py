@@ -260,6 +260,14 @@ class WaveSteps:
             limit=self.config.max_agents_per_wave,
         )
         self.progress.wave_finished()
+        broken = {a.task: a.run for a in wave.agents if a.run and a.run.get("checkpoint_error")}
+        if broken:
+            first = next(iter(broken.values())) or {}
+            raise GitError(
+                f"wave {wave.number}: the work of {', '.join(sorted(broken))} could not be "
+                f"recorded ({first.get('checkpoint_error')}). Their files are still in their "
+                "workspaces; fix the cause, then `seawall resume` records and reviews them."
+            )
 
     def _job(self, wave: WaveRecord, agent: AgentRecord, task: Task) -> AgentJob:
         in_place = wave.isolation == Isolation.NONE
@@ -320,10 +328,20 @@ class WaveSteps:
             stop_reason=run.stop_reason,
             **run.counts,
         )
+        if run.checkpoint_error:
+            # no run record: a resume then records the agent's files from its workspace
+            self.progress.log(f"W{wave.number} {run.task_id}: {run.checkpoint_error}")
+        else:
+            await self._write_run_record(wave, run)
+        kill_point("after-agent-finished")
+
+    async def _write_run_record(self, wave: WaveRecord, run: AgentRun) -> None:
         path = self._run_file(wave, run.task_id)
         text = json.dumps(run.to_dict())
-        await anyio.to_thread.run_sync(lambda: atomic_write_text(path, text))
-        kill_point("after-agent-finished")
+        try:
+            await anyio.to_thread.run_sync(lambda: atomic_write_text(path, text))
+        except StateError as exc:  # the ledger save after the wave reports the disk
+            self.progress.log(f"warning: W{wave.number} {run.task_id}: {exc}")
 
     def _run_file(self, wave: WaveRecord, task_id: str) -> Path:
         return self.paths.agent_dir(task_id) / f"w{wave.number}-run.json"

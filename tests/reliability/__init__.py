@@ -1,0 +1,1 @@
+"""Reliability tests: faults injected into real sessions, fuzzing, load (issue 9)."""
