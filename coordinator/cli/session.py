@@ -189,6 +189,7 @@ def _report(result: SessionResult) -> int:
 def _run(args: argparse.Namespace) -> int:
     import anyio
 
+    from coordinator.errors import SeawallError
     from coordinator.plan import load_plan
     from coordinator.session.engine import Session
 
@@ -202,7 +203,16 @@ def _run(args: argparse.Namespace) -> int:
         plan_text=plan_path.read_text(encoding="utf-8"),
     )
     print(f"seawall: session {session.session_id} on {session.repo}", file=sys.stderr)
-    return _report(anyio.run(session.run))
+    try:
+        return _report(anyio.run(session.run))
+    except SeawallError:
+        if session.state is not None:
+            print(
+                f"seawall: session {session.session_id} is recorded; fix the cause, then "
+                "`seawall resume`",
+                file=sys.stderr,
+            )
+        raise
 
 
 def _demo(args: argparse.Namespace) -> int:

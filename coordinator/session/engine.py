@@ -222,8 +222,13 @@ class Session:
             raise StateError(
                 f"session {self.session_id} already exists; use `seawall resume` to continue it"
             )
-        ensure_excluded(open_repository(self.repo))
+        from coordinator.git.workspaces import require_clean_worktree
+
         pin = pin_base(self.repo)
+        # the waves change the main working tree: refuse before anything starts rather
+        # than stop mid-session on the user's uncommitted changes
+        require_clean_worktree(self.repo)
+        ensure_excluded(open_repository(self.repo))
         now = round(time.time(), 3)
         state = SessionState(
             session=self.session_id,

@@ -190,3 +190,20 @@ def test_rate_limited_wave_halts_with_exit_6_and_resumes(tmp_path: Path) -> None
     resumed = seawall("resume", "--repo", str(repo), cwd=repo, env=env)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert show(repo, "main", "a.txt") == "a\n" and show(repo, "main", "b.txt") == "b\n"
+
+
+def test_run_refuses_a_dirty_working_tree_before_starting(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
+    (repo / "src" / "app.py").write_text("x = 2  # the user's own work in progress\n")
+    env = _spec(tmp_path, {"a": [{"writes": {"a.txt": "a\n"}, "final": "STATUS: done — a"}]})
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        session='name = "dirty"',
+        tasks=[{"id": "a", "prompt": "a", "scope": ["a.txt"]}],
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert done.returncode == 1
+    assert "src/app.py" in done.stderr and "Commit or stash" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (repo / ".seawall").exists() or not list((repo / ".seawall").glob("*/state.json"))
+    assert (repo / "src" / "app.py").read_text() == "x = 2  # the user's own work in progress\n"
