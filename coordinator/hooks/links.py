@@ -58,7 +58,8 @@ def breaker_admit(ctx: HookContext, payload: Mapping[str, Any]) -> tuple[str, st
         return "", ""
     from coordinator.breakers.store import open_breaker
 
-    with open_breaker(ctx.repo, ctx.session, ctx.task_id) as breaker:
+    limits = ctx.manifest.limits if ctx.manifest is not None else None
+    with open_breaker(ctx.repo, ctx.session, ctx.task_id, limits=limits) as breaker:
         admission = breaker.admit(_tool_call(payload))
     if not admission.allowed:
         return admission.reason or "seawall: this agent's breaker has tripped", ""
@@ -80,7 +81,8 @@ def breaker_observe(ctx: HookContext, payload: Mapping[str, Any]) -> str:
         text=text,
         exit_code=exit_code,
     )
-    with open_breaker(ctx.repo, ctx.session, ctx.task_id) as breaker:
+    limits = ctx.manifest.limits if ctx.manifest is not None else None
+    with open_breaker(ctx.repo, ctx.session, ctx.task_id, limits=limits) as breaker:
         trip = breaker.observe(result)
         message = trip.message(ctx.task_id) if trip is not None else ""
     return message

@@ -9,6 +9,7 @@ lives in (a manifest copied from another session).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -19,7 +20,7 @@ from typing import Any
 
 from coordinator.errors import ConfigurationError, StateError
 from coordinator.fsutil import atomic_write_text
-from coordinator.model import CommandPolicyConfig, Enforcement, Isolation, Wave
+from coordinator.model import BreakerLimits, CommandPolicyConfig, Enforcement, Isolation, Wave
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -64,6 +65,7 @@ class ScopeManifest:
     agents: tuple[AgentScope, ...]
     commands: CommandPolicyConfig = field(default_factory=CommandPolicyConfig)
     base: str | None = None  # the commit the wave started from (for checkpoints)
+    limits: BreakerLimits = field(default_factory=BreakerLimits)  # the plan's, for hooks
     created: float = 0.0
     closed: float | None = None
 
@@ -93,6 +95,7 @@ class ScopeManifest:
                 a.task_id: {"paths": list(a.paths), "workspace": a.workspace} for a in self.agents
             },
             "commands": {"allow": list(self.commands.allow), "deny": list(self.commands.deny)},
+            "limits": dataclasses.asdict(self.limits),
         }
 
 
@@ -118,6 +121,7 @@ def build_manifest(
     workspaces: Mapping[str, Path] | None = None,
     commands: CommandPolicyConfig | None = None,
     base: str | None = None,
+    limits: BreakerLimits | None = None,
 ) -> ScopeManifest:
     """The manifest for ``wave``: each task's scope, relative to its workspace.
 
@@ -141,6 +145,7 @@ def build_manifest(
         agents=agents,
         commands=commands or CommandPolicyConfig(),
         base=base,
+        limits=limits or BreakerLimits(),
         created=round(time.time(), 3),
     )
 
@@ -228,12 +233,28 @@ def _parse(data: object, path: Path) -> ScopeManifest:
                 deny=_texts(commands_raw.get("deny", [])),
             ),
             base=None if base is None else _text(base),
+            limits=_limits(data.get("limits")),
             created=float(data.get("created", 0.0)),
             closed=None if closed is None else float(closed),
         )
     except (KeyError, TypeError, ValueError, AttributeError, ConfigurationError) as exc:
         raise ManifestError(f"scope manifest {path} is invalid: {exc!r}") from exc
     return manifest
+
+
+def _limits(raw: object) -> BreakerLimits:
+    """The breaker limits of a manifest; a manifest without them gets the defaults."""
+    if raw is None:
+        return BreakerLimits()
+    if not isinstance(raw, dict):
+        raise TypeError("limits must be an object")
+    known = {f.name: f.type for f in dataclasses.fields(BreakerLimits)}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in known or isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"bad breaker limit {key!r}: {value!r}")
+        values[key] = value
+    return BreakerLimits(**values)
 
 
 def _text(value: object) -> str:

@@ -203,6 +203,7 @@ class WaveSteps:
             workspaces={agent.task: Path(agent.workspace) for agent in wave.agents},
             commands=self.config.commands,
             base=wave.base,
+            limits=self.config.breakers,
         )
         write_manifest(manifest)
 

@@ -146,3 +146,51 @@ def test_wave_watch_follows_transcripts_and_records_findings(tmp_path: Path) -> 
     events = (repo / ".seawall" / session / "events.jsonl").read_text()
     assert '"stagnation_detected"' in events and '"status-partial"' in events
     assert (repo / ".seawall" / session / "BLOCKED.md").exists()
+
+
+def _hook(event: str, payload: dict[str, object], env: dict[str, str]) -> dict[str, object]:
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "coordinator", "hook", event], input=json.dumps(payload),
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode in (0, 2), done.stderr
+    return json.loads(done.stdout) if done.stdout.strip() else {}
+
+
+def test_hooks_use_the_plans_breaker_limits(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[session]\nname = "hooked"\n[session.breakers]\nmax_repeat_identical = 2\n'
+        '[[task]]\nid = "a"\nprompt = "x"\nscope = ["a.txt"]\n'
+    )
+    wave = json.loads(
+        seawall("wave", "prepare", str(plan), "--repo", str(repo), cwd=repo, check=True).stdout
+    )
+    env = {"SEAWALL_SESSION": wave["session"], "SEAWALL_WAVE": "1", "SEAWALL_TASK_ID": "a"}
+    call = {
+        "session_id": "x",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(repo),
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+    }
+    decisions = []
+    for _ in range(3):
+        out = _hook("pre-tool-use", {**call, "hook_event_name": "PreToolUse"}, env)
+        decisions.append(json.dumps(out))
+        _hook(
+            "post-tool-use",
+            {
+                **call,
+                "hook_event_name": "PostToolUse",
+                "tool_response": {"stdout": "a.txt", "stderr": ""},
+            },
+            env,
+        )
+    assert "deny" in decisions[-1] and "breaker/loop" in decisions[-1]  # the plan's 2, not 4
+    assert "deny" not in decisions[0]
