@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from coordinator.events import Event
+
 __all__ = [
     "MAX_TEXT",
     "as_float",
@@ -77,3 +79,31 @@ def as_float(value: Any) -> float | None:
 def as_int(value: Any) -> int:
     """An integer count from a JSON value; anything else counts as 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class RecordParser:
+    """The line handling both transcript parsers share: blank lines give nothing, a line
+    that is not a JSON object is counted in ``malformed``, a decoded record goes to
+    ``feed_record`` (each parser's own). ``turns`` counts the turns seen."""
+
+    malformed: int
+    ignored: int
+    _turn: int
+
+    @property
+    def turns(self) -> int:
+        """Turns (model responses) seen so far."""
+        return self._turn
+
+    def feed(self, line: str) -> list[Event]:
+        """The events of one line (empty for blank, unknown or broken lines)."""
+        if not line or line.isspace():
+            return []
+        record = decode_record(line)
+        if record is None:
+            self.malformed += 1
+            return []
+        return self.feed_record(record)
+
+    def feed_record(self, record: Mapping[str, Any]) -> list[Event]:
+        raise NotImplementedError

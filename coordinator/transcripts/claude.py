@@ -27,9 +27,9 @@ from coordinator.events import (
     Usage,
 )
 from coordinator.transcripts._common import (
+    RecordParser,
     as_float,
     as_int,
-    decode_record,
     flatten_text,
     iso_seconds,
 )
@@ -42,7 +42,7 @@ SIBLING_ERROR_MARKER = "Sibling tool call errored"
 _EXIT_CODE_PREFIX = "Exit code "
 
 
-class ClaudeStreamParser:
+class ClaudeStreamParser(RecordParser):
     """Turns Claude Code JSON lines into ``Event``s, one agent stream per instance.
 
     Duties:
@@ -89,21 +89,6 @@ class ClaudeStreamParser:
         self.ignored = 0
         self.session_id: str | None = None
         self.model: str | None = None
-
-    @property
-    def turns(self) -> int:
-        """Assistant turns seen so far."""
-        return self._turn
-
-    def feed(self, line: str) -> list[Event]:
-        """The events of one line (empty for blank, bookkeeping, unknown or broken lines)."""
-        if not line or line.isspace():
-            return []
-        record = decode_record(line)
-        if record is None:
-            self.malformed += 1
-            return []
-        return self.feed_record(record)
 
     def feed_record(self, record: Mapping[str, Any]) -> list[Event]:
         """The events of one decoded line."""

@@ -20,7 +20,7 @@ from coordinator.events import (
     Turn,
     Usage,
 )
-from coordinator.transcripts._common import as_int, cap_text, decode_record
+from coordinator.transcripts._common import RecordParser, as_int, cap_text
 
 __all__ = ["CODEX_EVENT_TYPES", "CodexJsonParser"]
 
@@ -40,7 +40,7 @@ CODEX_EVENT_TYPES = frozenset(
 _TOOL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search"})
 
 
-class CodexJsonParser:
+class CodexJsonParser(RecordParser):
     """Turns ``codex exec --json`` lines into ``Event``s, one agent stream per instance.
 
     Duties:
@@ -88,21 +88,6 @@ class CodexJsonParser:
         self.ignored = 0
         self.thread_id: str | None = None
         self.warnings: list[str] = []
-
-    @property
-    def turns(self) -> int:
-        """Model responses seen so far."""
-        return self._turn
-
-    def feed(self, line: str) -> list[Event]:
-        """The events of one line (empty for blank, unknown or broken lines)."""
-        if not line or line.isspace():
-            return []
-        record = decode_record(line)
-        if record is None:
-            self.malformed += 1
-            return []
-        return self.feed_record(record)
 
     def feed_record(self, record: Mapping[str, Any]) -> list[Event]:
         """The events of one decoded line."""
