@@ -208,7 +208,8 @@ def render_body(carryover: Carryover) -> str:
     """The issue body: task, what was tried, evidence, session and wave, hidden marker."""
     why = {
         CarryoverKind.SPIRAL: "the task spiralled twice and was escalated",
-        CarryoverKind.FAILED: "the task failed and could not be recovered in the session",
+        CarryoverKind.FAILED: "the task failed (the session queues a fix task with corrected "
+        "instructions; this issue tracks the work in case that does not land)",
     }[carryover.kind]
     evidence = [
         ("Spiral verdict", carryover.spiral_verdict),

@@ -592,6 +592,7 @@ class WaveSteps:
                     number=task_record.issue.number, url=task_record.issue.url, existing=True
                 )
             if recovery.action is not Action.NONE:
+                record.recovery = recovery.reason
                 self.events.append(
                     "recovery",
                     wave=wave.number,

@@ -82,6 +82,7 @@ class AgentRecord:
     transcript: str = ""
     last_tool: str = ""
     run: dict[str, Any] | None = None  # the raw outcome of the run, kept for review/resume
+    recovery: str = ""  # what the recovery protocol did: carry-forward, fix, rescope, ...
     touched: list[str] = field(default_factory=list)
 
 

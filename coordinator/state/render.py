@@ -27,7 +27,8 @@ def history_line(wave: WaveRecord, agent: AgentRecord) -> str:
         detail = f" — {_one_line(agent.summary)}"
     suffix = f" {agent.issue.suffix()}" if agent.issue else ""
     merged = " · merged" if agent.merged else ""
-    return f"- W{wave.number} · {agent.task} · {status}{detail}{merged}{suffix}"
+    recovery = f" · {agent.recovery}" if agent.recovery else ""
+    return f"- W{wave.number} · {agent.task} · {status}{detail}{merged}{recovery}{suffix}"
 
 
 def _one_line(text: str, limit: int = 120) -> str:
