@@ -219,3 +219,70 @@ def restore_in_place(repo: Path, base: str, paths: Sequence[str]) -> None:
 
 def agent_records_touching(wave: WaveRecord) -> dict[str, AgentRecord]:
     return {agent.task: agent for agent in wave.agents}
+
+
+def absorb_agent_commits(repo: Path, wave: WaveRecord, branch: str, session: str) -> str | None:
+    """Take back commits agents made on ``branch`` during an in-place wave.
+
+    The branch returns to the wave base (compare-and-swap) and the index to the base
+    tree; the working tree keeps the files, which become uncommitted changes again. The
+    commits stay reachable on ``refs/seawall/<session>/w<n>-commits``, which is returned;
+    None when the branch did not move. A branch that moved elsewhere (not a descendant
+    of the base) is left alone: the merge then refuses with a clear error.
+    """
+    from coordinator.git.repo import run_git
+
+    tip = branch_tip(repo, branch)
+    if tip is None or tip == wave.base:
+        return None
+    repository = open_repository(repo)
+    if not repository.descendant_of(tip, wave.base):
+        return None
+    keep = f"refs/seawall/{session}/w{wave.number}-commits"
+    run_git(["update-ref", keep, tip], cwd=repo)
+    message = "seawall: agent commits in a shared tree taken back into the wave"
+    run_git(["update-ref", "-m", message, f"refs/heads/{branch}", wave.base, tip], cwd=repo)
+    run_git(["read-tree", wave.base], cwd=repo)
+    return keep
+
+
+def set_aside_unattributed(
+    repo: Path,
+    wave: WaveRecord,
+    session: str,
+    *,
+    claimed: set[str],
+    scopes: Sequence[Sequence[str]],
+) -> tuple[str, list[str]] | None:
+    """Save and revert changes of the shared tree that no agent of the wave may own.
+
+    Returns the ref holding them and their paths, or None when there are none.
+    """
+    from coordinator.git.checkpoints import Checkpointer, CheckpointMode
+    from coordinator.scope.matcher import ScopeMatcher
+
+    repository = open_repository(repo)
+    matchers = [ScopeMatcher(tuple(scope), workspace=repo, session=session) for scope in scopes]
+    dirty = sorted(
+        path
+        for path, flags in repository.status(untracked_files="all").items()
+        if flags not in (pygit2.enums.FileStatus.CURRENT, pygit2.enums.FileStatus.IGNORED)
+    )
+    stray = [
+        path
+        for path in dirty
+        if path not in claimed and not any(m.matches_relative(path) for m in matchers)
+    ]
+    if not stray:
+        return None
+    keeper = Checkpointer(
+        repo,
+        session_id=session,
+        task_id=f"unattributed-w{wave.number}",
+        base=wave.base,
+        mode=CheckpointMode.PATHS,
+        dispatch=f"w{wave.number}",
+    )
+    keeper.wip("changes outside every agent's scope in a shared tree", stray)
+    restore_agent_files(repo, wave.base, stray)
+    return keeper.ref, stray

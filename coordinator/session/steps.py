@@ -86,6 +86,7 @@ class WaveSteps:
             await self._dispatch(wave)
         if wave.phase is WavePhase.DISPATCHED:
             await self._salvage(wave)
+            await self._settle_in_place(wave)
             await self._review(wave)
         if wave.phase is WavePhase.REVIEWED:
             await self._merge(wave)
@@ -409,6 +410,54 @@ class WaveSteps:
             )
         if salvaged:
             await self.session.save()
+
+    async def _settle_in_place(self, wave: WaveRecord) -> None:
+        """Before review, make the shared tree of an in-place wave say only what its
+        agents did within their scopes.
+
+        Commits an agent made on the target branch (a git write in a shared tree) are taken
+        back: the branch returns to the wave base (compare-and-swap), the commits stay on
+        ``refs/seawall/<session>/w<n>-commits``, and their files become the agents' changes
+        again. Changes outside every agent's scope are saved on
+        ``refs/seawall/<session>/unattributed-w<n>`` and set aside, so nothing is lost and
+        the next wave starts from a clean tree.
+        """
+        if wave.isolation != Isolation.NONE:
+            return
+        from coordinator.session.integrate import absorb_agent_commits, set_aside_unattributed
+
+        branch = self.state.target_branch
+        absorbed = await anyio.to_thread.run_sync(
+            absorb_agent_commits, self.repo, wave, branch, self.state.session
+        )
+        tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
+        if absorbed:
+            self.events.append("agent_commits_absorbed", wave=wave.number, ref=absorbed)
+            self.progress.log(
+                f"wave {wave.number}: commits made on {branch} by agents in the shared tree "
+                f"were taken back (kept on {absorbed}) and reviewed as their changes"
+            )
+            for record in wave.agents:
+                checkpointer = self._checkpointer(wave, record)
+                paths = self._dirty_in_scope(tasks[record.task])
+                await checkpointer.acheckpoint(paths)
+                record.checkpoint = checkpointer.tip or record.checkpoint
+                record.touched = sorted(set(record.touched) | set(paths))
+        claimed = {path for record in wave.agents for path in record.touched}
+        scopes = [tasks[record.task].scope for record in wave.agents]
+        aside = await anyio.to_thread.run_sync(
+            lambda: set_aside_unattributed(
+                self.repo, wave, self.state.session, claimed=claimed, scopes=scopes
+            )
+        )
+        if aside is not None:
+            ref, stray = aside
+            self.events.append("unattributed_changes", wave=wave.number, ref=ref, files=stray)
+            self.progress.log(
+                f"wave {wave.number}: changes outside every agent's scope were set aside on "
+                f"{ref}: {', '.join(stray[:10])}"
+            )
+        await self.session.save()
 
     # -- review -----------------------------------------------------------------------
 
@@ -811,6 +860,7 @@ class WaveSteps:
             run.stop_reason = "" if text is not None else "no output was given"
             self._apply_run(record, run)
         await self.session.save()
+        await self._settle_in_place(wave)
         await self._review(wave)
         await self._merge(wave)
         await self._recover(wave)

@@ -207,3 +207,49 @@ def test_run_refuses_a_dirty_working_tree_before_starting(tmp_path: Path) -> Non
     assert "Traceback" not in done.stderr
     assert not (repo / ".seawall").exists() or not list((repo / ".seawall").glob("*/state.json"))
     assert (repo / "src" / "app.py").read_text() == "x = 2  # the user's own work in progress\n"
+
+
+def test_in_place_agent_commits_and_stray_writes_are_taken_back(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    start = git(repo, "rev-parse", "main")
+    env = _spec(
+        tmp_path,
+        {
+            # commits on the shared branch (a git write in a shared tree) ...
+            "committer": [
+                {
+                    "commits": [{"writes": {"src/c.py": "c = 1\n"}, "message": "mine"}],
+                    "final": "STATUS: done — c",
+                }
+            ],
+            # ... and writes a file outside every scope
+            "stray": [
+                {
+                    "writes": {"src/s.py": "s = 1\n", "NOTES.txt": "scratch\n"},
+                    "final": "STATUS: done — s",
+                }
+            ],
+        },
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        session='name = "shared"',
+        tasks=[
+            {"id": "committer", "prompt": "c", "scope": ["src/c.py"]},
+            {"id": "stray", "prompt": "s", "scope": ["src/s.py"]},
+        ],
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = status(repo)
+    session = data["session"]
+    assert data["waves"][0]["isolation"] == "none"
+    assert show(repo, "main", "src/c.py") == "c = 1\n"
+    assert show(repo, "main", "src/s.py") == "s = 1\n"
+    assert show(repo, "main", "NOTES.txt") is None  # out of every scope: not merged ...
+    assert git(repo, "status", "--porcelain") == ""  # ... not left in the tree ...
+    kept = f"refs/seawall/{session}/unattributed-w1"
+    assert git(repo, "show", f"{kept}:NOTES.txt") == "scratch"  # ... and not lost
+    # the agent's own commit is kept too, and main has one seawall commit per agent
+    assert git(repo, "log", "--format=%s", f"refs/seawall/{session}/w1-commits")
+    assert git(repo, "rev-list", "--count", f"{start}..main") == "2"
