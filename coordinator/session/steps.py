@@ -386,6 +386,16 @@ class WaveSteps:
             task_id=task.id, checkpoint=checkpointer.tip, wip=snapshot, touched=tuple(paths or ())
         )
 
+    async def _stop_orphans(self, task: str) -> None:
+        """Stop an agent the dead coordinator left running before salvaging its work."""
+        from coordinator.session.orphans import find_orphans, stop_orphans
+
+        groups = await anyio.to_thread.run_sync(find_orphans, self.state.session, task)
+        if groups:
+            stopped = await anyio.to_thread.run_sync(stop_orphans, groups)
+            self.events.append("orphan_stopped", agent=task, process_groups=sorted(stopped))
+            self.progress.log(f"{task}: stopped the agent the previous coordinator left running")
+
     async def _salvage(self, wave: WaveRecord) -> None:
         """Agents that never reported (the coordinator died): snapshot their work as wip."""
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
@@ -401,6 +411,7 @@ class WaveSteps:
                 salvaged = True
                 continue
             reason = "the coordinator stopped before the agent reported"
+            await self._stop_orphans(record.task)
             run = await self._snapshot_unreported(wave, record, tasks[record.task], wip=reason)
             run.truncated, run.stop_reason = True, reason
             self._apply_run(record, run)

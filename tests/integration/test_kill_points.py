@@ -127,7 +127,7 @@ def test_kill_at_named_point_then_resume(tmp_path: Path, point: str) -> None:
 
 def _run_and_kill_when(
     tmp_path: Path, marker: Path, env: dict[str, str], repo: Path, plan: Path
-) -> None:
+) -> int:
     process = subprocess.Popen(
         [sys.executable, "-m", "coordinator", "run", str(plan), "--repo", str(repo)],
         cwd=repo,
@@ -143,15 +143,15 @@ def _run_and_kill_when(
     process.send_signal(signal.SIGKILL)
     process.communicate()
     assert process.returncode == -signal.SIGKILL
-    orphan = int(marker.read_text())
-    with contextlib.suppress(ProcessLookupError):  # what the dead coordinator left running
-        os.killpg(os.getpgid(orphan), signal.SIGKILL)
+    return int(marker.read_text())
 
 
 def test_kill_during_dispatch_then_resume(tmp_path: Path) -> None:
     repo, plan, env = _setup(tmp_path, slow_agent=True)
-    _run_and_kill_when(tmp_path, tmp_path / "agent-started", env, repo, plan)
+    orphan = _run_and_kill_when(tmp_path, tmp_path / "agent-started", env, repo, plan)
+    assert _alive(orphan)  # the dead coordinator's agent is still running ...
     resumed = seawall("resume", "--repo", str(repo), cwd=repo, env=env)
+    assert not _alive(orphan)  # ... until resume stops it before salvaging its work
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     _assert_guarantees(repo)
     state = load_state(next((repo / ".seawall").glob("kp-*/state.json")))
@@ -164,8 +164,19 @@ def test_kill_during_checks_then_resume(tmp_path: Path) -> None:
     repo, plan, env = _setup(tmp_path)
     env = {**env, "KILL_TEST_SLOW_CHECK": "1"}
     before = git(repo, "rev-parse", "main")
-    _run_and_kill_when(tmp_path, tmp_path / "check-started", env, repo, plan)
+    checker = _run_and_kill_when(tmp_path, tmp_path / "check-started", env, repo, plan)
+    with contextlib.suppress(ProcessLookupError):  # a check the dead coordinator left
+        os.killpg(os.getpgid(checker), signal.SIGKILL)
     assert git(repo, "rev-parse", "main") == before  # nothing advanced mid-check
     resumed = seawall("resume", "--repo", str(repo), cwd=repo, env=env)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     _assert_guarantees(repo)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, which this container's init may never reap, is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
