@@ -235,6 +235,17 @@ class WaveBreaker:
         shown = "; ".join(report.conflicts[:3])
         return WaveTrigger.MERGE_CONFLICT, f"merge conflict needs history reconciliation: {shown}"
 
+    def conflict(self, *, wave: int, detail: str, head: str | None = None) -> WaveTrip | None:
+        """Trip on a merge that needs history reconciliation, seen in the middle of a wave
+        (the target branch moved elsewhere): counters are not touched, since the wave is
+        counted when it finishes. None when the breaker or this trigger is disabled."""
+        if self.trip is not None or not self.config.enabled or not self.config.merge_conflict:
+            return self.trip
+        report = WaveReport(wave=wave, conflicts=(detail,), head=head)
+        found = self._conflict(report)
+        assert found is not None
+        return self._trip(found[0], found[1], report)
+
     # -- state --------------------------------------------------------------------------
 
     def _trip(self, trigger: WaveTrigger, detail: str, report: WaveReport) -> WaveTrip:

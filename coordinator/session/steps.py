@@ -555,10 +555,14 @@ class WaveSteps:
             await self.session.save()
             return
         if tip != wave.base:
-            raise GitError(
+            detail = (
                 f"{branch} moved from the wave base {wave.base[:12]} to {str(tip)[:12]} while "
-                "the wave ran; nothing was merged. Move it back or start a new session."
+                "the wave ran; nothing was merged"
             )
+            if self._halt_on_conflict(wave, detail, tip):
+                await self.session.save()
+                return
+            raise GitError(f"{detail}. Move it back, or start a new session.")
         plan = merge_plan(self.repo, wave, strict=wave.enforcement == Enforcement.STRICT)
 
         def integrate() -> Any:
@@ -596,6 +600,25 @@ class WaveSteps:
         if wave.dropped:
             line += f", dropped {', '.join(d['task'] for d in wave.dropped)}"
         self.progress.log(line.removeprefix("seawall: "))
+
+    def _halt_on_conflict(self, wave: WaveRecord, detail: str, head: str | None) -> bool:
+        """Halt the session on the wave breaker's merge-conflict trigger; the wave stays
+        reviewed, so `seawall resume` merges it once the branch is reconciled."""
+        from coordinator.session.wave_breaker import merge_conflict
+
+        line = merge_conflict(self.state, wave, self.config, detail, head)
+        if line is None:
+            return False
+        self.state.phase = SessionPhase.HALTED
+        self.events.append(
+            "breaker_tripped",
+            wave=wave.number,
+            level="wave",
+            trigger="merge-conflict",
+            detail=detail,
+        )
+        self.progress.log(line.removeprefix("seawall: "))
+        return True
 
     def _queue_conflict_fixes(self, wave: WaveRecord, fixes: list[dict[str, Any]]) -> None:
         from coordinator.prompting import render_conflict_fix_prompt
@@ -874,7 +897,8 @@ class WaveSteps:
         await self._settle_in_place(wave)
         await self._review(wave)
         await self._merge(wave)
-        await self._recover(wave)
+        if wave.phase is WavePhase.MERGED:
+            await self._recover(wave)
         return {
             "session": self.state.session,
             "wave": wave.number,

@@ -60,3 +60,14 @@ def clear_for_resume(state: SessionState, config: SessionConfig) -> str | None:
     trip = breaker.resume(config=config.wave_breaker, cost_budget_usd=config.budgets.cost_usd)
     state.breaker = breaker.state()
     return None if trip is None else trip.line()
+
+
+def merge_conflict(
+    state: SessionState, wave: WaveRecord, config: SessionConfig, detail: str, head: str | None
+) -> str | None:
+    """Trip on a merge that needs history reconciliation; the actionable line, or None
+    when the breaker (or its merge-conflict trigger) is disabled."""
+    breaker = _breaker(state, config)
+    trip = breaker.conflict(wave=wave.number, detail=detail, head=head)
+    state.breaker = breaker.state()
+    return None if trip is None else trip.line()

@@ -175,3 +175,42 @@ def test_in_place_spiral_is_reverted_to_the_base_not_deleted(tmp_path: Path) -> 
     assert show(repo, "main", "src/x.py") == "x = 9\n"
     assert show(repo, "main", "src/y.py") == "y = 0\n"
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_target_moved_during_a_wave_halts_on_merge_conflict_then_resumes(
+    tmp_path: Path,
+) -> None:
+    from adapters.runners.callable import CallableRunner
+    from coordinator.runner import AgentRequest, EmitFn
+
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    base = git(repo, "rev-parse", "main")
+
+    async def agent(request: AgentRequest, emit: EmitFn) -> str:
+        (request.workspace / f"{request.task_id}.txt").write_text("work\n")
+        if request.task_id == "a":  # meanwhile someone commits on the target branch
+            (repo / "other.txt").write_text("someone else\n")
+            git(repo, "add", "other.txt")
+            git(repo, "commit", "-q", "-m", "someone else's commit")
+        return "STATUS: done — wrote it"
+
+    plan = (
+        '[session]\nname = "moved"\nisolation = "worktree"\n'
+        '[[task]]\nid = "a"\nprompt = "a"\nscope = ["a.txt"]\n'
+        '[[task]]\nid = "b"\nprompt = "b"\nscope = ["b.txt"]\n'
+    )
+    session = Session(parse_plan(plan), repo=repo, runner=CallableRunner(agent), plan_text=plan)
+    result = anyio.run(session.run)
+    assert result.phase is SessionPhase.HALTED
+    assert result.exit_code == 3
+    data = status(repo)
+    assert data["breaker"]["trigger"] == "merge-conflict"
+    assert show(repo, "main", "a.txt") is None  # nothing was merged
+    moved = git(repo, "rev-parse", "main")
+    # a person reconciles the history (here: moves the stray commit off the branch)
+    git(repo, "branch", "stray", moved)
+    git(repo, "reset", "-q", "--hard", base)
+    again = Session.open(repo, result.session, runner=CallableRunner(agent))
+    resumed = anyio.run(again.resume)
+    assert resumed.phase is SessionPhase.DONE
+    assert show(repo, "main", "a.txt") == "work\n" and show(repo, "main", "b.txt") == "work\n"
