@@ -638,9 +638,12 @@ class _Parser:
             c = text[self.pos]
             level += (c == "(") - (c == ")")
             self.pos += 1
-        body = text[start : self.pos - 2]
-        if not self._as_commands("(" + body + ")"):
-            self._scan_expansions(body)
+        # what sits inside the outer pair: ``(x)`` for ``$((x))``, and for
+        # ``$((cmd); more)`` (a subshell in a command substitution, not arithmetic) the
+        # whole ``(cmd); more``
+        inner = text[start - 1 : self.pos - 1]
+        if not self._as_commands(inner):
+            self._scan_expansions(text[start : self.pos - 2])
 
     def _as_commands(self, text: str) -> bool:
         """Read ``$((x))`` as ``$( (x) )`` too, as some shells do; False when it is no command.

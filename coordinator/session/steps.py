@@ -90,7 +90,7 @@ class WaveSteps:
             await self._review(wave)
         if wave.phase is WavePhase.REVIEWED:
             await self._merge(wave)
-        if wave.phase is WavePhase.MERGED:
+        if _merged(wave):
             await self._recover(wave)
         return True
 
@@ -897,7 +897,7 @@ class WaveSteps:
         await self._settle_in_place(wave)
         await self._review(wave)
         await self._merge(wave)
-        if wave.phase is WavePhase.MERGED:
+        if _merged(wave):
             await self._recover(wave)
         return {
             "session": self.state.session,
@@ -916,6 +916,10 @@ class WaveSteps:
             ],
             "pending": [t["id"] for t in self.state.pending],
         }
+
+
+def _merged(wave: WaveRecord) -> bool:
+    return wave.phase is WavePhase.MERGED
 
 
 def _wave_value(wave: WaveRecord, tasks: list[Task]) -> Wave:

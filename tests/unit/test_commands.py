@@ -244,3 +244,11 @@ def test_an_allowed_command_contains_no_denied_command(line: tuple[str, bool]) -
     context = CommandContext(cwd=Path("/srv/work"), shared_tree=False, home="/home/agent")
     findings = CommandPolicy().check(command, context)
     assert bool(findings) == contains_denied, (command, findings)
+
+
+def test_subshell_inside_command_substitution_is_not_arithmetic() -> None:
+    from coordinator.shell import simple_commands
+
+    argvs = [c.argv for c in simple_commands("echo $((git push --force); ls -la)")]
+    assert ("git", "push", "--force") in argvs
+    assert ("ls", "-la") in argvs
