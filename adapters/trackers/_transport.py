@@ -9,9 +9,36 @@ from __future__ import annotations
 import requests
 
 from coordinator.errors import TrackerError
-from coordinator.tracker import TrackerUnavailableError
+from coordinator.tracker import TrackerRateLimitError, TrackerUnavailableError
 
-__all__ = ["transport_error"]
+__all__ = ["status_error", "transport_error"]
+
+
+def status_error(
+    status: int | None,
+    message: str,
+    *,
+    limited: bool,
+    retry_after: float | None,
+    tracker: str,
+    operation: str,
+) -> TrackerError:
+    """An HTTP error answer as a TrackerError: a rate limit (with the wait it asked for),
+    a transient 5xx, or a refusal (a 401 hints at the token)."""
+    if limited:
+        hint = f"; retry after {retry_after:.0f}s" if retry_after is not None else ""
+        return TrackerRateLimitError(
+            f"rate limited ({message}){hint}",
+            tracker=tracker,
+            operation=operation,
+            status=status,
+            retry_after=retry_after,
+        )
+    if status is not None and status >= 500:
+        return TrackerUnavailableError(message, tracker=tracker, operation=operation, status=status)
+    if status == 401:
+        message += " (check the token)"
+    return TrackerError(message, tracker=tracker, operation=operation, status=status)
 
 
 def transport_error(

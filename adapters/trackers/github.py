@@ -26,8 +26,6 @@ from coordinator.model import TrackerConfig
 from coordinator.tracker import (
     Issue,
     IssueTracker,
-    TrackerRateLimitError,
-    TrackerUnavailableError,
 )
 
 try:
@@ -38,7 +36,7 @@ except ImportError as exc:
         package="PyGithub", extra="github", purpose="The GitHub tracker"
     ) from exc
 
-from adapters.trackers._transport import transport_error
+from adapters.trackers._transport import status_error, transport_error
 
 __all__ = ["DEFAULT_BASE_URL", "GitHubTracker"]
 
@@ -169,21 +167,10 @@ def _http_error(exc: Any, tracker: str, operation: str) -> TrackerError:
     limited = status == 429 or (
         status == 403 and (headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers)
     )
-    if limited:
-        wait = _retry_after(headers)
-        hint = f"; retry after {wait:.0f}s" if wait is not None else ""
-        return TrackerRateLimitError(
-            f"rate limited ({message}){hint}",
-            tracker=tracker,
-            operation=operation,
-            status=status,
-            retry_after=wait,
-        )
-    if status >= 500:
-        return TrackerUnavailableError(message, tracker=tracker, operation=operation, status=status)
-    if status == 401:
-        message += " (check the token)"
-    return TrackerError(message, tracker=tracker, operation=operation, status=status)
+    wait = _retry_after(headers) if limited else None
+    return status_error(
+        status, message, limited=limited, retry_after=wait, tracker=tracker, operation=operation
+    )
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:

@@ -25,8 +25,6 @@ from coordinator.model import TrackerConfig
 from coordinator.tracker import (
     Issue,
     IssueTracker,
-    TrackerRateLimitError,
-    TrackerUnavailableError,
 )
 
 try:
@@ -37,7 +35,7 @@ except ImportError as exc:
         package="python-gitlab", extra="gitlab", purpose="The GitLab tracker"
     ) from exc
 
-from adapters.trackers._transport import transport_error
+from adapters.trackers._transport import status_error, transport_error
 
 __all__ = ["DEFAULT_URL", "GitLabTracker"]
 
@@ -177,21 +175,11 @@ def _http_error(exc: Any, headers: Mapping[str, str], tracker: str, operation: s
     status = exc.response_code
     detail = exc.error_message if isinstance(exc.error_message, str) else str(exc.error_message)
     message = f"HTTP {status}: {detail}" if status is not None else str(detail)
-    if status == 429:
-        wait = _retry_after(headers)
-        hint = f"; retry after {wait:.0f}s" if wait is not None else ""
-        return TrackerRateLimitError(
-            f"rate limited ({message}){hint}",
-            tracker=tracker,
-            operation=operation,
-            status=status,
-            retry_after=wait,
-        )
-    if status is not None and status >= 500:
-        return TrackerUnavailableError(message, tracker=tracker, operation=operation, status=status)
-    if status == 401:
-        message += " (check the token)"
-    return TrackerError(message, tracker=tracker, operation=operation, status=status)
+    limited = status == 429
+    wait = _retry_after(headers) if limited else None
+    return status_error(
+        status, message, limited=limited, retry_after=wait, tracker=tracker, operation=operation
+    )
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:

@@ -27,6 +27,7 @@ __all__ = [
     "GitOutput",
     "agent_branch",
     "checkpoint_ref",
+    "dirty_paths",
     "ensure_excluded",
     "open_repository",
     "parse_trailers",
@@ -163,6 +164,14 @@ def ref_target(reference: pygit2.Reference) -> pygit2.Oid:
     if not isinstance(target, pygit2.Oid):
         raise GitError(f"reference {reference.name} does not point at an object")
     return target
+
+
+def dirty_paths(repo: pygit2.Repository) -> set[str]:
+    """Paths of the working tree with uncommitted changes, untracked files included."""
+    quiet = (pygit2.enums.FileStatus.CURRENT, pygit2.enums.FileStatus.IGNORED)
+    return {
+        path for path, flags in repo.status(untracked_files="all").items() if flags not in quiet
+    }
 
 
 def repo_relative(root: Path, path: str) -> str | None:

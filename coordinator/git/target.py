@@ -25,6 +25,7 @@ import pygit2
 from coordinator.errors import DirtyWorkingTreeError, GitError
 from coordinator.faults import kill_point
 from coordinator.git.repo import (
+    dirty_paths,
     open_repository,
     ref_target,
     repo_relative,
@@ -62,12 +63,7 @@ def user_changes_in(
     """Which of ``paths`` have uncommitted changes (or untracked files) in the main tree."""
     repo = open_repository(repo_path)
     wanted = set(paths) - set(ignore)
-    dirty = {
-        path
-        for path, flags in repo.status(untracked_files="all").items()
-        if flags != pygit2.enums.FileStatus.CURRENT and flags != pygit2.enums.FileStatus.IGNORED
-    }
-    return tuple(sorted(dirty & wanted))
+    return tuple(sorted(dirty_paths(repo) & wanted))
 
 
 def check_user_changes(

@@ -20,6 +20,7 @@ from coordinator.breakers.trip import Trip
 from coordinator.errors import GitError
 from coordinator.events import Event, ToolCall, ToolResult, Turn, edited_paths
 from coordinator.git.checkpoints import Checkpointer
+from coordinator.git.repo import repo_relative
 from coordinator.model import BreakerLimits, Isolation, StagnationConfig
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner, RunCounter
 from coordinator.stagnation import AgentMonitor
@@ -265,16 +266,10 @@ def _stop(job: AgentJob, reason: str, state: dict[str, Any]) -> None:
 
 
 def _relative(workspace: Path, path: str) -> str:
-    """``path`` relative to the workspace when it lies inside it (agents give absolute paths)."""
-    candidate = Path(path)
-    if not candidate.is_absolute():
-        return candidate.as_posix()
+    """``path`` relative to the workspace when it lies inside it (agents give absolute
+    paths, and a workspace may be reached through a symlink); otherwise as given."""
     for root in (workspace, workspace.resolve()):
-        try:
-            return candidate.relative_to(root).as_posix()
-        except ValueError:
-            continue
-    try:
-        return candidate.resolve().relative_to(workspace.resolve()).as_posix()
-    except (ValueError, OSError):
-        return path
+        relative = repo_relative(root, path)
+        if relative is not None:
+            return relative
+    return path

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -340,7 +339,3 @@ def progress_hook(progress: Progress) -> Any:
         progress.update(task_id, **changes)
 
     return on_event
-
-
-def warn(message: str) -> None:
-    print(f"seawall: warning: {message}", file=sys.stderr)

@@ -16,10 +16,10 @@ import pygit2
 
 from coordinator.git.checks import WaveIntegration, integrate_wave
 from coordinator.git.merge import AgentChange, AgentMerge
-from coordinator.git.repo import open_repository
+from coordinator.git.repo import dirty_paths, open_repository
 from coordinator.git.target import advance_target, restore_agent_files
 from coordinator.model import Status
-from coordinator.state.ledger import AgentRecord, WaveRecord
+from coordinator.state.ledger import WaveRecord
 
 __all__ = ["MergePlan", "branch_tip", "merge_plan", "restore_in_place", "run_integration"]
 
@@ -80,12 +80,7 @@ def dirty_paths_in_scope(repo: Path, scope: Sequence[str], *, session: str) -> t
 
     repository = open_repository(repo)
     matcher = ScopeMatcher(tuple(scope), workspace=repo, session=session)
-    dirty = [
-        path
-        for path, flags in repository.status(untracked_files="all").items()
-        if flags not in (pygit2.enums.FileStatus.CURRENT, pygit2.enums.FileStatus.IGNORED)
-    ]
-    return tuple(sorted(path for path in dirty if matcher.matches_relative(path)))
+    return tuple(sorted(p for p in dirty_paths(repository) if matcher.matches_relative(p)))
 
 
 def run_integration(
@@ -217,10 +212,6 @@ def restore_in_place(repo: Path, base: str, paths: Sequence[str]) -> None:
         restore_agent_files(repo, base, paths)
 
 
-def agent_records_touching(wave: WaveRecord) -> dict[str, AgentRecord]:
-    return {agent.task: agent for agent in wave.agents}
-
-
 def absorb_agent_commits(repo: Path, wave: WaveRecord, branch: str, session: str) -> str | None:
     """Take back commits agents made on ``branch`` during an in-place wave.
 
@@ -263,14 +254,9 @@ def set_aside_unattributed(
 
     repository = open_repository(repo)
     matchers = [ScopeMatcher(tuple(scope), workspace=repo, session=session) for scope in scopes]
-    dirty = sorted(
-        path
-        for path, flags in repository.status(untracked_files="all").items()
-        if flags not in (pygit2.enums.FileStatus.CURRENT, pygit2.enums.FileStatus.IGNORED)
-    )
     stray = [
         path
-        for path in dirty
+        for path in sorted(dirty_paths(repository))
         if path not in claimed and not any(m.matches_relative(path) for m in matchers)
     ]
     if not stray:

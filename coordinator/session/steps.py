@@ -161,7 +161,6 @@ class WaveSteps:
             base=wave.base,
             task_ids=[task.id for task in tasks],
             isolation=Isolation(wave.isolation),
-            max_parallel=1,  # concurrent `git worktree add` races on .git/worktrees
         )
         wave.agents = []
         for workspace in workspaces:

@@ -157,7 +157,11 @@ def test_kill_during_dispatch_then_resume(tmp_path: Path) -> None:
     state = load_state(next((repo / ".seawall").glob("kp-*/state.json")))
     first = state.waves[0].agent("a")
     assert first.status == "partial"  # salvaged, carried forward, finished next wave
-    assert first.wip is None or git(repo, "cat-file", "-t", first.wip) == "commit"
+    assert first.run is not None
+    assert first.run["stop_reason"] == "the coordinator stopped before the agent reported"
+    events = (repo / ".seawall" / state.session / "events.jsonl").read_text()
+    salvaged = [json.loads(line) for line in events.splitlines() if "agent_salvaged" in line]
+    assert "a" in {event["agent"] for event in salvaged}  # b and c may have reported first
 
 
 def test_kill_during_checks_then_resume(tmp_path: Path) -> None:
