@@ -386,6 +386,9 @@ async def test_a_run_alone_fetches_branch_checkpoints_and_files(
     transcript = request.transcript_path
     assert transcript is not None and '"type": "result"' in transcript.read_text()
     assert (transcript.parent / "gamma.prompt.md").read_text() == "Do gamma."
+    # the transcript's paths are the coordinator's, like the events' (not the worker's clone)
+    assert str(workspace / "src" / "core.py") in transcript.read_text()
+    assert "seawall-ray-" not in transcript.read_text()
 
 
 async def test_a_second_dispatch_keeps_the_first_ones_checkpoints_reachable(
