@@ -221,22 +221,28 @@ def run_git(
     check: bool = True,
     input_text: str | None = None,
 ) -> GitOutput:
-    """Run ``git <args>`` in ``cwd``. With ``check``, a non-zero exit raises ``GitError``."""
+    """Run ``git <args>`` in ``cwd``. With ``check``, a non-zero exit raises ``GitError``.
+
+    Paths are bytes to git: arguments, input and stdout carry file names that are not
+    UTF-8 as ``surrogateescape`` strings (the way ``os.fsdecode`` and pygit2 give them).
+    """
     argv = ("git", *args)
     try:
         done = subprocess.run(
-            argv,
+            [os.fsencode(arg) for arg in argv],
             cwd=cwd,
             env=_git_env(env),
-            input=input_text,
+            input=None if input_text is None else input_text.encode("utf-8", "surrogateescape"),
             capture_output=True,
-            text=True,
             check=False,
         )
     except FileNotFoundError as exc:
         raise GitError("the git executable was not found on PATH") from exc
     output = GitOutput(
-        args=tuple(args), returncode=done.returncode, stdout=done.stdout, stderr=done.stderr
+        args=tuple(args),
+        returncode=done.returncode,
+        stdout=done.stdout.decode("utf-8", "surrogateescape"),
+        stderr=done.stderr.decode("utf-8", "replace"),
     )
     if check and not output.ok:
         raise GitError(f"`git {' '.join(args)}` failed: {output.stderr.strip()}")
