@@ -102,6 +102,7 @@ def pin_base(repo_path: str | os.PathLike[str]) -> BasePin:
     a branch to advance when the wave's work is merged.
     """
     repo = open_repository(repo_path)
+    require_no_operation(repo)
     if repo.head_is_unborn:
         raise GitError(
             f"{workdir(repo)} has no commits yet; make an initial commit before a session"
@@ -113,6 +114,43 @@ def pin_base(repo_path: str | os.PathLike[str]) -> BasePin:
         )
     head = repo.head
     return BasePin(branch=head.shorthand, commit=str(head.target))
+
+
+_OPERATIONS = {
+    pygit2.enums.RepositoryState.MERGE: ("a merge", "git merge --continue` or `git merge --abort"),
+    pygit2.enums.RepositoryState.REVERT: (
+        "a revert",
+        "git revert --continue` or `git revert --abort",
+    ),
+    pygit2.enums.RepositoryState.REVERT_SEQUENCE: (
+        "a revert",
+        "git revert --continue` or `git revert --abort",
+    ),
+    pygit2.enums.RepositoryState.CHERRYPICK: (
+        "a cherry-pick",
+        "git cherry-pick --continue` or `git cherry-pick --abort",
+    ),
+    pygit2.enums.RepositoryState.CHERRYPICK_SEQUENCE: (
+        "a cherry-pick",
+        "git cherry-pick --continue` or `git cherry-pick --abort",
+    ),
+    pygit2.enums.RepositoryState.BISECT: ("a bisect", "git bisect reset"),
+}
+
+
+def require_no_operation(repo: pygit2.Repository) -> None:
+    """Raise ``GitError`` while a merge, rebase, cherry-pick, revert or bisect is in
+    progress in ``repo``: seawall must not move a branch under an unfinished operation."""
+    state = pygit2.enums.RepositoryState(repo.state())
+    if state is pygit2.enums.RepositoryState.NONE:
+        return
+    what, finish = _OPERATIONS.get(
+        state, ("a rebase", "git rebase --continue` or `git rebase --abort")
+    )
+    raise GitError(
+        f"{what} is in progress in {workdir(repo)} ({state.name}); finish it first "
+        f"(`{finish}`), then run seawall again"
+    )
 
 
 def safe_component(text: str) -> str:

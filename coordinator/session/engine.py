@@ -150,9 +150,12 @@ class Session:
 
     async def resume(self) -> SessionResult:
         """Continue an interrupted or halted session from its ledger."""
+        from coordinator.git.repo import open_repository, require_no_operation
+
         with self.store.lock():
             state = self.state or self.store.load()
             self.state = state
+            require_no_operation(open_repository(self.repo))
             if state.phase is SessionPhase.KILLED:
                 raise StateError(f"session {state.session} was killed; start a new one")
             if state.phase is SessionPhase.HALTED and state.halt:
