@@ -22,6 +22,7 @@ import anyio
 
 from coordinator.errors import StateError
 from coordinator.events import Event, ToolCall
+from coordinator.exitcodes import ExitCode
 from coordinator.model import Plan, RunnerSpec, Status, Task
 from coordinator.plan.loader import parse_plan
 from coordinator.progress import Progress, make_progress
@@ -49,18 +50,28 @@ class SessionResult:
     state_md: Path
     rate_limited: bool = False
     halt: Mapping[str, Any] | None = None
+    checks_failed: tuple[int, ...] = ()  # waves that merged with failing checks
 
     @property
     def exit_code(self) -> int:
-        """0 all done; 3 halted by the breaker; 4 done with carryovers; 5 nothing
-        succeeded; 6 nothing succeeded and every failure was a provider rate limit."""
+        """What ``seawall run`` returns; the codes and their meanings are
+        :class:`coordinator.exitcodes.ExitCode`."""
         if self.phase is SessionPhase.HALTED:
-            return 6 if (self.halt or {}).get("reason") == "rate-limited" else 3
+            return _HALT_CODES.get(str((self.halt or {}).get("reason")), ExitCode.HALTED)
+        if self.checks_failed:
+            return ExitCode.CHECKS_FAILED
         if not self.abandoned:
-            return 0
+            return ExitCode.OK
         if self.done:
-            return 4
-        return 6 if self.rate_limited else 5
+            return ExitCode.CARRYOVER
+        return ExitCode.RATE_LIMITED if self.rate_limited else ExitCode.NOTHING_SUCCEEDED
+
+
+_HALT_CODES: Mapping[str, ExitCode] = {
+    "rate-limited": ExitCode.RATE_LIMITED,
+    "checks-fail-at-base": ExitCode.CHECKS_FAILED,
+    "agent-start": ExitCode.AGENT_START,
+}
 
 
 _RATE_LIMIT = re.compile(
@@ -212,6 +223,12 @@ class Session:
             state_md=self.store.paths.state_md,
             rate_limited=rate_limited(state),
             halt=dict(state.halt) or None,
+            checks_failed=tuple(
+                wave.number
+                for wave in state.waves
+                if wave.target_after is not None
+                and (wave.checks or {}).get("verdict") in ("known-failures", "failed-merged")
+            ),
         )
 
     # -- state ------------------------------------------------------------------------

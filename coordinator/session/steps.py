@@ -51,6 +51,7 @@ from coordinator.state.ledger import (
     WavePhase,
     WaveRecord,
 )
+from coordinator.state.render import checks_line
 
 if TYPE_CHECKING:
     from coordinator.session.engine import Session
@@ -573,10 +574,16 @@ class WaveSteps:
                 checks=self.config.checks,
                 timeout=self.config.budgets.agent_minutes * 60.0,
                 on_merged=lambda _merged: kill_point("between-merges"),
+                policy=self.config.checks_policy,
             )
 
         result = await anyio.to_thread.run_sync(integrate)
         fixes = record_integration(wave, result)
+        self._report_checks(wave)
+        if not result.mergeable:
+            self._halt_on_base_checks(wave)
+            await self.session.save()
+            return
         self._queue_conflict_fixes(wave, fixes)
         await self.session.save()  # the integration is recorded before the branch moves
         kill_point("before-advance")
@@ -599,6 +606,40 @@ class WaveSteps:
         if wave.dropped:
             line += f", dropped {', '.join(d['task'] for d in wave.dropped)}"
         self.progress.log(line.removeprefix("seawall: "))
+
+    def _report_checks(self, wave: WaveRecord) -> None:
+        """Say what the checks came to: an event always, a console line when they failed."""
+        checks = wave.checks or {}
+        if not checks:
+            return
+        self.events.append(
+            "checks",
+            wave=wave.number,
+            policy=checks.get("policy"),
+            verdict=checks.get("verdict"),
+            commit=checks.get("commit"),
+            failure=(checks.get("failure") or {}).get("command"),
+            baseline=checks.get("baseline"),
+            dropped=[d["task"] for d in wave.dropped],
+        )
+        line = checks_line(wave)
+        if line is not None:
+            self.progress.log(f"wave {wave.number}: {line}")
+
+    def _halt_on_base_checks(self, wave: WaveRecord) -> None:
+        """The base fails the checks itself (block): nothing of the wave merges and the
+        session halts; the wave stays reviewed, so `seawall resume` merges it again."""
+        detail = f"wave {wave.number}: {checks_line(wave)}"
+        self.state.phase = SessionPhase.HALTED
+        self.state.halt = {
+            "reason": "checks-fail-at-base",
+            "detail": detail,
+            "wave": wave.number,
+            "next": "fix the base (commit the fix, then `seawall resume --rebase`) or the "
+            "environment the checks run in (then `seawall resume`)",
+        }
+        self.events.append("session_halted", wave=wave.number, reason="checks-fail-at-base")
+        self.progress.log(f"{detail}; halted. Next: {self.state.halt['next']}")
 
     def _halt_on_conflict(self, wave: WaveRecord, detail: str, head: str | None) -> bool:
         """Halt the session on the wave breaker's merge-conflict trigger; the wave stays
