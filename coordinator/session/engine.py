@@ -27,6 +27,7 @@ from coordinator.model import Plan, RunnerSpec, Status, Task
 from coordinator.plan.loader import parse_plan
 from coordinator.progress import Progress, make_progress
 from coordinator.runner import AgentRunner, RunCounter, build_runner
+from coordinator.session.tasks import task_from_dict
 from coordinator.state.ledger import (
     SessionPhase,
     SessionState,
@@ -154,7 +155,12 @@ class Session:
     # -- the driven loop --------------------------------------------------------------
 
     async def run(self) -> SessionResult:
-        """Run the session to its end (or until the wave breaker halts it)."""
+        """Run the session to its end (or until the wave breaker halts it).
+
+        Every runner the plan uses is probed first (see ``coordinator.preflight``): one
+        that cannot start raises ``RunnerError`` before any session state is written.
+        """
+        self.preflight()
         with self.store.lock():
             state = self._start()
             return await self._loop(state)
@@ -167,6 +173,7 @@ class Session:
             state = self.state or self.store.load()
             self.state = state
             require_no_operation(open_repository(self.repo))
+            self.preflight()
             if state.phase is SessionPhase.KILLED:
                 raise StateError(f"session {state.session} was killed; start a new one")
             if state.phase is SessionPhase.HALTED and state.halt:
@@ -185,6 +192,19 @@ class Session:
                 self.progress.log("breaker cleared (counters kept); resuming")
             self._save_now(state)
             return await self._loop(state)
+
+    def preflight(self) -> None:
+        """Check that the program of every runner the plan's tasks use can start."""
+        from coordinator.preflight import preflight_runners
+
+        pending = [task_from_dict(t) for t in self.state.pending] if self.state else []
+        preflight_runners(
+            (
+                (task.agent or self.plan.session.agent, self.runner_for(task))
+                for task in (*self.plan.tasks, *pending)
+            ),
+            cwd=self.repo,
+        )
 
     async def _loop(self, state: SessionState) -> SessionResult:
         from coordinator.session.steps import WaveSteps

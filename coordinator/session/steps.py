@@ -87,6 +87,8 @@ class WaveSteps:
             await self._dispatch(wave)
         if wave.phase is WavePhase.DISPATCHED:
             await self._salvage(wave)
+            if await self._halt_on_start_failures(wave):
+                return True
             await self._settle_in_place(wave)
             await self._review(wave)
         if wave.phase is WavePhase.REVIEWED:
@@ -243,7 +245,10 @@ class WaveSteps:
 
     async def _dispatch(self, wave: WaveRecord) -> None:
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
-        jobs = [self._job(wave, agent, tasks[agent.task]) for agent in wave.agents]
+        # after a halt on agents that could not start, only those run again
+        jobs = [
+            self._job(wave, agent, tasks[agent.task]) for agent in wave.agents if agent.run is None
+        ]
         wave.phase = WavePhase.DISPATCHED
         await self.session.save()
         self.progress.wave_started(
@@ -270,6 +275,52 @@ class WaveSteps:
                 f"recorded ({first.get('checkpoint_error')}). Their files are still in their "
                 "workspaces; fix the cause, then `seawall resume` records and reviews them."
             )
+
+    async def _halt_on_start_failures(self, wave: WaveRecord) -> bool:
+        """Agents that could not start (or died before their first event) are the
+        environment's failure, not their task's: the session halts, nothing is filed or
+        re-dispatched, and the wave goes back to prepared so `seawall resume` runs just
+        those agents again once the program is fixed."""
+        failed = [a for a in wave.agents if a.run and a.run.get("start_failure")]
+        if not failed:
+            return False
+        agents = []
+        for record in failed:
+            run = record.run or {}
+            agents.append(
+                {
+                    "task": record.task,
+                    "reason": run.get("start_failure", ""),
+                    "exit_code": run.get("exit_code"),
+                    "stderr": run.get("stderr_tail", ""),
+                }
+            )
+            self.events.append("agent_start_failed", wave=wave.number, **agents[-1])
+            self._run_file(wave, record.task).unlink(missing_ok=True)
+            record.run = None
+        first = agents[0]
+        detail = f"W{wave.number} {first['task']}: {first['reason']}"
+        if len(agents) > 1:
+            detail += f" (and {len(agents) - 1} more agent(s))"
+        wave.phase = WavePhase.PREPARED
+        self.state.phase = SessionPhase.HALTED
+        self.state.halt = {
+            "reason": "agent-start",
+            "detail": detail,
+            "wave": wave.number,
+            "agents": agents,
+            "stderr": first["stderr"],
+            "next": "fix the agent program (see its stderr), then `seawall resume`",
+        }
+        self.events.append("session_halted", wave=wave.number, reason="agent-start")
+        self.progress.log(f"{detail}; halted: the environment's failure, not the task's")
+        for agent in agents:
+            tail = str(agent["stderr"]).strip()
+            self.progress.log(
+                f"{agent['task']} stderr:\n{tail}" if tail else f"{agent['task']}: no stderr"
+            )
+        await self.session.save()
+        return True
 
     def _job(self, wave: WaveRecord, agent: AgentRecord, task: Task) -> AgentJob:
         in_place = wave.isolation == Isolation.NONE
