@@ -27,6 +27,11 @@ from coordinator.plan.waves import make_wave
 from coordinator.prompting import render_agent_prompt
 from coordinator.runner import AgentRequest
 from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
+from coordinator.session.halts import (
+    halt_on_base_checks,
+    halt_on_start_failures,
+    report_checks,
+)
 from coordinator.session.integrate import (
     advance,
     branch_tip,
@@ -51,7 +56,6 @@ from coordinator.state.ledger import (
     WavePhase,
     WaveRecord,
 )
-from coordinator.state.render import checks_line
 
 if TYPE_CHECKING:
     from coordinator.session.engine import Session
@@ -87,7 +91,8 @@ class WaveSteps:
             await self._dispatch(wave)
         if wave.phase is WavePhase.DISPATCHED:
             await self._salvage(wave)
-            if await self._halt_on_start_failures(wave):
+            if halt_on_start_failures(self, wave):
+                await self.session.save()
                 return True
             await self._settle_in_place(wave)
             await self._review(wave)
@@ -276,52 +281,6 @@ class WaveSteps:
                 "workspaces; fix the cause, then `seawall resume` records and reviews them."
             )
 
-    async def _halt_on_start_failures(self, wave: WaveRecord) -> bool:
-        """Agents that could not start (or died before their first event) are the
-        environment's failure, not their task's: the session halts, nothing is filed or
-        re-dispatched, and the wave goes back to prepared so `seawall resume` runs just
-        those agents again once the program is fixed."""
-        failed = [a for a in wave.agents if a.run and a.run.get("start_failure")]
-        if not failed:
-            return False
-        agents = []
-        for record in failed:
-            run = record.run or {}
-            agents.append(
-                {
-                    "task": record.task,
-                    "reason": run.get("start_failure", ""),
-                    "exit_code": run.get("exit_code"),
-                    "stderr": run.get("stderr_tail", ""),
-                }
-            )
-            self.events.append("agent_start_failed", wave=wave.number, **agents[-1])
-            self._run_file(wave, record.task).unlink(missing_ok=True)
-            record.run = None
-        first = agents[0]
-        detail = f"W{wave.number} {first['task']}: {first['reason']}"
-        if len(agents) > 1:
-            detail += f" (and {len(agents) - 1} more agent(s))"
-        wave.phase = WavePhase.PREPARED
-        self.state.phase = SessionPhase.HALTED
-        self.state.halt = {
-            "reason": "agent-start",
-            "detail": detail,
-            "wave": wave.number,
-            "agents": agents,
-            "stderr": first["stderr"],
-            "next": "fix the agent program (see its stderr), then `seawall resume`",
-        }
-        self.events.append("session_halted", wave=wave.number, reason="agent-start")
-        self.progress.log(f"{detail}; halted: the environment's failure, not the task's")
-        for agent in agents:
-            tail = str(agent["stderr"]).strip()
-            self.progress.log(
-                f"{agent['task']} stderr:\n{tail}" if tail else f"{agent['task']}: no stderr"
-            )
-        await self.session.save()
-        return True
-
     def _job(self, wave: WaveRecord, agent: AgentRecord, task: Task) -> AgentJob:
         in_place = wave.isolation == Isolation.NONE
         checkpointer = self._checkpointer(wave, agent)
@@ -389,14 +348,14 @@ class WaveSteps:
         kill_point("after-agent-finished")
 
     async def _write_run_record(self, wave: WaveRecord, run: AgentRun) -> None:
-        path = self._run_file(wave, run.task_id)
+        path = self.run_file(wave, run.task_id)
         text = json.dumps(run.to_dict())
         try:
             await anyio.to_thread.run_sync(lambda: atomic_write_text(path, text))
         except StateError as exc:  # the ledger save after the wave reports the disk
             self.progress.log(f"warning: W{wave.number} {run.task_id}: {exc}")
 
-    def _run_file(self, wave: WaveRecord, task_id: str) -> Path:
+    def run_file(self, wave: WaveRecord, task_id: str) -> Path:
         return self.paths.agent_dir(task_id) / f"w{wave.number}-run.json"
 
     def _apply_run(self, record: AgentRecord, run: AgentRun) -> None:
@@ -454,7 +413,7 @@ class WaveSteps:
         for record in wave.agents:
             if record.run is not None:
                 continue
-            recorded = self._run_file(wave, record.task)
+            recorded = self.run_file(wave, record.task)
             if recorded.exists():
                 self._apply_run(
                     record, AgentRun.from_dict(record.task, json.loads(recorded.read_text()))
@@ -630,9 +589,9 @@ class WaveSteps:
 
         result = await anyio.to_thread.run_sync(integrate)
         fixes = record_integration(wave, result)
-        self._report_checks(wave)
+        report_checks(self, wave)
         if not result.mergeable:
-            self._halt_on_base_checks(wave)
+            halt_on_base_checks(self, wave)
             await self.session.save()
             return
         self._queue_conflict_fixes(wave, fixes)
@@ -657,40 +616,6 @@ class WaveSteps:
         if wave.dropped:
             line += f", dropped {', '.join(d['task'] for d in wave.dropped)}"
         self.progress.log(line.removeprefix("seawall: "))
-
-    def _report_checks(self, wave: WaveRecord) -> None:
-        """Say what the checks came to: an event always, a console line when they failed."""
-        checks = wave.checks or {}
-        if not checks:
-            return
-        self.events.append(
-            "checks",
-            wave=wave.number,
-            policy=checks.get("policy"),
-            verdict=checks.get("verdict"),
-            commit=checks.get("commit"),
-            failure=(checks.get("failure") or {}).get("command"),
-            baseline=checks.get("baseline"),
-            dropped=[d["task"] for d in wave.dropped],
-        )
-        line = checks_line(wave)
-        if line is not None:
-            self.progress.log(f"wave {wave.number}: {line}")
-
-    def _halt_on_base_checks(self, wave: WaveRecord) -> None:
-        """The base fails the checks itself (block): nothing of the wave merges and the
-        session halts; the wave stays reviewed, so `seawall resume` merges it again."""
-        detail = f"wave {wave.number}: {checks_line(wave)}"
-        self.state.phase = SessionPhase.HALTED
-        self.state.halt = {
-            "reason": "checks-fail-at-base",
-            "detail": detail,
-            "wave": wave.number,
-            "next": "fix the base (commit the fix, then `seawall resume --rebase`) or the "
-            "environment the checks run in (then `seawall resume`)",
-        }
-        self.events.append("session_halted", wave=wave.number, reason="checks-fail-at-base")
-        self.progress.log(f"{detail}; halted. Next: {self.state.halt['next']}")
 
     def _halt_on_conflict(self, wave: WaveRecord, detail: str, head: str | None) -> bool:
         """Halt the session on the wave breaker's merge-conflict trigger; the wave stays
