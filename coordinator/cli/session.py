@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import sys
 from pathlib import Path
@@ -69,6 +70,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _where(resume)
     resume.add_argument("--runner", help="run every task with this runner")
     resume.add_argument("--tracker", help="file carryovers with this tracker")
+    resume.add_argument(
+        "--rebase",
+        action="store_true",
+        help="when the target branch moved under the session (someone else committed), "
+        "merge the wave onto its new tip instead of halting",
+    )
     resume.set_defaults(handler=_resume)
 
     kill = subparsers.add_parser(
@@ -324,7 +331,7 @@ def _resume(args: argparse.Namespace) -> int:
         runner=_runner(probe.plan, args.runner),
         tracker=_tracker(probe.plan, args.tracker, args.repo),
     )
-    return _report(anyio.run(session.resume))
+    return _report(anyio.run(functools.partial(session.resume, rebase=args.rebase)))
 
 
 def _kill(args: argparse.Namespace) -> int:

@@ -289,21 +289,23 @@ def integrate_wave(
     timeout: float | None = None,
     on_merged: Callable[[AgentMerge], None] | None = None,
     policy: ChecksPolicy = ChecksPolicy.BLOCK,
+    onto: str | None = None,
 ) -> WaveIntegration:
     """Merge the wave, run the checks, and gate the merge on them by ``policy``.
 
     ``block`` and ``baseline`` drop merges that break the checks until they pass (or, for
     ``baseline``, until only the base's own failures are left); ``block`` stops with
     ``BASE_FAILS`` when the failure is already at the base. ``warn`` drops nobody. At most
-    ``len(changes)`` rounds.
+    ``len(changes)`` rounds. ``onto``: see :func:`merge_wave`; the checks' base is then
+    ``onto``.
     """
-    gate = _Gate(repo_path, commands, timeout, policy, base)
+    gate = _Gate(repo_path, commands, timeout, policy, onto or base)
     dropped_reasons = dict(drop or {})
     dropped: dict[str, CheckRun] = {}
     for _round in range(len(changes) + 1):
         merged = merge_wave(
             repo_path, base=base, changes=changes, session_id=session_id, wave=wave,
-            drop=dropped_reasons, on_merged=on_merged,
+            drop=dropped_reasons, on_merged=on_merged, onto=onto,
         )  # fmt: skip
         checks, verdict, found = gate.judge(merged)
         if verdict is not None:

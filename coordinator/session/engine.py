@@ -14,6 +14,7 @@ import re
 import secrets
 import time
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,7 @@ class Session:
         self._plan_text = plan_text
         self._save_lock = anyio.Lock()
         self.state: SessionState | None = None
+        self.rebase = False  # a moved target branch: merge the wave onto its new tip
 
     # -- construction from the ledger -----------------------------------------------
 
@@ -160,16 +162,22 @@ class Session:
         Every runner the plan uses is probed first (see ``coordinator.preflight``): one
         that cannot start raises ``RunnerError`` before any session state is written.
         """
-        self.preflight()
-        with self.store.lock():
-            state = self._start()
-            return await self._loop(state)
+        with self.repository_lock("run"):
+            self.preflight()
+            with self.store.lock():
+                state = self._start()
+                return await self._loop(state)
 
-    async def resume(self) -> SessionResult:
-        """Continue an interrupted or halted session from its ledger."""
+    async def resume(self, *, rebase: bool = False) -> SessionResult:
+        """Continue an interrupted or halted session from its ledger.
+
+        With ``rebase``, a wave whose target branch moved while it ran (someone else
+        committed) is merged onto the branch's new tip instead of halting again.
+        """
+        self.rebase = rebase
         from coordinator.git.repo import open_repository, require_no_operation
 
-        with self.store.lock():
+        with self.repository_lock("resume"), self.store.lock():
             state = self.state or self.store.load()
             self.state = state
             require_no_operation(open_repository(self.repo))
@@ -192,6 +200,16 @@ class Session:
                 self.progress.log("breaker cleared (counters kept); resuming")
             self._save_now(state)
             return await self._loop(state)
+
+    def repository_lock(self, command: str) -> AbstractContextManager[None]:
+        """One live session per repository (see ``coordinator.state.repolock``)."""
+        from coordinator.git.repo import ensure_excluded, open_repository
+        from coordinator.state.repolock import repository_lock
+
+        ensure_excluded(open_repository(self.repo))
+        return repository_lock(
+            self.repo, session=self.session_id, command=command, on_takeover=self.progress.log
+        )
 
     def preflight(self) -> None:
         """Check that the program of every runner the plan's tasks use can start."""
@@ -347,24 +365,26 @@ class Session:
         """
         from coordinator.session.steps import WaveSteps
 
-        if self.state is None:
-            if self.store.exists():
-                self.state = self.store.load()
-            else:
-                self._start()
-        state = self._state()
-        steps = WaveSteps(self, state)
-        return await steps.prepare_for_lead()
+        with self.repository_lock("wave prepare"):
+            if self.state is None:
+                if self.store.exists():
+                    self.state = self.store.load()
+                else:
+                    self._start()
+            state = self._state()
+            steps = WaveSteps(self, state)
+            return await steps.prepare_for_lead()
 
     async def review_wave(self, outputs: Mapping[str, str]) -> dict[str, Any]:
         """Step mode: review, merge and recover the prepared wave, given each agent's
         final text by task id. Returns the wave's report."""
         from coordinator.session.steps import WaveSteps
 
-        if self.state is None:
-            self.state = self.store.load()
-        steps = WaveSteps(self, self._state())
-        return await steps.review_from_lead(outputs)
+        with self.repository_lock("wave review"):
+            if self.state is None:
+                self.state = self.store.load()
+            steps = WaveSteps(self, self._state())
+            return await steps.review_from_lead(outputs)
 
 
 def progress_hook(progress: Progress) -> Any:

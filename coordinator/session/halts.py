@@ -2,7 +2,9 @@
 
 Failing checks are reported wherever people and lead agents look; a base that fails the
 checks itself (``block``) and agents whose program could not start halt the session with
-a precise reason, leaving the wave where ``seawall resume`` continues it.
+a precise reason, leaving the wave where ``seawall resume`` continues it. A target branch
+someone else moved is a normal event: ``seawall resume --rebase`` merges the wave onto
+its new tip.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from coordinator.state.render import checks_line
 if TYPE_CHECKING:
     from coordinator.session.steps import WaveSteps
 
-__all__ = ["halt_on_base_checks", "halt_on_start_failures", "report_checks"]
+__all__ = ["halt_on_base_checks", "halt_on_start_failures", "rebase_wave", "report_checks"]
 
 
 def report_checks(steps: WaveSteps, wave: WaveRecord) -> None:
@@ -96,3 +98,18 @@ def halt_on_start_failures(steps: WaveSteps, wave: WaveRecord) -> bool:
         tail = str(agent["stderr"]).strip() or "(nothing on stderr)"
         steps.progress.log(f"{agent['task']} stderr:\n{tail}")
     return True
+
+
+def rebase_wave(steps: WaveSteps, wave: WaveRecord, tip: str) -> None:
+    """Merge ``wave`` onto ``tip``, the target branch's new tip, instead of its base: the
+    agents' changes against the base are merged onto it (conflicts by the policy, against
+    "the target branch"), the checks run there, and the branch moves from ``tip``."""
+    steps.events.append(
+        "wave_rebased", wave=wave.number, base=wave.base, previous=wave.start, onto=tip
+    )
+    steps.progress.log(
+        f"wave {wave.number}: {steps.state.target_branch} moved from {wave.start[:12]} to "
+        f"{tip[:12]}; merging the wave onto the new tip"
+    )
+    wave.onto = tip
+    wave.integration = None

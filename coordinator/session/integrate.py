@@ -111,13 +111,15 @@ def run_integration(
         timeout=timeout,
         on_merged=on_merged,
         policy=policy,
+        onto=wave.onto,
     )
 
 
 def record_integration(wave: WaveRecord, result: WaveIntegration) -> list[dict[str, Any]]:
     """Copy the merge outcome into the wave's ledger record; return the conflict fix tasks."""
     merge = result.merge
-    wave.integration = merge.integration
+    # a merge the checks refused is not kept: a resume merges and checks again
+    wave.integration = merge.integration if result.mergeable else None
     by_task = {agent.task_id: agent for agent in merge.agents}
     for agent in wave.agents:
         merged = by_task.get(agent.task)
@@ -203,14 +205,14 @@ def advance(repo: Path, wave: WaveRecord, branch: str) -> None:
     """Move ``branch`` from the wave base to its integration, updating the main tree."""
     assert wave.integration is not None
     paths = in_place_paths(wave)
-    if wave.integration == wave.base:
-        restore_in_place(repo, wave.base, paths)
+    if wave.integration == wave.start:
+        restore_in_place(repo, wave.start, paths)
         return
     if _half_advanced(repo, wave):
         _finish_half_advance(repo, wave, branch)
         return
     advance_target(
-        repo, branch=branch, expected_old=wave.base, new=wave.integration, agent_paths=paths
+        repo, branch=branch, expected_old=wave.start, new=wave.integration, agent_paths=paths
     )
 
 
@@ -231,7 +233,7 @@ def _finish_half_advance(repo: Path, wave: WaveRecord, branch: str) -> None:
     assert wave.integration is not None
     message = "seawall: advance after merged wave (resumed)"
     ref = f"refs/heads/{branch}"
-    run_git(["update-ref", "-m", message, ref, wave.integration, wave.base], cwd=repo)
+    run_git(["update-ref", "-m", message, ref, wave.integration, wave.start], cwd=repo)
 
 
 def restore_in_place(repo: Path, base: str, paths: Sequence[str]) -> None:

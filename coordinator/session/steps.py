@@ -30,6 +30,7 @@ from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
 from coordinator.session.halts import (
     halt_on_base_checks,
     halt_on_start_failures,
+    rebase_wave,
     report_checks,
 )
 from coordinator.session.integrate import (
@@ -564,15 +565,18 @@ class WaveSteps:
             wave.phase = WavePhase.MERGED  # the advance happened before the crash
             await self.session.save()
             return
-        if tip != wave.base:
+        if tip is not None and tip != wave.start and self.session.rebase:
+            rebase_wave(self, wave, tip)
+        elif tip != wave.start:
             detail = (
-                f"{branch} moved from the wave base {wave.base[:12]} to {str(tip)[:12]} while "
-                "the wave ran; nothing was merged"
+                f"{branch} moved from {wave.start[:12]} (the wave's base) to {str(tip)[:12]} "
+                "while the wave ran; nothing was merged. `seawall resume --rebase` merges the "
+                "wave onto the new tip"
             )
             if self._halt_on_conflict(wave, detail, tip):
                 await self.session.save()
                 return
-            raise GitError(f"{detail}. Move it back, or start a new session.")
+            raise GitError(f"{detail}, or move the branch back.")
         plan = merge_plan(self.repo, wave, strict=wave.enforcement == Enforcement.STRICT)
 
         def integrate() -> Any:
