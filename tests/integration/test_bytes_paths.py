@@ -12,6 +12,8 @@ import pygit2
 from pygit2.enums import FileMode
 
 from coordinator.git.trees import update_tree
+from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
+from coordinator.state.store import StateStore
 from tests.integration.sessionkit import git, make_repo, seawall
 
 RAW_NAME = b"caf\xe9-\xff.txt"  # Latin-1 bytes: not valid UTF-8
@@ -93,3 +95,18 @@ def test_an_agent_file_with_a_non_utf8_name_reaches_the_merge(tmp_path: Path) ->
         assert git(repo, "status", "--porcelain") == ""
         git(repo, "rm", "-q", "src/" + os.fsdecode(RAW_NAME))
         git(repo, "commit", "-q", "-m", "reset for the next isolation")
+
+
+def test_the_ledger_and_state_md_hold_a_non_utf8_path(tmp_path: Path) -> None:
+    name = "src/" + os.fsdecode(RAW_NAME)
+    store = StateStore(tmp_path, "s")
+    state = SessionState(
+        session="s", name="s", repo=str(tmp_path), target_branch="main", start_commit="0" * 40
+    )
+    wave = WaveRecord(number=1, tasks=[], isolation="none", enforcement="strict", max_turns=5)
+    wave.resolutions = [{"path": name, "rule": "both-modified", "agents": ["a", "b"]}]
+    wave.agents = [AgentRecord(task="a", touched=[name], status="done")]
+    state.waves.append(wave)
+    store.save(state)
+    assert store.load().waves[0].agents[0].touched == [name]
+    assert b"src/" + RAW_NAME in store.paths.state_md.read_bytes()
