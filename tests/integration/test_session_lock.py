@@ -60,7 +60,11 @@ def test_one_live_session_per_repository_and_a_dead_holder_is_taken_over(tmp_pat
             _wait_for(marker)
             holder = json.loads((repo / ".seawall" / "lock").read_text())
             assert holder["pid"] == first.pid
-            for command in (["run", str(second_plan)], ["resume"]):
+            for command in (
+                ["run", str(second_plan)],
+                ["resume"],
+                ["wave", "prepare", str(second_plan)],
+            ):
                 done = seawall(*command, "--repo", str(repo), cwd=repo, env=second_env)
                 assert done.returncode == ExitCode.ERROR, done.stdout + done.stderr
                 assert f"session {holder['session']} (pid {first.pid}" in done.stderr, done.stderr
