@@ -45,6 +45,7 @@ __all__ = [
     "Emitter",
     "RunCounter",
     "RunCounts",
+    "RunnerProbe",
     "StopSignal",
     "build_runner",
 ]
@@ -276,6 +277,19 @@ class Emitter:
             await outcome
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunnerProbe:
+    """The program a runner starts, for the preflight before a session's first wave.
+
+    ``executable`` must resolve on the agent's PATH (``env`` may set it); with
+    ``version_args`` the program must also run them (e.g. ``--version``) and exit 0.
+    """
+
+    executable: str
+    version_args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=_frozen_env)
+
+
 class AgentRunner(abc.ABC):
     """Runs one coding agent for one request. Implementations are adapters.
 
@@ -300,6 +314,11 @@ class AgentRunner(abc.ABC):
     @abc.abstractmethod
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
         """Run one agent to its end; see the class docstring for the duties."""
+
+    def probe(self) -> RunnerProbe | None:
+        """The program this runner starts, checked before the first wave (see
+        ``RunnerProbe``); None for runners that start no local program."""
+        return None
 
     @classmethod
     def from_spec(cls, spec: RunnerSpec) -> Self:

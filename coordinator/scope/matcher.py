@@ -56,6 +56,11 @@ class PathVerdict:
     carved_out: bool = False
 
 
+# ``os.fsdecode`` and pygit2 give a byte of a name that is not UTF-8 as one of these
+# (``surrogateescape``); such a name is exact, not a look-alike of another one
+_RAW_BYTE_FIRST, _RAW_BYTE_LAST = 0xDC80, 0xDCFF
+
+
 def ambiguity(path: str) -> str | None:
     """Why ``path`` does not name one file unambiguously, or None when it does."""
     if "\x00" in path:
@@ -66,6 +71,8 @@ def ambiguity(path: str) -> str | None:
         if len(part.encode("utf-8", "surrogatepass")) > MAX_COMPONENT_BYTES:
             return f"a path component is longer than {MAX_COMPONENT_BYTES} bytes"
     for char in path:
+        if _RAW_BYTE_FIRST <= ord(char) <= _RAW_BYTE_LAST:
+            continue  # a byte of a name that is not UTF-8: one file, named exactly
         category = unicodedata.category(char)
         if category in ("Cc", "Cf", "Cs", "Co", "Cn"):
             return f"the path contains an invisible or control character (U+{ord(char):04X})"
