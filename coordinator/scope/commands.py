@@ -28,6 +28,7 @@ from coordinator.errors import ConfigurationError
 from coordinator.model import CommandPolicyConfig
 from coordinator.scope.matcher import ScopeMatcher
 from coordinator.shell import ShellParseError, SimpleCommand, simple_commands
+from coordinator.shell.gitargv import git_argv
 
 __all__ = [
     "CommandContext",
@@ -37,9 +38,7 @@ __all__ = [
     "git_argv",
 ]
 
-_GIT_OPTS_WITH_ARG = frozenset(
-    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"}
-)
+
 _FORCE_PUSH_OPTIONS = frozenset(
     {"--force", "--force-with-lease", "--force-if-includes", "--mirror", "--delete", "--prune"}
 )
@@ -71,22 +70,6 @@ class CommandContext:
 
 
 _Rule = Callable[[SimpleCommand, tuple[str, ...], CommandContext], str | None]
-
-
-def git_argv(argv: Sequence[str]) -> tuple[str, ...]:
-    """``git`` argv without its global options: ``git -C x -c a=b push`` -> ``git push``."""
-    out = ["git"]
-    i = 1
-    while i < len(argv):
-        word = argv[i]
-        if word in _GIT_OPTS_WITH_ARG:
-            i += 2
-            continue
-        if word.startswith("--") or word in ("-p", "-P"):  # --opt or --opt=value, pager
-            i += 1
-            continue
-        break
-    return (*out, *argv[i:])
 
 
 class CommandPolicy:
