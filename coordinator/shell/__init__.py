@@ -24,7 +24,14 @@ every tool call.
 
 from __future__ import annotations
 
-from coordinator.shell.grammar import simple_commands
+from coordinator.shell.grammar import ShellLine, read_line, simple_commands
 from coordinator.shell.model import Redirect, ShellParseError, SimpleCommand
 
-__all__ = ["Redirect", "ShellParseError", "SimpleCommand", "simple_commands"]
+__all__ = [
+    "Redirect",
+    "ShellLine",
+    "ShellParseError",
+    "SimpleCommand",
+    "read_line",
+    "simple_commands",
+]

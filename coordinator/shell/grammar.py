@@ -17,7 +17,7 @@ from coordinator.shell.model import (
 from coordinator.shell.words import Word, WordReader
 from coordinator.shell.wrappers import unwrap
 
-__all__ = ["simple_commands"]
+__all__ = ["ShellLine", "read_line", "simple_commands"]
 
 _RAW_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _REDIRECTS = frozenset({"&>>", "<<<", "<<-", "&>", ">>", ">|", ">&", "<<", "<&", "<>", "<", ">"})
@@ -32,13 +32,31 @@ def simple_commands(command: str) -> list[SimpleCommand]:
 
     Raises ``ShellParseError`` when the line cannot be parsed.
     """
+    return read_line(command).commands
+
+
+@dataclass(frozen=True, slots=True)
+class ShellLine:
+    """A command line read whole: its simple commands, and the variable assignments
+    that run no command (``GIT_DIR=x; git status``: a variable the shell may export)."""
+
+    commands: list[SimpleCommand]
+    assignments: tuple[str, ...]
+
+
+def read_line(command: str) -> ShellLine:
+    """``simple_commands`` and the bare assignments of ``command``.
+
+    Raises ``ShellParseError`` when the line cannot be parsed.
+    """
     if "\x00" in command:
         raise ShellParseError("the command contains a NUL byte")
     if len(command) > MAX_LENGTH:
         raise ShellParseError(f"the command is longer than {MAX_LENGTH} characters")
     out: list[SimpleCommand] = []
-    _Parser(command, out=out, env={}, depth=0).parse_all()
-    return out
+    parser = _Parser(command, out=out, env={}, depth=0)
+    parser.parse_all()
+    return ShellLine(commands=out, assignments=tuple(parser.bare))
 
 
 @dataclass(slots=True)
@@ -253,6 +271,7 @@ class _Parser(WordReader):
 
     def _finish(self, b: _Builder) -> None:
         if not b.words:
+            self.bare.extend(b.assignments)
             if b.assignments and not b.redirects:
                 for assignment in b.assignments:
                     name, _, value = assignment.partition("=")
@@ -261,11 +280,13 @@ class _Parser(WordReader):
                 return
         argv: list[str] = []
         dynamic: list[bool] = []
+        globs: list[bool] = []
         for word in b.words:
             argv.extend(word.fields)
             dynamic.extend([word.dynamic] * len(word.fields))
+            globs.extend([word.glob] * len(word.fields))
         redirects = tuple(
-            Redirect(op=op, target=word.text, fd=fd, dynamic=word.dynamic)
+            Redirect(op=op, target=word.text, fd=fd, dynamic=word.dynamic, glob=word.glob)
             for op, word, fd in b.redirects
         )
         cmd = SimpleCommand(
@@ -275,6 +296,7 @@ class _Parser(WordReader):
             wrappers=self.wrappers,
             depth=self.depth,
             dynamic=tuple(dynamic),
+            globs=tuple(globs) if any(globs) else (),
         )
         if cmd.name in ("export", "declare", "typeset", "local", "readonly"):
             for arg in cmd.argv[1:]:
@@ -296,7 +318,9 @@ class _Parser(WordReader):
 
     def _nested(self, script: str, wrappers: tuple[str, ...], depth: int) -> None:
         start = len(self.out)
-        parser = _Parser(script, out=self.out, env=dict(self.env), depth=depth, wrappers=wrappers)
+        parser = _Parser(
+            script, out=self.out, env=dict(self.env), bare=self.bare, depth=depth, wrappers=wrappers
+        )
         parser.parse_all()
         self._mark_subshell(start)
 
@@ -308,6 +332,7 @@ class _Parser(WordReader):
             self.text,
             out=self.out,
             env=dict(self.env),
+            bare=self.bare,
             depth=self.depth + 1,
             pos=self.pos,
             wrappers=(*self.wrappers, "$(...)"),
@@ -346,6 +371,7 @@ class _Parser(WordReader):
             text,
             out=found,
             env=dict(self.env),
+            bare=self.bare,
             depth=self.depth + 1,
             wrappers=(*self.wrappers, "$((...))"),
         )
@@ -359,7 +385,12 @@ class _Parser(WordReader):
     def _scan_expansions(self, body: str) -> None:
         """Read the substitutions inside text that is otherwise data."""
         scanner = _Parser(
-            body, out=self.out, env=dict(self.env), depth=self.depth, wrappers=self.wrappers
+            body,
+            out=self.out,
+            env=dict(self.env),
+            bare=self.bare,
+            depth=self.depth,
+            wrappers=self.wrappers,
         )
         sink = Word([""])
         while scanner.pos < len(body):

@@ -37,6 +37,7 @@ class Redirect:
     target: str
     fd: int | None = None
     dynamic: bool = False  # the target contains an expansion the reader could not resolve
+    glob: bool = False  # the target holds an unquoted glob pattern
 
     @property
     def writes_file(self) -> bool:
@@ -54,9 +55,10 @@ class SimpleCommand:
 
     ``wrappers`` names the commands that run this one (``("sudo", "bash -c")``);
     ``depth`` counts substitution and ``-c`` nesting; ``dynamic`` marks, per argv word,
-    whether it holds an expansion the reader could not resolve; ``opaque`` says why what
-    the command runs cannot be seen (empty when it can); ``subshell`` is true inside
-    ``( )``, a substitution, a pipeline, a background job or a nested shell.
+    whether it holds an expansion the reader could not resolve; ``globs``, whether it
+    is an unquoted glob pattern; ``opaque`` says why what the command runs cannot be
+    seen (empty when it can); ``subshell`` is true inside ``( )``, a substitution, a
+    pipeline, a background job or a nested shell.
     """
 
     argv: tuple[str, ...]
@@ -66,6 +68,7 @@ class SimpleCommand:
     depth: int = 0
     dynamic: tuple[bool, ...] = ()
     opaque: str = ""
+    globs: tuple[bool, ...] = ()  # per argv word: an unquoted glob pattern the shell expands
     subshell: bool = False  # runs apart from the main shell: a cd in it changes nothing after
 
     @property
@@ -77,6 +80,10 @@ class SimpleCommand:
     def dynamic_name(self) -> bool:
         """True when the program itself comes from an unresolved expansion."""
         return bool(self.dynamic) and self.dynamic[0]
+
+    def is_glob(self, index: int) -> bool:
+        """Whether argv word ``index`` is an unquoted glob pattern."""
+        return bool(self.globs) and self.globs[index]
 
     @property
     def written_files(self) -> tuple[str, ...]:

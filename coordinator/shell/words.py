@@ -16,7 +16,15 @@ from dataclasses import dataclass
 
 from coordinator.shell.model import MAX_DEPTH, ShellParseError, SimpleCommand
 
-__all__ = ["OPERATORS", "WORD_END", "Word", "WordReader", "matching_brace"]
+__all__ = [
+    "MAX_BRACE_WORDS",
+    "OPERATORS",
+    "WORD_END",
+    "Word",
+    "WordReader",
+    "expand_braces",
+    "matching_brace",
+]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 OPERATORS = (
@@ -33,6 +41,8 @@ class Word:
     dynamic: bool = False
     quoted: bool = False
     raw: str = ""
+    glob: bool = False  # an unquoted ``*``, ``?`` or ``[``: the shell expands it as a pattern
+    braces: bool = False  # an unquoted ``{``: perhaps a brace expansion
 
     @property
     def text(self) -> str:
@@ -51,6 +61,7 @@ class WordReader(ABC):
         depth: int,
         pos: int = 0,
         wrappers: tuple[str, ...] = (),
+        bare: list[str] | None = None,
     ) -> None:
         if depth > MAX_DEPTH:
             raise ShellParseError(f"the command nests deeper than {MAX_DEPTH} levels")
@@ -60,6 +71,7 @@ class WordReader(ABC):
         self.env = env
         self.depth = depth
         self.wrappers = wrappers
+        self.bare = [] if bare is None else bare  # assignments that run no command
 
     @abstractmethod
     def _sub(self, *, closer: str) -> None:
@@ -116,6 +128,8 @@ class WordReader(ABC):
             elif c == "`":
                 self._backtick(word)
             else:
+                word.glob = word.glob or c in "*?["
+                word.braces = word.braces or c == "{"
                 fields[-1] += c
                 self.pos += 1
         word.raw = text[start : self.pos]
@@ -270,13 +284,21 @@ class WordReader(ABC):
         self._unknown(word, text[start : self.pos])
 
     def _brace_expand(self, word: Word) -> None:
-        """``a{b,c}`` -> ``ab ac`` for one unquoted comma list (no nesting, no ranges)."""
-        if word.quoted or len(word.fields) != 1:
+        """``a{b,c{d,e}}`` and ``{1..3}`` expanded as bash expands them.
+
+        Only a word whose braces and other characters are all unquoted and known is
+        expanded; one that mixes braces with quotes or expansions, or expands to more
+        than ``MAX_BRACE_WORDS`` words, is marked dynamic: what it names is not known.
+        """
+        if not word.braces or len(word.fields) != 1:
             return
-        match = re.fullmatch(r"([^{}]*)\{([^{}]*,[^{}]*)\}([^{}]*)", word.fields[0])
-        if match:
-            head, body, tail = match.groups()
-            word.fields[:] = [head + item + tail for item in body.split(",")]
+        expanded = expand_braces(word.fields[0])
+        if expanded == [word.fields[0]]:
+            return
+        if word.quoted or word.dynamic or expanded is None:
+            word.dynamic = True
+            return
+        word.fields[:] = expanded
 
     # ----- lexing helpers ------------------------------------------------------------
 
@@ -327,3 +349,74 @@ def matching_brace(text: str, open_at: int) -> int:
                 return pos
         pos += 1
     raise ShellParseError("unterminated ${...}")
+
+
+MAX_BRACE_WORDS = 1024
+
+
+def expand_braces(text: str) -> list[str] | None:
+    """Bash brace expansion of ``text`` (comma lists, nesting, ``{a..z}``, ``{1..9..2}``).
+
+    None when the expansion would have more than ``MAX_BRACE_WORDS`` words.
+    """
+    found = _first_brace(text)
+    if found is None:
+        return [text]
+    open_at, close_at, items = found
+    head, tail = text[:open_at], text[close_at + 1 :]
+    out: list[str] = []
+    for item in items:
+        rests = expand_braces(item + tail)
+        if rests is None:
+            return None
+        for rest in rests:
+            out.append(head + rest)
+            if len(out) > MAX_BRACE_WORDS:
+                return None
+    return out
+
+
+def _first_brace(text: str) -> tuple[int, int, list[str]] | None:
+    """The first ``{...}`` that expands: its bounds and its items (ranges written out)."""
+    for open_at, char in enumerate(text):
+        if char != "{" or (open_at and text[open_at - 1] == "$"):
+            continue
+        level, items, start = 0, [], open_at + 1
+        for pos in range(open_at, len(text)):
+            if text[pos] == "{":
+                level += 1
+            elif text[pos] == "}":
+                level -= 1
+                if level == 0:
+                    items.append(text[start:pos])
+                    body = text[open_at + 1 : pos]
+                    if len(items) > 1:
+                        return open_at, pos, items
+                    sequence = _sequence(body)
+                    if sequence is not None:
+                        return open_at, pos, sequence
+                    break
+            elif text[pos] == "," and level == 1:
+                items.append(text[start:pos])
+                start = pos + 1
+    return None
+
+
+_RANGE = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?")
+
+
+def _sequence(body: str) -> list[str] | None:
+    match = _RANGE.fullmatch(body)
+    if match is None:
+        return None
+    first, last, step_text = match.groups()
+    step = abs(int(step_text)) if step_text else 1
+    step = step or 1
+    if first.lstrip("-").isdigit() != last.lstrip("-").isdigit():
+        return None
+    numeric = first.lstrip("-").isdigit()
+    a, b = (int(first), int(last)) if numeric else (ord(first), ord(last))
+    if abs(b - a) // step > MAX_BRACE_WORDS:
+        return [str(i) for i in range(MAX_BRACE_WORDS + 2)]  # too many: the caller refuses
+    values = range(a, b + (1 if b >= a else -1), step if b >= a else -step)
+    return [str(v) if numeric else chr(v) for v in values]

@@ -139,6 +139,7 @@ def _slice(cmd: SimpleCommand, indices: list[int]) -> SimpleCommand:
     return SimpleCommand(
         argv=tuple(cmd.argv[i] for i in indices),
         dynamic=tuple(dynamic[i] for i in indices),
+        globs=tuple(cmd.globs[i] for i in indices) if cmd.globs else (),
         depth=cmd.depth,
     )
 
