@@ -69,6 +69,8 @@ class SimpleCommand:
     dynamic: tuple[bool, ...] = ()
     opaque: str = ""
     globs: tuple[bool, ...] = ()  # per argv word: an unquoted glob pattern the shell expands
+    found_in: tuple[str, ...] = ()  # run by ``find -exec``: ``{}`` names a file below these
+    elsewhere: bool = False  # a wrapper moved it to a directory not known (``env -C``)
     subshell: bool = False  # runs apart from the main shell: a cd in it changes nothing after
 
     @property

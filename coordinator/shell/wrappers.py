@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from coordinator.shell.model import ASSIGNMENT, SHELLS, ShellParseError, SimpleCommand
 
-__all__ = ["unwrap"]
+__all__ = ["find_roots", "unwrap"]
 
 _Inner = tuple[str, "SimpleCommand | str"]  # (label, a command or a script to parse)
 
@@ -65,6 +67,7 @@ _RUNNERS: dict[str, frozenset[str]] = {
     "bundle": frozenset(),
     "pnpm": frozenset(),
 }  # fmt: skip
+_CHDIR = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}  # run the command elsewhere
 _SHELL_OPTION_ARGS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
 
@@ -103,7 +106,10 @@ def unwrap(cmd: SimpleCommand, stdin_script: str | None) -> tuple[str, list[_Inn
         return "", [("watch", " ".join(cmd.argv[i] for i in rest))] if rest else []
     if not rest:
         return "", []
-    return "", [(name, _slice(cmd, rest))]
+    inner = _slice(cmd, rest)
+    if _option_value(cmd, _CHDIR.get(name, ())) is not None:
+        inner = replace(inner, elsewhere=True)
+    return "", [(name, replace(inner, elsewhere=inner.elsewhere or cmd.elsewhere))]
 
 
 def _skip_options(cmd: SimpleCommand, args: list[int], with_arg: frozenset[str]) -> list[int]:
@@ -183,6 +189,7 @@ def _find_exec(cmd: SimpleCommand) -> list[_Inner]:
     """The commands of ``find ... -exec CMD ... ;`` (and -execdir, -ok, -okdir)."""
     inners: list[_Inner] = []
     argv = cmd.argv
+    roots = find_roots(cmd)
     i = 1
     while i < len(argv):
         if argv[i] in ("-exec", "-execdir", "-ok", "-okdir"):
@@ -191,7 +198,21 @@ def _find_exec(cmd: SimpleCommand) -> list[_Inner]:
             while end < len(argv) and argv[end] not in (";", "+"):
                 end += 1
             if end > start:
-                inners.append((f"find {argv[i]}", _slice(cmd, list(range(start, end)))))
+                inner = replace(_slice(cmd, list(range(start, end))), found_in=roots)
+                inners.append((f"find {argv[i]}", inner))
             i = end
         i += 1
     return inners
+
+
+def find_roots(cmd: SimpleCommand) -> tuple[str, ...]:
+    """The starting points of ``find [-H|-L|-P] [-D x] [-O n] PATH... EXPRESSION``."""
+    argv = cmd.argv
+    i = 1
+    while i < len(argv) and (argv[i] in ("-H", "-L", "-P", "-D") or argv[i].startswith("-O")):
+        i += 2 if argv[i] == "-D" else 1
+    roots: list[str] = []
+    while i < len(argv) and not argv[i].startswith(("-", "(", "!")) and argv[i] != ",":
+        roots.append(argv[i])
+        i += 1
+    return tuple(roots) or (".",)
