@@ -26,7 +26,9 @@ from pathlib import Path
 
 from coordinator.errors import ConfigurationError
 from coordinator.model import CommandPolicyConfig
+from coordinator.scope.gitpolicy import git_refusal
 from coordinator.scope.matcher import ScopeMatcher
+from coordinator.scope.programs import unknown_reason
 from coordinator.shell import ShellParseError, SimpleCommand, simple_commands
 from coordinator.shell.gitargv import git_argv
 
@@ -67,6 +69,7 @@ class CommandContext:
     shared_tree: bool = True
     matcher: ScopeMatcher | None = None
     home: str = ""
+    agent: bool = False  # a dispatched agent: the allow-list and the git policy apply
 
 
 _Rule = Callable[[SimpleCommand, tuple[str, ...], CommandContext], str | None]
@@ -107,7 +110,7 @@ class CommandPolicy:
                 return [_denied(f"plan deny {shlex.join(prefix)!r}", "the plan denies it", shown)]
         if any(_prefix_matches(prefix, view) for prefix in self.allow for view in views):
             return []
-        findings = []
+        findings = _agent_findings(cmd, shown) if context.agent else []
         for name, rule in _RULES:
             reason = rule(cmd, views[-1], context)
             if reason:
@@ -143,6 +146,31 @@ def _git_alias(argv: Sequence[str]) -> str | tuple[str, ...] | None:
         return ("git", *shlex.split(value), *rest[2:])
     except ValueError:
         return "'"  # an alias that does not even split: unparseable
+
+
+def _agent_findings(cmd: SimpleCommand, shown: str) -> list[CommandFinding]:
+    """The allow-list: what an agent may run is what seawall knows the writes of."""
+    variables = [a.split("=", 1)[0] for a in _exported(cmd) if a.startswith("GIT_")]
+    if variables:
+        reason = f"{variables[0]} points git at other state; agents may not set GIT_*"
+        return [_denied("git-environment", reason, shown)]
+    if cmd.name == "git":
+        refusal = git_refusal(cmd)
+        if refusal is None:
+            return []
+        unknown, reason = refusal
+        finding = _unknown if unknown else _denied
+        return [finding("git-unknown" if unknown else "git", reason, shown)]
+    why = unknown_reason(cmd)
+    return [_unknown("not-allow-listed", why, shown)] if why else []
+
+
+def _exported(cmd: SimpleCommand) -> list[str]:
+    """Assignments ``cmd`` makes for the programs it runs (prefix, ``export``, ``env``)."""
+    found = list(cmd.assignments)
+    if cmd.name in ("export", "declare", "typeset", "local", "readonly", "env"):
+        found.extend(a for a in cmd.argv[1:] if "=" in a and not a.startswith("-"))
+    return found
 
 
 def _unknown(rule: str, reason: str, shown: str) -> CommandFinding:
@@ -266,7 +294,7 @@ def _checkout_switches(args: tuple[str, ...], ctx: CommandContext) -> bool:
         return False
     if {"-b", "-B", "--orphan", "--detach"} & set(args):
         return True
-    operands = [a for a in args if not a.startswith("-")]
+    operands = [a for a in args if a == "-" or not a.startswith("-")]
     return len(operands) == 1 and not (ctx.cwd / operands[0]).exists()
 
 
@@ -283,16 +311,34 @@ def _checkout_paths(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandConte
     return None
 
 
+_PATHSPEC_OPTION_ARGS = frozenset({"-s", "--source", "-b", "-B", "--orphan", "--conflict"})
+
+
 def _pathspecs(argv: tuple[str, ...], ctx: CommandContext) -> list[str]:
+    """The paths ``git checkout``/``git restore`` would overwrite.
+
+    ``git checkout [TREE-ISH] [--] PATH...``: without ``--``, a first operand that is
+    not an existing path is the tree-ish (``git checkout main src/app.py``), not a path.
+    """
     if len(argv) < 3 or argv[0] != "git" or argv[1] not in ("checkout", "restore"):
         return []
     args = argv[2:]
     if "--" in args:
         return list(args[args.index("--") + 1 :])
-    operands = [a for a in args if not a.startswith("-")]
+    operands: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg.startswith("-") and arg != "-":
+            skip = arg in _PATHSPEC_OPTION_ARGS
+        else:
+            operands.append(arg)
     if argv[1] == "restore":
         return operands
-    return operands if len(operands) > 1 or (operands and (ctx.cwd / operands[0]).exists()) else []
+    if operands and not (ctx.cwd / operands[0]).exists():
+        operands = operands[1:]  # the tree-ish (a branch, a commit, ``-``)
+    return operands
 
 
 def _rm_root(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandContext) -> str | None:

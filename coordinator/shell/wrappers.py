@@ -91,22 +91,21 @@ def unwrap(cmd: SimpleCommand, stdin_script: str | None) -> tuple[str, list[_Inn
     if name not in _OPTION_ARGS:
         return "", []
     rest = _skip_options(cmd, args, _OPTION_ARGS[name])
+    assignments: list[str] = []
     if name == "env":
         split = _option_value(cmd, ("-S", "--split-string"))
         if split is not None:
             return "", [("env -S", split)]
+    if name in ("env", "sudo"):
         while rest and ASSIGNMENT.fullmatch(cmd.argv[rest[0]]):
-            rest.pop(0)
-    if name == "sudo":
-        while rest and ASSIGNMENT.fullmatch(cmd.argv[rest[0]]):
-            rest.pop(0)
+            assignments.append(cmd.argv[rest.pop(0)])
     if name in ("timeout", "flock", "taskset", "chrt") and rest:
         rest.pop(0)  # the duration, lock file, CPU mask or priority
     if name == "watch":
         return "", [("watch", " ".join(cmd.argv[i] for i in rest))] if rest else []
     if not rest:
         return "", []
-    inner = _slice(cmd, rest)
+    inner = replace(_slice(cmd, rest), assignments=tuple(assignments))
     if _option_value(cmd, _CHDIR.get(name, ())) is not None:
         inner = replace(inner, elsewhere=True)
     return "", [(name, replace(inner, elsewhere=inner.elsewhere or cmd.elsewhere))]
