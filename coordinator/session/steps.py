@@ -270,6 +270,15 @@ class WaveSteps:
                 "workspaces; fix the cause, then `seawall resume` records and reviews them."
             )
 
+    def _manifest_fields(self, wave: WaveRecord) -> dict[str, Any]:
+        """The wave's manifest and its digest, for the agent's hooks (none: not written)."""
+        from coordinator.scope.manifest import manifest_digest, manifest_path
+
+        path = manifest_path(self.repo, self.state.session, wave.number)
+        if not path.exists():
+            return {}
+        return {"manifest": path, "manifest_sha256": manifest_digest(path)}
+
     def _job(self, wave: WaveRecord, agent: AgentRecord, task: Task) -> AgentJob:
         in_place = wave.isolation == Isolation.NONE
         checkpointer = self._checkpointer(wave, agent)
@@ -283,6 +292,7 @@ class WaveSteps:
             max_turns=task.max_turns or wave.max_turns,
             time_limit=self.config.budgets.agent_minutes * 60.0,
             transcript_path=transcript,
+            **self._manifest_fields(wave),
         )
 
         def scope_paths() -> tuple[str, ...]:
