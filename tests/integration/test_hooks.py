@@ -303,9 +303,8 @@ def test_a_closed_manifest_is_no_longer_guessed(repo: Path) -> None:
     from coordinator.scope.manifest import close_manifest
 
     close_manifest(make_manifest(repo))
-    _, out, _ = run_hook(
-        "pre-tool-use", pre(repo, "Write", {"file_path": str(repo / "other/y.py")}), project_env(repo)
-    )
+    payload = pre(repo, "Write", {"file_path": str(repo / "other/y.py")})
+    _, out, _ = run_hook("pre-tool-use", payload, project_env(repo))
     assert out is None
 
 
