@@ -129,9 +129,14 @@ def _cd_target(cmd: SimpleCommand, cwd: Path | None, *, cdpath: bool) -> Path | 
     args = [a for a in cmd.argv[1:] if not a.startswith("-")]
     if cmd.name == "popd" or cwd is None or len(args) != 1 or any(cmd.dynamic[1:]):
         return None
-    if cmd.elsewhere or any(cmd.globs[1:]):
+    if cmd.elsewhere:
         return None
     target = args[0]
+    if any(cmd.globs[1:]):
+        found = [p for p in _expand(target, cwd) or [] if (cwd / p).is_dir()]
+        if len(found) != 1:
+            return None  # the shell would refuse, or go where the reader cannot tell
+        target = found[0]
     if target.startswith("~"):
         return None
     if cdpath and not target.startswith(("/", "./", "../")) and target not in (".", ".."):

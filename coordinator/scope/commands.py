@@ -101,6 +101,8 @@ class CommandPolicy:
             return [_unknown("opaque", cmd.opaque, shown)]
         if cmd.argv and cmd.dynamic_name:
             return [_unknown("dynamic-program", f"the program {cmd.argv[0]!r} is not known", shown)]
+        if context.agent and _git_alias(cmd.argv) is not None:
+            return _agent_findings(cmd, shown)  # ``git -c`` is refused to agents outright
         alias = _git_alias(cmd.argv)
         if alias is not None:
             return self._check_alias(cmd, alias, context)

@@ -128,6 +128,11 @@ def _reads(sub: str, args: tuple[str, ...]) -> bool:
         return not operands or bool(names & _BRANCH_LISTS_WITH_OPERANDS)
     if sub == "tag":
         return not operands or bool({"-l", "--list"} & set(options))
+    if sub == "clean":
+        short = {c for o in options if not o.startswith("--") for c in o[1:]}
+        return ("n" in short or "--dry-run" in options) and "f" not in short
+    if sub == "apply":
+        return bool({"--check", "--stat", "--numstat", "--summary"} & set(options))
     if sub == "stash":
         return bool(operands) and operands[0] in ("list", "show")
     if sub == "remote":

@@ -90,6 +90,8 @@ def unknown_reason(cmd: SimpleCommand) -> str | None:
         return _program_reason(cmd, _SED_WRITES, "a sed script that writes files or runs commands")
     if name in ("awk", "gawk", "mawk", "nawk"):
         return _program_reason(cmd, _AWK_WRITES, "an awk program that writes or runs commands")
+    if name in ("make", "gmake") and any(a.startswith(("-C", "--directory")) for a in cmd.argv[1:]):
+        return f"{name} -C runs in a directory other than the one the command starts in"
     if name in READERS or name in WRITERS or name in PROJECT_TOOLS:
         return None
     if any(name.startswith(prefix) for prefix in _PROJECT_PREFIXES):

@@ -224,11 +224,27 @@ def _archive(name: str, argv: Sequence[str]) -> list[Write]:
     if "x" in flags or {"--extract", "--get"} & long:
         return [Write(_option_value(argv, ("-C", "--directory")) or ".", tree=True)]
     if {"c", "r", "u", "A"} & flags or {"--create", "--append", "--update"} & long:
-        archive = _option_value(argv, ("-f", "--file"))
+        archive = _option_value(argv, ("--file",)) or _tar_archive(argv)
         if archive is None and "f" in flags:
             return [Write("<the archive tar -f names>", dynamic=True)]
         return [Write(archive)] if archive and archive != "-" else []
     return []
+
+
+def _tar_archive(argv: Sequence[str]) -> str | None:
+    """The ``f`` value of tar's short options: ``-czf X``, ``-fX``, or old-style ``czf X``."""
+    for index, word in enumerate(argv[1:], start=1):
+        old_style = index == 1 and not word.startswith("-")
+        if not (old_style or (word.startswith("-") and not word.startswith("--"))):
+            continue
+        letters = word if old_style else word[1:]
+        if "f" not in letters:
+            continue
+        rest = letters[letters.index("f") + 1 :]
+        if rest and not old_style:
+            return rest
+        return argv[index + 1] if index + 1 < len(argv) else None
+    return None
 
 
 def _download(name: str, argv: Sequence[str]) -> list[Write]:
