@@ -72,12 +72,12 @@ def _pair(cls: str, index: int, pair: object) -> Iterator[Case]:
         yield Case(cls, index, "allow", "Bash", {"command": good})
         return
     assert isinstance(pair, dict), pair
-    tool = pair.get("tool", "Bash")
+    tool = str(pair.get("tool", "Bash"))
     cwd, who, level = pair.get("cwd", "."), pair.get("who", "agent"), pair.get("level", "strict")
     tamper = bool(pair.get("tamper", False))
     for expect, side, side_tool in (
         ("deny", pair["bad"], tool),
-        ("allow", pair["good"], pair.get("good_tool", tool)),
+        ("allow", pair["good"], str(pair.get("good_tool", tool))),
     ):
         tool_input = {"command": side} if side_tool == "Bash" and isinstance(side, str) else side
         yield Case(
