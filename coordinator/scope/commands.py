@@ -7,11 +7,16 @@ deletes, ``git reset --hard``, ``git clean -f``, ``git stash`` and branch switch
 shared tree, ``git checkout``/``git restore`` of paths outside the scope, ``rm -r`` of
 the root, the home directory or the whole workspace, and a few machine-level commands.
 
+For a dispatched agent (``CommandContext.agent``) the policy is an allow-list on top:
+programs whose writes are known (``coordinator.scope.programs``) and git that only
+reads (``coordinator.scope.gitpolicy``); ``GIT_*`` variables are refused.
+
 Overlays (``CommandPolicyConfig``) are command prefixes in shell syntax whose tokens may
-use ``*`` globs. ``allow`` lifts a default deny for the commands it matches; ``deny``
-adds one, and wins over ``allow``. A line that cannot be parsed, a program named by an
-unresolved expansion, or a shell reading an invisible script is *unknown*: the
-enforcement level decides what unknown means (denied in strict).
+use ``*`` globs. ``allow`` lifts a default deny (or an allow-list refusal) for the
+commands it matches; ``deny`` adds one, and wins over ``allow``. A line that cannot be
+parsed, a program named by an unresolved expansion, a program off the allow-list or a
+shell reading an invisible script is *unknown*: the enforcement level decides what
+unknown means (denied in strict).
 """
 
 from __future__ import annotations
