@@ -31,6 +31,7 @@ from coordinator.scope.enforce import (
     decide_failure,
 )
 from coordinator.scope.matcher import ScopeMatcher
+from coordinator.scope.programs import variable_reason
 from coordinator.scope.tools import other_tool_paths
 from coordinator.shell import ShellParseError, SimpleCommand, read_line
 
@@ -149,11 +150,7 @@ def _check_bash(ctx: HookContext, command: str, env: Mapping[str, str]) -> list[
     )
     verdicts: list[Verdict] = []
     if not gate_only:
-        for variable in (a.split("=", 1)[0] for a in line.assignments if a.startswith("GIT_")):
-            problem = f"`{variable}=`: it points git at other state; agents may not set GIT_*"
-            verdicts.append(
-                decide(enforcement, error_class=ErrorClass.COMMAND_BLOCKED, problem=problem)
-            )
+        verdicts.extend(_check_assignments(ctx, line.assignments))
     for cmd in line.commands:
         for finding in policy.check_simple(cmd, command_ctx):
             problem = f"`{finding.command}`: {finding.reason}"
@@ -165,6 +162,20 @@ def _check_bash(ctx: HookContext, command: str, env: Mapping[str, str]) -> list[
                 verdicts.append(_failure(ctx, Failure.UNKNOWN_PROGRAM, problem, cmd=True))
     if not gate_only:
         verdicts.extend(_check_writes(ctx, line.commands, line.assignments, env))
+    return verdicts
+
+
+def _check_assignments(ctx: HookContext, assignments: tuple[str, ...]) -> list[Verdict]:
+    """Variables set for the rest of the line: ``GIT_*`` refused, code loaders unknown."""
+    verdicts: list[Verdict] = []
+    for name in (a.split("=", 1)[0].removesuffix("+") for a in assignments):
+        if name.startswith("GIT_"):
+            problem = f"`{name}=`: it points git at other state; agents may not set GIT_*"
+            verdicts.append(
+                decide(ctx.enforcement, error_class=ErrorClass.COMMAND_BLOCKED, problem=problem)
+            )
+        elif why := variable_reason(name):
+            verdicts.append(_failure(ctx, Failure.UNKNOWN_PROGRAM, f"`{name}=`: {why}", cmd=True))
     return verdicts
 
 

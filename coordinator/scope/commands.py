@@ -33,7 +33,7 @@ from coordinator.errors import ConfigurationError
 from coordinator.model import CommandPolicyConfig
 from coordinator.scope.gitpolicy import git_refusal
 from coordinator.scope.matcher import ScopeMatcher
-from coordinator.scope.programs import unknown_reason
+from coordinator.scope.programs import unknown_reason, variable_reason
 from coordinator.shell import ShellParseError, SimpleCommand, simple_commands
 from coordinator.shell.gitargv import git_argv
 
@@ -157,10 +157,14 @@ def _git_alias(argv: Sequence[str]) -> str | tuple[str, ...] | None:
 
 def _agent_findings(cmd: SimpleCommand, shown: str) -> list[CommandFinding]:
     """The allow-list: what an agent may run is what seawall knows the writes of."""
-    variables = [a.split("=", 1)[0] for a in _exported(cmd) if a.startswith("GIT_")]
+    names = [a.split("=", 1)[0].removesuffix("+") for a in _exported(cmd)]
+    variables = [name for name in names if name.startswith("GIT_")]
     if variables:
         reason = f"{variables[0]} points git at other state; agents may not set GIT_*"
         return [_denied("git-environment", reason, shown)]
+    loaders = [why for name in names if (why := variable_reason(name))]
+    if loaders:
+        return [_unknown("code-variable", loaders[0], shown)]
     if cmd.name == "git":
         refusal = git_refusal(cmd)
         if refusal is None:

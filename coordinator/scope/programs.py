@@ -26,7 +26,7 @@ import re
 from coordinator.shell import SimpleCommand
 from coordinator.shell.writes import WRITERS
 
-__all__ = ["PROJECT_TOOLS", "READERS", "WRAPPERS", "unknown_reason"]
+__all__ = ["PROJECT_TOOLS", "READERS", "WRAPPERS", "unknown_reason", "variable_reason"]
 
 READERS = frozenset(
     {
@@ -75,6 +75,20 @@ _SED_WRITES = re.compile(r"(?:^|[;{}\n0-9$/])\s*[wWe](?=\s|$)|/[gpiImM0-9]*[we](
 _AWK_WRITES = re.compile(r"system|getline|>|\||fflush|close|@load|@include")
 
 
+# variables that choose which program runs, or load code into every program
+_CODE_VARIABLES = frozenset(
+    {"PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PS4", "IFS",
+     "BASH_FUNC", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"}
+)  # fmt: skip
+
+
+def variable_reason(name: str) -> str | None:
+    """Why assigning the variable ``name`` makes what later commands run unknown."""
+    if name in _CODE_VARIABLES or name.startswith(("LD_", "DYLD_", "BASH_FUNC_")):
+        return f"{name}= changes which program runs or loads code into it"
+    return None
+
+
 def unknown_reason(cmd: SimpleCommand) -> str | None:
     """Why what ``cmd`` may write is not known, or None when the allow-list covers it."""
     name = cmd.name
@@ -90,6 +104,8 @@ def unknown_reason(cmd: SimpleCommand) -> str | None:
         return _program_reason(cmd, _SED_WRITES, "a sed script that writes files or runs commands")
     if name in ("awk", "gawk", "mawk", "nawk"):
         return _program_reason(cmd, _AWK_WRITES, "an awk program that writes or runs commands")
+    if name == "hash" and any(a.startswith("-p") for a in cmd.argv[1:]):
+        return "hash -p names another file as a program"
     if name in ("make", "gmake") and any(a.startswith(("-C", "--directory")) for a in cmd.argv[1:]):
         return f"{name} -C runs in a directory other than the one the command starts in"
     if name in READERS or name in WRITERS or name in PROJECT_TOOLS:
