@@ -37,7 +37,7 @@ READ_ONLY = frozenset(
         "show-ref", "for-each-ref", "name-rev", "merge-base", "diff-tree", "diff-index",
         "diff-files", "count-objects", "var", "version", "help", "check-ignore",
         "check-attr", "check-ref-format", "cherry", "range-diff", "ls-remote", "fsck",
-        "verify-commit", "verify-tag", "show-branch", "difftool", "get-tar-commit-id",
+        "verify-commit", "verify-tag", "show-branch", "get-tar-commit-id",
     }
 )  # fmt: skip
 REF_PLUMBING = frozenset(
@@ -118,7 +118,7 @@ _BRANCH_LISTS_WITH_OPERANDS = frozenset(
 def _reads(sub: str, args: tuple[str, ...]) -> bool:
     """Whether ``git SUB ARGS`` only reads."""
     if sub in READ_ONLY:
-        return not (sub == "diff" and any(a.startswith(("--output", "--ext-diff")) for a in args))
+        return not _writes_anyway(sub, args)
     options = [a for a in args if a.startswith("-")]
     operands = [a for a in args if not a.startswith("-")]
     if sub == "branch":
@@ -149,6 +149,15 @@ def _reads(sub: str, args: tuple[str, ...]) -> bool:
     if sub == "submodule":
         return not operands or operands[0] in ("status", "summary")
     return False
+
+
+def _writes_anyway(sub: str, args: tuple[str, ...]) -> bool:
+    """A reading subcommand told to write a file or run a program."""
+    if any(a.startswith(("--output", "--ext-diff")) for a in args):
+        return True  # ``--output=FILE`` of the diff family; an external diff program
+    if sub == "grep" and any(a.startswith(("-O", "--open-files-in-pager")) for a in args):
+        return True  # runs the pager it names
+    return sub == "fsck" and any(a.startswith("--lost") for a in args)
 
 
 def _plumbing_form(sub: str, args: tuple[str, ...]) -> bool:

@@ -48,6 +48,7 @@ _COMPRESSORS = {
 }  # fmt: skip
 _OPTS_WITH_ARG: dict[str, frozenset[str]] = {
     "truncate": frozenset({"-s", "--size", "-r", "--reference"}),
+    "touch": frozenset({"-r", "-d", "-t", "--reference", "--date"}),
     "install": frozenset({"-m", "-o", "-g", "--mode", "--owner", "--group"}),
     "mkdir": frozenset({"-m", "--mode"}),
     "mkfifo": frozenset({"-m", "--mode"}),
@@ -103,7 +104,8 @@ def _program_writes(cmd: SimpleCommand, name: str, ops: list[Write]) -> list[Wri
     if name in _DESTINATION and ops:
         target = _option_value(argv, ("-t", "--target-directory"))
         found = [Write(target)] if target else [ops[-1]]
-        return found + (ops[:-1] if name == "mv" else [])  # a move deletes its sources
+        moves = name == "mv" or (name == "rsync" and "--remove-source-files" in argv)
+        return found + (ops[:-1] if moves else [])  # a move deletes its sources
     if name in _COMPRESSORS:
         return _compressed(name, argv, ops)
     if name in ("sed", "perl") and _in_place(argv):
@@ -176,7 +178,20 @@ def _option_value(argv: Sequence[str], names: tuple[str, ...]) -> str | None:
                 return word[len(name) + 1 :]
             if len(name) == 2 and word.startswith(name) and len(word) > 2 and word[1] != "-":
                 return word[2:]
+            if _cluster_ends_with(word, name) and i + 1 < len(argv):
+                return argv[i + 1]  # ``-sSo FILE``: the last letter of a cluster takes a value
     return None
+
+
+def _cluster_ends_with(word: str, name: str) -> bool:
+    return (
+        len(name) == 2
+        and len(word) > 2
+        and word[0] == "-"
+        and word[1] != "-"
+        and word.endswith(name[1])
+        and word[1:].isalpha()
+    )
 
 
 def _in_place(argv: Sequence[str]) -> bool:
@@ -221,6 +236,8 @@ def _archive(name: str, argv: Sequence[str]) -> list[Write]:
     long = {a.split("=", 1)[0] for a in argv[1:] if a.startswith("--")}
     if "--to-command" in long or "--use-compress-program" in long:
         return [Write("<a command tar runs>", dynamic=True)]
+    if "--remove-files" in long:
+        return [Write("<the files tar --remove-files deletes>", dynamic=True)]
     if "x" in flags or {"--extract", "--get"} & long:
         return [Write(_option_value(argv, ("-C", "--directory")) or ".", tree=True)]
     if {"c", "r", "u", "A"} & flags or {"--create", "--append", "--update"} & long:
@@ -249,6 +266,8 @@ def _tar_archive(argv: Sequence[str]) -> str | None:
 
 def _download(name: str, argv: Sequence[str]) -> list[Write]:
     """Where ``curl``/``wget`` save what they fetch."""
+    if any(a in ("-K", "--config", "-e", "--execute") or a.startswith("--config=") for a in argv):
+        return [Write(f"<the files {name}'s configuration names>", dynamic=True)]
     if name == "curl":
         found = [
             value
