@@ -61,6 +61,7 @@ PROJECT_TOOLS = frozenset(
         "flake8", "pylint", "pre-commit", "uv", "poetry", "pip", "pip3", "hatch", "pdm",
         "pipenv", "ruby", "bundle", "rake", "rspec", "php", "composer", "dotnet", "swift",
         "perl", "shellcheck", "bats", "sh", "bash", "zsh", "dash", "ksh", "source", ".",
+        "seawall",  # the lead's own steps (``seawall wave review``) during a live wave
     }
 )  # fmt: skip
 _PROJECT_PREFIXES = ("python3.", "pip3.", "pytest-")
