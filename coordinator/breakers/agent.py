@@ -11,27 +11,30 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from coordinator.breakers._memory import (
+    FailureCounts,
     Pending,
     Repeat,
-    command_id,
     compact_key,
     first_line,
-    is_blocked_note,
+    is_stop_note,
     normal_path,
     short,
 )
 from coordinator.breakers.commands import (
     cleanup_refusal,
+    command_key,
     is_verify_command,
-    is_wait_command,
+    reads_only,
     verify_passed,
+    verify_run,
 )
 from coordinator.breakers.keys import call_key
-from coordinator.breakers.polls import BackgroundWatch, is_poll_tool, timed_out
-from coordinator.breakers.signature import signature_digest
+from coordinator.breakers.polls import POLL_TOOLS, BackgroundWatch, backgrounds, timed_out
+from coordinator.breakers.signature import FailurePrint
 from coordinator.breakers.trip import (
     CLEANUP_ALLOWANCE,
     Admission,
@@ -43,14 +46,15 @@ from coordinator.breakers.trip import (
 )
 from coordinator.events import (
     EDIT_TOOLS,
+    READ_TOOLS,
     SHELL_TOOLS,
     Event,
+    Final,
     Message,
     ToolCall,
     ToolResult,
     Usage,
     edited_paths,
-    read_path,
     shell_command,
 )
 from coordinator.model import BreakerLimits
@@ -58,7 +62,21 @@ from coordinator.model import BreakerLimits
 __all__ = ["AgentBreaker", "BreakerListener", "BreakerStatistics"]
 
 BreakerListener = Callable[[BreakerNotice], None]
-_SCHEMA = 1
+_SCHEMA = 2
+RUN_KEY = "(the run)"
+"""The failure key of a whole run: a failed ``Final`` (Codex ``turn.failed``, a Claude
+``result`` with ``is_error``), so an agent restarted only to fail the same way trips
+like a command failing identically."""
+_OPEN_AFTER_EDIT_TRIP = (
+    READ_TOOLS
+    | POLL_TOOLS
+    | frozenset(
+        {"TodoWrite", "WebFetch", "WebSearch", "ListMcpResourcesTool", "ReadMcpResourceTool"}
+    )
+)
+_EDIT_TRIP_REFUSAL = (
+    "Edits are blocked until a test or build run passes; reading and checking stay open."
+)
 _REMEMBERED_CALLS = 512
 """Distinct call keys the loop breaker remembers (least recently seen forgotten first):
 a loop repeats a few recent calls, and an agent's memory must not grow with its calls."""
@@ -116,7 +134,7 @@ class AgentBreaker:
         self.trip: Trip | None = None
         self._pending: dict[str, Pending] = {}
         self._repeats: dict[str, Repeat] = {}
-        self._command_failures: dict[str, dict[str, int]] = {}
+        self._command_failures: dict[str, FailureCounts] = {}
         self._background = BackgroundWatch()
         self._listeners: list[BreakerListener] = []
 
@@ -138,6 +156,8 @@ class AgentBreaker:
             return self._on_result(event)
         if type(event) is Usage or type(event) is Message:
             return None  # time is checked on turns, calls and results
+        if type(event) is Final:
+            return self._on_final(event)
         return self._check_time()
 
     def observe_call(self, call: ToolCall, key: str | None = None) -> Trip | None:
@@ -148,8 +168,14 @@ class AgentBreaker:
         """``observe`` for a result (skips the type dispatch)."""
         return self._on_result(result)
 
-    def admit(self, call: ToolCall) -> Admission:
-        """Hook mode, before a call runs: allow it (and count it) or refuse it."""
+    def admit(
+        self, call: ToolCall, *, stop_note: Path | None = None, cwd: Path | None = None
+    ) -> Admission:
+        """Hook mode, before a call runs: allow it (and count it) or refuse it.
+
+        ``stop_note`` is the session's BLOCKED.md: after a trip, edits of exactly that
+        file stay open (paths in the call are relative to ``cwd``).
+        """
         if self.trip is None:
             warned_before = self.warned
             trip = self._on_call(call, None)
@@ -157,7 +183,7 @@ class AgentBreaker:
                 return Admission(allowed=False, reason=trip.message(self.agent), trip=trip)
             warning = self._warning_text() if self.warned and not warned_before else None
             return Admission(allowed=True, warning=warning)
-        return self._admit_tripped(call, self.trip)
+        return self._admit_tripped(call, self.trip, stop_note, cwd)
 
     def check_time(self) -> Trip | None:
         """Trip session-time if the wall clock ran out (also checked on every event)."""
@@ -188,14 +214,17 @@ class AgentBreaker:
         paths: tuple[str, ...] = ()
         if name in SHELL_TOOLS:
             command = shell_command(call)
-            poll = command is not None and is_wait_command(command)
-            if command is not None and arguments.get("run_in_background") is True:
-                self._background.started(command)
+            poll = False
+            if command is not None:
+                if backgrounds(call, command):
+                    self._background.started(command)
+                else:
+                    poll = self._background.is_wait_command(command)
         elif name in EDIT_TOOLS:
             paths = edited_paths(call)
             poll = False
         else:
-            poll = is_poll_tool(call) or self._background.is_watched_read(read_path(call))
+            poll = self._background.is_wait(call)
         self._pending[call.call_id] = Pending(key, name, command, paths, poll)
         if self.trip is not None:
             return None
@@ -245,8 +274,9 @@ class AgentBreaker:
             and is_verify_command(command)
         )
         if verified:
-            self._verified()
-        poll = pending.poll or self._update_repeat(pending.key, result.text, verified)
+            assert command is not None
+            self._verified(clears_trip=verify_run(command))
+        poll = pending.poll or self._update_repeat(pending.key, result.text, verified, ok)
         if self.trip is not None:
             return None
         if poll:
@@ -271,19 +301,21 @@ class AgentBreaker:
         """Whether a passing verify would change anything (else its parse is skipped)."""
         return bool(self.edits_since_verify) or self.trip is not None or key in self._repeats
 
-    def _update_repeat(self, key: str, text: str, verified: bool) -> bool:
+    def _update_repeat(self, key: str, text: str, verified: bool, ok: bool) -> bool:
         """Record a result for the loop breaker; True when it was a wait (result changed)."""
         repeat = self._repeats.get(key)
         if verified:
             self._repeats.pop(key, None)  # passing verifies are never loops
             return False
         if repeat is None:
-            self._repeats[key] = Repeat(1, text, None)
+            self._repeats[key] = Repeat(1, None, None)
+            repeat = self._repeats[key]
+            repeat.same_result(text, ok=ok)  # remembers the first result
             if len(self._repeats) > _REMEMBERED_CALLS:
                 del self._repeats[next(iter(self._repeats))]
             return False
         self._repeats[key] = self._repeats.pop(key)  # now the most recently seen
-        if repeat.same_result(text):
+        if repeat.same_result(text, ok=ok):
             repeat.streak += 1
             return False
         repeat.streak = 1
@@ -310,23 +342,29 @@ class AgentBreaker:
             )
         return self._check_time()
 
+    def _on_final(self, final: Final) -> Trip | None:
+        """A run ended: a failed one is a failure of the run (its text is the error)."""
+        if self.trip is not None:
+            return None
+        if not final.is_error:
+            return self._count_outcome(True, RUN_KEY, "")
+        return self._count_outcome(False, RUN_KEY, final.text or final.subtype or "failed")
+
     def _count_outcome(self, ok: bool, command: str | None, text: str) -> Trip | None:
         if ok:
             self.consecutive_failures = 0
             if command is not None:
-                self._command_failures.pop(command_id(command), None)
+                self._command_failures.pop(command_key(command), None)
             return self._check_time()
         self.consecutive_failures += 1
         if command is not None:
-            per_command = self._command_failures.setdefault(command_id(command), {})
-            signature = signature_digest(text)
-            count = per_command.get(signature, 0) + 1
-            per_command[signature] = count
+            counts = self._command_failures.setdefault(command_key(command), FailureCounts())
+            count = counts.add(text)
             if count >= self.limits.max_same_command_failures:
+                what = "the run" if command == RUN_KEY else f"`{short(command)}`"
                 return self._trip(
                     BreakerKind.COMMAND_FAILURES,
-                    f"`{short(command)}` failed {count} times with the same error: "
-                    f"{short(first_line(text))}",
+                    f"{what} failed {count} times with the same error: {short(first_line(text))}",
                     count,
                     self.limits.max_same_command_failures,
                 )
@@ -340,9 +378,12 @@ class AgentBreaker:
             )
         return self._check_time()
 
-    def _verified(self) -> None:
+    def _verified(self, *, clears_trip: bool) -> None:
+        """A verify passed. Only a verify run alone (``verify_run``) clears the trip;
+        a verify inside a longer command line still resets the edit count."""
         self.edits_since_verify = 0
-        if self.trip is not None and self.trip.kind is BreakerKind.UNVERIFIED_EDITS:
+        trip = self.trip
+        if clears_trip and trip is not None and trip.kind is BreakerKind.UNVERIFIED_EDITS:
             self.trip = None
             self._notify(
                 BreakerNotice(
@@ -379,20 +420,33 @@ class AgentBreaker:
         for listener in self._listeners:
             listener(notice)
 
-    def _admit_tripped(self, call: ToolCall, trip: Trip) -> Admission:
+    def _admit_tripped(
+        self, call: ToolCall, trip: Trip, stop_note: Path | None, cwd: Path | None
+    ) -> Admission:
         paths = edited_paths(call)
-        if paths and all(is_blocked_note(path) for path in paths):
+        if paths and all(is_stop_note(path, stop_note, cwd) for path in paths):
             return Admission(allowed=True, reason="BLOCKED.md stays open after a trip", trip=trip)
         command = shell_command(call)
-        if trip.self_service and command is not None and is_verify_command(command):
-            self._on_call(call, None)
-            return Admission(allowed=True, reason="a verify run may clear this trip", trip=trip)
+        if trip.self_service:
+            if command is not None and verify_run(command):
+                self._on_call(call, None)
+                return Admission(allowed=True, reason="a verify run may clear this trip", trip=trip)
+            reading = (
+                reads_only(command) if command is not None else (call.name in _OPEN_AFTER_EDIT_TRIP)
+            )
+            if reading:
+                self._on_call(call, None)
+                return Admission(allowed=True, reason="reading stays open", trip=trip)
+            if command is None:
+                reason = f"{trip.message(self.agent)} {_EDIT_TRIP_REFUSAL}"
+                return Admission(allowed=False, reason=reason, trip=trip)
         if command is None:
             return Admission(allowed=False, reason=trip.message(self.agent), trip=trip)
         refusal = cleanup_refusal(command)
         if refusal is not None:
+            extra = f" {_EDIT_TRIP_REFUSAL}" if trip.self_service else ""
             return Admission(
-                allowed=False, reason=f"{trip.message(self.agent)} {refusal}.", trip=trip
+                allowed=False, reason=f"{trip.message(self.agent)} {refusal}.{extra}", trip=trip
             )
         if self.cleanup_used >= CLEANUP_ALLOWANCE:
             reason = f"{trip.message(self.agent)} The cleanup allowance is spent."
@@ -430,8 +484,13 @@ class AgentBreaker:
                 call_id: [p.key, p.shown, p.command, list(p.paths), p.poll]
                 for call_id, p in self._pending.items()
             },
-            "repeats": {key: [r.streak, r.result_digest()] for key, r in self._repeats.items()},
-            "command_failures": self._command_failures,
+            "repeats": {
+                key: [r.streak, r.result_digest(), None if r.failure is None else sorted(r.failure)]
+                for key, r in self._repeats.items()
+            },
+            "command_failures": {
+                command: counts.to_list() for command, counts in self._command_failures.items()
+            },
             "background": self._background.to_dict(),
         }
 
@@ -464,15 +523,22 @@ class AgentBreaker:
             for call_id, (k, s, c, p, poll) in data["pending"].items()
         }
         breaker._repeats = {
-            str(key): Repeat(int(streak), None, digest)
-            for key, (streak, digest) in data["repeats"].items()
+            str(key): Repeat(int(value[0]), None, value[1], _print_of(value[2:]))
+            for key, value in data["repeats"].items()
         }
         breaker._command_failures = {
-            str(cmd): {str(sig): int(n) for sig, n in sigs.items()}
-            for cmd, sigs in data["command_failures"].items()
+            str(command): FailureCounts.from_list(counts)
+            for command, counts in data["command_failures"].items()
         }
         breaker._background = BackgroundWatch.from_dict(data.get("background", {}))
         return breaker
+
+
+def _print_of(rest: list[Any]) -> FailurePrint | None:
+    """The failure print of a saved repeat (absent in an older state file)."""
+    if not rest or rest[0] is None:
+        return None
+    return FailurePrint(frozenset(str(line) for line in rest[0]))
 
 
 _STATE_FIELDS = (
