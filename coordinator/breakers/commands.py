@@ -244,8 +244,9 @@ def reads_only(command: str) -> bool:
 @lru_cache(maxsize=4096)
 def command_key(command: str) -> str:
     """What "the same command" means: the programs and their arguments as the shell
-    passes them (quoting and blank space gone), options in sorted order (flag order
-    does not make another attempt). Unparsable text is compared blank-collapsed."""
+    passes them (quoting and blank space gone), operands in order and options after
+    them, sorted (flag order does not make another attempt). Unparsable text is
+    compared blank-collapsed."""
     commands = parse_commands(command)
     if not commands:
         return " ".join(command.split())
@@ -253,7 +254,7 @@ def command_key(command: str) -> str:
     for cmd in commands:
         options = sorted(word for word in cmd.argv[1:] if word.startswith("-"))
         operands = [word for word in cmd.argv[1:] if not word.startswith("-")]
-        parts.append(" ".join((cmd.name, *options, *operands)))
+        parts.append(" ".join((cmd.name, *operands, *options)))
     return " ; ".join(parts)
 
 

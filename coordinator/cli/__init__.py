@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "coordinator.cli.hooks",
     "coordinator.cli.unattended",
     "coordinator.cli.lead",
+    "coordinator.cli.replay",
 )
 
 

@@ -95,8 +95,9 @@ class AgentMonitor:
         breaker = self.breaker
         already = breaker.trip is not None
         if type(event) is ToolCall:
-            key, finding = self.stagnation.observe_call(event)
-            self._record(finding)
+            key, found = self.stagnation.observe_call(event)
+            for finding in found:
+                self._record(finding)
             trip = breaker.observe_call(event, key)
         elif type(event) is ToolResult:
             self._record(self.stagnation.observe_result(event))
@@ -106,8 +107,8 @@ class AgentMonitor:
             return None
         elif type(event) is Usage:
             return None
-        else:
-            trip = breaker.check_time()
+        else:  # a turn checks the clock; a failed run counts as a failure
+            trip = breaker.observe(event)
         if trip is not None and not already:
             self._trip_record(trip)
         return trip

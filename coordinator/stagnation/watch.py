@@ -69,18 +69,19 @@ class AgentStagnation:
         return self._status.status
 
     def observe(self, event: Event) -> Finding | None:
-        """Feed one event; return the live finding it produced, if any."""
+        """Feed one event; return the (first) live finding it produced, if any."""
         if type(event) is ToolCall:
-            return self.observe_call(event)[1]
+            found = self.observe_call(event)[1]
+            return found[0] if found else None
         if type(event) is ToolResult:
             return self.observe_result(event)
         if type(event) is Message:
             return self.observe_message(event)
         return None
 
-    def observe_call(self, call: ToolCall) -> tuple[str, Finding | None]:
+    def observe_call(self, call: ToolCall) -> tuple[str, tuple[Finding, ...]]:
         """Feed a call; returns its full call key (so the breaker need not compute the
-        canonical JSON again) and the git-write finding it produced, if any."""
+        canonical JSON again) and the git-write findings it produced (one per kind)."""
         arguments = call.arguments
         full = call_key(call.name, arguments)
         key = full if PAGINATION_ARGS.isdisjoint(arguments) else turn_key(call.name, arguments)
@@ -88,8 +89,10 @@ class AgentStagnation:
         self._turn_keys.observe_call(call, key)
         self._echo.observe_call(call, key)
         if self._git is None or call.name not in SHELL_TOOLS:
-            return full, None
-        return full, self._keep(self._git.observe_call(call))
+            return full, ()
+        found = tuple(self._git.observe_all(call))
+        self._findings.extend(found)
+        return full, found
 
     def observe_result(self, result: ToolResult) -> Finding | None:
         """Feed a result; returns the error-echo finding it completed, if any."""
