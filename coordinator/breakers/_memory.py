@@ -48,33 +48,53 @@ class Repeat:
 
     Two successful results are the same when their outputs are equal (durations
     aside); two failures when they are the same error (``same_failure``), so one
-    added warning line does not make an identical failure look new.
+    added warning line does not make an identical failure look new. Digests are
+    computed only when a repeat has to be compared (or saved).
     """
 
-    __slots__ = ("digest", "failure", "streak", "text")
+    __slots__ = ("digest", "failed", "failure", "streak", "text")
 
     def __init__(
-        self, streak: int, text: str | None, digest: str | None, failure: FailurePrint | None = None
+        self,
+        streak: int,
+        text: str | None,
+        digest: str | None,
+        failure: FailurePrint | None = None,
+        *,
+        failed: bool | None = None,
     ) -> None:
         self.streak = streak
         self.text = text  # the last result, digested only when a repeat differs from it
         self.digest = digest
-        self.failure = failure  # the last result's failure print when it failed
+        self.failure = failure  # the last result's failure print, once computed
+        self.failed = failure is not None if failed is None else failed
+
+    @classmethod
+    def first(cls, text: str, *, ok: bool) -> Repeat:
+        """The memory of a call key seen once, with its result."""
+        return cls(1, text, None, failed=not ok)
 
     def result_digest(self) -> str | None:
-        if self.digest is None and self.text is not None:
+        if self.digest is None and self.text is not None and not self.failed:
             self.digest = output_digest(self.text)
         return self.digest
+
+    def failure_print(self) -> FailurePrint | None:
+        if self.failure is None and self.failed and self.text is not None:
+            self.failure = failure_print(self.text)
+        return self.failure
 
     def same_result(self, text: str, *, ok: bool = True) -> bool:
         """Whether ``text`` equals the last result; remembers ``text``."""
         if not ok:
-            printed = failure_print(text)
-            same = self.failure is not None and same_failure(self.failure, printed)
-            self.text, self.digest, self.failure = text, None, printed
+            before = self.failure_print() if self.failed else None
+            same = before is not None and (
+                text == self.text or same_failure(before, failure_print(text))
+            )
+            self.text, self.digest, self.failure, self.failed = text, None, None, True
             return same
-        if self.failure is not None:  # it failed before and passes now: a new answer
-            self.text, self.digest, self.failure = text, None, None
+        if self.failed:  # it failed before and passes now: a new answer
+            self.text, self.digest, self.failure, self.failed = text, None, None, False
             return False
         if text == self.text:
             return True

@@ -141,6 +141,11 @@ class AgentBreaker:
     # -- public surface -------------------------------------------------------------
 
     @property
+    def background(self) -> BackgroundWatch:
+        """The files this agent's background commands write (kept across ``reset``)."""
+        return self._background
+
+    @property
     def state(self) -> BreakerState:
         return BreakerState.ARMED if self.trip is None else BreakerState.TRIPPED
 
@@ -219,7 +224,7 @@ class AgentBreaker:
                 if backgrounds(call, command):
                     self._background.started(command)
                 else:
-                    poll = self._background.is_wait_command(command)
+                    poll = self._background.is_wait(call, command)
         elif name in EDIT_TOOLS:
             paths = edited_paths(call)
             poll = False
@@ -269,9 +274,10 @@ class AgentBreaker:
         command = pending.command
         verified = (
             command is not None
-            and verify_passed(command, exit_ok=ok, output=result.text)
+            and ok
             and self._verify_matters(pending.key)
             and is_verify_command(command)
+            and verify_passed(command, exit_ok=ok, output=result.text)
         )
         if verified:
             assert command is not None
@@ -308,9 +314,7 @@ class AgentBreaker:
             self._repeats.pop(key, None)  # passing verifies are never loops
             return False
         if repeat is None:
-            self._repeats[key] = Repeat(1, None, None)
-            repeat = self._repeats[key]
-            repeat.same_result(text, ok=ok)  # remembers the first result
+            self._repeats[key] = Repeat.first(text, ok=ok)
             if len(self._repeats) > _REMEMBERED_CALLS:
                 del self._repeats[next(iter(self._repeats))]
             return False
@@ -353,7 +357,7 @@ class AgentBreaker:
     def _count_outcome(self, ok: bool, command: str | None, text: str) -> Trip | None:
         if ok:
             self.consecutive_failures = 0
-            if command is not None:
+            if command is not None and self._command_failures:
                 self._command_failures.pop(command_key(command), None)
             return self._check_time()
         self.consecutive_failures += 1
@@ -485,7 +489,7 @@ class AgentBreaker:
                 for call_id, p in self._pending.items()
             },
             "repeats": {
-                key: [r.streak, r.result_digest(), None if r.failure is None else sorted(r.failure)]
+                key: [r.streak, r.result_digest(), _saved_print(r.failure_print())]
                 for key, r in self._repeats.items()
             },
             "command_failures": {
@@ -534,6 +538,10 @@ class AgentBreaker:
         return breaker
 
 
+def _saved_print(printed: FailurePrint | None) -> list[str] | None:
+    return None if printed is None else sorted(printed)
+
+
 def _print_of(rest: list[Any]) -> FailurePrint | None:
     """The failure print of a saved repeat (absent in an older state file)."""
     if not rest or rest[0] is None:
@@ -555,5 +563,4 @@ _STATE_FIELDS = (
     "_pending",
     "_repeats",
     "_command_failures",
-    "_background",
 )

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
+from coordinator.breakers.commands import is_wait_command as pure_wait
 from coordinator.breakers.commands import parse_commands
 from coordinator.events import SHELL_TOOLS, ToolCall, read_path, shell_command
 from coordinator.shell import SimpleCommand
@@ -39,6 +40,23 @@ _READERS: Mapping[str, frozenset[str]] = {
 _PATTERN_FIRST = frozenset({"grep", "egrep", "rg"})
 # a lone ``&`` (not ``&&``, ``>&``, ``&>``, ``|&``): a job sent to the background
 _BACKGROUND = re.compile(r"(?<![&>|<])&(?![&>])")
+_SEPARATORS = re.compile(r"[;&|\n]+")
+_NEEDS_PARSE = re.compile(r"[\"'`$\\(){}]")  # quoting or expansion: only the parser can tell
+
+
+def _heads_may_wait(command: str) -> bool:
+    """A cheap test that every command of a command line starts with a wait or a
+    reader; ``False`` means it surely is no wait. Past the first quote or expansion
+    only the parser can tell, so only the plain text before it is tested."""
+    plain = _NEEDS_PARSE.search(command)
+    if plain is not None:
+        command = command[: plain.start()]
+    for piece in _SEPARATORS.split(command):
+        words = [word for word in piece.split() if "=" not in word] or [""]
+        head = words[0].rsplit("/", 1)[-1]
+        if head and head not in _WAITS and head not in _READERS:
+            return False
+    return True
 
 
 def timed_out(text: str) -> bool:
@@ -80,10 +98,11 @@ def _operands(cmd: SimpleCommand) -> list[str]:
 class BackgroundWatch:
     """The files the agent's background commands were told to write, and what a wait is."""
 
-    __slots__ = ("_names",)
+    __slots__ = ("_memo", "_names")
 
     def __init__(self, names: set[str] | None = None) -> None:
         self._names: set[str] = names or set()
+        self._memo: tuple[str, bool] = ("", False)  # the last call judged, and the answer
 
     def started(self, command: str) -> None:
         """Remember the redirect and ``tee`` targets of a backgrounded command."""
@@ -105,21 +124,26 @@ class BackgroundWatch:
         return bool(self._names) and path.rsplit("/", 1)[-1] in self._names
 
     def is_wait(self, call: ToolCall, command: str | None = None) -> bool:
-        """Whether ``call`` is a poll or a wait (see the module's rule)."""
+        """Whether ``call`` is a poll or a wait (see the module's rule). The answer for
+        the last call is kept: the breaker and the detectors of one agent share a watch
+        and ask about the same call."""
+        if call.call_id and self._memo[0] == call.call_id:
+            return self._memo[1]
         if call.name in SHELL_TOOLS:
             command = command if command is not None else shell_command(call)
-            return command is not None and self.is_wait_command(command)
-        return is_poll_tool(call) or self.is_watched_read(read_path(call))
+            answer = command is not None and self.is_wait_command(command)
+        else:
+            answer = is_poll_tool(call) or self.is_watched_read(read_path(call))
+        self._memo = (call.call_id, answer)
+        return answer
 
     def is_wait_command(self, command: str) -> bool:
         """A shell command that only sleeps, or only reads watched files after sleeping."""
-        if (
-            not self._names
-            and "sleep" not in command
-            and "wait" not in command
-            and ".output" not in command
-        ):
-            return False  # nothing to wait on, and no sleep: the common case, unparsed
+        if ".output" not in command and not any(name in command for name in self._names):
+            # no watched file named: only a command that does nothing but sleep can wait
+            return ("sleep" in command or "wait" in command) and pure_wait(command)
+        if not _heads_may_wait(command):
+            return False
         commands = parse_commands(command)
         if not commands:
             return False

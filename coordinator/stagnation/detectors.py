@@ -137,10 +137,15 @@ class TurnKeyDetector:
         "_last",
         "_pending",
         "_run",
+        "_shared",
         "_threshold",
     )
 
-    def __init__(self, *, agent: str, threshold: int = 3) -> None:
+    def __init__(
+        self, *, agent: str, threshold: int = 3, background: BackgroundWatch | None = None
+    ) -> None:
+        """``background`` is a watch shared with the agent's breaker, which records the
+        background commands itself; without one the detector keeps its own."""
         self._agent = agent
         self._threshold = threshold
         self._key = ""
@@ -148,12 +153,14 @@ class TurnKeyDetector:
         self._last: Repeat | None = None
         self._pending: dict[str, str] = {}
         self._best: dict[str, int] = {}
-        self._background = BackgroundWatch()
+        self._shared = background is not None
+        self._background = background if background is not None else BackgroundWatch()
 
     def observe_call(self, call: ToolCall, key: str | None = None) -> None:
         command = shell_command(call) if call.name in SHELL_TOOLS else None
         if command is not None and backgrounds(call, command):
-            self._background.started(command)
+            if not self._shared:
+                self._background.started(command)
         elif self._background.is_wait(call, command):
             return
         key = key if key is not None else turn_key(call.name, call.arguments)
@@ -176,8 +183,7 @@ class TurnKeyDetector:
             return
         ok = not failed(result)
         if self._last is None:
-            self._last = Repeat(1, None, None)
-            self._last.same_result(result.text, ok=ok)
+            self._last = Repeat.first(result.text, ok=ok)
             return
         if not self._last.same_result(result.text, ok=ok):
             if self._best.get(key) == self._run:

@@ -10,6 +10,7 @@ worktree) and ``push`` are not.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from coordinator.breakers.commands import GitInvocation, git_invocations
@@ -32,6 +33,8 @@ _DRY_RUN = {
 _BRANCH_CHECKOUT = frozenset({"-b", "-B", "--orphan", "-t", "--track", "--detach"})
 _PATH_CHECKOUT = frozenset({"--theirs", "--ours", "-p", "--patch", "-m", "--merge"})
 _SHARED_EVEN_IN_OWN_WORKTREE = frozenset({"stash", "push"})
+# a git write needs one of these words somewhere in the command line (a cheap first test)
+_WRITE_WORD = re.compile("|".join(sorted(GIT_WRITES - {"checkout --"}, key=len, reverse=True)))
 
 
 def git_write(invocation: GitInvocation, directory: Path | None = None) -> str | None:
@@ -90,7 +93,7 @@ class GitWriteDetector:
         """A finding for each kind of git write ``call`` makes into the shared tree for
         the first time (``git add -A && git commit`` records both)."""
         command = shell_command(call)
-        if command is None or "git" not in command:
+        if command is None or "git" not in command or _WRITE_WORD.search(command) is None:
             return []
         invocations = git_invocations(command)
         if not invocations:

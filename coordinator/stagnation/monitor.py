@@ -69,7 +69,12 @@ class AgentMonitor:
         self.event_log = event_log
         self.breaker = breaker or AgentBreaker(limits=limits, clock=clock, agent=agent)
         self.stagnation = AgentStagnation(
-            config=stagnation, agent=agent, workspace=workspace, repo=repo, isolation=isolation
+            config=stagnation,
+            agent=agent,
+            workspace=workspace,
+            repo=repo,
+            isolation=isolation,
+            background=self.breaker.background,  # one watch of background jobs per agent
         )
         self._findings: list[Finding] = []
         self._listeners: list[FindingListener] = []

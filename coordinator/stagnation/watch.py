@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from coordinator.breakers.keys import PAGINATION_ARGS, call_key, turn_key
+from coordinator.breakers.polls import BackgroundWatch
 from coordinator.events import SHELL_TOOLS, Event, Message, ToolCall, ToolResult
 from coordinator.model import Isolation, StagnationConfig, Status
 from coordinator.stagnation.detectors import (
@@ -39,10 +40,13 @@ class AgentStagnation:
         workspace: Path | None = None,
         repo: Path | None = None,
         isolation: Isolation = Isolation.NONE,
+        background: BackgroundWatch | None = None,
     ) -> None:
         config = config or StagnationConfig()
         self._pagination = PaginationDetector(agent=agent, threshold=config.pagination_reads)
-        self._turn_keys = TurnKeyDetector(agent=agent, threshold=config.turn_key_repeats)
+        self._turn_keys = TurnKeyDetector(
+            agent=agent, threshold=config.turn_key_repeats, background=background
+        )
         self._echo = ErrorEchoDetector(agent=agent, threshold=config.error_echo_repeats)
         self._status = StatusPartialDetector(agent=agent)
         self._git = (
