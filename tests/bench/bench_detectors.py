@@ -115,7 +115,8 @@ def _agent_lines(agent: int, calls: int, rng: random.Random) -> list[str]:
         else:
             command = rng.choice((
                 f"ls src/pkg{n % 17}", f"git diff --stat src/m{n % 40}.py", "git status --short",
-                f"grep -rn 'f{n % 300}' src | head -20", f"python -m pytest -q tests/test_m{n % 30}.py",
+                f"grep -rn 'f{n % 300}' src | head -20",
+                f"python -m pytest -q tests/test_m{n % 30}.py",
                 f"cat src/m{n % 40}.py | sed -n '1,40p'", f"cd src && rg -n 'class C{n % 50}'",
             ))  # fmt: skip
             arguments = {"command": command, "description": "look around"}
