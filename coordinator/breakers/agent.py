@@ -20,23 +20,20 @@ from coordinator.breakers._memory import (
     Repeat,
     compact_key,
     first_line,
-    is_stop_note,
     normal_path,
     short,
 )
+from coordinator.breakers._saved import dump_state, load_state
+from coordinator.breakers.admission import Effect, after_trip
 from coordinator.breakers.commands import (
-    cleanup_refusal,
     command_key,
     is_verify_command,
-    reads_only,
     verify_passed,
     verify_run,
 )
 from coordinator.breakers.keys import call_key
-from coordinator.breakers.polls import POLL_TOOLS, BackgroundWatch, backgrounds, timed_out
-from coordinator.breakers.signature import FailurePrint
+from coordinator.breakers.polls import BackgroundWatch, backgrounds, timed_out
 from coordinator.breakers.trip import (
-    CLEANUP_ALLOWANCE,
     Admission,
     BreakerKind,
     BreakerNotice,
@@ -46,7 +43,6 @@ from coordinator.breakers.trip import (
 )
 from coordinator.events import (
     EDIT_TOOLS,
-    READ_TOOLS,
     SHELL_TOOLS,
     Event,
     Final,
@@ -62,21 +58,10 @@ from coordinator.model import BreakerLimits
 __all__ = ["AgentBreaker", "BreakerListener", "BreakerStatistics"]
 
 BreakerListener = Callable[[BreakerNotice], None]
-_SCHEMA = 2
 RUN_KEY = "(the run)"
 """The failure key of a whole run: a failed ``Final`` (Codex ``turn.failed``, a Claude
 ``result`` with ``is_error``), so an agent restarted only to fail the same way trips
 like a command failing identically."""
-_OPEN_AFTER_EDIT_TRIP = (
-    READ_TOOLS
-    | POLL_TOOLS
-    | frozenset(
-        {"TodoWrite", "WebFetch", "WebSearch", "ListMcpResourcesTool", "ReadMcpResourceTool"}
-    )
-)
-_EDIT_TRIP_REFUSAL = (
-    "Edits are blocked until a test or build run passes; reading and checking stay open."
-)
 _REMEMBERED_CALLS = 512
 """Distinct call keys the loop breaker remembers (least recently seen forgotten first):
 a loop repeats a few recent calls, and an agent's memory must not grow with its calls."""
@@ -427,38 +412,15 @@ class AgentBreaker:
     def _admit_tripped(
         self, call: ToolCall, trip: Trip, stop_note: Path | None, cwd: Path | None
     ) -> Admission:
-        paths = edited_paths(call)
-        if paths and all(is_stop_note(path, stop_note, cwd) for path in paths):
-            return Admission(allowed=True, reason="BLOCKED.md stays open after a trip", trip=trip)
-        command = shell_command(call)
-        if trip.self_service:
-            if command is not None and verify_run(command):
-                self._on_call(call, None)
-                return Admission(allowed=True, reason="a verify run may clear this trip", trip=trip)
-            reading = (
-                reads_only(command) if command is not None else (call.name in _OPEN_AFTER_EDIT_TRIP)
-            )
-            if reading:
-                self._on_call(call, None)
-                return Admission(allowed=True, reason="reading stays open", trip=trip)
-            if command is None:
-                reason = f"{trip.message(self.agent)} {_EDIT_TRIP_REFUSAL}"
-                return Admission(allowed=False, reason=reason, trip=trip)
-        if command is None:
-            return Admission(allowed=False, reason=trip.message(self.agent), trip=trip)
-        refusal = cleanup_refusal(command)
-        if refusal is not None:
-            extra = f" {_EDIT_TRIP_REFUSAL}" if trip.self_service else ""
-            return Admission(
-                allowed=False, reason=f"{trip.message(self.agent)} {refusal}.{extra}", trip=trip
-            )
-        if self.cleanup_used >= CLEANUP_ALLOWANCE:
-            reason = f"{trip.message(self.agent)} The cleanup allowance is spent."
-            return Admission(allowed=False, reason=reason, trip=trip)
-        self.cleanup_used += 1
-        left = CLEANUP_ALLOWANCE - self.cleanup_used
-        reason = f"cleanup command allowed after {trip.kind.label} ({left} left; the trip stays)"
-        return Admission(allowed=True, reason=reason, trip=trip, cleanup=True)
+        admission, effect = after_trip(
+            call, trip, agent=self.agent, cleanup_used=self.cleanup_used,
+            stop_note=stop_note, cwd=cwd,
+        )  # fmt: skip
+        if effect is Effect.COUNT:
+            self._on_call(call, None)
+        elif effect is Effect.CLEANUP:
+            self.cleanup_used += 1
+        return admission
 
     # -- persistence ----------------------------------------------------------------
 
@@ -472,31 +434,7 @@ class AgentBreaker:
 
     def to_dict(self) -> dict[str, Any]:
         """Everything needed to resume counting in another process (JSON-safe)."""
-        return {
-            "schema": _SCHEMA,
-            "agent": self.agent,
-            "started_at": self._started,
-            "tool_calls": self.tool_calls,
-            "edits_since_verify": self.edits_since_verify,
-            "consecutive_failures": self.consecutive_failures,
-            "consecutive_polls": self.consecutive_polls,
-            "files": sorted(self.files),
-            "warned": self.warned,
-            "cleanup_used": self.cleanup_used,
-            "trip": None if self.trip is None else self.trip.to_dict(),
-            "pending": {
-                call_id: [p.key, p.shown, p.command, list(p.paths), p.poll]
-                for call_id, p in self._pending.items()
-            },
-            "repeats": {
-                key: [r.streak, r.result_digest(), _saved_print(r.failure_print())]
-                for key, r in self._repeats.items()
-            },
-            "command_failures": {
-                command: counts.to_list() for command, counts in self._command_failures.items()
-            },
-            "background": self._background.to_dict(),
-        }
+        return dump_state(self)
 
     @classmethod
     def from_dict(
@@ -513,40 +451,8 @@ class AgentBreaker:
             started_at=float(data["started_at"]),
             agent=str(data.get("agent", "TASK")),
         )
-        breaker.tool_calls = int(data["tool_calls"])
-        breaker.edits_since_verify = int(data["edits_since_verify"])
-        breaker.consecutive_failures = int(data["consecutive_failures"])
-        breaker.consecutive_polls = int(data["consecutive_polls"])
-        breaker.files = {str(path) for path in data["files"]}
-        breaker.warned = bool(data["warned"])
-        breaker.cleanup_used = int(data["cleanup_used"])
-        trip = data.get("trip")
-        breaker.trip = None if trip is None else Trip.from_dict(trip)
-        breaker._pending = {
-            str(call_id): Pending(str(k), str(s), c, tuple(p), bool(poll))
-            for call_id, (k, s, c, p, poll) in data["pending"].items()
-        }
-        breaker._repeats = {
-            str(key): Repeat(int(value[0]), None, value[1], _print_of(value[2:]))
-            for key, value in data["repeats"].items()
-        }
-        breaker._command_failures = {
-            str(command): FailureCounts.from_list(counts)
-            for command, counts in data["command_failures"].items()
-        }
-        breaker._background = BackgroundWatch.from_dict(data.get("background", {}))
+        load_state(breaker, data)
         return breaker
-
-
-def _saved_print(printed: FailurePrint | None) -> list[str] | None:
-    return None if printed is None else sorted(printed)
-
-
-def _print_of(rest: list[Any]) -> FailurePrint | None:
-    """The failure print of a saved repeat (absent in an older state file)."""
-    if not rest or rest[0] is None:
-        return None
-    return FailurePrint(frozenset(str(line) for line in rest[0]))
 
 
 _STATE_FIELDS = (
