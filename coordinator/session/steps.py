@@ -92,8 +92,7 @@ class WaveSteps:
             await self._dispatch(wave)
         if wave.phase is WavePhase.DISPATCHED:
             await self._salvage(wave)
-            if halt_on_start_failures(self, wave):
-                await self.session.save()
+            if await halt_on_start_failures(self, wave):
                 return True
             await self._settle_in_place(wave)
             await self._review(wave)
