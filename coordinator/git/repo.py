@@ -27,6 +27,7 @@ __all__ = [
     "GitOutput",
     "agent_branch",
     "checkpoint_ref",
+    "common_dir",
     "dirty_paths",
     "ensure_excluded",
     "open_repository",
@@ -179,13 +180,19 @@ def agent_branch(session_id: str, wave: int, task_id: str) -> str:
     return f"seawall/{safe_component(session_id)}/w{int(wave)}/{safe_component(task_id)}"
 
 
+def common_dir(repo: pygit2.Repository) -> Path:
+    """The repository's common git directory: the same for the main tree and every
+    linked worktree (a worktree's own git directory names it in ``commondir``)."""
+    path = Path(repo.path)
+    commondir = path / "commondir"
+    if commondir.is_file():
+        return (path / commondir.read_text().strip()).resolve()
+    return path.resolve()
+
+
 def ensure_excluded(repo: pygit2.Repository) -> None:
     """Make git ignore ``.seawall/`` through ``info/exclude`` (never the user's .gitignore)."""
-    common = Path(repo.path)
-    commondir = common / "commondir"
-    if commondir.is_file():  # a linked worktree: info/ lives in the common directory
-        common = (common / commondir.read_text().strip()).resolve()
-    exclude = common / "info" / "exclude"
+    exclude = common_dir(repo) / "info" / "exclude"
     line = f"/{SEAWALL_DIR}/"
     existing = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
     if line in existing.splitlines():

@@ -214,6 +214,33 @@ class WaveSteps:
             limits=self.config.breakers,
         )
         write_manifest(manifest)
+        self._snapshot_repo_state(wave)
+
+    def _snapshot_repo_state(self, wave: WaveRecord) -> None:
+        """Record hooks, configuration and refs before agents run (the post-wave check)."""
+        from coordinator.scope.repostate import save_snapshot, snapshot, snapshot_path
+
+        path = snapshot_path(self.repo, self.state.session, wave.number)
+        save_snapshot(snapshot(self.repo, session=self.state.session), path)
+
+    def _check_repo_state(self, wave: WaveRecord) -> None:
+        """Hooks, configuration, refs and pushes an agent changed: reported, and put back
+        in strict (what was planted is kept, never deleted)."""
+        from coordinator.scope.repostate import AgentTrace, check_wave_state
+
+        name = f"w{wave.number}-transcript.jsonl"
+        traces = [
+            AgentTrace.of(a.task, a.workspace, self.paths.agent_dir(a.task) / name)
+            for a in wave.agents
+        ]
+        strict = Enforcement(wave.enforcement) is Enforcement.STRICT
+        session, number = self.state.session, wave.number
+        changes = check_wave_state(
+            self.repo, session=session, wave=number, agents=traces, restore_changes=strict
+        )
+        for change in changes:
+            self.events.append("repo_state_changed", wave=wave.number, **change.record())
+            self.progress.log(f"wave {wave.number}: {change.describe()}")
 
     def _close_manifest(self, wave: WaveRecord) -> None:
         from coordinator.scope.manifest import close_manifest, manifest_path
@@ -281,6 +308,15 @@ class WaveSteps:
                 "workspaces; fix the cause, then `seawall resume` records and reviews them."
             )
 
+    def _manifest_fields(self, wave: WaveRecord) -> dict[str, Any]:
+        """The wave's manifest and its digest, for the agent's hooks (none: not written)."""
+        from coordinator.scope.manifest import manifest_digest, manifest_path
+
+        path = manifest_path(self.repo, self.state.session, wave.number)
+        if not path.exists():
+            return {}
+        return {"manifest": path, "manifest_sha256": manifest_digest(path)}
+
     def _job(self, wave: WaveRecord, agent: AgentRecord, task: Task) -> AgentJob:
         in_place = wave.isolation == Isolation.NONE
         checkpointer = self._checkpointer(wave, agent)
@@ -294,6 +330,7 @@ class WaveSteps:
             max_turns=task.max_turns or wave.max_turns,
             time_limit=self.config.budgets.agent_minutes * 60.0,
             transcript_path=transcript,
+            **self._manifest_fields(wave),
         )
 
         def scope_paths() -> tuple[str, ...]:
@@ -485,6 +522,8 @@ class WaveSteps:
     async def _review(self, wave: WaveRecord) -> None:
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
         enforcement = Enforcement(wave.enforcement)
+        if enforcement is not Enforcement.OFF:
+            await anyio.to_thread.run_sync(self._check_repo_state, wave)
         for record in wave.agents:
             run = self._runs.get(record.task) or AgentRun.from_dict(record.task, record.run or {})
             history = await anyio.to_thread.run_sync(self._history, wave, record)
