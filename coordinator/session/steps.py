@@ -973,6 +973,8 @@ class WaveSteps:
                 for a in wave.agents
             ],
             "pending": [t["id"] for t in self.state.pending],
+            "checks": wave.checks,
+            "halt": self.state.halt or None,
         }
 
 
