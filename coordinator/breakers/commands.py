@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from coordinator.shell import ShellParseError, SimpleCommand, simple_commands
+from coordinator.shell.gitargv import read_git
 
 __all__ = [
     "CLEANUP_COMMANDS",
@@ -289,38 +290,18 @@ class GitInvocation:
     after_init: bool = False
 
 
-_GLOBAL_WITH_VALUE = frozenset(
-    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"}
-)
-
-
 def _git_invocation(argv: Sequence[str], cwd: str | None, after_init: bool) -> GitInvocation | None:
-    values: dict[str, str] = {}
-    index = 1
-    while index < len(argv) and argv[index].startswith("-"):
-        option = argv[index]
-        name, _, inline = option.partition("=")
-        if name in _GLOBAL_WITH_VALUE and not inline:
-            if index + 1 >= len(argv):
-                return None
-            inline = argv[index + 1]
-            index += 1
-        if name == "-C":
-            base = values.get("-C")
-            values["-C"] = inline if base is None or inline.startswith("/") else f"{base}/{inline}"
-        elif name in ("--git-dir", "--work-tree"):
-            values[name] = inline
-        index += 1
-    if index >= len(argv):
+    read = read_git(argv)
+    if read.subcommand is None or read.missing_value:
         return None
     return GitInvocation(
-        subcommand=argv[index],
-        args=tuple(argv[index + 1 :]),
-        directory=values.get("-C"),
-        git_dir=values.get("--git-dir"),
-        work_tree=values.get("--work-tree"),
+        subcommand=read.subcommand,
+        args=read.args,
+        directory=read.directory,
+        git_dir=read.git_dir,
+        work_tree=read.work_tree,
         cwd=cwd,
-        global_options=index > 1,
+        global_options=bool(read.global_options) or read.unknown_global is not None,
         after_init=after_init,
     )
 
