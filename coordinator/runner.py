@@ -36,6 +36,7 @@ import anyio
 from coordinator.errors import ConfigurationError
 from coordinator.events import Event, Final, ToolCall, Turn, Usage
 from coordinator.model import RunnerSpec
+from coordinator.sandbox.policy import SandboxPolicy
 
 __all__ = [
     "AgentRequest",
@@ -105,7 +106,9 @@ class AgentRequest:
     ``max_turns`` is a hint passed to the agent CLI; the coordinator's own count is the
     limit (it calls ``stop.stop(...)``). ``time_limit`` is wall-clock seconds, enforced by
     the runner. ``transcript_path`` is where the runner keeps the agent's raw output
-    (its parent directory is created); None keeps no transcript.
+    (its parent directory is created); None keeps no transcript. ``sandbox`` is what the
+    agent's processes may write (enforced by the kernel for subprocess agents); None runs
+    them unsandboxed, still under the supervisor that ends every process they start.
     """
 
     task_id: str
@@ -117,6 +120,7 @@ class AgentRequest:
     env: Mapping[str, str] = field(default_factory=_frozen_env)
     time_limit: float | None = None
     transcript_path: Path | None = None
+    sandbox: SandboxPolicy | None = None
     stop: StopSignal = field(default_factory=StopSignal, compare=False, repr=False)
 
     def __post_init__(self) -> None:
