@@ -221,6 +221,7 @@ class SessionConfig:
     spiral: SpiralConfig = field(default_factory=SpiralConfig)
     commands: CommandPolicyConfig = field(default_factory=CommandPolicyConfig)
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
+    accept_hooks_only: bool = False  # without an OS sandbox, run strict in place anyway
 
     def resolved_max_turns(self) -> int:
         if self.max_turns == "auto":

@@ -26,6 +26,7 @@ from coordinator.model import Enforcement, Isolation, Status, Task, Wave
 from coordinator.plan.waves import make_wave
 from coordinator.prompting import render_agent_prompt
 from coordinator.runner import AgentRequest
+from coordinator.sandbox.agents import agent_sandbox
 from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
 from coordinator.session.integrate import (
     advance,
@@ -283,6 +284,14 @@ class WaveSteps:
             max_turns=task.max_turns or wave.max_turns,
             time_limit=self.config.budgets.agent_minutes * 60.0,
             transcript_path=transcript,
+            sandbox=agent_sandbox(
+                task_id=task.id,
+                workspace=Path(agent.workspace),
+                in_place=in_place,
+                scope=task.scope,
+                enforcement=Enforcement(wave.enforcement),
+                accept_hooks_only=self.config.accept_hooks_only,
+            ),
         )
 
         def scope_paths() -> tuple[str, ...]:
