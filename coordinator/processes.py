@@ -60,8 +60,10 @@ def group_alive(group: int) -> bool:
 
 def _ending(groups: Collection[int], grace: float) -> Generator[float, None, set[int]]:
     """The steps of ending ``groups``; yields how long to sleep between polls. Returns
-    the groups that were signalled (the others were gone already)."""
-    signalled = {group for group in groups if signal_group(group, signal.SIGTERM)}
+    the groups that had a live member (the others were gone, or only zombies)."""
+    signalled = {
+        group for group in groups if group_alive(group) and signal_group(group, signal.SIGTERM)
+    }
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline and any(group_alive(group) for group in signalled):
         yield _POLL
@@ -75,7 +77,7 @@ def _ending(groups: Collection[int], grace: float) -> Generator[float, None, set
 
 def end_groups(groups: Collection[int], *, grace: float) -> set[int]:
     """End every group (SIGTERM, up to ``grace`` seconds, SIGKILL) and wait until they
-    are empty. Returns the groups that existed."""
+    are empty. Returns the groups that had a live member."""
     steps = _ending(groups, grace)
     try:
         while True:
@@ -99,7 +101,7 @@ async def aend_groups(groups: Collection[int], *, grace: float) -> set[int]:
 
 
 def end_group(group: int, *, grace: float) -> bool:
-    """End one group and wait until it is empty; False when it was gone already."""
+    """End one group and wait until it is empty; False when nothing in it was alive."""
     return bool(end_groups((group,), grace=grace))
 
 

@@ -30,12 +30,15 @@ def agent_sandbox(
     scope: Sequence[str],
     enforcement: Enforcement,
     accept_hooks_only: bool,
+    extra_writable: Sequence[str] = (),
     missing: str | None = None,
 ) -> SandboxPolicy | None:
     """The sandbox of one agent, or None where this machine has none (and that is
-    accepted). Raises ``ConfigurationError`` for a strict in-place agent that cannot be
-    sandboxed when hooks-only enforcement was not accepted. ``missing`` is why there is
-    no sandbox here (default: this machine's answer; "" when there is one)."""
+    accepted). ``extra_writable`` are the plan's ``sandbox_writable`` paths (``~/``
+    expanded), granted to every agent. Raises ``ConfigurationError`` for a strict
+    in-place agent that cannot be sandboxed when hooks-only enforcement was not
+    accepted. ``missing`` is why there is no sandbox here (default: this machine's
+    answer; "" when there is one)."""
     missing = unavailable_reason() if missing is None else missing
     if missing:
         if in_place and enforcement is Enforcement.STRICT and not accept_hooks_only:
@@ -46,9 +49,11 @@ def agent_sandbox(
                 "(`seawall run --accept-hooks-only`)"
             )
         return None
+    extra = [Path(path).expanduser() for path in extra_writable]
     if not in_place:
-        return workspace_policy(workspace)
-    return scope_policy(workspace, ("**",) if enforcement is Enforcement.OFF else scope)
+        return workspace_policy(workspace).with_paths(extra)
+    grants = ("**",) if enforcement is Enforcement.OFF else scope
+    return scope_policy(workspace, grants, create=True).with_paths(extra)
 
 
 def sandbox_notice(*, accept_hooks_only: bool, missing: str | None = None) -> str:

@@ -18,7 +18,6 @@ import ctypes
 import errno
 import os
 import stat
-from collections.abc import Iterable
 
 __all__ = ["LandlockError", "abi_version", "restrict_writes"]
 
@@ -88,7 +87,7 @@ def handled_writes(abi: int) -> int:
     return rights
 
 
-def restrict_writes(writable: Iterable[str], *, abi: int | None = None) -> int:
+def restrict_writes(writable: list[str], *, abi: int | None = None) -> int:
     """Restrict this process and its future children to writing beneath ``writable``.
 
     Each path is a directory (writes anywhere beneath it) or a file (writes to that file);

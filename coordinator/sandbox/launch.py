@@ -4,11 +4,25 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from coordinator.sandbox.landlock import abi_version
 from coordinator.sandbox.policy import SandboxPolicy
 
 __all__ = ["available", "supervisor_argv", "unavailable_reason"]
+
+_SANDBOX_DIR = Path(__file__).resolve().parent
+_BOOT = f"""\
+import sys, types
+for name, path in (
+    ("coordinator", {str(_SANDBOX_DIR.parent)!r}),
+    ("coordinator.sandbox", {str(_SANDBOX_DIR)!r}),
+):
+    sys.modules[name] = package = types.ModuleType(name)
+    package.__path__ = [path]
+from coordinator.sandbox.supervise import main
+sys.exit(main())
+"""
 
 
 def available() -> bool:
@@ -31,9 +45,14 @@ def supervisor_argv(
     """``argv`` run under the supervisor, sandboxed by ``policy`` when one is given.
 
     ``-I`` keeps the agent's working directory and ``PYTHON*`` variables from changing
-    which supervisor code runs."""
-    command = [sys.executable, "-I", "-m", "coordinator.sandbox.supervise"]
-    command += ["--grace", f"{grace:g}"]
+    which supervisor code runs; ``-S`` skips site-packages. The supervisor needs only the
+    standard library and two modules of this package, so the boot code registers the
+    package directories without running their ``__init__`` (whose imports would double
+    the supervisor's start).
+    """
+    command = [sys.executable, "-I", "-S", "-c", _BOOT, "--grace", f"{grace:g}"]
     if policy is not None:
-        command += ["--policy", policy.to_json()]
+        command.append("--sandbox")
+        for path in policy.writable:
+            command += ["--write", str(path)]
     return [*command, "--", *argv]

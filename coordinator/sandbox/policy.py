@@ -15,7 +15,6 @@ directory cannot be created: the kernel cannot grant "a directory except one ent
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -64,27 +63,24 @@ class SandboxPolicy:
         merged = dict.fromkeys((*self.writable, *extra))
         return SandboxPolicy(writable=tuple(merged), describe=self.describe)
 
-    def to_json(self) -> str:
-        return json.dumps({"writable": [str(path) for path in self.writable]})
-
-    @classmethod
-    def from_json(cls, text: str) -> SandboxPolicy:
-        data = json.loads(text)
-        return cls(writable=tuple(Path(path) for path in data["writable"]))
-
 
 def workspace_policy(workspace: Path) -> SandboxPolicy:
     """An agent in its own worktree: the whole worktree is writable."""
     return SandboxPolicy(writable=(workspace,), describe=f"the worktree {workspace}")
 
 
-def scope_policy(workspace: Path, scope: Sequence[str]) -> SandboxPolicy:
-    """An agent working in place in ``workspace``: its scope's literal prefixes only."""
+def scope_policy(workspace: Path, scope: Sequence[str], *, create: bool = False) -> SandboxPolicy:
+    """An agent working in place in ``workspace``: its scope's literal prefixes only.
+
+    A grant that does not exist yet falls back to its nearest existing directory, and
+    grants nothing where that directory holds a protected path (the repository root).
+    With ``create``, the missing directories are made first (empty: git does not see
+    them): the literal directory of ``pkg/new/**``, the parent of ``pkg/new.py``."""
     root = Path(os.path.realpath(workspace))
     protected = [root / name for name in PROTECTED_NAMES]
     granted: dict[Path, None] = {}
     for grant in scope:
-        target = _literal_prefix(root, grant)
+        target = _literal_prefix(root, grant, protected, create=create)
         if target is None:
             continue
         for path in _split_around(target, protected, root):
@@ -109,25 +105,37 @@ def cli_state_paths(env: Mapping[str, str]) -> tuple[Path, ...]:
     return tuple(paths)
 
 
-def _literal_prefix(root: Path, grant: str) -> Path | None:
-    """The deepest existing path a grant's literal (glob-free) leading part names."""
+def _literal_prefix(
+    root: Path, grant: str, protected: Sequence[Path], *, create: bool
+) -> Path | None:
+    """The path a grant's literal (glob-free) leading part names, or its nearest existing
+    directory when it does not exist; None when that would widen it to a directory
+    holding a protected path, or lead out of the repository."""
     absolute = grant.startswith("/")
+    parts = grant.split("/")
     literal: list[str] = []
-    for part in grant.split("/"):
+    for part in parts:
         if "*" in part or "?" in part or "[" in part:
             break
         if part not in ("", "."):
             literal.append(part)
     if ".." in literal:
         return None
-    path = Path("/", *literal) if absolute else root.joinpath(*literal)
-    path = Path(os.path.realpath(path))
+    directory = grant.endswith("/") or len(literal) < len([p for p in parts if p])
+    wanted = Path(os.path.realpath(Path("/", *literal) if absolute else root.joinpath(*literal)))
+    if not absolute and not wanted.is_relative_to(root):
+        return None  # a symlink out of the repository grants nothing
+    if any(wanted.is_relative_to(path) for path in protected):
+        return None
+    if create and not wanted.exists() and not absolute:
+        (wanted if directory else wanted.parent).mkdir(parents=True, exist_ok=True)
+    path = wanted
     while not path.exists():
-        if path == root or path.parent == path:
+        if path.parent == path:
             return None
         path = path.parent
-    if not absolute and not path.is_relative_to(root):
-        return None  # a symlink out of the repository grants nothing
+    if path != wanted and any(held.is_relative_to(path) for held in protected):
+        return None  # widening a new path to the root would grant every entry
     return path
 
 

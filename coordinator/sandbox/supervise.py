@@ -2,8 +2,9 @@
 
 seawall starts every agent through this small process, which stays the agent's parent:
 
-1. it applies the sandbox (``--policy``, see ``coordinator.sandbox.landlock``), which the
-   agent and everything it starts inherit and cannot undo;
+1. it applies the sandbox (``--sandbox`` and one ``--write PATH`` per writable path, see
+   ``coordinator.sandbox.landlock``), which the agent and everything it starts inherit
+   and cannot undo;
 2. it becomes a child subreaper (``PR_SET_CHILD_SUBREAPER``), so every process the agent
    starts stays its descendant even after leaving the agent's process group or session
    (``setsid``, a double fork): orphans are re-parented to the supervisor, not to init;
@@ -23,14 +24,11 @@ not be executed.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import json
 import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
 
 from coordinator.sandbox.landlock import LandlockError, restrict_writes
 
@@ -151,15 +149,17 @@ def _end_descendants(grace: float, agent: int) -> int | None:
             if time.monotonic() >= deadline:
                 break
             for pid in live:  # again each round: a process may have forked meanwhile
-                with contextlib.suppress(ProcessLookupError):
+                try:
                     os.kill(pid, signum)
+                except ProcessLookupError:
+                    continue
             signal.sigtimedwait({signal.SIGCHLD}, _POLL)
         if not live and not zombies:
             break
     return status
 
 
-def _start(argv: Sequence[str], mask: set[int]) -> int:
+def _start(argv: list[str], mask: set[int]) -> int:
     parent = os.getpid()
     pid = os.fork()
     if pid:
@@ -171,7 +171,7 @@ def _start(argv: Sequence[str], mask: set[int]) -> int:
         for signum in (signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(signum, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        os.execvp(argv[0], list(argv))
+        os.execvp(argv[0], argv)
     except OSError as exc:
         os.write(2, f"seawall supervisor: cannot run {argv[0]!r}: {exc}\n".encode())
     os._exit(EXEC_FAILED)
@@ -190,28 +190,34 @@ def _exit_like(status: int | None) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def _options(args: Sequence[str]) -> tuple[float, list[str] | None, list[str]]:
-    """``--grace S``, ``--policy JSON`` (the ``SandboxPolicy``), ``--``, then the agent's
-    argv. (Not argparse: its import alone costs more than the rest of the start.)"""
-    grace, writable = 2.0, None
+def _options(args: list[str]) -> tuple[float, list[str] | None, list[str]]:
+    """``--grace S``, ``--sandbox`` with one ``--write PATH`` per writable path, ``--``,
+    then the agent's argv. (Not argparse nor JSON: their imports alone would cost more
+    than the rest of the start.)"""
+    grace: float = 2.0
+    writable: list[str] | None = None
     rest = list(args)
     while rest and rest[0] != "--":
-        option, value, *rest = rest
-        if option == "--grace":
-            grace = float(value)
-        elif option == "--policy":
-            writable = [str(path) for path in json.loads(value)["writable"]]
+        option = rest.pop(0)
+        if option == "--sandbox":
+            writable = writable or []
+        elif option in ("--grace", "--write") and rest:
+            value = rest.pop(0)
+            if option == "--grace":
+                grace = float(value)
+            else:
+                writable = [*(writable or []), value]
         else:
-            raise ValueError(f"unknown option {option!r}")
+            raise ValueError(f"unknown or incomplete option {option!r}")
     if len(rest) < 2:
         raise ValueError("no agent command after '--'")
     return grace, writable, rest[1:]
 
 
-def main(args: Sequence[str] | None = None) -> int:
+def main(args: list[str] | None = None) -> int:
     try:
         grace, writable, argv = _options(sys.argv[1:] if args is None else args)
-    except (ValueError, KeyError, TypeError) as exc:
+    except ValueError as exc:
         sys.stderr.write(f"seawall supervisor: bad arguments: {exc}\n")
         return SANDBOX_FAILED
     original = signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)

@@ -291,6 +291,7 @@ class WaveSteps:
                 scope=task.scope,
                 enforcement=Enforcement(wave.enforcement),
                 accept_hooks_only=self.config.accept_hooks_only,
+                extra_writable=self.config.sandbox_writable,
             ),
         )
 
