@@ -132,7 +132,8 @@ async def spawn_agent(
 
 def _agent_policy(sandbox: SandboxPolicy, scratch: Path, env: Mapping[str, str]) -> SandboxPolicy:
     """The session's policy plus the agent's temp dir, CLI state and the usual devices."""
-    return sandbox.with_paths((scratch, *cli_state_paths(env), *map(Path, DEVICE_PATHS)))
+    state = cli_state_paths(env, create=True)
+    return sandbox.with_paths((scratch, *state, *map(Path, DEVICE_PATHS)))
 
 
 def process_result(
