@@ -1,11 +1,11 @@
 """Running one agent as a subprocess: start, stream, limit, stop, reap.
 
-Shared by the ``command``, ``claude-code`` and ``codex`` runners. Every agent runs under
-seawall's supervisor (``coordinator.sandbox.supervise``) in a session of its own: the
-supervisor applies the request's sandbox, and ends every process the agent started
-(even those that left its process group or session) when the agent ends or is stopped.
-Stopping the agent sends SIGTERM to the supervisor's group and waits until it is empty
-(SIGKILL after the grace).
+Shared by the ``command``, ``claude-code`` and ``codex`` runners. On Linux every agent
+runs under seawall's supervisor (``coordinator.sandbox.supervise``) in a session of its
+own: the supervisor applies the request's sandbox, and ends every process the agent
+started (even those that left its process group or session) when the agent ends or is
+stopped. Stopping the agent sends SIGTERM to the supervisor's group and waits until it
+is empty (SIGKILL after the grace). Elsewhere the agent runs directly in that session.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from anyio.abc import Process
 from coordinator.errors import ConfigurationError, RunnerError
 from coordinator.processes import aend_group, signal_group
 from coordinator.runner import AgentRequest, AgentResult, Emitter, StopSignal
-from coordinator.sandbox.launch import supervisor_argv, unavailable_reason
+from coordinator.sandbox.launch import supervised, supervisor_argv, unavailable_reason
 from coordinator.sandbox.policy import DEVICE_PATHS, SandboxPolicy, cli_state_paths
 
 __all__ = [
@@ -114,10 +114,13 @@ async def spawn_agent(
         if request.sandbox is not None:
             env["TMPDIR"] = scratch
             policy = _agent_policy(request.sandbox, Path(scratch), env)
+        command = [executable, *argv[1:]]
+        if supervised():
+            command = supervisor_argv(command, policy=policy, grace=kill_grace)
         transcript = _open_transcript(request.transcript_path)
         try:
             return await run_agent_process(
-                supervisor_argv((executable, *argv[1:]), policy=policy, grace=kill_grace),
+                command,
                 request=request,
                 env=env,
                 stdin=request.prompt.encode(),

@@ -9,7 +9,7 @@ from pathlib import Path
 from coordinator.sandbox.landlock import abi_version
 from coordinator.sandbox.policy import SandboxPolicy
 
-__all__ = ["available", "supervisor_argv", "unavailable_reason"]
+__all__ = ["available", "supervised", "supervisor_argv", "unavailable_reason"]
 
 _SANDBOX_DIR = Path(__file__).resolve().parent
 _BOOT = f"""\
@@ -37,6 +37,13 @@ def unavailable_reason() -> str:
     if not available():
         return "this Linux kernel has no Landlock (disabled, or older than 5.13)"
     return ""
+
+
+def supervised() -> bool:
+    """Whether agents run under the supervisor here (it needs Linux: a child subreaper,
+    ``PR_SET_PDEATHSIG``, ``/proc``). Elsewhere an agent runs in its own process group,
+    which is ended as a whole, and what left the group is not reached."""
+    return sys.platform == "linux"
 
 
 def supervisor_argv(

@@ -1,10 +1,11 @@
 """What the sandbox and the supervisor add to one agent start, against a bare spawn.
 
 Each figure is the median wall time of starting ``true`` and waiting for it to end
-(nothing left running): bare, under the supervisor alone (subreaper and reaping),
-under the supervisor with a Landlock policy (what every agent pays), and, when the
-``bwrap`` binary is installed, under bubblewrap with the same writable paths (the
-alternative that was measured). All are run in the same process, one after another.
+(nothing left running): bare; a Python interpreter doing nothing (most of the
+supervisor's cost); the supervisor alone (subreaper and reaping); the supervisor with a
+Landlock policy (what every agent pays); and, when ``bwrap`` is installed, bubblewrap
+with the same writable paths, alone and under the supervisor (the alternative that was
+measured: it still needs the supervisor to reap). All run in the same process.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -42,12 +44,18 @@ def _bwrap(policy: SandboxPolicy) -> list[str]:
     return [*argv, "--die-with-parent", "--", *AGENT]
 
 
+def _supervised_bwrap(policy: SandboxPolicy) -> list[str]:
+    """bubblewrap in place of Landlock: the supervisor is still needed for reaping."""
+    return supervisor_argv(_bwrap(policy), policy=None, grace=1.0)
+
+
 def run() -> list[BenchResult]:
     with tempfile.TemporaryDirectory(prefix="seawall-bench-sandbox-") as scratch:
         workspace = Path(scratch)
         bare = _median(AGENT, workspace)
         results = []
         cases: list[tuple[str, Callable[[], list[str]]]] = [
+            ("python start alone (-I -S -c pass)", lambda: [sys.executable, "-I", "-S", "-c", ""]),
             ("supervisor only", lambda: supervisor_argv(AGENT, policy=None, grace=1.0)),
         ]
         policy = workspace_policy(workspace).with_paths(Path(path) for path in DEVICE_PATHS)
@@ -59,7 +67,8 @@ def run() -> list[BenchResult]:
                 )
             )
         if shutil.which("bwrap"):
-            cases.append(("bubblewrap (measured alternative)", lambda: _bwrap(policy)))
+            cases.append(("bubblewrap alone", lambda: _bwrap(policy)))
+            cases.append(("supervisor + bubblewrap", lambda: _supervised_bwrap(policy)))
         for name, argv in cases:
             figure = _median(argv(), workspace)
             results.append(
