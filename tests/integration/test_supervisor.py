@@ -59,14 +59,16 @@ def wait_until_gone(session: str, seconds: float = 5.0) -> set[int]:
     return left
 
 
-def agent_request(workspace: Path, **fields: object) -> AgentRequest:
-    base: dict[str, object] = {
-        "task_id": "daemoniser",
-        "prompt": "go",
-        "workspace": workspace,
-        "session": f"sv-{uuid.uuid4().hex[:12]}",
-    }
-    return AgentRequest(**(base | fields))  # type: ignore[arg-type]
+def agent_request(workspace: Path, *, time_limit: float | None = None) -> AgentRequest:
+    """A request in a session of its own, so its processes can be told from others'."""
+    session = f"sv-{uuid.uuid4().hex[:12]}"
+    return AgentRequest(
+        task_id="daemoniser",
+        prompt="go",
+        workspace=workspace,
+        session=session,
+        time_limit=time_limit,
+    )
 
 
 async def test_a_daemonised_child_does_not_survive_a_normal_finish(tmp_path: Path) -> None:
