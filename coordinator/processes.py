@@ -42,8 +42,16 @@ def signal_group(group: int, signum: int) -> bool:
 
 def group_alive(group: int) -> bool:
     """Whether the group has a member that is not a zombie."""
+    live = _live_groups()
+    return signal_group(group, 0) if live is None else group in live
+
+
+def _live_groups() -> set[int] | None:
+    """The process groups with a live (not zombie) member, in one pass over ``/proc``;
+    None where there is no ``/proc``."""
     if not _PROC.is_dir():
-        return signal_group(group, 0)
+        return None
+    groups: set[int] = set()
     for entry in _PROC.iterdir():
         if not entry.name.isdigit():
             continue
@@ -53,24 +61,34 @@ def group_alive(group: int) -> bool:
             continue  # gone meanwhile
         # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
         fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[0] not in ("Z", "X") and int(fields[2]) == group:
-            return True
-    return False
+        if len(fields) > 2 and fields[0] not in ("Z", "X"):
+            groups.add(int(fields[2]))
+    return groups
+
+
+def _any_alive(groups: Collection[int]) -> bool:
+    live = _live_groups()
+    if live is None:
+        return any(signal_group(group, 0) for group in groups)
+    return not live.isdisjoint(groups)
 
 
 def _ending(groups: Collection[int], grace: float) -> Generator[float, None, set[int]]:
     """The steps of ending ``groups``; yields how long to sleep between polls. Returns
     the groups that had a live member (the others were gone, or only zombies)."""
+    live = _live_groups()
     signalled = {
-        group for group in groups if group_alive(group) and signal_group(group, signal.SIGTERM)
+        group
+        for group in groups
+        if (live is None or group in live) and signal_group(group, signal.SIGTERM)
     }
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(group_alive(group) for group in signalled):
+    while time.monotonic() < deadline and _any_alive(signalled):
         yield _POLL
     for group in signalled:
         signal_group(group, signal.SIGKILL)
     deadline = time.monotonic() + _KILL_WAIT
-    while time.monotonic() < deadline and any(group_alive(group) for group in signalled):
+    while time.monotonic() < deadline and _any_alive(signalled):
         yield _POLL
     return signalled
 
