@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from coordinator.errors import PlanError
+from coordinator.plan import parse_plan
 from coordinator.sandbox import supervise
 from coordinator.sandbox.launch import supervisor_argv
 from coordinator.sandbox.policy import cli_state_paths, scope_policy, workspace_policy
@@ -110,3 +112,16 @@ def test_descendants_from_children_lists_and_from_a_full_scan_agree() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_plan_names_a_bad_sandbox_path_and_reads_the_hooks_only_setting() -> None:
+    tasks = '[[task]]\nid = "a"\nprompt = "p"\nscope = ["src/"]\n'
+    session = '[session]\nsandbox_writable = ["~/.cargo", "/opt/cache"]\naccept_hooks_only = true\n'
+    plan = parse_plan(session + tasks, path="plan.toml")
+    assert plan.session.sandbox_writable == ("~/.cargo", "/opt/cache")
+    assert plan.session.accept_hooks_only is True
+    assert parse_plan(tasks).session.accept_hooks_only is False
+    with pytest.raises(PlanError) as caught:
+        parse_plan(f'[session]\nsandbox_writable = ["/ok", "cache"]\n{tasks}', path="plan.toml")
+    assert caught.value.field == "session.sandbox_writable[1]"
+    assert "plan.toml" in str(caught.value)
