@@ -12,6 +12,7 @@ import pytest
 
 from coordinator.errors import PlanError
 from coordinator.plan import parse_plan
+from coordinator.processes import end_group
 from coordinator.sandbox import supervise
 from coordinator.sandbox.launch import supervisor_argv
 from coordinator.sandbox.policy import cli_state_paths, scope_policy, workspace_policy
@@ -100,7 +101,7 @@ def test_the_supervisor_refuses_bad_arguments_and_runs_nothing(tmp_path: Path) -
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_descendants_from_children_lists_and_from_a_full_scan_agree() -> None:
-    child = subprocess.Popen(["sh", "-c", "sleep 30 & sleep 30"])
+    child = subprocess.Popen(["sh", "-c", "sleep 30 & sleep 30"], start_new_session=True)
     try:
         deadline = time.monotonic() + 5
         live: set[int] = set()
@@ -110,7 +111,7 @@ def test_descendants_from_children_lists_and_from_a_full_scan_agree() -> None:
         assert child.pid in live and len(live) >= 2
         assert supervise._scan(os.getpid())[0] >= live
     finally:
-        child.kill()
+        end_group(child.pid, grace=1.0)  # the background sleep too
         child.wait()
 
 
