@@ -39,5 +39,5 @@ def find_orphans(session: str, task: str | None = None, *, proc: Path = Path("/p
 def stop_orphans(groups: set[int], *, grace: float = 2.0) -> set[int]:
     """End each process group (SIGTERM, SIGKILL after ``grace`` seconds) and wait until
     they are empty. An agent's supervisor, stopped this way, ends what the agent started
-    outside its group too. Returns the groups that existed."""
+    outside its group too. Returns the groups that had a live member."""
     return end_groups(groups, grace=grace)
