@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Self
+from typing import ClassVar, Self
 
 import anyio
 
@@ -299,7 +299,14 @@ class AgentRunner(abc.ABC):
 
     A runner instance may serve many concurrent ``run()`` calls (one wave); per-run
     state lives inside ``run()``.
+
+    ``starts_processes`` is True for a runner whose agents are OS processes it starts
+    on this machine, which therefore applies ``request.sandbox`` (seawall's subprocess
+    runners do). For the others (Python callables, scripted agents) the sandbox does not
+    apply, and the session never refuses a wave for want of one.
     """
+
+    starts_processes: ClassVar[bool] = False
 
     @abc.abstractmethod
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:

@@ -30,18 +30,21 @@ def agent_sandbox(
     scope: Sequence[str],
     enforcement: Enforcement,
     accept_hooks_only: bool,
+    starts_processes: bool = True,
     extra_writable: Sequence[str] = (),
     missing: str | None = None,
 ) -> SandboxPolicy | None:
-    """The sandbox of one agent, or None where this machine has none (and that is
-    accepted). ``extra_writable`` are the plan's ``sandbox_writable`` paths (``~/``
+    """The sandbox of one agent, or None where this machine has none and that is
+    accepted. ``extra_writable`` are the plan's ``sandbox_writable`` paths (``~/``
     expanded), granted to every agent. Raises ``ConfigurationError`` for a strict
-    in-place agent that cannot be sandboxed when hooks-only enforcement was not
-    accepted. ``missing`` is why there is no sandbox here (default: this machine's
-    answer; "" when there is one)."""
+    in-place agent that cannot be sandboxed, when its runner starts processes
+    (``starts_processes``) and hooks-only enforcement was not accepted. ``missing`` is
+    why there is no sandbox here (default: this machine's answer; "" when there is one).
+    """
     missing = unavailable_reason() if missing is None else missing
     if missing:
-        if in_place and enforcement is Enforcement.STRICT and not accept_hooks_only:
+        strict_in_place = in_place and enforcement is Enforcement.STRICT
+        if strict_in_place and starts_processes and not accept_hooks_only:
             raise ConfigurationError(
                 f"task {task_id!r}: cannot enforce strict scope in place: {missing}. "
                 'Run the wave in worktrees (isolation = "worktree"), or accept hooks-only '

@@ -275,6 +275,7 @@ class WaveSteps:
         in_place = wave.isolation == Isolation.NONE
         checkpointer = self._checkpointer(wave, agent)
         transcript = self.paths.agent_dir(task.id) / f"w{wave.number}-transcript.jsonl"
+        runner = self.session.runner_for(task)
         request = AgentRequest(
             task_id=task.id,
             prompt=self.prompt_for(wave, task),
@@ -291,6 +292,7 @@ class WaveSteps:
                 scope=task.scope,
                 enforcement=Enforcement(wave.enforcement),
                 accept_hooks_only=self.config.accept_hooks_only,
+                starts_processes=runner.starts_processes,
                 extra_writable=self.config.sandbox_writable,
             ),
         )
@@ -300,7 +302,7 @@ class WaveSteps:
 
         return AgentJob(
             task_id=task.id,
-            runner=self.session.runner_for(task),
+            runner=runner,
             request=request,
             checkpointer=checkpointer,
             limits=self.config.breakers,

@@ -55,6 +55,7 @@ def write_plan(
         session,
         'agent = "agent"',
         f"sandbox_writable = [{json.dumps(str(writable))}]",
+        "accept_hooks_only = true",  # these sessions test other things on any kernel
         "",
         "[runners.agent]",
         'kind = "command"',

@@ -247,6 +247,17 @@ def test_strict_in_place_without_a_sandbox_is_refused_unless_accepted(tmp_path: 
     with pytest.raises(ConfigurationError, match=r"task 't1'.*accept_hooks_only = true"):
         choose(in_place=True, accept=False, missing=missing)
     assert choose(in_place=True, accept=True, missing=missing) is None
+    scripted = agent_sandbox(
+        task_id="t1",
+        workspace=tmp_path,
+        in_place=True,
+        scope=("src/**",),
+        enforcement=Enforcement.STRICT,
+        accept_hooks_only=False,
+        starts_processes=False,  # an in-process agent: the sandbox does not apply
+        missing=missing,
+    )
+    assert scripted is None
     assert choose(in_place=False, accept=False, missing=missing) is None
     assert "no OS sandbox" in sandbox_notice(accept_hooks_only=False, missing=missing)
     assert "Landlock" in sandbox_notice(accept_hooks_only=False, missing="")

@@ -36,6 +36,7 @@ def fault_plan(name: str, tasks: dict[str, str], *, extra: str = "") -> str:
         f'name = "{name}"',
         'agent = "faulty"',
         writable,
+        "accept_hooks_only = true",  # these sessions test other things on any kernel
         extra,
         "",
         "[runners.faulty]",
