@@ -34,17 +34,20 @@ def agent_sandbox(
     extra_writable: Sequence[str] = (),
     missing: str | None = None,
 ) -> SandboxPolicy | None:
-    """The sandbox of one agent, or None where this machine has none and that is
-    accepted. ``extra_writable`` are the plan's ``sandbox_writable`` paths (``~/``
-    expanded), granted to every agent. Raises ``ConfigurationError`` for a strict
-    in-place agent that cannot be sandboxed, when its runner starts processes
-    (``starts_processes``) and hooks-only enforcement was not accepted. ``missing`` is
-    why there is no sandbox here (default: this machine's answer; "" when there is one).
+    """The sandbox of one agent; None for a runner that starts no processes
+    (``starts_processes``), or where this machine has no sandbox and that is accepted.
+
+    ``extra_writable`` are the plan's ``sandbox_writable`` paths (``~/`` expanded),
+    granted to every agent. Raises ``ConfigurationError`` for a strict in-place agent
+    that cannot be sandboxed when hooks-only enforcement was not accepted. ``missing``
+    is why there is no sandbox here (default: this machine's answer; "" when there is
+    one).
     """
+    if not starts_processes:
+        return None  # an in-process agent: no sandbox applies to it
     missing = unavailable_reason() if missing is None else missing
     if missing:
-        strict_in_place = in_place and enforcement is Enforcement.STRICT
-        if strict_in_place and starts_processes and not accept_hooks_only:
+        if in_place and enforcement is Enforcement.STRICT and not accept_hooks_only:
             raise ConfigurationError(
                 f"task {task_id!r}: cannot enforce strict scope in place: {missing}. "
                 'Run the wave in worktrees (isolation = "worktree"), or accept hooks-only '
