@@ -266,3 +266,19 @@ def test_strict_in_place_without_a_sandbox_is_refused_unless_accepted(tmp_path: 
     assert policy.writable == (tmp_path.resolve() / "src",)  # made, so it can be granted
     assert (tmp_path / "src").is_dir()
     assert choose(in_place=False, accept=False, missing="") == workspace_policy(tmp_path)
+
+
+async def test_links_do_not_lead_out_of_the_scope(repo: Path) -> None:
+    """A hard link to an outside file cannot be made; a symlink to one cannot be written."""
+    before = snapshot(repo)
+    script = (
+        "ln README.md src/auth/hard; echo hard=$?; "
+        "ln -s ../../README.md src/auth/soft; echo pwned > src/auth/soft; echo soft=$?"
+    )
+    result = await run_sandboxed(["sh", "-c", script], repo, scope_policy(repo, ["src/auth/"]))
+    assert "hard=1" in result.final_text
+    assert "soft=2" in result.final_text
+    assert "Invalid cross-device link" in result.stderr_tail  # Landlock's refusal of a link
+    after = snapshot(repo)
+    assert after == before  # README.md unchanged; the dangling symlink is not a file here
+    assert (repo / "src/auth/soft").is_symlink()
