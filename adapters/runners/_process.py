@@ -29,6 +29,7 @@ from coordinator.processes import aend_group, signal_group
 from coordinator.runner import AgentRequest, AgentResult, Emitter, StopSignal
 from coordinator.sandbox.launch import supervised, supervisor_argv, unavailable_reason
 from coordinator.sandbox.policy import DEVICE_PATHS, SandboxPolicy, cli_state_paths
+from coordinator.sandbox.supervise import SANDBOX_FAILED, SUPERVISOR_SAYS
 
 __all__ = [
     "DEFAULT_KILL_GRACE",
@@ -119,7 +120,7 @@ async def spawn_agent(
             command = supervisor_argv(command, policy=policy, grace=kill_grace)
         transcript = _open_transcript(request.transcript_path)
         try:
-            return await run_agent_process(
+            outcome = await run_agent_process(
                 command,
                 request=request,
                 env=env,
@@ -131,6 +132,10 @@ async def spawn_agent(
         finally:
             if transcript is not None:
                 transcript.close()
+    if outcome.exit_code == SANDBOX_FAILED and SUPERVISOR_SAYS in outcome.stderr_tail:
+        detail = outcome.stderr_tail.strip().splitlines()[-1]
+        raise RunnerError(f"task {request.task_id!r}: cannot start the agent: {detail}")
+    return outcome
 
 
 def _agent_policy(sandbox: SandboxPolicy, scratch: Path, env: Mapping[str, str]) -> SandboxPolicy:

@@ -32,10 +32,11 @@ import time
 
 from coordinator.sandbox.landlock import LandlockError, restrict_writes
 
-__all__ = ["descendants", "main"]
+__all__ = ["EXEC_FAILED", "SANDBOX_FAILED", "SUPERVISOR_SAYS", "descendants", "main"]
 
 SANDBOX_FAILED = 125
 EXEC_FAILED = 127
+SUPERVISOR_SAYS = "seawall supervisor:"  # how its own messages on stderr start
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -173,7 +174,7 @@ def _start(argv: list[str], mask: set[int]) -> int:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.execvp(argv[0], argv)
     except OSError as exc:
-        os.write(2, f"seawall supervisor: cannot run {argv[0]!r}: {exc}\n".encode())
+        os.write(2, f"{SUPERVISOR_SAYS} cannot run {argv[0]!r}: {exc}\n".encode())
     os._exit(EXEC_FAILED)
 
 
@@ -218,7 +219,7 @@ def main(args: list[str] | None = None) -> int:
     try:
         grace, writable, argv = _options(sys.argv[1:] if args is None else args)
     except ValueError as exc:
-        sys.stderr.write(f"seawall supervisor: bad arguments: {exc}\n")
+        sys.stderr.write(f"{SUPERVISOR_SAYS} bad arguments: {exc}\n")
         return SANDBOX_FAILED
     original = signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
@@ -226,7 +227,7 @@ def main(args: list[str] | None = None) -> int:
         try:
             restrict_writes(writable)
         except LandlockError as exc:
-            sys.stderr.write(f"seawall supervisor: the sandbox could not be applied: {exc}\n")
+            sys.stderr.write(f"{SUPERVISOR_SAYS} the sandbox could not be applied: {exc}\n")
             return SANDBOX_FAILED
     agent = _start(argv, original)
     status = None

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from adapters.runners.command import CommandRunner
-from coordinator.errors import ConfigurationError
+from coordinator.errors import ConfigurationError, RunnerError
 from coordinator.model import Enforcement
 from coordinator.runner import AgentRequest, AgentResult
 from coordinator.sandbox.agents import agent_sandbox, sandbox_notice
@@ -282,3 +282,14 @@ async def test_links_do_not_lead_out_of_the_scope(repo: Path) -> None:
     after = snapshot(repo)
     assert after == before  # README.md unchanged; the dangling symlink is not a file here
     assert (repo / "src/auth/soft").is_symlink()
+
+
+async def test_a_sandbox_the_kernel_refuses_is_a_start_failure_not_an_outcome(
+    tmp_path: Path,
+) -> None:
+    """A namespace file cannot carry a Landlock rule: nothing starts, the runner raises."""
+    marker = tmp_path / "ran"
+    policy = SandboxPolicy(writable=(Path("/proc/self/ns/net"),))
+    with pytest.raises(RunnerError, match=r"task 'boxed'.*sandbox could not be applied"):
+        await run_sandboxed(["touch", str(marker)], tmp_path, policy)
+    assert not exists(marker)
