@@ -114,7 +114,7 @@ async def spawn_agent(
         policy = None
         if request.sandbox is not None:
             env["TMPDIR"] = scratch
-            policy = _agent_policy(request.sandbox, Path(scratch), env)
+            policy = _agent_policy(request.sandbox, Path(scratch), env, Path(executable).name)
         command = [executable, *argv[1:]]
         if supervised():
             command = supervisor_argv(command, policy=policy, grace=kill_grace)
@@ -138,9 +138,11 @@ async def spawn_agent(
     return outcome
 
 
-def _agent_policy(sandbox: SandboxPolicy, scratch: Path, env: Mapping[str, str]) -> SandboxPolicy:
+def _agent_policy(
+    sandbox: SandboxPolicy, scratch: Path, env: Mapping[str, str], program: str
+) -> SandboxPolicy:
     """The session's policy plus the agent's temp dir, CLI state and the usual devices."""
-    state = cli_state_paths(env, create=True)
+    state = cli_state_paths(env, create_for=program)
     return sandbox.with_paths((scratch, *state, *map(Path, DEVICE_PATHS)))
 
 

@@ -89,22 +89,22 @@ def scope_policy(workspace: Path, scope: Sequence[str], *, create: bool = False)
     return SandboxPolicy(writable=tuple(granted), describe=f"in place: {shown}")
 
 
-def cli_state_paths(env: Mapping[str, str], *, create: bool = False) -> tuple[Path, ...]:
-    """The agent CLIs' own state: ``~/.claude``, ``~/.claude.json``, ``$CODEX_HOME``
-    (default ``~/.codex``), ``$CLAUDE_CONFIG_DIR``, and npm's and the XDG caches.
+def cli_state_paths(env: Mapping[str, str], *, create_for: str = "") -> tuple[Path, ...]:
+    """The agent CLIs' own state: ``~/.claude``, ``~/.claude.json``, ``$CLAUDE_CONFIG_DIR``,
+    ``$CODEX_HOME`` (default ``~/.codex``), and npm's and the XDG caches.
 
-    With ``create``, the CLIs' own directories are made when missing (each CLI makes its
-    directory on its first start, which the sandbox would refuse: the home directory
-    itself stays read-only)."""
+    ``create_for`` names the program being started (``claude``, ``codex``): its own
+    state directory is made when missing, since each CLI makes it on its first start,
+    which the sandbox would refuse (the home directory itself stays read-only)."""
     home = Path(env["HOME"]) if env.get("HOME") else Path.home()
-    own = [home / ".claude", Path(env.get("CODEX_HOME") or home / ".codex")]
+    claude = [home / ".claude"]
     if env.get("CLAUDE_CONFIG_DIR"):
-        own.append(Path(env["CLAUDE_CONFIG_DIR"]))
-    if create:
-        for directory in own:
-            directory.mkdir(parents=True, exist_ok=True)
+        claude.append(Path(env["CLAUDE_CONFIG_DIR"]))
+    codex = [Path(env.get("CODEX_HOME") or home / ".codex")]
+    for directory in {"claude": claude, "codex": codex}.get(create_for, []):
+        directory.mkdir(parents=True, exist_ok=True)
     caches = [home / ".npm", Path(env.get("XDG_CACHE_HOME") or home / ".cache")]
-    return (*own, home / ".claude.json", *caches)
+    return (*claude, home / ".claude.json", *codex, *caches)
 
 
 def _literal_prefix(

@@ -78,10 +78,13 @@ def test_a_worktree_and_the_cli_state(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     env = {"HOME": str(home), "CODEX_HOME": str(tmp_path / "codex")}
-    paths = cli_state_paths(env, create=True)
-    assert paths[:2] == (home / ".claude", tmp_path / "codex")
-    assert home / ".claude.json" in paths
-    assert (home / ".claude").is_dir() and (tmp_path / "codex").is_dir()
+    paths = cli_state_paths(env)
+    assert paths[:3] == (home / ".claude", home / ".claude.json", tmp_path / "codex")
+    assert not (home / ".claude").exists() and not (tmp_path / "codex").exists()
+    assert cli_state_paths(env, create_for="codex") == paths
+    assert (tmp_path / "codex").is_dir() and not (home / ".claude").exists()
+    cli_state_paths(env, create_for="claude")
+    assert (home / ".claude").is_dir()
     assert not (home / ".claude.json").exists()  # a file is never made
 
 
