@@ -26,7 +26,7 @@ __all__ = [
     "signal_group",
 ]
 
-_POLL = 0.02
+_POLL = 0.05  # each poll reads /proc once
 _KILL_WAIT = 5.0  # after SIGKILL, how long to wait for the kernel to clear the group
 _PROC = Path("/proc")
 
