@@ -232,7 +232,9 @@ async def test_the_agent_temp_dir_is_its_own_and_removed_after(repo: Path) -> No
 
 
 def test_strict_in_place_without_a_sandbox_is_refused_unless_accepted(tmp_path: Path) -> None:
-    def choose(*, in_place: bool, accept: bool, missing: str) -> SandboxPolicy | None:
+    def choose(
+        *, in_place: bool, accept: bool, missing: str, processes: bool = True
+    ) -> SandboxPolicy | None:
         return agent_sandbox(
             task_id="t1",
             workspace=tmp_path,
@@ -240,6 +242,7 @@ def test_strict_in_place_without_a_sandbox_is_refused_unless_accepted(tmp_path: 
             scope=("src/**",),
             enforcement=Enforcement.STRICT,
             accept_hooks_only=accept,
+            starts_processes=processes,
             missing=missing,
         )
 
@@ -247,17 +250,8 @@ def test_strict_in_place_without_a_sandbox_is_refused_unless_accepted(tmp_path: 
     with pytest.raises(ConfigurationError, match=r"task 't1'.*accept_hooks_only = true"):
         choose(in_place=True, accept=False, missing=missing)
     assert choose(in_place=True, accept=True, missing=missing) is None
-    scripted = agent_sandbox(
-        task_id="t1",
-        workspace=tmp_path,
-        in_place=True,
-        scope=("src/**",),
-        enforcement=Enforcement.STRICT,
-        accept_hooks_only=False,
-        starts_processes=False,  # an in-process agent: the sandbox does not apply
-        missing=missing,
-    )
-    assert scripted is None
+    # an in-process agent (scripted, a callable): no sandbox applies, nothing is refused
+    assert choose(in_place=True, accept=False, missing=missing, processes=False) is None
     assert choose(in_place=False, accept=False, missing=missing) is None
     assert "no OS sandbox" in sandbox_notice(accept_hooks_only=False, missing=missing)
     assert "Landlock" in sandbox_notice(accept_hooks_only=False, missing="")
