@@ -231,6 +231,8 @@ class SessionConfig:
     spiral: SpiralConfig = field(default_factory=SpiralConfig)
     commands: CommandPolicyConfig = field(default_factory=CommandPolicyConfig)
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
+    accept_hooks_only: bool = False  # without an OS sandbox, run strict in place anyway
+    sandbox_writable: tuple[str, ...] = ()  # more paths every agent may write (caches)
 
     def resolved_max_turns(self) -> int:
         if self.max_turns == "auto":
