@@ -58,6 +58,12 @@ class StreamingCliRunner(AgentRunner):
 
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
         """Run the CLI for ``request``, streaming parsed events; see ``AgentRunner``."""
+        return await self.run_argv(request, emit, self.argv(request))
+
+    async def run_argv(
+        self, request: AgentRequest, emit: EmitFn, argv: Sequence[str]
+    ) -> AgentResult:
+        """Run ``argv`` as the agent of ``request`` (for subclasses that prepare files)."""
         emitter = Emitter(emit)
         parser = self.parser()
 
@@ -66,7 +72,7 @@ class StreamingCliRunner(AgentRunner):
                 await emitter(event)
 
         outcome = await spawn_agent(
-            self.argv(request),
+            argv,
             request=request,
             env=agent_environment(request, self.env),
             on_line=on_line,

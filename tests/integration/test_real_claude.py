@@ -1,0 +1,73 @@
+"""ClaudeCodeRunner driving the real Claude Code CLI against a scripted Messages API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+
+from adapters.runners.claude_code import ClaudeCodeRunner
+from coordinator.events import Event, Final, ToolCall, ToolResult
+from coordinator.runner import AgentRequest
+from tests.fakes.anthropic_server import AnthropicServer
+from tests.fakes.model_script import Call, ModelTurn, Script
+from tests.integration.realcli import agent_clis, anthropic, claude_env, process_tree_gone
+
+__all__ = ["agent_clis", "anthropic", "claude_env"]
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+def request(workspace: Path, marker: str, **fields: object) -> AgentRequest:
+    base: dict[str, object] = {
+        "task_id": "api",
+        "prompt": f"Task {marker}: add the greeting file.",
+        "workspace": workspace,
+        "max_turns": 12,
+        "transcript_path": workspace.parent / "transcripts" / "api.jsonl",
+        "time_limit": 90.0,
+    }
+    return AgentRequest(**(base | fields))  # type: ignore[arg-type]
+
+
+async def test_clean_edit_counts_turns_cost_and_shows_the_model_the_output(
+    anthropic: AnthropicServer, claude_env: dict[str, str], workspace: Path
+) -> None:
+    anthropic.add(
+        Script(
+            marker="EDIT-1",
+            turns=[
+                ModelTurn(calls=[Call(name="Write", input={"file_path": "{cwd}/hello.txt", "content": "hi there\n"})]),
+                ModelTurn(calls=[Call(name="Bash", input={"command": "wc -c hello.txt"})]),
+                ModelTurn(text="Wrote the file.\nSTATUS: done — greeting added"),
+            ],
+        )
+    )
+    events: list[Event] = []
+    result = await ClaudeCodeRunner().run(request(workspace, "EDIT-1"), events.append)
+    assert (workspace / "hello.txt").read_text() == "hi there\n"
+    assert not result.is_error, result
+    assert result.turns == 3
+    assert result.tool_calls == 2
+    assert result.cost_usd > 0
+    assert "STATUS: done" in result.final_text
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert [r.is_error for r in results] == [False, False]
+    shown = anthropic.shown("EDIT-1")
+    assert "9 hello.txt" in shown  # the model saw the command's real output
+    final = [e for e in events if isinstance(e, Final)]
+    assert final and final[-1].num_turns == 3
