@@ -251,9 +251,7 @@ def _history(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandContext) -> 
     if not ctx.shared_tree or len(argv) < 2 or argv[0] != "git":
         return None
     sub, args = argv[1], argv[2:]
-    moves = sub in ("merge", "rebase", "pull", "cherry-pick", "revert", "am")
-    if sub == "commit" and "--amend" in args:
-        moves = True
+    moves = sub in ("merge", "rebase", "pull", "cherry-pick", "revert", "am", "commit")
     if sub == "reset" and "--" not in args:
         operands = [a for a in args if not a.startswith("-")]
         moves = any(not (ctx.cwd / operand).exists() for operand in operands)

@@ -51,7 +51,14 @@ async def test_clean_edit_counts_turns_cost_and_shows_the_model_the_output(
         Script(
             marker="EDIT-1",
             turns=[
-                ModelTurn(calls=[Call(name="Write", input={"file_path": "{cwd}/hello.txt", "content": "hi there\n"})]),
+                ModelTurn(
+                    calls=[
+                        Call(
+                            name="Write",
+                            input={"file_path": "{cwd}/hello.txt", "content": "hi there\n"},
+                        )
+                    ]
+                ),
                 ModelTurn(calls=[Call(name="Bash", input={"command": "wc -c hello.txt"})]),
                 ModelTurn(text="Wrote the file.\nSTATUS: done — greeting added"),
             ],

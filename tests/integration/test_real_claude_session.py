@@ -1,0 +1,115 @@
+"""`seawall run` with the default claude-code runner driving the real Claude Code CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fakes.anthropic_server import AnthropicServer
+from tests.fakes.model_script import Call, ModelTurn, Script
+from tests.integration.realcli import agent_clis, anthropic, claude_env
+from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, show, status
+
+__all__ = ["agent_clis", "anthropic", "claude_env"]
+
+PLAN = """
+[session]
+name = "{name}"
+type = "feature"
+agent = "claude"
+
+[runners.claude]
+kind = "claude-code"
+
+{tasks}
+"""
+
+
+def task(task_id: str, marker: str, scope: list[str]) -> str:
+    scope_list = ", ".join(f'"{s}"' for s in scope)
+    return (
+        f'[[task]]\nid = "{task_id}"\n'
+        f'prompt = "Work item {marker}: do the change."\nscope = [{scope_list}]\n'
+    )
+
+
+def write_plan(path: Path, name: str, *tasks: str) -> Path:
+    path.write_text(PLAN.format(name=name, tasks="\n".join(tasks)))
+    return path
+
+
+def test_default_runner_edits_in_scope_and_is_denied_outside_live(
+    anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# project\n", "src/__init__.py": ""})
+    anthropic.add(
+        Script(
+            marker="SCOPE-1",
+            turns=[
+                ModelTurn(
+                    calls=[
+                        Call(
+                            name="Write",
+                            input={"file_path": "{cwd}/src/app.py", "content": "X = 1\n"},
+                        )
+                    ]
+                ),
+                ModelTurn(calls=[Call(name="Read", input={"file_path": "{cwd}/README.md"})]),
+                ModelTurn(
+                    calls=[
+                        Call(
+                            name="Edit",
+                            input={
+                                "file_path": "{cwd}/README.md",
+                                "old_string": "# project",
+                                "new_string": "# hijacked",
+                            },
+                        )
+                    ]
+                ),
+                ModelTurn(calls=[Call(name="Bash", input={"command": "git commit -am sneaky"})]),
+                ModelTurn(text="Added the module.\nSTATUS: done — app added"),
+            ],
+        )
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml", "claude-scope", task("app", "SCOPE-1", ["src/app.py"])
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = [r.body for r in anthropic.answered("SCOPE-1")]
+    assert len(shown) == 5
+    results = _tool_results(shown[-1])
+    assert results[0] == (False, "")  # the in-scope Write ran
+    edit_error, edit_text = results[2]
+    assert edit_error and "README.md" in edit_text and "src/app.py" in edit_text, edit_text
+    commit_error, commit_text = results[3]
+    assert commit_error and "git commit" in commit_text, commit_text
+    assert show(repo, "main", "src/app.py") == "X = 1\n"
+    assert show(repo, "main", "README.md") == "# project\n"
+    assert (repo / "README.md").read_text() == "# project\n"
+    assert git(repo, "log", "--format=%s", "-1") != "sneaky"
+    agent = agents_by_wave(status(repo))[0]["app"]
+    assert agent["status"] == "done"
+    assert agent["merged"] is True
+
+
+def _tool_results(body: object) -> list[tuple[bool, str]]:
+    """(is_error, text) of each tool result the model was sent, in order."""
+    out: list[tuple[bool, str]] = []
+    assert isinstance(body, dict)
+    for message in body["messages"]:
+        content = message.get("content")
+        if message.get("role") != "user" or not isinstance(content, list):
+            continue
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                raw = block.get("content")
+                text = (
+                    raw
+                    if isinstance(raw, str)
+                    else " ".join(
+                        str(part.get("text", "")) for part in raw or [] if isinstance(part, dict)
+                    )
+                )
+                out.append((bool(block.get("is_error")), text if block.get("is_error") else ""))
+    return out
