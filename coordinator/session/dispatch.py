@@ -28,6 +28,8 @@ from coordinator.telemetry import EventLog
 
 __all__ = ["AgentJob", "AgentRun", "dispatch_wave"]
 
+_STDERR_KEPT = 2000
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentJob:
@@ -69,6 +71,8 @@ class AgentRun:
     findings: list[dict[str, Any]] = field(default_factory=list)
     transcript: str = ""
     checkpoint_error: str = ""  # the agent's files could not be recorded (they stay on disk)
+    denials: tuple[str, ...] = ()  # calls the agent CLI's own permission layer refused
+    stderr_tail: str = ""  # kept when the agent exited non-zero or never reported an end
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +92,8 @@ class AgentRun:
             "findings": list(self.findings),
             "transcript": self.transcript,
             "checkpoint_error": self.checkpoint_error,
+            "denials": list(self.denials),
+            "stderr_tail": self.stderr_tail,
         }
 
     @classmethod
@@ -111,6 +117,8 @@ class AgentRun:
             findings=list(data.get("findings", [])),
             transcript=str(data.get("transcript", "")),
             checkpoint_error=str(data.get("checkpoint_error", "")),
+            denials=tuple(str(d) for d in data.get("denials", ())),
+            stderr_tail=str(data.get("stderr_tail", "")),
         )
 
 
@@ -211,6 +219,10 @@ async def run_agent(
     checkpoint = await _guarded(
         state, job.checkpointer.acheckpoint(final_paths if job.in_place else None)
     )
+    final = counter.final
+    if final is not None and final.turn_limit and not state["stop"]:
+        turns = final.num_turns if final.num_turns is not None else counter.turns
+        state["stop"] = f"turn limit: the agent stopped after {turns} turns (max {job.max_turns})"
     interrupted = result is None or result.interrupted or bool(state["stop"])
     wip = None
     trip: Trip | None = state["trip"]
@@ -246,7 +258,18 @@ async def run_agent(
         truncated=interrupted and not runner_error,
         saw_errors=bool(state["saw_errors"]) or bool(result and result.is_error),
         last_error=str(state["last_error"]),
+        denials=final.denials if final is not None else (),
+        stderr_tail=_stderr_tail(result, final is None),
     )
+
+
+def _stderr_tail(result: AgentResult | None, no_final: bool) -> str:
+    """The agent's stderr tail when it says why the agent ended badly, else empty."""
+    if result is None or not result.stderr_tail.strip():
+        return ""
+    if result.exit_code not in (0, None) or (no_final and not result.interrupted):
+        return result.stderr_tail[-_STDERR_KEPT:]
+    return ""
 
 
 async def _guarded(state: dict[str, Any], step: Awaitable[str | None]) -> str | None:

@@ -47,6 +47,14 @@ def judge_status(run: AgentRun, *, changed: bool) -> StatusReport:
                 inferred=True,
                 reason=f"no final report; the live transcript record says STATUS: {backstop}",
             )
+    if run.truncated and report.status is Status.PARTIAL and not report.remaining:
+        return StatusReport(
+            status=Status.PARTIAL,
+            summary=report.summary,
+            remaining=f"the rest of the task (the agent was stopped: {run.stop_reason})",
+            inferred=report.inferred,
+            reason=report.reason,
+        )
     if run.truncated and report.status.is_success and not report.inferred:
         return StatusReport(
             status=Status.PARTIAL,

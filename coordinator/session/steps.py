@@ -51,6 +51,7 @@ from coordinator.state.ledger import (
     WavePhase,
     WaveRecord,
 )
+from coordinator.state.render import run_notes
 
 if TYPE_CHECKING:
     from coordinator.session.engine import Session
@@ -321,6 +322,8 @@ class WaveSteps:
         record = wave.agent(run.task_id)
         self._apply_run(record, run)
         self.progress.finished(run.task_id, "stopped" if run.truncated else "finished")
+        for line in run_notes(run.to_dict()):
+            self.progress.log(f"W{wave.number} {run.task_id}: {line}")
         self.events.append(
             "agent_finished",
             wave=wave.number,

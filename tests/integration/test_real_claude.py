@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import anyio
 import pytest
 
 from adapters.runners.claude_code import ClaudeCodeRunner
-from coordinator.events import Event, Final, ToolCall, ToolResult
+from coordinator.events import Event, Final, ToolResult
 from coordinator.runner import AgentRequest
 from tests.fakes.anthropic_server import AnthropicServer
 from tests.fakes.model_script import Call, ModelTurn, Script
-from tests.integration.realcli import agent_clis, anthropic, claude_env, process_tree_gone
+from tests.integration.realcli import agent_clis, anthropic, claude_env
 
 __all__ = ["agent_clis", "anthropic", "claude_env"]
 

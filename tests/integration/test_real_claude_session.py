@@ -113,3 +113,72 @@ def _tool_results(body: object) -> list[tuple[bool, str]]:
                 )
                 out.append((bool(block.get("is_error")), text if block.get("is_error") else ""))
     return out
+
+
+def test_turn_limit_hit_is_partial_and_carried_forward_with_the_work_saved(
+    anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# project\n", "src/__init__.py": ""})
+    anthropic.add(
+        Script(
+            marker="CARRIED-FORWARD TASK slow",
+            turns=[ModelTurn(text="Finished the rest.\nSTATUS: done — all steps")],
+        )
+    )
+    write = Call(name="Write", input={"file_path": "{cwd}/src/slow.py", "content": "S = 1\n"})
+    look = Call(name="Bash", input={"command": "ls src"})
+    anthropic.add(
+        Script(
+            marker="LIMIT-1",
+            turns=[ModelTurn(calls=[write]), *[ModelTurn(calls=[look])] * 5],
+        )
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        "claude-limit",
+        task("slow", "LIMIT-1", ["src/slow.py"]) + "max_turns = 2\n",
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    data = status(repo)
+    first = agents_by_wave(data)[0]["slow"]
+    assert first["status"] == "partial", (first, done.stdout, done.stderr)
+    assert first.get("issue") is None  # carried forward, not filed as a carryover
+    assert "turn limit" in first["remaining"], first
+    assert len(anthropic.answered("LIMIT-1")) == 2  # claude's own --max-turns ended it
+    second = agents_by_wave(data)[1]["slow"]
+    assert second["status"] == "done"
+    assert show(repo, "main", "src/slow.py") == "S = 1\n"  # the first agent's work kept
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_permission_denials_of_the_cli_are_named(
+    anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# project\n"})
+    anthropic.add(
+        Script(
+            marker="DENY-1",
+            turns=[
+                ModelTurn(
+                    calls=[
+                        Call(name="Write", input={"file_path": "{cwd}/notes.md", "content": "n\n"})
+                    ]
+                ),
+                ModelTurn(text="Could not write.\nSTATUS: failed — no permission to write"),
+            ],
+        )
+    )
+    plan = write_plan(tmp_path / "plan.toml", "claude-deny", task("notes", "DENY-1", ["notes.md"]))
+    text = plan.read_text().replace(
+        'kind = "claude-code"', 'kind = "claude-code"\noptions = { permissions = "none" }'
+    )
+    plan.write_text(text)
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    assert not (repo / "notes.md").exists()
+    named = "refused 1 call(s) without permission: Write "
+    assert named in done.stderr, done.stderr
+    data = status(repo)
+    state_md = (repo / ".seawall" / data["session"] / "STATE.md").read_text()
+    assert named in state_md and "notes.md" in state_md
+    runs = list((repo / ".seawall" / data["session"]).rglob("*.json"))
+    assert any('"denials": ["Write ' in p.read_text() for p in runs), runs
