@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from coordinator import faults
 from coordinator.errors import SeawallError
 
 __all__ = ["build_parser", "main"]
@@ -24,6 +25,7 @@ COMMAND_MODULES = (
     "coordinator.cli.carryover",
     "coordinator.cli.hooks",
     "coordinator.cli.unattended",
+    "coordinator.cli.lead",
 )
 
 
@@ -73,6 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        faults.arm_from_environment()
         code: int = handler(args)
     except SeawallError as exc:
         print(f"seawall: error: {exc}", file=sys.stderr)
@@ -83,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`seawall plan | head`)
         sys.stderr.close()
         return 0
+    finally:
+        faults.disarm()
     return code
 
 
