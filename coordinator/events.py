@@ -84,9 +84,13 @@ class Message:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
-    """Token usage and cost of one model response, counted once per ``message_id``."""
+    """Token usage and cost of one model response, counted once per ``message_id``.
+
+    ``input_tokens`` is uncached input (cache reads and writes are counted apart);
+    ``model`` names the model that answered, for pricing when ``cost_usd`` is 0."""
 
     message_id: str = ""
+    model: str = ""
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0

@@ -12,6 +12,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Literal
 
+from coordinator.pricing import Price
+
 __all__ = [
     "AUTO_MAX_TURNS",
     "BreakerLimits",
@@ -123,6 +125,7 @@ class Budgets:
     """Money and time ceilings. ``None`` means no ceiling."""
 
     cost_usd: float | None = None
+    tokens: int | None = None  # input + output tokens of all agents, an alternative limit
     agent_minutes: float = 30.0  # wall clock per agent
     session_minutes: float | None = None
 
@@ -221,6 +224,7 @@ class SessionConfig:
     spiral: SpiralConfig = field(default_factory=SpiralConfig)
     commands: CommandPolicyConfig = field(default_factory=CommandPolicyConfig)
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
+    prices: Mapping[str, Price] = field(default_factory=lambda: MappingProxyType({}))
 
     def resolved_max_turns(self) -> int:
         if self.max_turns == "auto":

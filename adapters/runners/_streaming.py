@@ -15,6 +15,7 @@ from adapters.runners._process import (
 from coordinator.errors import ConfigurationError
 from coordinator.events import Event
 from coordinator.model import RunnerSpec
+from coordinator.pricing import PriceTable
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn, Emitter
 
 __all__ = ["LineParser", "StreamingCliRunner", "spec_options"]
@@ -64,7 +65,7 @@ class StreamingCliRunner(AgentRunner):
         self, request: AgentRequest, emit: EmitFn, argv: Sequence[str]
     ) -> AgentResult:
         """Run ``argv`` as the agent of ``request`` (for subclasses that prepare files)."""
-        emitter = Emitter(emit)
+        emitter = Emitter(emit, prices=PriceTable())
         parser = self.parser()
 
         async def on_line(line: str) -> None:

@@ -74,4 +74,4 @@ class CodexRunner(StreamingCliRunner):
         return [*argv, *self.extra_args, "-"]
 
     def parser(self) -> LineParser:
-        return CodexJsonParser()
+        return CodexJsonParser(model=self.model or "")

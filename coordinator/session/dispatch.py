@@ -22,6 +22,7 @@ from coordinator.events import Event, ToolCall, ToolResult, Turn, edited_paths
 from coordinator.git.checkpoints import Checkpointer
 from coordinator.git.repo import repo_relative
 from coordinator.model import BreakerLimits, Isolation, StagnationConfig
+from coordinator.pricing import PriceTable
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner, RunCounter
 from coordinator.stagnation import AgentMonitor
 from coordinator.telemetry import EventLog
@@ -47,6 +48,7 @@ class AgentJob:
     in_place: bool
     repo: Path
     event_log: EventLog | None = None
+    prices: PriceTable | None = None  # prices usage that comes without a cost
     scope_paths: Callable[[], Sequence[str]] = lambda: ()
 
 
@@ -162,7 +164,7 @@ async def run_agent(
     on_trip: Callable[[AgentJob, Trip], None] | None = None,
 ) -> AgentRun:
     """Run one agent to its end under the coordinator's watch."""
-    counter = RunCounter(clock=time.monotonic)
+    counter = RunCounter(clock=time.monotonic, prices=job.prices)
     monitor = AgentMonitor(
         session=job.session,
         wave=job.wave,
@@ -243,6 +245,9 @@ async def run_agent(
             "turns": counter.turns,
             "tool_calls": counter.tool_calls,
             "cost_usd": round(counter.cost_usd, 6),
+            "cost_estimated": counter.cost_estimated,
+            "input_tokens": counter.input_tokens,
+            "output_tokens": counter.output_tokens,
             "elapsed_s": round(counter.elapsed_s, 3),
             "last_tool": counter.last_tool or "",
         },

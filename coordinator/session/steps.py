@@ -24,6 +24,7 @@ from coordinator.git.spiral import detect_spiral
 from coordinator.git.workspaces import prepare_workspaces
 from coordinator.model import Enforcement, Isolation, Status, Task, Wave
 from coordinator.plan.waves import make_wave
+from coordinator.pricing import PriceTable
 from coordinator.prompting import render_agent_prompt
 from coordinator.runner import AgentRequest
 from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
@@ -296,6 +297,7 @@ class WaveSteps:
             checkpointer=checkpointer,
             limits=self.config.breakers,
             stagnation=self.config.stagnation,
+            prices=PriceTable(self.config.prices),
             max_turns=task.max_turns or wave.max_turns,
             wave=wave.number,
             session=self.state.session,
@@ -359,6 +361,9 @@ class WaveSteps:
         record.turns = int(run.counts.get("turns", 0))
         record.tool_calls = int(run.counts.get("tool_calls", 0))
         record.cost_usd = float(run.counts.get("cost_usd", 0.0))
+        record.cost_estimated = bool(run.counts.get("cost_estimated", False))
+        record.input_tokens = int(run.counts.get("input_tokens", 0))
+        record.output_tokens = int(run.counts.get("output_tokens", 0))
         record.elapsed_s = float(run.counts.get("elapsed_s", 0.0))
         record.last_tool = str(run.counts.get("last_tool", ""))
         record.exit_code = run.exit_code

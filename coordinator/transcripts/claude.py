@@ -144,7 +144,8 @@ class ClaudeStreamParser(RecordParser):
         usage_key = key or f"turn-{self._turn}-line-{len(self._usage_ids)}"
         if isinstance(usage, Mapping) and usage_key not in self._usage_ids:
             self._usage_ids.add(usage_key)
-            events.append(_usage(usage_key, usage, at))
+            model = message.get("model")
+            events.append(_usage(usage_key, usage, at, model if isinstance(model, str) else ""))
         content = message.get("content")
         if isinstance(content, str) and content:
             events.append(Message(text=content, turn=self._turn, at=at))
@@ -228,9 +229,10 @@ class ClaudeStreamParser(RecordParser):
         )
 
 
-def _usage(message_id: str, usage: Mapping[str, Any], at: float) -> Usage:
+def _usage(message_id: str, usage: Mapping[str, Any], at: float, model: str) -> Usage:
     return Usage(
         message_id=message_id,
+        model=model,
         input_tokens=as_int(usage.get("input_tokens")),
         output_tokens=as_int(usage.get("output_tokens")),
         cache_read_tokens=as_int(usage.get("cache_read_input_tokens")),
