@@ -1,23 +1,64 @@
 """The ``codex`` runner: Codex's non-interactive ``exec`` mode as an agent.
 
 Runs ``codex exec --json --sandbox workspace-write [--model M] [extra args] -`` in the
-agent's workspace with the prompt on stdin (``-`` makes ``exec`` read it from there),
-and parses stdout with ``CodexJsonParser``. ``codex exec`` has no turn flag: the
-coordinator's own count is the limit.
+agent's workspace with the prompt on stdin (``-`` makes ``exec`` read it from there).
+``codex exec`` has no turn flag: the coordinator's own count is the limit.
+
+**The barrier is Codex's own sandbox.** ``workspace-write`` lets the agent's commands
+and patches write only inside the workspace (and the temporary directory), with
+``exec``'s approval policy ``never``: a write outside fails at once instead of waiting
+for an answer. seawall's hooks do not run inside Codex, so this sandbox and the
+post-wave check of the whole change are the layers; ``sandbox = "none"`` leaves only the
+post-wave check (and ``danger-full-access`` turns the sandbox off).
+
+**What the stream hides is read from the rollout file.** ``--json`` gives no event for
+an ``apply_patch`` that fails, none for a ``write_stdin`` poll, and one usage total per
+run. Codex writes every model response to
+``$CODEX_HOME/sessions/**/rollout-*-<thread id>.jsonl`` as it goes; the runner follows
+that file live (from the thread id of the stream's first line) and takes tool calls,
+results, turns and per-response usage from it, so failed edits reach the detectors and
+polls the no-progress breaker while the agent runs. When no rollout file appears (an
+older Codex, ``rollout = "off"``), the stream's own events are used.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import ClassVar, Self
 
-from adapters.runners._process import DEFAULT_KILL_GRACE, parse_grace
-from adapters.runners._streaming import LineParser, StreamingCliRunner, spec_options
-from coordinator.model import RunnerSpec
-from coordinator.runner import AgentRequest
-from coordinator.transcripts import CodexJsonParser
+import anyio
 
-__all__ = ["CodexRunner"]
+from adapters.runners._process import (
+    DEFAULT_KILL_GRACE,
+    agent_environment,
+    parse_grace,
+    process_result,
+    spawn_agent,
+)
+from adapters.runners._streaming import LineParser, StreamingCliRunner, spec_options
+from coordinator.errors import ConfigurationError
+from coordinator.events import Event, Final
+from coordinator.model import RunnerSpec
+from coordinator.pricing import PriceTable
+from coordinator.runner import AgentRequest, AgentResult, EmitFn, Emitter
+from coordinator.tail import LineFollower
+from coordinator.transcripts import CodexJsonParser
+from coordinator.transcripts.codex_rollout import CodexRolloutParser
+
+__all__ = ["CodexRunner", "codex_home_of"]
+
+_POLL_S = 0.05
+_ROLLOUT_MODES = ("follow", "off")
+
+
+def codex_home_of(env: Mapping[str, str]) -> Path:
+    """Where Codex keeps its state for an agent with environment ``env``."""
+    home = env.get("CODEX_HOME")
+    if home:
+        return Path(home)
+    return Path(env.get("HOME") or Path("~").expanduser()) / ".codex"
 
 
 class CodexRunner(StreamingCliRunner):
@@ -42,6 +83,7 @@ class CodexRunner(StreamingCliRunner):
         env: Mapping[str, str] | None = None,
         kill_grace: float = DEFAULT_KILL_GRACE,
         sandbox: str | None = "workspace-write",
+        rollout: str = "follow",
     ) -> None:
         super().__init__(
             executable=executable,
@@ -50,11 +92,16 @@ class CodexRunner(StreamingCliRunner):
             env=env,
             kill_grace=kill_grace,
         )
+        if rollout not in _ROLLOUT_MODES:
+            raise ConfigurationError(
+                f"codex runner: rollout must be one of {_ROLLOUT_MODES}, not {rollout!r}"
+            )
         self.sandbox = sandbox
+        self.rollout = rollout
 
     @classmethod
     def from_spec(cls, spec: RunnerSpec) -> Self:
-        options = spec_options(spec, ("executable", "kill_grace", "sandbox"))
+        options = spec_options(spec, ("executable", "kill_grace", "sandbox", "rollout"))
         sandbox = options.get("sandbox", "workspace-write")
         return cls(
             executable=options.get("executable"),
@@ -63,7 +110,15 @@ class CodexRunner(StreamingCliRunner):
             env=spec.env,
             kill_grace=parse_grace(spec.name, options.get("kill_grace")),
             sandbox=None if sandbox in ("", "none") else sandbox,
+            rollout=options.get("rollout", "follow"),
         )
+
+    @property
+    def barrier(self) -> str:
+        """The live barrier this runner's agents have, in a few words."""
+        if self.sandbox in (None, "danger-full-access"):
+            return "none inside the agent (post-wave check only)"
+        return f"Codex sandbox ({self.sandbox}: writes only in the workspace)"
 
     def argv(self, request: AgentRequest) -> list[str]:
         argv = [self.executable, "exec", "--json"]
@@ -75,3 +130,89 @@ class CodexRunner(StreamingCliRunner):
 
     def parser(self) -> LineParser:
         return CodexJsonParser(model=self.model or "")
+
+    async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
+        """Run codex, following its rollout file live (see the module docstring)."""
+        if self.rollout == "off":
+            return await super().run(request, emit)
+        env = agent_environment(request, self.env)
+        follow = _RolloutFollow(
+            Emitter(emit, prices=PriceTable()), codex_home_of(env), self.model or ""
+        )
+        async with anyio.create_task_group() as group:
+            group.start_soon(follow.poll_forever)
+            try:
+                outcome = await spawn_agent(
+                    self.argv(request),
+                    request=request,
+                    env=env,
+                    on_line=follow.on_stream_line,
+                    kill_grace=self.kill_grace,
+                )
+            finally:
+                group.cancel_scope.cancel()
+        await follow.finish()
+        return process_result(request, outcome, follow.emitter)
+
+
+class _RolloutFollow:
+    """One run's two sources: the ``--json`` stream and, once found, the rollout file."""
+
+    def __init__(self, emitter: Emitter, home: Path, model: str) -> None:
+        self.emitter = emitter
+        self.sessions = home / "sessions"
+        self.stream = CodexJsonParser(model=model)
+        self.rollout = CodexRolloutParser(model=model)
+        self.follower: LineFollower | None = None
+        self.buffered: list[Event] = []  # stream events, used if no rollout file appears
+        self.finals: list[Final] = []
+
+    async def on_stream_line(self, line: str) -> None:
+        for event in self.stream.feed(line):
+            if isinstance(event, Final):
+                self.finals.append(event)  # held: the rollout may still be catching up
+            elif self.follower is None:
+                self.buffered.append(event)
+        await self._read()
+
+    async def poll_forever(self) -> None:
+        while True:
+            await self._read()
+            await anyio.sleep(_POLL_S)
+
+    async def finish(self) -> None:
+        await self._read()
+        if self.follower is not None:
+            rest = self.follower.rest()
+            if rest.strip():
+                await self._emit_all(self.rollout.feed(rest.decode("utf-8", "replace")))
+            turns = self.rollout.turns
+            self.finals = [replace(final, num_turns=turns) for final in self.finals]
+        else:
+            await self._emit_all(self.buffered)
+        self.buffered = []
+        await self._emit_all([*self.stream.finish(), *self.finals])
+
+    async def _read(self) -> None:
+        if self.follower is None:
+            self.follower = self._find()
+            if self.follower is None:
+                return
+            self.buffered = []  # the rollout has all of it, from its first line
+        for raw in self.follower.read():
+            await self._emit_all(self.rollout.feed(raw.decode("utf-8", "replace")))
+
+    def _find(self) -> LineFollower | None:
+        thread = self.stream.thread_id
+        if not thread:
+            return None
+        for path in self.sessions.glob(f"*/*/*/rollout-*-{thread}.jsonl"):
+            try:
+                return LineFollower(path)
+            except FileNotFoundError:
+                return None
+        return None
+
+    async def _emit_all(self, events: Sequence[Event]) -> None:
+        for event in events:
+            await self.emitter(event)

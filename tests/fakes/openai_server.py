@@ -4,6 +4,8 @@ Codex reaches it through a ``model_providers`` entry with ``base_url = "<origin>
 and ``wire_api = "responses"`` (see ``codex_home``). A ``Call`` named ``apply_patch`` is
 sent as a free-form tool call (its input is the patch text); any other call is a
 function call with JSON arguments (``exec_command``/``shell`` take ``cmd``/``command``).
+An argument whose value is ``"{session}"`` becomes the id of the newest running command
+session Codex reported (``Process running with session ID N``), for ``write_stdin``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from tests.fakes.model_script import (
 __all__ = ["OpenAIResponsesServer", "codex_home"]
 
 _CWD = re.compile(r"<cwd>([^<]+)</cwd>")
+_SESSION = re.compile(r"session ID (\d+)")
 
 
 class OpenAIResponsesServer(ModelServer):
@@ -52,8 +55,15 @@ class OpenAIResponsesServer(ModelServer):
             self.log(handler.command, path, body, script, index)
             turn = script.turn(index)
         pause(turn)
-        match = _CWD.search(json.dumps(items))
-        send_sse(handler, _stream(turn, index, match.group(1) if match else ""))
+        text = json.dumps(items)
+        match = _CWD.search(text)
+        sessions = _SESSION.findall(text)
+        send_sse(
+            handler,
+            _stream(
+                turn, index, match.group(1) if match else "", int(sessions[-1]) if sessions else 0
+            ),
+        )
 
 
 def _first_user_text(items: list[Any]) -> str:
@@ -65,7 +75,7 @@ def _first_user_text(items: list[Any]) -> str:
     return "\n".join(texts)
 
 
-def _items(turn: ModelTurn, index: int, cwd: str) -> list[dict[str, Any]]:
+def _items(turn: ModelTurn, index: int, cwd: str, session: int) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     if turn.text:
         items.append(
@@ -92,6 +102,7 @@ def _items(turn: ModelTurn, index: int, cwd: str) -> list[dict[str, Any]]:
                 }
             )
         else:
+            arguments = {k: session if v == "{session}" else v for k, v in arguments.items()}
             items.append(
                 {
                     "type": "function_call",
@@ -105,11 +116,11 @@ def _items(turn: ModelTurn, index: int, cwd: str) -> list[dict[str, Any]]:
     return items
 
 
-def _stream(turn: ModelTurn, index: int, cwd: str) -> Iterator[tuple[str, Any]]:
+def _stream(turn: ModelTurn, index: int, cwd: str, session: int) -> Iterator[tuple[str, Any]]:
     response_id = f"resp_t{index}"
     base = {"id": response_id, "object": "response", "status": "in_progress", "output": []}
     yield "response.created", {"type": "response.created", "response": base}
-    items = _items(turn, index, cwd)
+    items = _items(turn, index, cwd, session)
     for position, item in enumerate(items):
         yield (
             "response.output_item.added",
