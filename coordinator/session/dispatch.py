@@ -74,6 +74,8 @@ class AgentRun:
     transcript: str = ""
     checkpoint_error: str = ""  # the agent's files could not be recorded (they stay on disk)
     denials: tuple[str, ...] = ()  # calls the agent CLI's own permission layer refused
+    failed_edits: int = 0  # edit calls whose result was an error (a rejected patch)
+    last_failed_edit: str = ""
     stderr_tail: str = ""  # kept when the agent exited non-zero or never reported an end
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,6 +97,8 @@ class AgentRun:
             "transcript": self.transcript,
             "checkpoint_error": self.checkpoint_error,
             "denials": list(self.denials),
+            "failed_edits": self.failed_edits,
+            "last_failed_edit": self.last_failed_edit,
             "stderr_tail": self.stderr_tail,
         }
 
@@ -120,6 +124,8 @@ class AgentRun:
             transcript=str(data.get("transcript", "")),
             checkpoint_error=str(data.get("checkpoint_error", "")),
             denials=tuple(str(d) for d in data.get("denials", ())),
+            failed_edits=int(data.get("failed_edits", 0)),
+            last_failed_edit=str(data.get("last_failed_edit", "")),
             stderr_tail=str(data.get("stderr_tail", "")),
         )
 
@@ -184,6 +190,8 @@ async def run_agent(
         "saw_errors": False,
         "last_error": "",
         "checkpoint_error": "",
+        "failed_edits": 0,
+        "last_failed_edit": "",
     }
 
     async def emit(event: Event) -> None:
@@ -199,6 +207,9 @@ async def run_agent(
                 state["saw_errors"] = True
                 state["last_error"] = event.text[-2000:]
             paths = pending_edits.pop(event.call_id, ())
+            if paths and event.is_error and not event.cancelled:
+                state["failed_edits"] += 1
+                state["last_failed_edit"] = event.text[:500]
             if paths and not event.is_error:
                 touched.update(_relative(job.request.workspace, path) for path in paths)
                 await _guarded(state, job.checkpointer.acheckpoint(paths if job.in_place else None))
@@ -264,6 +275,8 @@ async def run_agent(
         saw_errors=bool(state["saw_errors"]) or bool(result and result.is_error),
         last_error=str(state["last_error"]),
         denials=final.denials if final is not None else (),
+        failed_edits=int(state["failed_edits"]),
+        last_failed_edit=str(state["last_failed_edit"]),
         stderr_tail=_stderr_tail(result, final is None),
     )
 
