@@ -92,7 +92,10 @@ def test_codex_cost_is_priced_kept_and_trips_the_cost_budget(
                 "depends_on": ["one"],
             },
         ],
-        extra="[session.budgets]\ncost_usd = 0.05\n[session.prices.\"gpt-5.5\"]\ninput = 2.0\noutput = 8.0\n",
+        extra=(
+            "[session.budgets]\ncost_usd = 0.05\n"
+            "[session.prices.\"gpt-5.5\"]\ninput = 2.0\noutput = 8.0\n"
+        ),
     )
     done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
     data = status(repo)
