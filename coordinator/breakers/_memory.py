@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import PurePath
 
 from coordinator.breakers.signature import output_digest
@@ -75,11 +76,20 @@ def command_id(command: str) -> str:
     return " ".join(command.split())
 
 
+_EXIT_LINE = re.compile(r"(?:Exit code|Process exited with code)\s*:?\s*(-?\d+)\s*$")
+
+
 def first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line
-    return "(no output)"
+    """The line of a failed call's output that says what went wrong: the first one, or,
+    when that only gives the exit status (Claude Code's ``Exit code 2``), the first line
+    after it, with the code kept (``ls: cannot access 'x': No such file (exit 2)``)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "(no output)"
+    status = _EXIT_LINE.match(lines[0].strip())
+    if status is None or len(lines) == 1:
+        return lines[0]
+    return f"{lines[1]} (exit {status.group(1)})"
 
 
 def is_blocked_note(path: str) -> bool:

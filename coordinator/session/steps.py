@@ -313,9 +313,8 @@ class WaveSteps:
         return dirty_paths_in_scope(self.repo, task.scope, session=self.state.session)
 
     def _on_trip(self, wave: WaveRecord, task_id: str, trip: Any) -> None:
-        from coordinator.breakers.blocked import append_blocked_note
-
-        append_blocked_note(self.paths.blocked, trip, agent=task_id, wave=wave.number)
+        """Say so at once; the BLOCKED.md note waits for the agent's end, so it can name
+        the ``wip:`` snapshot that then exists (taken as soon as the agent stopped)."""
         self.progress.log(f"W{wave.number} {task_id}: {trip.message(task_id)}")
 
     async def _finished(self, wave: WaveRecord, run: AgentRun) -> None:
@@ -323,6 +322,12 @@ class WaveSteps:
         rewriting the ledger per agent would cost O(agents²) in a large wave)."""
         record = wave.agent(run.task_id)
         self._apply_run(record, run)
+        if run.trip is not None:
+            from coordinator.breakers.blocked import append_blocked_note
+
+            append_blocked_note(
+                self.paths.blocked, run.trip, agent=run.task_id, wave=wave.number, snapshot=run.wip
+            )
         self.progress.finished(run.task_id, "stopped" if run.truncated else "finished")
         for line in run_notes(run.to_dict()):
             self.progress.log(f"W{wave.number} {run.task_id}: {line}")

@@ -24,7 +24,7 @@ __all__ = [
     "claude_env",
     "codex_env",
     "openai",
-    "process_tree_gone",
+    "live_processes",
 ]
 
 
@@ -102,8 +102,9 @@ def codex_env(
     return env
 
 
-def process_tree_gone(marker: str) -> list[str]:
-    """The command lines of live processes whose command line contains ``marker``."""
+def live_processes(marker: str) -> list[str]:
+    """``"<pid>: <command line>"`` of the live processes whose command line contains
+    ``marker`` (zombies, which have none, are not alive)."""
     found: list[str] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -113,6 +114,6 @@ def process_tree_gone(marker: str) -> list[str]:
         except OSError:
             continue
         text = raw.replace(b"\0", b" ").decode("utf-8", "replace")
-        if marker in text and "pytest" not in text:
+        if marker in text and "pytest" not in text and entry.name != str(os.getpid()):
             found.append(f"{entry.name}: {text}")
     return found

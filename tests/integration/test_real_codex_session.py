@@ -94,7 +94,7 @@ def test_codex_cost_is_priced_kept_and_trips_the_cost_budget(
         ],
         extra=(
             "[session.budgets]\ncost_usd = 0.05\n"
-            "[session.prices.\"gpt-5.5\"]\ninput = 2.0\noutput = 8.0\n"
+            '[session.prices."gpt-5.5"]\ninput = 2.0\noutput = 8.0\n'
         ),
     )
     done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
