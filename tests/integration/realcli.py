@@ -23,8 +23,8 @@ __all__ = [
     "anthropic",
     "claude_env",
     "codex_env",
-    "openai",
     "live_processes",
+    "openai",
 ]
 
 
