@@ -38,7 +38,7 @@ from adapters.runners._process import (
     spawn_agent,
 )
 from adapters.runners._streaming import LineParser, StreamingCliRunner, spec_options
-from coordinator.errors import ConfigurationError
+from coordinator.errors import ConfigurationError, RunnerError
 from coordinator.events import Event, Final
 from coordinator.model import RunnerSpec
 from coordinator.pricing import PriceTable
@@ -139,18 +139,24 @@ class CodexRunner(StreamingCliRunner):
         follow = _RolloutFollow(
             Emitter(emit, prices=PriceTable()), codex_home_of(env), self.model or ""
         )
-        async with anyio.create_task_group() as group:
-            group.start_soon(follow.poll_forever)
-            try:
-                outcome = await spawn_agent(
-                    self.argv(request),
-                    request=request,
-                    env=env,
-                    on_line=follow.on_stream_line,
-                    kill_grace=self.kill_grace,
-                )
-            finally:
-                group.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(follow.poll_forever)
+                try:
+                    outcome = await spawn_agent(
+                        self.argv(request),
+                        request=request,
+                        env=env,
+                        on_line=follow.on_stream_line,
+                        kill_grace=self.kill_grace,
+                    )
+                finally:
+                    group.cancel_scope.cancel()
+        except ExceptionGroup as group_error:  # the agent could not start: say so plainly
+            (first, *others) = group_error.exceptions
+            if not others and isinstance(first, RunnerError):
+                raise first from None
+            raise
         await follow.finish()
         return process_result(request, outcome, follow.emitter)
 

@@ -50,6 +50,10 @@ class AnthropicServer(ModelServer):
             self.log(handler.command, path, body, script, index)
             turn = script.turn(index)
         pause(turn)
+        if turn.status != 200:
+            error = {"type": "invalid_request_error", "message": turn.text}
+            send_json(handler, turn.status, {"type": "error", "error": error})
+            return
         model = str(body.get("model") or "claude-sonnet-4-5")
         cwd = _cwd(body)
         if body.get("stream"):

@@ -55,11 +55,13 @@ class ModelTurn:
     """One model response: text, then tool calls (none ends the agent's run).
 
     ``delay`` seconds pass before the answer starts (a slow model); the token counts are
-    what the response reports as its usage."""
+    what the response reports as its usage. A ``status`` other than 200 answers with
+    that HTTP error and ``text`` as its message instead."""
 
     text: str = ""
     calls: Sequence[Call] = ()
     delay: float = 0.0
+    status: int = 200
     input_tokens: int = 1200
     output_tokens: int = 80
 

@@ -55,6 +55,10 @@ class OpenAIResponsesServer(ModelServer):
             self.log(handler.command, path, body, script, index)
             turn = script.turn(index)
         pause(turn)
+        if turn.status != 200:
+            error = {"message": turn.text, "type": "invalid_request_error", "code": None}
+            send_json(handler, turn.status, {"error": error})
+            return
         text = json.dumps(items)
         match = _CWD.search(text)
         sessions = _SESSION.findall(text)

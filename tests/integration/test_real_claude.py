@@ -42,6 +42,7 @@ def request(workspace: Path, marker: str, **fields: object) -> AgentRequest:
     return AgentRequest(**(base | fields))  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # real claude with seawall's hooks on every call
 async def test_clean_edit_counts_turns_cost_and_shows_the_model_the_output(
     anthropic: AnthropicServer, claude_env: dict[str, str], workspace: Path
 ) -> None:
@@ -76,3 +77,40 @@ async def test_clean_edit_counts_turns_cost_and_shows_the_model_the_output(
     assert "9 hello.txt" in shown  # the model saw the command's real output
     final = [e for e in events if isinstance(e, Final)]
     assert final and final[-1].num_turns == 3
+
+
+@pytest.mark.slow  # real claude with seawall's hooks on every call
+async def test_turn_limit_ends_the_run_as_a_turn_limit_not_a_crash(
+    anthropic: AnthropicServer, claude_env: dict[str, str], workspace: Path
+) -> None:
+    look = Call(name="Bash", input={"command": "ls"})
+    anthropic.add(Script(marker="LIMIT-R", turns=[ModelTurn(calls=[look])], loop=True))
+    events: list[Event] = []
+    result = await ClaudeCodeRunner().run(request(workspace, "LIMIT-R", max_turns=2), events.append)
+    (final,) = [e for e in events if isinstance(e, Final)]
+    assert final.subtype == "error_max_turns" and final.turn_limit
+    assert result.is_error and result.exit_code not in (None,)
+    assert len(anthropic.answered("LIMIT-R")) == 2
+
+
+async def test_an_api_error_is_a_failed_run_with_the_error_text(
+    anthropic: AnthropicServer, claude_env: dict[str, str], workspace: Path
+) -> None:
+    anthropic.add(
+        Script(marker="API-ERR", turns=[ModelTurn(text="model sonnet-x is not available", status=400)])
+    )
+    events: list[Event] = []
+    result = await ClaudeCodeRunner().run(request(workspace, "API-ERR"), events.append)
+    (final,) = [e for e in events if isinstance(e, Final)]
+    assert final.is_error and result.is_error
+    assert "not available" in result.final_text, result.final_text
+
+
+async def test_a_start_failure_keeps_the_cli_stderr(
+    anthropic: AnthropicServer, claude_env: dict[str, str], workspace: Path
+) -> None:
+    runner = ClaudeCodeRunner(extra_args=("--no-such-flag",))
+    result = await runner.run(request(workspace, "NEVER"), lambda e: None)
+    assert result.is_error and result.exit_code not in (0, None)
+    assert "no-such-flag" in result.stderr_tail
+    assert not anthropic.requests

@@ -116,3 +116,12 @@ async def test_failed_patches_and_polls_are_seen_live(
     assert all(not results[p.call_id].is_error for p in polls), [results[p.call_id] for p in polls]
     assert result.turns == 6 == len([e for e in events if isinstance(e, Turn)])
     assert not (workspace / "missing.txt").exists()
+
+
+async def test_a_model_error_is_a_failed_turn(
+    openai: OpenAIResponsesServer, codex_env: dict[str, str], workspace: Path
+) -> None:
+    openai.add(Script(marker="CX-ERR", turns=[ModelTurn(text="context too long", status=400)]))
+    result = await CodexRunner().run(request(workspace, "CX-ERR"), lambda e: None)
+    assert result.is_error
+    assert "context too long" in result.final_text
