@@ -97,7 +97,10 @@ async def test_an_api_error_is_a_failed_run_with_the_error_text(
     anthropic: AnthropicServer, claude_env: dict[str, str], workspace: Path
 ) -> None:
     anthropic.add(
-        Script(marker="API-ERR", turns=[ModelTurn(text="model sonnet-x is not available", status=400)])
+        Script(
+            marker="API-ERR",
+            turns=[ModelTurn(text="model sonnet-x is not available", status=400)],
+        )
     )
     events: list[Event] = []
     result = await ClaudeCodeRunner().run(request(workspace, "API-ERR"), events.append)

@@ -77,12 +77,8 @@ async def test_claude_command_line_prompt_and_events(record: Path, workspace: Pa
     info = invocation(record)
     argv = info["argv"]
     assert isinstance(argv, list)
-    assert argv[:8] == ["-p", "--output-format", "stream-json", "--verbose"] + [
-        "--max-turns",
-        "12",
-        "--model",
-        "sonnet",
-    ]
+    assert argv[:4] == ["-p", "--output-format", "stream-json", "--verbose"]
+    assert argv[4:8] == ["--max-turns", "12", "--model", "sonnet"]
     assert argv[8] == "--settings" and argv[9].endswith("settings.json")
     assert argv[10:] == ["--permission-mode", "acceptEdits"]  # the caller's mode wins
     assert (record / "prompt.txt").read_text() == "Add the route."
