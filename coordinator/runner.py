@@ -322,7 +322,16 @@ class AgentRunner(abc.ABC):
 
     A runner instance may serve many concurrent ``run()`` calls (one wave); per-run
     state lives inside ``run()``.
+
+    ``barrier`` says in a few words what keeps this runner's agents inside their scope
+    while they run (``seawall plan`` shows it); the post-wave check of the whole change
+    applies to every runner.
     """
+
+    @property
+    def barrier(self) -> str:
+        """The live scope barrier of this runner's agents, in a few words."""
+        return "none while the agent runs (the post-wave check only)"
 
     @abc.abstractmethod
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:

@@ -118,6 +118,12 @@ class ClaudeCodeRunner(StreamingCliRunner):
             permissions=options.get("permissions", "hook"),
         )
 
+    @property
+    def barrier(self) -> str:
+        if self.permissions == "none":
+            return "the caller's own Claude Code settings (seawall's hooks not installed)"
+        return "seawall's PreToolUse hook: scope and command policy, denied live with the reason"
+
     def argv(self, request: AgentRequest, settings: Path | None = None) -> list[str]:
         argv = [self.executable, "-p", "--output-format", "stream-json", "--verbose"]
         if request.max_turns is not None:

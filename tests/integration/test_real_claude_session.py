@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.fakes.anthropic_server import AnthropicServer
 from tests.fakes.model_script import Call, ModelTurn, Script
@@ -10,6 +14,8 @@ from tests.integration.realcli import agent_clis, anthropic, claude_env
 from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, show, status
 
 __all__ = ["agent_clis", "anthropic", "claude_env"]
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "claude-code" / "plan.toml"
 
 PLAN = """
 [session]
@@ -182,3 +188,75 @@ def test_permission_denials_of_the_cli_are_named(
     assert named in state_md and "notes.md" in state_md
     runs = list((repo / ".seawall" / data["session"]).rglob("*.json"))
     assert any('"denials": ["Write ' in p.read_text() for p in runs), runs
+
+
+@pytest.mark.slow
+def test_the_claude_code_example_plan_works_as_shipped(
+    anthropic: AnthropicServer,
+    claude_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    venv_bin = str(Path(sys.executable).parent)  # `python3 -m pytest`, the plan's check
+    monkeypatch.setenv("PATH", f"{venv_bin}{os.pathsep}{os.environ['PATH']}")
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/config/__init__.py": ""})
+    code = "def parse(keys):\n    unknown = set(keys) - {'name'}\n    if unknown:\n"
+    code += "        raise KeyError(sorted(unknown)[0])\n"
+    test = "import sys\nsys.path.insert(0, 'src')\nfrom config.parse import parse\n\n"
+    test += "def test_rejects():\n    try:\n        parse(['x'])\n    except KeyError:\n"
+    test += "        return\n    raise AssertionError\n"
+    write = "{cwd}/"
+    anthropic.add(
+        Script(
+            marker="reject unknown keys",
+            turns=[
+                ModelTurn(
+                    calls=[
+                        Call(
+                            name="Write",
+                            input={"file_path": write + "src/config/parse.py", "content": code},
+                        ),
+                        Call(
+                            name="Write",
+                            input={"file_path": write + "tests/test_config.py", "content": test},
+                        ),
+                    ]
+                ),
+                ModelTurn(
+                    text="Unknown keys are rejected.\nSTATUS: done — parse rejects unknown keys"
+                ),
+            ],
+        )
+    )
+    anthropic.add(
+        Script(
+            marker="Document the config keys",
+            turns=[
+                ModelTurn(
+                    calls=[
+                        Call(
+                            name="Write",
+                            input={"file_path": write + "docs/config.md", "content": "# name\n"},
+                        )
+                    ]
+                ),
+                ModelTurn(text="Documented.\nSTATUS: done — docs written"),
+            ],
+        )
+    )
+    done = seawall("run", str(EXAMPLE), "--repo", str(repo), cwd=repo, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert show(repo, "main", "src/config/parse.py") == code
+    assert show(repo, "main", "docs/config.md") == "# name\n"
+    waves = agents_by_wave(status(repo))
+    assert waves[0]["parse-config"]["status"] == "done"
+    assert waves[1]["config-docs"]["status"] == "done"
+
+
+def test_seawall_plan_names_each_runners_live_barrier() -> None:
+    done = seawall("plan", str(EXAMPLE), cwd=EXAMPLE.parent, check=True)
+    assert "claude: seawall's PreToolUse hook" in done.stdout
+    codex = seawall(
+        "plan", str(EXAMPLE.parents[1] / "codex" / "plan.toml"), "--json", cwd=EXAMPLE.parent
+    )
+    assert "Codex sandbox (workspace-write" in codex.stdout
