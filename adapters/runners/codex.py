@@ -44,8 +44,7 @@ from coordinator.model import RunnerSpec
 from coordinator.pricing import PriceTable
 from coordinator.runner import AgentRequest, AgentResult, EmitFn, Emitter
 from coordinator.tail import LineFollower
-from coordinator.transcripts import CodexJsonParser
-from coordinator.transcripts.codex_rollout import CodexRolloutParser
+from coordinator.transcripts import CodexJsonParser, CodexRolloutParser
 
 __all__ = ["CodexRunner", "codex_home_of"]
 

@@ -34,7 +34,20 @@ from typing import Any
 from coordinator.events import Event, Message, ToolCall, ToolResult, Turn, Usage
 from coordinator.transcripts._common import RecordParser, as_int, cap_text
 
-__all__ = ["CodexRolloutParser", "patch_changes"]
+__all__ = ["ROLLOUT_RECORD_TYPES", "CodexRolloutParser", "patch_changes"]
+
+ROLLOUT_RECORD_TYPES = frozenset(
+    {
+        "session_meta",
+        "response_item",
+        "turn_context",
+        "event_msg",
+        "token_usage_record",
+        "world_state",
+        "compacted",
+    }
+)
+"""The record types of a rollout file (each line carries a ``payload``)."""
 
 _EXIT = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
