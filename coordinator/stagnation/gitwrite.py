@@ -42,7 +42,10 @@ def _within(path: Path, root: Path) -> bool:
 
 
 class GitWriteDetector:
-    """Finds git writes that land in the shared working tree (live, ``source: tail``)."""
+    """Finds git writes that land in the shared working tree (live, ``source: tail``).
+
+    One finding per command line, naming every write in it not reported before
+    (``git add -A && git commit`` is ``add+commit``)."""
 
     __slots__ = ("_agent", "_isolation", "_repo", "_seen", "_workspace", "occurrences")
 
@@ -64,6 +67,7 @@ class GitWriteDetector:
         if not invocations:
             return None
         base = self._call_directory(call)
+        new: dict[str, str] = {}  # every write of the command line not seen before
         for invocation in invocations:
             write = git_write(invocation)
             if write is None:
@@ -72,19 +76,22 @@ class GitWriteDetector:
             if where is None:
                 continue
             self.occurrences += 1
-            if write in self._seen:
-                continue
-            self._seen.add(write)
-            return Finding(
-                agent=self._agent,
-                pattern=Pattern.GIT_WRITE,
-                source=Source.TAIL,
-                verdict=Verdict.SURFACE,
-                occurrences=1,
-                evidence=f"`git {write}` in {where} (`{' '.join(command.split())[:160]}`)",
-                subject=write,
-            )
-        return None
+            if write not in self._seen:
+                new.setdefault(write, where)
+        if not new:
+            return None
+        self._seen.update(new)
+        writes = ", ".join(f"`git {write}`" for write in new)
+        places = " and ".join(dict.fromkeys(new.values()))
+        return Finding(
+            agent=self._agent,
+            pattern=Pattern.GIT_WRITE,
+            source=Source.TAIL,
+            verdict=Verdict.SURFACE,
+            occurrences=1,
+            evidence=f"{writes} in {places} (`{' '.join(command.split())[:160]}`)",
+            subject="+".join(new),
+        )
 
     def _call_directory(self, call: ToolCall) -> Path:
         for name in ("cwd", "workdir"):
