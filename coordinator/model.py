@@ -143,6 +143,7 @@ class BreakerLimits:
     tool_budget_warn_fraction: float = 0.8
     max_files_touched: int = 60
     max_session_minutes: float = 90.0
+    max_scope_denials: int = 10  # calls seawall's guard denied; not counted as failures
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

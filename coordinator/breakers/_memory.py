@@ -8,6 +8,7 @@ import re
 from pathlib import PurePath
 
 from coordinator.breakers.signature import output_digest
+from coordinator.scope.enforce import ErrorClass
 
 EVIDENCE_CHARS = 160
 
@@ -77,6 +78,17 @@ def command_id(command: str) -> str:
 
 
 _EXIT_LINE = re.compile(r"(?:Exit code|Process exited with code)\s*:?\s*(-?\d+)\s*$")
+
+
+_GUARD_DENIAL = re.compile(
+    "seawall (?:" + "|".join(re.escape(str(c)) for c in ErrorClass) + "): "
+)
+
+
+def is_guard_denial(text: str) -> bool:
+    """Whether a failed call's text is seawall's guard refusing it (``seawall
+    scope-denied: ...``), as the agent CLI passes the hook's reason on."""
+    return _GUARD_DENIAL.search(text[:2000]) is not None
 
 
 def first_line(text: str) -> str:

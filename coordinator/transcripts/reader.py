@@ -41,7 +41,8 @@ class TranscriptReader:
     prefixes and reassemble JSON objects pretty-printed over several lines; send Codex
     event types to a ``CodexJsonParser``, Codex rollout records to a
     ``CodexRolloutParser`` and everything else to a ``ClaudeStreamParser``; count text
-    lines, and JSON that never completed, without raising. ``finish()`` returns the events owed at the end of the stream.
+    lines, and JSON that never completed, without raising. ``finish()`` returns the
+    events owed at the end of the stream.
     """
 
     __slots__ = (

@@ -88,6 +88,7 @@ def test_default_runner_edits_in_scope_and_is_denied_outside_live(
     assert results[0] == (False, "")  # the in-scope Write ran
     edit_error, edit_text = results[2]
     assert edit_error and "README.md" in edit_text and "src/app.py" in edit_text, edit_text
+    assert "seawall scope-denied: " in edit_text  # counted as a denial, not a failure
     commit_error, commit_text = results[3]
     assert commit_error and "git commit" in commit_text, commit_text
     assert show(repo, "main", "src/app.py") == "X = 1\n"
