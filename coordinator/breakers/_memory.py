@@ -80,9 +80,7 @@ def command_id(command: str) -> str:
 _EXIT_LINE = re.compile(r"(?:Exit code|Process exited with code)\s*:?\s*(-?\d+)\s*$")
 
 
-_GUARD_DENIAL = re.compile(
-    "seawall (?:" + "|".join(re.escape(str(c)) for c in ErrorClass) + "): "
-)
+_GUARD_DENIAL = re.compile("seawall (?:" + "|".join(re.escape(str(c)) for c in ErrorClass) + "): ")
 
 
 def is_guard_denial(text: str) -> bool:

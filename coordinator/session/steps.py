@@ -727,7 +727,7 @@ class WaveSteps:
             spiral_verdict=(record.spiral or {}).get("summary", ""),
             error_signature=record.error_signature,
             remaining=record.remaining,
-            context=record.reason,
+            context="\n".join([record.reason, *(f"- {n}" for n in run_notes(record.run or {}))]),
         )
         result = await anyio.to_thread.run_sync(self.session.filer().file, carryover)
         kill_point("after-issue-created")

@@ -22,7 +22,7 @@ PLAN = """
 name = "{name}"
 type = "feature"
 agent = "claude"
-
+{extra}
 [runners.claude]
 kind = "claude-code"
 
@@ -38,8 +38,12 @@ def task(task_id: str, marker: str, scope: list[str]) -> str:
     )
 
 
-def write_plan(path: Path, name: str, *tasks: str) -> Path:
-    path.write_text(PLAN.format(name=name, tasks="\n".join(tasks)))
+ONE_WAVE = "[session.wave_breaker]\nmax_rework_cycles = 0\n"
+"""A failed agent is escalated at once instead of re-dispatched (keeps the test short)."""
+
+
+def write_plan(path: Path, name: str, *tasks: str, extra: str = "") -> Path:
+    path.write_text(PLAN.format(name=name, tasks="\n".join(tasks), extra=extra))
     return path
 
 
@@ -175,7 +179,9 @@ def test_permission_denials_of_the_cli_are_named(
             ],
         )
     )
-    plan = write_plan(tmp_path / "plan.toml", "claude-deny", task("notes", "DENY-1", ["notes.md"]))
+    plan = write_plan(
+        tmp_path / "plan.toml", "claude-deny", task("notes", "DENY-1", ["notes.md"]), extra=ONE_WAVE
+    )
     text = plan.read_text().replace(
         'kind = "claude-code"', 'kind = "claude-code"\noptions = { permissions = "none" }'
     )
@@ -261,3 +267,27 @@ def test_seawall_plan_names_each_runners_live_barrier() -> None:
         "plan", str(EXAMPLE.parents[1] / "codex" / "plan.toml"), "--json", cwd=EXAMPLE.parent
     )
     assert "Codex sandbox (workspace-write" in codex.stdout
+
+
+def test_a_cli_that_exits_at_once_has_its_stderr_everywhere(
+    anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# project\n"})
+    plan = write_plan(
+        tmp_path / "plan.toml", "claude-flag", task("x", "FLAG-1", ["x.md"]), extra=ONE_WAVE
+    )
+    plan.write_text(
+        plan.read_text().replace(
+            'kind = "claude-code"', 'kind = "claude-code"\nargv = ["--no-such-flag"]'
+        )
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    assert not anthropic.requests  # it never got as far as the model
+    assert "stderr (exit 1): " in done.stderr and "no-such-flag" in done.stderr, done.stderr
+    data = status(repo)
+    session = repo / ".seawall" / str(data["session"])
+    assert "no-such-flag" in (session / "STATE.md").read_text()
+    run = (session / "agents" / "x" / "w1-run.json").read_text()
+    assert "no-such-flag" in run
+    issues = sorted((repo / ".seawall" / "issues").glob("*.md"))
+    assert issues and "no-such-flag" in issues[0].read_text()

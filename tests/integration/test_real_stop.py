@@ -37,6 +37,7 @@ REAPING = (
 def plan_text(name: str, runner: str, kind: str, marker: str) -> str:
     return (
         f'[session]\nname = "{name}"\ntype = "feature"\nagent = "{runner}"\n'
+        "[session.wave_breaker]\nmax_rework_cycles = 0\n"  # one wave: no re-dispatch
         f'[runners.{runner}]\nkind = "{kind}"\n'
         f'[[task]]\nid = "loop"\nprompt = "Work item {marker}."\nscope = ["src/loop.py"]\n'
     )
