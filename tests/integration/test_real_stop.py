@@ -88,6 +88,9 @@ def test_looping_claude_is_stopped_live_with_a_named_reason_and_its_work_saved(
     run = json.loads((session / "agents" / "loop" / "w1-run.json").read_text())
     assert run["counts"]["turns"] <= 5, run  # stopped live, long before the turn limit
     assert "command-failures" in run["stop_reason"], run
+    # stopped before Claude Code's result line: the usage so far is priced, as an estimate
+    assert run["counts"]["cost_usd"] > 0 and run["counts"]["cost_estimated"] is True, run
+    assert "~$" in output
     wip = run["wip"]
     assert wip and git(repo, "show", f"{wip}:src/loop.py") == "L = 1"
     blocked = (session / "BLOCKED.md").read_text()
