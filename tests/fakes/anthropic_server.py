@@ -13,15 +13,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.model_script import (
-    ModelServer,
-    ModelTurn,
-    pause,
-    send_json,
-    send_sse,
-    substitute,
-    turn_of_call_ids,
-)
+from tests.fakes.model_script import ModelServer, ModelTurn, send_json, send_sse, substitute
 
 __all__ = ["AnthropicServer"]
 
@@ -40,20 +32,10 @@ class AnthropicServer(ModelServer):
                 send_json(handler, 404, {"type": "error", "error": {"type": "not_found_error"}})
             return
         messages = body.get("messages") or []
-        script = self.match(_first_user_text(messages))
-        if script is None:
-            self.log(handler.command, path, body, None, None)
-            turn = ModelTurn(text="ok", input_tokens=10, output_tokens=2)
-            index = 0
-        else:
-            index = turn_of_call_ids(json.dumps(messages))
-            self.log(handler.command, path, body, script, index)
-            turn = script.turn(index)
-        pause(turn)
-        if turn.status != 200:
-            error = {"type": "invalid_request_error", "message": turn.text}
-            send_json(handler, turn.status, {"type": "error", "error": error})
+        answered = self.answer(handler, path, body, _first_user_text(messages), messages)
+        if answered is None:
             return
+        turn, index = answered
         model = str(body.get("model") or "claude-sonnet-4-5")
         cwd = _cwd(body)
         if body.get("stream"):

@@ -193,6 +193,23 @@ class ModelServer:
     def serve(self, handler: BaseHTTPRequestHandler, path: str, body: Any) -> None:
         raise NotImplementedError
 
+    def answer(
+        self, handler: BaseHTTPRequestHandler, path: str, body: Any, first_user: str, history: Any
+    ) -> tuple[ModelTurn, int] | None:
+        """The turn that answers a model request: the matching script's next one (a plain
+        "ok" when no script claims it). Logs the request and waits the turn's ``delay``.
+        None when the turn is an HTTP error, which has then been sent."""
+        script = self.match(first_user)
+        index = turn_of_call_ids(json.dumps(history)) if script is not None else 0
+        self.log(handler.command, path, body, script, index if script is not None else None)
+        turn = script.turn(index) if script is not None else ModelTurn(text="ok", input_tokens=10)
+        pause(turn)
+        if turn.status != 200:
+            error = {"type": "invalid_request_error", "message": turn.text, "code": None}
+            send_json(handler, turn.status, {"type": "error", "error": error})
+            return None
+        return turn, index
+
 
 def send_json(handler: BaseHTTPRequestHandler, status: int, body: Any) -> None:
     payload = json.dumps(body).encode("utf-8")

@@ -17,15 +17,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.model_script import (
-    ModelServer,
-    ModelTurn,
-    pause,
-    send_json,
-    send_sse,
-    substitute,
-    turn_of_call_ids,
-)
+from tests.fakes.model_script import ModelServer, ModelTurn, send_json, send_sse, substitute
 
 __all__ = ["OpenAIResponsesServer", "codex_home"]
 
@@ -45,20 +37,10 @@ class OpenAIResponsesServer(ModelServer):
                 send_json(handler, 404, {"error": {"message": "not found"}})
             return
         items = body.get("input") or []
-        script = self.match(_first_user_text(items))
-        if script is None:
-            self.log(handler.command, path, body, None, None)
-            turn = ModelTurn(text="ok", input_tokens=10, output_tokens=2)
-            index = 0
-        else:
-            index = turn_of_call_ids(json.dumps(items))
-            self.log(handler.command, path, body, script, index)
-            turn = script.turn(index)
-        pause(turn)
-        if turn.status != 200:
-            error = {"message": turn.text, "type": "invalid_request_error", "code": None}
-            send_json(handler, turn.status, {"error": error})
+        answered = self.answer(handler, path, body, _first_user_text(items), items)
+        if answered is None:
             return
+        turn, index = answered
         text = json.dumps(items)
         match = _CWD.search(text)
         sessions = _SESSION.findall(text)

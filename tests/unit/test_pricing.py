@@ -83,7 +83,5 @@ def test_the_plan_sets_prices_and_a_token_budget() -> None:
 
 
 def test_a_price_typo_names_the_field() -> None:
-    with pytest.raises(
-        PlanError, match=r"session\.prices\.gpt-5\.5\.ouput.*did you mean 'output'"
-    ):
+    with pytest.raises(PlanError, match=r"session\.prices\.gpt-5\.5\.ouput.*did you mean 'output'"):
         parse_plan(PLAN.replace("output = 12", "ouput = 12"))
