@@ -5,9 +5,10 @@ agent's workspace with the prompt on stdin (``-`` makes ``exec`` read it from th
 ``codex exec`` has no turn flag: the coordinator's own count is the limit.
 
 **The barrier is Codex's own sandbox.** ``workspace-write`` lets the agent's commands
-and patches write only inside the workspace (and the temporary directory), with
-``exec``'s approval policy ``never``: a write outside fails at once instead of waiting
-for an answer. seawall's hooks do not run inside Codex, so this sandbox and the
+and patches write only inside the workspace and ``$TMPDIR`` (the runner also passes
+``sandbox_workspace_write.exclude_slash_tmp=true``, so the rest of ``/tmp`` is not a
+writable root), with ``exec``'s approval policy ``never``: a write outside fails at once
+instead of waiting for an answer. seawall's hooks do not run inside Codex, so this sandbox and the
 post-wave check of the whole change are the layers; ``sandbox = "none"`` leaves only the
 post-wave check (and ``danger-full-access`` turns the sandbox off).
 
@@ -123,6 +124,8 @@ class CodexRunner(StreamingCliRunner):
         argv = [self.executable, "exec", "--json"]
         if self.sandbox:
             argv += ["--sandbox", self.sandbox]
+        if self.sandbox == "workspace-write":
+            argv += ["-c", "sandbox_workspace_write.exclude_slash_tmp=true"]
         if self.model:
             argv += ["--model", self.model]
         return [*argv, *self.extra_args, "-"]

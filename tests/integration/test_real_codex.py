@@ -125,3 +125,29 @@ async def test_a_model_error_is_a_failed_turn(
     result = await CodexRunner().run(request(workspace, "CX-ERR"), lambda e: None)
     assert result.is_error
     assert "context too long" in result.final_text
+
+
+async def test_the_sandbox_keeps_writes_inside_the_workspace(
+    openai: OpenAIResponsesServer, codex_env: dict[str, str], workspace: Path
+) -> None:
+    outside = workspace.parent / "outside.txt"
+    escape = Call(name="exec_command", input={"cmd": f"echo x > {outside}"})
+    inside = Call(name="exec_command", input={"cmd": "echo y > inside.txt"})
+    openai.add(
+        Script(
+            marker="CX-JAIL",
+            turns=[
+                ModelTurn(calls=[escape]),
+                ModelTurn(calls=[inside]),
+                ModelTurn(text="STATUS: done"),
+            ],
+        )
+    )
+    events: list[Event] = []
+    await CodexRunner().run(request(workspace, "CX-JAIL"), events.append)
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert [r.is_error for r in results] == [True, False], results
+    assert not outside.exists()
+    assert (workspace / "inside.txt").read_text() == "y\n"
+    assert CodexRunner().barrier.startswith("Codex sandbox")
+    assert "post-wave check only" in CodexRunner(sandbox="danger-full-access").barrier

@@ -170,6 +170,8 @@ async def test_codex_command_line_and_events(record: Path, workspace: Path) -> N
         "--json",
         "--sandbox",
         "workspace-write",
+        "-c",
+        "sandbox_workspace_write.exclude_slash_tmp=true",
         "--model",
         "gpt-5-codex",
         "--skip-git-repo-check",
