@@ -16,7 +16,14 @@ from coordinator.errors import ConfigurationError
 from coordinator.events import Event
 from coordinator.model import RunnerSpec
 from coordinator.pricing import PriceTable
-from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn, Emitter
+from coordinator.runner import (
+    AgentRequest,
+    AgentResult,
+    AgentRunner,
+    EmitFn,
+    Emitter,
+    RunnerProbe,
+)
 
 __all__ = ["LineParser", "StreamingCliRunner", "spec_options"]
 
@@ -52,6 +59,10 @@ class StreamingCliRunner(AgentRunner):
     def argv(self, request: AgentRequest) -> list[str]:
         """The command line for ``request`` (the prompt goes on stdin)."""
         raise NotImplementedError
+
+    def probe(self) -> RunnerProbe:
+        """The CLI must resolve and answer ``--version`` before the first wave."""
+        return RunnerProbe(executable=self.executable, version_args=("--version",), env=self.env)
 
     def parser(self) -> LineParser:
         """A fresh parser for one run."""

@@ -17,8 +17,8 @@ from typing import Any
 import anyio
 
 from coordinator.breakers.trip import Trip
-from coordinator.errors import GitError
-from coordinator.events import Event, ToolCall, ToolResult, Turn, edited_paths
+from coordinator.errors import GitError, RunnerError
+from coordinator.events import Event, Final, ToolCall, ToolResult, Turn, edited_paths
 from coordinator.git.checkpoints import Checkpointer
 from coordinator.git.repo import repo_relative
 from coordinator.model import BreakerLimits, Isolation, StagnationConfig
@@ -28,8 +28,6 @@ from coordinator.stagnation import AgentMonitor
 from coordinator.telemetry import EventLog
 
 __all__ = ["AgentJob", "AgentRun", "dispatch_wave"]
-
-_STDERR_KEPT = 2000
 
 
 @dataclass(slots=True, kw_only=True)
@@ -76,7 +74,8 @@ class AgentRun:
     denials: tuple[str, ...] = ()  # calls the agent CLI's own permission layer refused
     failed_edits: int = 0  # edit calls whose result was an error (a rejected patch)
     last_failed_edit: str = ""
-    stderr_tail: str = ""  # kept when the agent exited non-zero or never reported an end
+    start_failure: str = ""  # why the agent never started (or died before its first event)
+    stderr_tail: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -99,6 +98,7 @@ class AgentRun:
             "denials": list(self.denials),
             "failed_edits": self.failed_edits,
             "last_failed_edit": self.last_failed_edit,
+            "start_failure": self.start_failure,
             "stderr_tail": self.stderr_tail,
         }
 
@@ -126,6 +126,7 @@ class AgentRun:
             denials=tuple(str(d) for d in data.get("denials", ())),
             failed_edits=int(data.get("failed_edits", 0)),
             last_failed_edit=str(data.get("last_failed_edit", "")),
+            start_failure=str(data.get("start_failure", "")),
             stderr_tail=str(data.get("stderr_tail", "")),
         )
 
@@ -192,9 +193,12 @@ async def run_agent(
         "checkpoint_error": "",
         "failed_edits": 0,
         "last_failed_edit": "",
+        "events": 0,
     }
 
     async def emit(event: Event) -> None:
+        if not (type(event) is Final and not event.text):  # a runner's own end-of-run note
+            state["events"] += 1
         counter.observe(event)
         if on_event is not None:
             on_event(job.task_id, event, counter)
@@ -224,8 +228,11 @@ async def run_agent(
 
     result: AgentResult | None = None
     runner_error = ""
+    start_failure = ""
     try:
         result = await job.runner.run(job.request, emit)
+    except RunnerError as exc:  # the program could not be started at all
+        runner_error = start_failure = str(exc)
     except Exception as exc:  # noqa: BLE001 - a runner that breaks is this agent's outcome
         runner_error = f"{type(exc).__name__}: {exc}"
     final_paths = tuple(sorted(touched.union(job.scope_paths() if job.in_place else ())))
@@ -247,6 +254,8 @@ async def run_agent(
     final_text = result.final_text if result else ""
     if not final_text and counter.final is not None:
         final_text = counter.final.text
+    if result is not None and checkpoint is None and job.checkpointer.tip is None:
+        start_failure = _died_at_start(result, events=int(state["events"]), touched=touched)
     return AgentRun(
         task_id=job.task_id,
         is_error=bool(result and result.is_error) or bool(runner_error),
@@ -277,17 +286,19 @@ async def run_agent(
         denials=final.denials if final is not None else (),
         failed_edits=int(state["failed_edits"]),
         last_failed_edit=str(state["last_failed_edit"]),
-        stderr_tail=_stderr_tail(result, final is None),
+        start_failure=start_failure,
+        stderr_tail=result.stderr_tail[-2000:] if result else "",
     )
 
 
-def _stderr_tail(result: AgentResult | None, no_final: bool) -> str:
-    """The agent's stderr tail when it says why the agent ended badly, else empty."""
-    if result is None or not result.stderr_tail.strip():
+def _died_at_start(result: AgentResult, *, events: int, touched: set[str]) -> str:
+    """Why an agent that ended by itself, failing, before its first event and without
+    changing a file, never really started; "" when it did start."""
+    if events or touched or result.interrupted or not result.is_error:
         return ""
-    if result.exit_code not in (0, None) or (no_final and not result.interrupted):
-        return result.stderr_tail[-_STDERR_KEPT:]
-    return ""
+    code = result.exit_code
+    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exited {code}"
+    return f"the agent {how} before its first event"
 
 
 async def _guarded(state: dict[str, Any], step: Awaitable[str | None]) -> str | None:

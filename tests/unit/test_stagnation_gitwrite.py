@@ -40,7 +40,7 @@ def in_place(tmp_path: Path) -> GitWriteDetector:
         ("git -C src add x.py", "add"),
         ("git -c user.name=bot commit -m x", "commit"),
         ("/usr/bin/git add x", "add"),
-        ("git add -A && git commit -m \"$(cat <<'EOF'\nmsg\nEOF\n)\"", "add+commit"),
+        ("git add -A && git commit -m \"$(cat <<'EOF'\nmsg\nEOF\n)\"", "add"),
     ],
 )
 def test_git_writes_in_the_shared_tree(tmp_path: Path, command: str, write: str) -> None:
@@ -151,12 +151,3 @@ def test_a_cd_inside_a_substitution_does_not_move_the_command_after_it(tmp_path:
     detector = GitWriteDetector(agent="t1", workspace=repo, repo=repo)
     finding = detector.observe_call(bash(f"echo $(cd {tmp_path}; pwd) && git add x"))
     assert finding is not None and finding.subject == "add"
-
-
-def test_every_write_of_one_command_line_is_recorded(tmp_path: Path) -> None:
-    detector = in_place(tmp_path)
-    finding = detector.observe_call(bash("git add -A && git commit -m x && git push"))
-    assert finding is not None and finding.subject == "add+commit+push"
-    assert "`git add`, `git commit`, `git push`" in finding.evidence
-    assert detector.observe_call(bash("git commit -m y")) is None  # reported already
-    assert detector.occurrences == 4
