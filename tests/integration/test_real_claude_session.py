@@ -269,25 +269,24 @@ def test_seawall_plan_names_each_runners_live_barrier() -> None:
     assert "Codex sandbox (workspace-write" in codex.stdout
 
 
-def test_a_cli_that_exits_at_once_has_its_stderr_everywhere(
+def test_a_cli_that_cannot_start_halts_with_its_stderr_shown(
     anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"README.md": "# project\n"})
-    plan = write_plan(
-        tmp_path / "plan.toml", "claude-flag", task("x", "FLAG-1", ["x.md"]), extra=ONE_WAVE
-    )
+    plan = write_plan(tmp_path / "plan.toml", "claude-flag", task("x", "FLAG-1", ["x.md"]))
     plan.write_text(
         plan.read_text().replace(
             'kind = "claude-code"', 'kind = "claude-code"\nargv = ["--no-such-flag"]'
         )
     )
     done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    assert done.returncode != 0
     assert not anthropic.requests  # it never got as far as the model
-    assert "stderr (exit 1): " in done.stderr and "no-such-flag" in done.stderr, done.stderr
+    assert "no-such-flag" in done.stderr, done.stderr  # claude's own words, on the console
     data = status(repo)
+    assert data["phase"] == "halted"
     session = repo / ".seawall" / str(data["session"])
     assert "no-such-flag" in (session / "STATE.md").read_text()
-    run = (session / "agents" / "x" / "w1-run.json").read_text()
-    assert "no-such-flag" in run
-    issues = sorted((repo / ".seawall" / "issues").glob("*.md"))
-    assert issues and "no-such-flag" in issues[0].read_text()
+    events = (session / "events.jsonl").read_text()
+    assert "agent_start_failed" in events and "no-such-flag" in events
+    assert not list((repo / ".seawall" / "issues").glob("*.md"))  # not the task's failure
