@@ -38,7 +38,7 @@ def history_line(wave: WaveRecord, agent: AgentRecord) -> str:
 def run_notes(run: Mapping[str, Any]) -> list[str]:
     """What a run record says about how the agent ended that its status does not: the
     calls its CLI's permission layer refused, and the tail of its stderr when it exited
-    badly. One line each, for the console, STATE.md and carryover bodies."""
+    non-zero. One line each, for the console, STATE.md and carryover bodies."""
     notes: list[str] = []
     denials = [str(d) for d in run.get("denials") or ()]
     if denials:
@@ -48,11 +48,10 @@ def run_notes(run: Mapping[str, Any]) -> list[str]:
             f"the agent CLI refused {len(denials)} call(s) without permission: {shown}{more}"
         )
     tail = str(run.get("stderr_tail") or "").strip()
-    if tail:
+    code = run.get("exit_code")
+    if tail and isinstance(code, int) and code != 0:  # a clean or stopped end: stderr is noise
         lines = [line for line in tail.splitlines() if line.strip()][-3:]
-        code = run.get("exit_code")
-        exit_text = f"exit {code}" if code is not None else "no exit code"
-        notes.append(f"stderr ({exit_text}): " + " ⏎ ".join(_one_line(x, 160) for x in lines))
+        notes.append(f"stderr (exit {code}): " + " ⏎ ".join(_one_line(x, 160) for x in lines))
     return notes
 
 
