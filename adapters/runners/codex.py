@@ -5,12 +5,14 @@ agent's workspace with the prompt on stdin (``-`` makes ``exec`` read it from th
 ``codex exec`` has no turn flag: the coordinator's own count is the limit.
 
 **The barrier is Codex's own sandbox.** ``workspace-write`` lets the agent's commands
-and patches write only inside the workspace and ``$TMPDIR`` (the runner also passes
+and patches write only inside the workspace and a private temporary directory the
+runner makes for the run and exports as ``$TMPDIR`` (it passes
 ``sandbox_workspace_write.exclude_slash_tmp=true``, so the rest of ``/tmp`` is not a
-writable root), with ``exec``'s approval policy ``never``: a write outside fails at once
-instead of waiting for an answer. seawall's hooks do not run inside Codex, so this sandbox and the
-post-wave check of the whole change are the layers; ``sandbox = "none"`` leaves only the
-post-wave check (and ``danger-full-access`` turns the sandbox off).
+writable root; the directory is removed after the run), with ``exec``'s approval policy
+``never``: a write outside fails at once instead of waiting for an answer. seawall's
+hooks do not run inside Codex, so this sandbox and the post-wave check of the whole
+change are the layers; ``sandbox = "none"`` leaves only the post-wave check (and
+``danger-full-access`` turns the sandbox off).
 
 **What the stream hides is read from the rollout file.** ``--json`` gives no event for
 an ``apply_patch`` that fails, none for a ``write_stdin`` poll, and one usage total per
@@ -24,6 +26,7 @@ older Codex, ``rollout = "off"``), the stream's own events are used.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -135,12 +138,15 @@ class CodexRunner(StreamingCliRunner):
 
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
         """Run codex, following its rollout file live (see the module docstring)."""
-        if self.rollout == "off":
-            return await super().run(request, emit)
-        env = agent_environment(request, self.env)
-        follow = _RolloutFollow(
-            Emitter(emit, prices=PriceTable()), codex_home_of(env), self.model or ""
-        )
+        with tempfile.TemporaryDirectory(prefix="seawall-codex-") as scratch:
+            env = agent_environment(request, self.env)
+            if self.sandbox == "workspace-write":
+                env["TMPDIR"] = scratch  # the agent's own temporary files: a writable root
+            return await self._run(request, emit, env)
+
+    async def _run(self, request: AgentRequest, emit: EmitFn, env: dict[str, str]) -> AgentResult:
+        home = None if self.rollout == "off" else codex_home_of(env)
+        follow = _RolloutFollow(Emitter(emit, prices=PriceTable()), home, self.model or "")
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(follow.poll_forever)
@@ -166,9 +172,9 @@ class CodexRunner(StreamingCliRunner):
 class _RolloutFollow:
     """One run's two sources: the ``--json`` stream and, once found, the rollout file."""
 
-    def __init__(self, emitter: Emitter, home: Path, model: str) -> None:
+    def __init__(self, emitter: Emitter, home: Path | None, model: str) -> None:
         self.emitter = emitter
-        self.sessions = home / "sessions"
+        self.sessions = None if home is None else home / "sessions"  # None: stream only
         self.stream = CodexJsonParser(model=model)
         self.rollout = CodexRolloutParser(model=model)
         self.follower: LineFollower | None = None
@@ -212,7 +218,7 @@ class _RolloutFollow:
 
     def _find(self) -> LineFollower | None:
         thread = self.stream.thread_id
-        if not thread:
+        if not thread or self.sessions is None:
             return None
         for path in self.sessions.glob(f"*/*/*/rollout-*-{thread}.jsonl"):
             try:

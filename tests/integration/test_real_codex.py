@@ -133,12 +133,14 @@ async def test_the_sandbox_keeps_writes_inside_the_workspace(
     outside = workspace.parent / "outside.txt"
     escape = Call(name="exec_command", input={"cmd": f"echo x > {outside}"})
     inside = Call(name="exec_command", input={"cmd": "echo y > inside.txt"})
+    scratch = Call(name="exec_command", input={"cmd": 'echo t > "$TMPDIR/t" && cat "$TMPDIR/t"'})
     openai.add(
         Script(
             marker="CX-JAIL",
             turns=[
                 ModelTurn(calls=[escape]),
                 ModelTurn(calls=[inside]),
+                ModelTurn(calls=[scratch]),  # its own temporary directory is writable
                 ModelTurn(text="STATUS: done"),
             ],
         )
@@ -146,7 +148,7 @@ async def test_the_sandbox_keeps_writes_inside_the_workspace(
     events: list[Event] = []
     await CodexRunner().run(request(workspace, "CX-JAIL"), events.append)
     results = [e for e in events if isinstance(e, ToolResult)]
-    assert [r.is_error for r in results] == [True, False], results
+    assert [r.is_error for r in results] == [True, False, False], results
     assert not outside.exists()
     assert (workspace / "inside.txt").read_text() == "y\n"
     assert CodexRunner().barrier.startswith("Codex sandbox")
