@@ -53,6 +53,7 @@ from coordinator.transcripts import CodexJsonParser, CodexRolloutParser
 __all__ = ["CodexRunner", "codex_home_of"]
 
 _POLL_S = 0.05
+_FIND_GRACE_S = 0.75  # after the stream's first line, how long a missing rollout is sought
 _ROLLOUT_MODES = ("follow", "off")
 
 
@@ -170,7 +171,13 @@ class CodexRunner(StreamingCliRunner):
 
 
 class _RolloutFollow:
-    """One run's two sources: the ``--json`` stream and, once found, the rollout file."""
+    """One run's two sources: the ``--json`` stream and, once found, the rollout file.
+
+    Until the rollout file is found, stream events wait (the rollout has them too, from
+    its first line). Codex creates the file as the thread starts; when it has not
+    appeared ``_FIND_GRACE_S`` after the stream's first line, the run falls back to the
+    stream, whose events then go out live (the breakers must see them while the agent
+    runs)."""
 
     def __init__(self, emitter: Emitter, home: Path | None, model: str) -> None:
         self.emitter = emitter
@@ -178,13 +185,19 @@ class _RolloutFollow:
         self.stream = CodexJsonParser(model=model)
         self.rollout = CodexRolloutParser(model=model)
         self.follower: LineFollower | None = None
-        self.buffered: list[Event] = []  # stream events, used if no rollout file appears
+        self.live_stream = self.sessions is None  # the fallback: stream events go out live
+        self.first_line_at: float | None = None
+        self.buffered: list[Event] = []  # stream events held while the rollout is sought
         self.finals: list[Final] = []
 
     async def on_stream_line(self, line: str) -> None:
+        if self.first_line_at is None:
+            self.first_line_at = anyio.current_time()
         for event in self.stream.feed(line):
             if isinstance(event, Final):
                 self.finals.append(event)  # held: the rollout may still be catching up
+            elif self.live_stream:
+                await self.emitter(event)
             elif self.follower is None:
                 self.buffered.append(event)
         await self._read()
@@ -208,13 +221,23 @@ class _RolloutFollow:
         await self._emit_all([*self.stream.finish(), *self.finals])
 
     async def _read(self) -> None:
+        if self.live_stream:
+            return
         if self.follower is None:
             self.follower = self._find()
             if self.follower is None:
+                await self._give_up_after_grace()
                 return
             self.buffered = []  # the rollout has all of it, from its first line
         for raw in self.follower.read():
             await self._emit_all(self.rollout.feed(raw.decode("utf-8", "replace")))
+
+    async def _give_up_after_grace(self) -> None:
+        started = self.first_line_at
+        if started is not None and anyio.current_time() - started > _FIND_GRACE_S:
+            self.live_stream = True
+            held, self.buffered = self.buffered, []
+            await self._emit_all(held)
 
     def _find(self) -> LineFollower | None:
         thread = self.stream.thread_id
