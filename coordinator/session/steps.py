@@ -94,8 +94,7 @@ class WaveSteps:
             await self._dispatch(wave)
         if wave.phase is WavePhase.DISPATCHED:
             await self._salvage(wave)
-            if halt_on_start_failures(self, wave):
-                await self.session.save()
+            if await halt_on_start_failures(self, wave):
                 return True
             await self._settle_in_place(wave)
             await self._review(wave)
@@ -987,6 +986,8 @@ class WaveSteps:
                 for a in wave.agents
             ],
             "pending": [t["id"] for t in self.state.pending],
+            "checks": wave.checks,
+            "halt": self.state.halt or None,
         }
 
 
