@@ -12,7 +12,9 @@ writable root; the directory is removed after the run), with ``exec``'s approval
 ``never``: a write outside fails at once instead of waiting for an answer. seawall's
 hooks do not run inside Codex, so this sandbox and the post-wave check of the whole
 change are the layers; ``sandbox = "none"`` leaves only the post-wave check (and
-``danger-full-access`` turns the sandbox off).
+``danger-full-access`` turns the sandbox off). When seawall runs the agent in its own OS
+sandbox (``request.sandbox``, Landlock), that is the barrier, and Codex's is turned off
+for the run: Codex's sandbox (bubblewrap) cannot start inside another one.
 
 **What the stream hides is read from the rollout file.** ``--json`` gives no event for
 an ``apply_patch`` that fails, none for a ``write_stdin`` poll, and one usage total per
@@ -47,6 +49,7 @@ from coordinator.events import Event, Final
 from coordinator.model import RunnerSpec
 from coordinator.pricing import PriceTable
 from coordinator.runner import AgentRequest, AgentResult, EmitFn, Emitter
+from coordinator.sandbox.launch import available as sandbox_available
 from coordinator.tail import LineFollower
 from coordinator.transcripts import CodexJsonParser, CodexRolloutParser
 
@@ -124,11 +127,18 @@ class CodexRunner(StreamingCliRunner):
             return "none inside the agent (post-wave check only)"
         return f"Codex sandbox ({self.sandbox}: writes only in the workspace)"
 
+    def sandbox_for(self, request: AgentRequest) -> str | None:
+        """Codex's ``--sandbox`` for this run: off inside seawall's own OS sandbox."""
+        if request.sandbox is not None and self.sandbox is not None and sandbox_available():
+            return "danger-full-access"
+        return self.sandbox
+
     def argv(self, request: AgentRequest) -> list[str]:
         argv = [self.executable, "exec", "--json"]
-        if self.sandbox:
-            argv += ["--sandbox", self.sandbox]
-        if self.sandbox == "workspace-write":
+        sandbox = self.sandbox_for(request)
+        if sandbox:
+            argv += ["--sandbox", sandbox]
+        if sandbox == "workspace-write":
             argv += ["-c", "sandbox_workspace_write.exclude_slash_tmp=true"]
         if self.model:
             argv += ["--model", self.model]
@@ -141,7 +151,7 @@ class CodexRunner(StreamingCliRunner):
         """Run codex, following its rollout file live (see the module docstring)."""
         with tempfile.TemporaryDirectory(prefix="seawall-codex-") as scratch:
             env = agent_environment(request, self.env)
-            if self.sandbox == "workspace-write":
+            if self.sandbox_for(request) == "workspace-write":
                 env["TMPDIR"] = scratch  # the agent's own temporary files: a writable root
             return await self._run(request, emit, env)
 

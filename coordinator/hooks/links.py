@@ -21,6 +21,16 @@ __all__ = ["breaker_admit", "breaker_observe", "checkpoint", "event_log", "recor
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 
 
+def driven(env: Mapping[str, str]) -> bool:
+    """Whether seawall's coordinator drives this agent (``SEAWALL_PERMISSIONS=hook``).
+
+    Then the coordinator counts, checkpoints and breaks from the agent's own event
+    stream, and the agent runs in an OS sandbox where seawall's state is read-only: the
+    hooks judge each call from the manifest and keep no state of their own (no breaker
+    file, no checkpoint, no event record). A lead's hooks (step mode) keep theirs."""
+    return env.get("SEAWALL_PERMISSIONS", "").strip() == "hook"
+
+
 def event_log(ctx: HookContext) -> EventLog | None:
     """The session's ``events.jsonl``, or None outside a session."""
     if ctx.repo is None or ctx.session is None:

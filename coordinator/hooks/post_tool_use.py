@@ -22,6 +22,8 @@ __all__ = ["handle"]
 
 def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
     """Answer one PostToolUse call."""
+    if links.driven(env):  # the coordinator checkpoints and counts from the event stream
+        return HookResponse.allow()
     ctx = resolve_context(payload, env)
     if ctx.manifest is None or ctx.agent is None:
         return HookResponse.allow()

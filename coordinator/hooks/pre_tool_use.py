@@ -59,11 +59,12 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, Mapping):
         tool_input = {}
-    refusal, warning = links.breaker_admit(ctx, payload)
+    stateful = not links.driven(env)  # driven: the coordinator keeps the state
+    refusal, warning = links.breaker_admit(ctx, payload) if stateful else ("", "")
     if refusal:
         return pre_tool_use_deny(refusal)
     verdicts = check_call(ctx, tool, tool_input, env=env)
-    for verdict in verdicts:
+    for verdict in verdicts if stateful else ():
         links.record(ctx, verdict, tool=tool)
     denied = [v.message for v in verdicts if v.decision is Decision.DENY]
     if denied:
@@ -82,7 +83,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
 def _is_permission_layer(ctx: HookContext, env: Mapping[str, str]) -> bool:
     """Whether this hook answers for a headless agent seawall started: nobody could answer
     a prompt, so what passed the checks is allowed (a guard that cannot judge never is)."""
-    if env.get("SEAWALL_PERMISSIONS", "").strip() != "hook":
+    if not links.driven(env):
         return False
     return ctx.failure is None or ctx.failure is Failure.NO_SESSION
 

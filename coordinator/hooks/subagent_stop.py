@@ -36,6 +36,10 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
     if ctx.manifest is None or ctx.repo is None:
         return HookResponse.allow()
     report = parse_status(final_message(payload))
+    if links.driven(env):  # the coordinator reads the status from the stream; ask only
+        if report.inferred and not payload.get("stop_hook_active"):
+            return subagent_stop_block(ASK_FOR_STATUS)
+        return HookResponse.allow()
     if report.inferred and not payload.get("stop_hook_active"):
         return subagent_stop_block(ASK_FOR_STATUS)
     record = {
