@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "coordinator.cli.plan",
     "coordinator.cli.session",
     "coordinator.cli.worktrees",
+    "coordinator.cli.restore",
     "coordinator.cli.carryover",
     "coordinator.cli.hooks",
     "coordinator.cli.unattended",

@@ -14,14 +14,23 @@ from typing import Any
 
 import pygit2
 
+from coordinator.git.baseline import Baseline, under
 from coordinator.git.checks import WaveIntegration, integrate_wave
 from coordinator.git.merge import AgentChange, AgentMerge
 from coordinator.git.repo import dirty_paths, open_repository
 from coordinator.git.target import advance_target, restore_agent_files
 from coordinator.model import Status
+from coordinator.session.user_files import put_back_user_files
 from coordinator.state.ledger import WaveRecord
 
-__all__ = ["MergePlan", "branch_tip", "merge_plan", "restore_in_place", "run_integration"]
+__all__ = [
+    "MergePlan",
+    "SetAside",
+    "branch_tip",
+    "merge_plan",
+    "restore_in_place",
+    "run_integration",
+]
 
 MERGEABLE = frozenset({Status.DONE, Status.NO_TESTS_NEEDED, Status.PARTIAL})
 
@@ -74,13 +83,25 @@ def without_paths(repo: Path, base: str, commit: str, paths: Sequence[str]) -> s
     return str(repository.create_commit(None, signature, signature, message, tree, [source.id]))
 
 
-def dirty_paths_in_scope(repo: Path, scope: Sequence[str], *, session: str) -> tuple[str, ...]:
-    """Files of the main working tree with uncommitted changes that ``scope`` covers."""
+def dirty_paths_in_scope(
+    repo: Path, scope: Sequence[str], *, session: str, baseline: Baseline | None = None
+) -> tuple[str, ...]:
+    """Files of the main working tree changed during the wave that ``scope`` covers.
+
+    A user file that predates the wave (``baseline``) and still holds what it held then
+    is not a change of the wave."""
     from coordinator.scope.matcher import ScopeMatcher
 
     repository = open_repository(repo)
     matcher = ScopeMatcher(tuple(scope), workspace=repo, session=session)
-    return tuple(sorted(p for p in dirty_paths(repository) if matcher.matches_relative(p)))
+    return tuple(
+        sorted(
+            p
+            for p in dirty_paths(repository)
+            if matcher.matches_relative(p)
+            and not (baseline is not None and baseline.unchanged(repository, p))
+        )
+    )
 
 
 def run_integration(
@@ -170,19 +191,23 @@ def in_place_paths(wave: WaveRecord) -> list[str]:
     )
 
 
-def advance(repo: Path, wave: WaveRecord, branch: str) -> None:
-    """Move ``branch`` from the wave base to its integration, updating the main tree."""
+def advance(repo: Path, wave: WaveRecord, branch: str, *, baseline: Baseline | None = None) -> None:
+    """Move ``branch`` from the wave base to its integration, updating the main tree.
+
+    User files that predate an in-place wave and that an unmerged agent's revert left
+    missing are written back from their copy (``baseline``)."""
     assert wave.integration is not None
     paths = in_place_paths(wave)
     if wave.integration == wave.base:
         restore_in_place(repo, wave.base, paths)
-        return
-    if _half_advanced(repo, wave):
+    elif _half_advanced(repo, wave):
         _finish_half_advance(repo, wave, branch)
-        return
-    advance_target(
-        repo, branch=branch, expected_old=wave.base, new=wave.integration, agent_paths=paths
-    )
+    else:
+        advance_target(
+            repo, branch=branch, expected_old=wave.base, new=wave.integration, agent_paths=paths
+        )
+    if baseline is not None:
+        put_back_user_files(repo, baseline, paths)
 
 
 def _half_advanced(repo: Path, wave: WaveRecord) -> bool:
@@ -237,6 +262,17 @@ def absorb_agent_commits(repo: Path, wave: WaveRecord, branch: str, session: str
     return keep
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetAside:
+    """Changes of the shared tree no agent may own: saved on ``ref``; ``files`` were
+    removed from the tree, ``left_in_place`` (user files that predate the wave and
+    changed during it) were only copied."""
+
+    ref: str
+    files: list[str]
+    left_in_place: list[str]
+
+
 def set_aside_unattributed(
     repo: Path,
     wave: WaveRecord,
@@ -244,22 +280,30 @@ def set_aside_unattributed(
     *,
     claimed: set[str],
     scopes: Sequence[Sequence[str]],
-) -> tuple[str, list[str]] | None:
+    baseline: Baseline | None = None,
+    kept: Sequence[str] = (),
+) -> SetAside | None:
     """Save and revert changes of the shared tree that no agent of the wave may own.
 
-    Returns the ref holding them and their paths, or None when there are none.
+    Only changes made during the wave count: a user file that predates it and is
+    unchanged is left alone, one that changed is copied onto the ref but never removed.
+    Paths under ``kept`` are never touched. None when there is nothing to set aside.
     """
     from coordinator.git.checkpoints import Checkpointer, CheckpointMode
     from coordinator.scope.matcher import ScopeMatcher
 
     repository = open_repository(repo)
     matchers = [ScopeMatcher(tuple(scope), workspace=repo, session=session) for scope in scopes]
-    stray = [
-        path
-        for path in sorted(dirty_paths(repository))
-        if path not in claimed and not any(m.matches_relative(path) for m in matchers)
-    ]
-    if not stray:
+    stray: list[str] = []
+    in_place: list[str] = []
+    for path in sorted(dirty_paths(repository)):
+        if path in claimed or under(path, kept) or any(m.matches_relative(path) for m in matchers):
+            continue
+        if baseline is None or not baseline.predates(path):
+            stray.append(path)
+        elif not baseline.unchanged(repository, path):
+            in_place.append(path)
+    if not stray and not in_place:
         return None
     keeper = Checkpointer(
         repo,
@@ -269,6 +313,6 @@ def set_aside_unattributed(
         mode=CheckpointMode.PATHS,
         dispatch=f"w{wave.number}",
     )
-    keeper.wip("changes outside every agent's scope in a shared tree", stray)
+    keeper.wip("changes outside every agent's scope in a shared tree", stray + in_place)
     restore_agent_files(repo, wave.base, stray)
-    return keeper.ref, stray
+    return SetAside(ref=keeper.ref, files=stray, left_in_place=in_place)

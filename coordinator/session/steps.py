@@ -17,6 +17,7 @@ import anyio
 from coordinator.errors import GitError, StateError
 from coordinator.faults import kill_point
 from coordinator.fsutil import atomic_write_text
+from coordinator.git.baseline import Baseline
 from coordinator.git.checkpoints import Checkpointer
 from coordinator.git.history import agent_history
 from coordinator.git.repo import pin_base
@@ -28,6 +29,7 @@ from coordinator.prompting import render_agent_prompt
 from coordinator.runner import AgentRequest
 from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
 from coordinator.session.integrate import (
+    SetAside,
     advance,
     branch_tip,
     merge_plan,
@@ -43,6 +45,7 @@ from coordinator.session.tasks import (
     task_from_dict,
     task_to_dict,
 )
+from coordinator.session.user_files import restore_command
 from coordinator.state.ledger import (
     AgentRecord,
     IssueRef,
@@ -70,6 +73,7 @@ class WaveSteps:
         self.paths = session.store.paths
         self.progress = session.progress
         self._runs: dict[str, AgentRun] = {}
+        self._baselines: dict[int, Baseline] = {}
 
     # -- the loop ---------------------------------------------------------------------
 
@@ -173,10 +177,43 @@ class WaveSteps:
                 wave.fallback = workspace.fallback_reason
         if wave.fallback is not None:
             self._fall_back_in_place(wave)
+        if wave.isolation == Isolation.NONE:
+            await self._take_baseline(wave, tasks)
         self._write_manifest(wave, tasks)
         wave.phase = WavePhase.PREPARED
         await self.session.save()
         kill_point("after-workspaces")
+
+    async def _take_baseline(self, wave: WaveRecord, tasks: list[Task]) -> None:
+        from coordinator.session.user_files import take_baseline
+
+        baseline = await anyio.to_thread.run_sync(
+            lambda: take_baseline(
+                self.repo,
+                session=self.state.session,
+                wave=wave.number,
+                base=wave.base,
+                scopes=[task.scope for task in tasks],
+                save_to=self._baseline_file(wave),
+            )
+        )
+        self._baselines[wave.number] = baseline
+
+    def _baseline_file(self, wave: WaveRecord) -> Path:
+        from coordinator.session.user_files import baseline_path
+
+        return baseline_path(self.paths.wave_dir(wave.number))
+
+    def _baseline(self, wave: WaveRecord) -> Baseline | None:
+        """The user files recorded before an in-place wave (None for a worktree wave)."""
+        if wave.isolation != Isolation.NONE:
+            return None
+        if wave.number not in self._baselines:
+            found = Baseline.load(self._baseline_file(wave))
+            if found is None:
+                return None
+            self._baselines[wave.number] = found
+        return self._baselines[wave.number]
 
     def _fall_back_in_place(self, wave: WaveRecord) -> None:
         from coordinator.isolation import explain_enforcement
@@ -286,7 +323,7 @@ class WaveSteps:
         )
 
         def scope_paths() -> tuple[str, ...]:
-            return self._dirty_in_scope(task) if in_place else ()
+            return self._dirty_in_scope(wave, task) if in_place else ()
 
         return AgentJob(
             task_id=task.id,
@@ -304,10 +341,12 @@ class WaveSteps:
             scope_paths=scope_paths,
         )
 
-    def _dirty_in_scope(self, task: Task) -> tuple[str, ...]:
+    def _dirty_in_scope(self, wave: WaveRecord, task: Task) -> tuple[str, ...]:
         from coordinator.session.integrate import dirty_paths_in_scope
 
-        return dirty_paths_in_scope(self.repo, task.scope, session=self.state.session)
+        return dirty_paths_in_scope(
+            self.repo, task.scope, session=self.state.session, baseline=self._baseline(wave)
+        )
 
     def _on_trip(self, wave: WaveRecord, task_id: str, trip: Any) -> None:
         from coordinator.breakers.blocked import append_blocked_note
@@ -378,7 +417,7 @@ class WaveSteps:
         """Checkpoint the files of an agent the coordinator did not run (or lost), and
         with ``wip`` also a ``wip:`` snapshot with that reason."""
         checkpointer = self._checkpointer(wave, record)
-        paths = self._dirty_in_scope(task) if wave.isolation == Isolation.NONE else None
+        paths = self._dirty_in_scope(wave, task) if wave.isolation == Isolation.NONE else None
         await checkpointer.acheckpoint(paths)
         snapshot = await checkpointer.awip(wip, paths) if wip else None
         return AgentRun(
@@ -435,6 +474,7 @@ class WaveSteps:
         if wave.isolation != Isolation.NONE:
             return
         from coordinator.session.integrate import absorb_agent_commits, set_aside_unattributed
+        from coordinator.session.user_files import kept_paths
 
         branch = self.state.target_branch
         absorbed = await anyio.to_thread.run_sync(
@@ -449,25 +489,55 @@ class WaveSteps:
             )
             for record in wave.agents:
                 checkpointer = self._checkpointer(wave, record)
-                paths = self._dirty_in_scope(tasks[record.task])
+                paths = self._dirty_in_scope(wave, tasks[record.task])
                 await checkpointer.acheckpoint(paths)
                 record.checkpoint = checkpointer.tip or record.checkpoint
                 record.touched = sorted(set(record.touched) | set(paths))
         claimed = {path for record in wave.agents for path in record.touched}
         scopes = [tasks[record.task].scope for record in wave.agents]
+        kept = kept_paths(self.repo, plan_path=self.state.plan_path)
         aside = await anyio.to_thread.run_sync(
             lambda: set_aside_unattributed(
-                self.repo, wave, self.state.session, claimed=claimed, scopes=scopes
+                self.repo,
+                wave,
+                self.state.session,
+                claimed=claimed,
+                scopes=scopes,
+                baseline=self._baseline(wave),
+                kept=kept,
             )
         )
         if aside is not None:
-            ref, stray = aside
-            self.events.append("unattributed_changes", wave=wave.number, ref=ref, files=stray)
-            self.progress.log(
-                f"wave {wave.number}: changes outside every agent's scope were set aside on "
-                f"{ref}: {', '.join(stray[:10])}"
-            )
+            self._report_set_aside(wave, aside)
         await self.session.save()
+
+    def _report_set_aside(self, wave: WaveRecord, aside: SetAside) -> None:
+        command = restore_command(self.repo, self.state.session, wave.number)
+        wave.set_aside = {
+            "ref": aside.ref,
+            "files": aside.files,
+            "left_in_place": aside.left_in_place,
+            "restore": command,
+        }
+        self.events.append(
+            "unattributed_changes",
+            wave=wave.number,
+            ref=aside.ref,
+            files=aside.files,
+            left_in_place=aside.left_in_place,
+            restore=command,
+        )
+        if aside.files:
+            self.progress.log(
+                f"wave {wave.number}: {len(aside.files)} file(s) changed outside every "
+                f"agent's scope were set aside on {aside.ref}: {', '.join(aside.files[:10])}; "
+                f"to restore them: {command}"
+            )
+        if aside.left_in_place:
+            self.progress.log(
+                f"wave {wave.number}: your files {', '.join(aside.left_in_place[:10])} changed "
+                f"during the wave; left in place, a copy is on {aside.ref}"
+            )
 
     # -- review -----------------------------------------------------------------------
 
@@ -580,7 +650,8 @@ class WaveSteps:
         self._queue_conflict_fixes(wave, fixes)
         await self.session.save()  # the integration is recorded before the branch moves
         kill_point("before-advance")
-        await anyio.to_thread.run_sync(advance, self.repo, wave, branch)
+        baseline = self._baseline(wave)
+        await anyio.to_thread.run_sync(lambda: advance(self.repo, wave, branch, baseline=baseline))
         wave.target_after = wave.integration
         wave.phase = WavePhase.MERGED
         await self.session.save()
@@ -913,6 +984,7 @@ class WaveSteps:
                 }
                 for a in wave.agents
             ],
+            "set_aside": wave.set_aside,
             "pending": [t["id"] for t in self.state.pending],
         }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
 
@@ -81,6 +82,7 @@ def render_state_md(state: SessionState) -> str:
             )
         for dropped in wave.dropped:
             lines.append(f"  - dropped `{dropped.get('task')}`: {dropped.get('reason')}")
+        lines.extend(_set_aside_lines(wave.set_aside))
         lines.append("")
     if state.pending:
         lines += ["## Pending", ""]
@@ -90,6 +92,24 @@ def render_state_md(state: SessionState) -> str:
     lines.extend(_mermaid(state))
     lines += ["```", ""]
     return "\n".join(lines)
+
+
+def _set_aside_lines(aside: dict[str, Any] | None) -> list[str]:
+    if not aside:
+        return []
+    lines = []
+    if aside.get("files"):
+        shown = ", ".join(f"`{path}`" for path in aside["files"][:20])
+        lines.append(
+            f"  - set aside on `{aside.get('ref')}` (outside every scope): {shown}; "
+            f"restore: `{aside.get('restore')}`"
+        )
+    if aside.get("left_in_place"):
+        shown = ", ".join(f"`{path}`" for path in aside["left_in_place"][:20])
+        lines.append(
+            f"  - your files changed during the wave, copied to `{aside.get('ref')}`: {shown}"
+        )
+    return lines
 
 
 def _mermaid(state: SessionState) -> list[str]:
