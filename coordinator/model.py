@@ -221,6 +221,8 @@ class SessionConfig:
     spiral: SpiralConfig = field(default_factory=SpiralConfig)
     commands: CommandPolicyConfig = field(default_factory=CommandPolicyConfig)
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
+    # where agent worktrees go (absolute, or relative to the repository); "" = next to it
+    worktree_root: str = ""
 
     def resolved_max_turns(self) -> int:
         if self.max_turns == "auto":

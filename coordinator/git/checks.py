@@ -9,7 +9,6 @@ sequence is bisected (about log2 N check runs) to the first merge that breaks th
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from coordinator.git.merge import AgentChange, AgentMerge, MergeResult, merge_wave
 from coordinator.git.repo import SEAWALL_DIR, ensure_excluded, open_repository, run_git, workdir
+from coordinator.git.worktree_admin import remove_worktrees
 
 __all__ = [
     "BisectResult",
@@ -113,8 +113,7 @@ def run_checks(
                 break
         return CheckRun(commit=commit, results=tuple(results))
     finally:
-        run_git(["worktree", "remove", "--force", str(folder)], cwd=root, check=False)
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_worktrees(root, [folder])
 
 
 def _run_one(command: str, cwd: Path, commit: str, timeout: float | None) -> CheckResult:

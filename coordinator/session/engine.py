@@ -22,6 +22,7 @@ import anyio
 
 from coordinator.errors import StateError
 from coordinator.events import Event, ToolCall
+from coordinator.git.cleanup import remove_stale_check_worktrees
 from coordinator.model import Plan, RunnerSpec, Status, Task
 from coordinator.plan.loader import parse_plan
 from coordinator.progress import Progress, make_progress
@@ -170,6 +171,7 @@ class Session:
                 state.phase = SessionPhase.RUNNING
                 self.progress.log("breaker cleared (counters kept); resuming")
             self._save_now(state)
+            await anyio.to_thread.run_sync(remove_stale_check_worktrees, self.repo)
             return await self._loop(state)
 
     async def _loop(self, state: SessionState) -> SessionResult:

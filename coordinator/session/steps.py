@@ -165,6 +165,7 @@ class WaveSteps:
             base=wave.base,
             task_ids=[task.id for task in tasks],
             isolation=Isolation(wave.isolation),
+            worktrees_under=self.config.worktree_root,
         )
         wave.agents = []
         for workspace in workspaces:
@@ -214,6 +215,20 @@ class WaveSteps:
                 return None
             self._baselines[wave.number] = found
         return self._baselines[wave.number]
+
+    async def _ensure_workspaces(self, wave: WaveRecord) -> None:
+        """Before agents run in a resumed wave, make every worktree whole again (a folder
+        deleted, a checkout a kill interrupted): no agent has run in them yet."""
+        from coordinator.git.workspaces import ensure_ready
+
+        if wave.isolation != Isolation.WORKTREE:
+            return
+        remade = await ensure_ready(
+            self.repo, [(agent.workspace, agent.branch) for agent in wave.agents], base=wave.base
+        )
+        for path in remade:
+            self.events.append("worktree_recreated", wave=wave.number, path=path)
+            self.progress.log(f"wave {wave.number}: worktree {path} was not whole; made again")
 
     def _fall_back_in_place(self, wave: WaveRecord) -> None:
         from coordinator.isolation import explain_enforcement
@@ -279,6 +294,7 @@ class WaveSteps:
 
     async def _dispatch(self, wave: WaveRecord) -> None:
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
+        await self._ensure_workspaces(wave)
         jobs = [self._job(wave, agent, tasks[agent.task]) for agent in wave.agents]
         wave.phase = WavePhase.DISPATCHED
         await self.session.save()
@@ -434,6 +450,19 @@ class WaveSteps:
             self.events.append("orphan_stopped", agent=task, process_groups=sorted(stopped))
             self.progress.log(f"{task}: stopped the agent the previous coordinator left running")
 
+    async def _restore_missing_worktree(self, wave: WaveRecord, record: AgentRecord) -> None:
+        """A worktree folder deleted under a running wave comes back at its branch's tip
+        (the agent's commits); its uncommitted files went with the folder."""
+        from coordinator.git.workspaces import restore_worktree
+
+        if wave.isolation != Isolation.WORKTREE or record.branch is None:
+            return
+        if (Path(record.workspace) / ".git").exists():
+            return
+        if await restore_worktree(self.repo, record.workspace, record.branch):
+            self.events.append("worktree_recreated", wave=wave.number, path=record.workspace)
+            self.progress.log(f"{record.task}: its worktree folder was missing; made again")
+
     async def _salvage(self, wave: WaveRecord) -> None:
         """Agents that never reported (the coordinator died): snapshot their work as wip."""
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
@@ -450,6 +479,7 @@ class WaveSteps:
                 continue
             reason = "the coordinator stopped before the agent reported"
             await self._stop_orphans(record.task)
+            await self._restore_missing_worktree(wave, record)
             run = await self._snapshot_unreported(wave, record, tasks[record.task], wip=reason)
             run.truncated, run.stop_reason = True, reason
             self._apply_run(record, run)
@@ -926,6 +956,7 @@ class WaveSteps:
         if wave.phase is WavePhase.PLANNED:
             await self._prepare(wave)
         if wave.phase is WavePhase.PREPARED:
+            await self._ensure_workspaces(wave)
             wave.phase = WavePhase.DISPATCHED
             await self.session.save()
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}

@@ -147,3 +147,30 @@ def test_the_plan_file_and_runner_queue_are_never_set_aside(tmp_path: Path) -> N
     assert done.returncode == 0, done.stdout + done.stderr
     assert plan.is_file()
     assert show(repo, "main", "plans/one.toml") is None
+
+
+def test_the_unattended_walk_through_keeps_its_plans_folder(tmp_path: Path) -> None:
+    origin = make_repo(tmp_path / "origin", {"README.md": "# p\n", "src/login.py": "x = 0\n"})
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    git(clone, "config", "user.name", "seawall test")
+    git(clone, "config", "user.email", "test@seawall.invalid")
+    env = _spec(
+        tmp_path,
+        {"fix": [{"writes": {"src/login.py": "x = 1\n"}, "final": "STATUS: done — fixed"}]},
+    )
+    (clone / "plans").mkdir()
+    tasks = [{"id": "fix", "prompt": "Fix the login.", "scope": ["src/login.py"]}]
+    write_plan(clone / "plans" / "fix-login.toml", session='name = "fix-login"', tasks=tasks)
+    # the walk-through of docs/unattended.md, as written
+    enqueued = seawall("runner", "enqueue", "plans/fix-login.toml", cwd=clone, env=env)
+    assert enqueued.returncode == 0, enqueued.stdout + enqueued.stderr
+    assert "queued fix-login-1" in enqueued.stdout
+    ticked = seawall("runner", "tick", cwd=clone, env=env)
+    assert ticked.returncode == 0, ticked.stdout + ticked.stderr
+    assert "-> done" in ticked.stdout, ticked.stdout + ticked.stderr
+    assert seawall("runner", "status", cwd=clone, env=env).returncode == 0
+    assert show(clone, "HEAD", "src/login.py") == "x = 1\n"
+    assert (clone / "plans" / "fix-login.toml").is_file()
+    again = seawall("runner", "enqueue", "plans/fix-login.toml", cwd=clone, env=env)
+    assert again.returncode == 0, again.stdout + again.stderr

@@ -1,0 +1,103 @@
+"""Worktree bookkeeping: ready markers, and removal that is safe under concurrency.
+
+A worktree counts as ready only once its checkout completed and was verified against
+the commit it was made at: then a marker (``seawall-ready``, holding the branch and the
+commit) is written into its administrative folder in the repository's git directory,
+where agents cannot write. A worktree without the marker (a checkout a kill
+interrupted, locked "initializing" by a dead process) is never used: it is removed and
+made again.
+
+Removal does what ``git worktree remove --force --force`` does, without running git:
+the folders are deleted concurrently (the slow, I/O bound part), then their
+administrative folders under a lock shared by every seawall process and thread. Two
+``git worktree remove`` running at once race on the administrative folders; this does
+not.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from coordinator.fsutil import file_lock
+from coordinator.git.repo import open_repository
+
+__all__ = [
+    "READY_FILE",
+    "admin_dir",
+    "admin_dirs",
+    "is_ready",
+    "mark_ready",
+    "remove_worktrees",
+]
+
+READY_FILE = "seawall-ready"
+_LOCK_FILE = "seawall-worktrees.lock"
+_thread_lock = threading.Lock()
+
+
+def _common_dir(repo_root: Path) -> Path:
+    return Path(open_repository(repo_root).path)
+
+
+def admin_dirs(repo_root: Path) -> dict[Path, Path]:
+    """Every linked worktree's folder (resolved) and its administrative folder."""
+    found: dict[Path, Path] = {}
+    folder = _common_dir(repo_root) / "worktrees"
+    if not folder.is_dir():
+        return found
+    for admin in sorted(folder.iterdir()):
+        try:
+            gitfile = (admin / "gitdir").read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        found[Path(os.path.realpath(gitfile)).parent] = admin
+    return found
+
+
+def admin_dir(repo_root: Path, path: Path) -> Path | None:
+    """The administrative folder of the worktree at ``path``, or None."""
+    return admin_dirs(repo_root).get(Path(os.path.realpath(path)))
+
+
+def _marker(branch: str, commit: str) -> str:
+    return f"{branch} {commit}\n"
+
+
+def mark_ready(admin: Path, branch: str, commit: str) -> None:
+    """Record that the worktree of ``admin`` is checked out whole at ``commit``."""
+    (admin / READY_FILE).write_text(_marker(branch, commit), encoding="utf-8")
+
+
+def is_ready(repo_root: Path, path: Path, branch: str) -> bool:
+    """Whether the worktree at ``path`` is ready: its checkout of ``branch`` was verified
+    (and its folder is still there)."""
+    admin = admin_dir(repo_root, path)
+    if admin is None or not (path / ".git").is_file() or (admin / "locked").exists():
+        return False
+    try:
+        recorded = (admin / READY_FILE).read_text(encoding="utf-8").split()
+    except OSError:
+        return False
+    return len(recorded) == 2 and recorded[0] == branch
+
+
+def remove_worktrees(repo_root: Path, paths: Iterable[str | os.PathLike[str]]) -> None:
+    """Remove the worktrees at ``paths`` (folders and git's records of them), whatever
+    state they are in: locked, half checked out, or already deleted."""
+    wanted = [Path(os.path.realpath(p)) for p in paths]
+    if not wanted:
+        return
+    known = admin_dirs(repo_root)
+    workers = max(1, min(len(wanted), 2 * (os.cpu_count() or 1)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(lambda p: shutil.rmtree(p, ignore_errors=True), wanted))
+    with _thread_lock, file_lock(_common_dir(repo_root) / _LOCK_FILE, what="worktree removal"):
+        for path in wanted:
+            admin = known.get(path)
+            if admin is not None:
+                shutil.rmtree(admin, ignore_errors=True)
