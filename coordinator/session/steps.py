@@ -677,6 +677,7 @@ class WaveSteps:
 
         result = await anyio.to_thread.run_sync(integrate)
         fixes = record_integration(wave, result)
+        self._record_refusals(wave, plan.refused)
         self._queue_conflict_fixes(wave, fixes)
         await self.session.save()  # the integration is recorded before the branch moves
         kill_point("before-advance")
@@ -700,6 +701,12 @@ class WaveSteps:
         if wave.dropped:
             line += f", dropped {', '.join(d['task'] for d in wave.dropped)}"
         self.progress.log(line.removeprefix("seawall: "))
+
+    def _record_refusals(self, wave: WaveRecord, refused: tuple[tuple[str, str], ...]) -> None:
+        for task, reason in refused:
+            wave.dropped.append({"task": task, "reason": reason})
+            self.events.append("merge_refused", wave=wave.number, agent=task, reason=reason)
+            self.progress.log(f"error: wave {wave.number} {task}: {reason}")
 
     def _halt_on_conflict(self, wave: WaveRecord, detail: str, head: str | None) -> bool:
         """Halt the session on the wave breaker's merge-conflict trigger; the wave stays
