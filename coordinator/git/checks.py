@@ -17,9 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from coordinator.errors import GitError
 from coordinator.git.merge import AgentChange, AgentMerge, MergeResult, merge_wave
-from coordinator.git.repo import SEAWALL_DIR, ensure_excluded, open_repository, run_git, workdir
-from coordinator.git.worktree_admin import remove_worktrees
+from coordinator.git.repo import SEAWALL_DIR, ensure_excluded, open_repository, workdir
+from coordinator.git.worktree_admin import add_worktree, remove_worktrees
 
 __all__ = [
     "BisectResult",
@@ -103,7 +104,10 @@ def run_checks(
     parent.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix=f"check-{os.getpid()}-", dir=parent))
     folder.rmdir()
-    run_git(["worktree", "add", "--quiet", "--detach", str(folder), commit], cwd=root)
+    added = add_worktree(root, folder, ["--detach", str(folder), commit])
+    if not added.ok:
+        remove_worktrees(root, [folder])
+        raise GitError(f"cannot check out {commit[:12]} for the checks: {added.stderr.strip()}")
     try:
         results: list[CheckResult] = []
         for command in commands:

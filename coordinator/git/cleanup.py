@@ -23,10 +23,14 @@ from coordinator.git.repo import (
     open_repository,
     parse_trailers,
     ref_target,
-    run_git,
     workdir,
 )
-from coordinator.git.worktree_admin import READY_FILE, admin_dirs, remove_worktrees
+from coordinator.git.worktree_admin import (
+    READY_FILE,
+    admin_dirs,
+    delete_branches,
+    remove_worktrees,
+)
 
 __all__ = [
     "PruneReport",
@@ -144,8 +148,7 @@ def _remove_all(root: Path, infos: Sequence[WorktreeInfo], *, force: bool) -> No
     their branches."""
     remove_worktrees(root, [info.path for info in infos])
     branches = [info.branch for info in infos if info.branch and (info.merged or force)]
-    if branches:
-        run_git(["branch", "-D", *branches], cwd=root, check=False)
+    delete_branches(root, branches)
 
 
 def _owner(admin: Path) -> tuple[str, int | None, str] | None:

@@ -29,11 +29,17 @@ from coordinator.git.repo import (
     ensure_excluded,
     open_repository,
     resolve_commit,
-    run_git_async,
     safe_component,
     workdir,
 )
-from coordinator.git.worktree_admin import admin_dir, is_ready, mark_ready, remove_worktrees
+from coordinator.git.worktree_admin import (
+    add_worktree,
+    admin_dir,
+    delete_branches,
+    is_ready,
+    mark_ready,
+    remove_worktrees,
+)
 from coordinator.model import Isolation
 
 __all__ = [
@@ -250,8 +256,9 @@ async def _make_one(
     except OSError as exc:
         return f"cannot create the worktree folder {path.parent}: {exc.strerror or exc}"
     target = await anyio.to_thread.run_sync(_add_args, root, path, branch, commit, reset)
-    made = await run_git_async(["worktree", "add", "--quiet", *target], cwd=root, check=False)
+    made = await anyio.to_thread.run_sync(add_worktree, root, path, target)
     if not made.ok:
+        await anyio.to_thread.run_sync(remove_worktrees, root, [path])
         return f"git worktree add for task {task_id!r} failed: {made.stderr.strip()}"
     problem = await anyio.to_thread.run_sync(_verify, root, path, branch, commit)
     if problem is not None:
@@ -326,4 +333,4 @@ async def restore_worktree(repo_path: str | os.PathLike[str], path: str, branch:
 async def _undo(root: Path, workspace: Workspace) -> None:
     await anyio.to_thread.run_sync(remove_worktrees, root, [workspace.path])
     if workspace.branch:
-        await run_git_async(["branch", "-D", workspace.branch], cwd=root, check=False)
+        await anyio.to_thread.run_sync(delete_branches, root, [workspace.branch])

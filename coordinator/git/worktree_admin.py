@@ -7,29 +7,35 @@ where agents cannot write. A worktree without the marker (a checkout a kill
 interrupted, locked "initializing" by a dead process) is never used: it is removed and
 made again.
 
-Removal does what ``git worktree remove --force --force`` does, without running git:
-the folders are deleted concurrently (the slow, I/O bound part), then their
-administrative folders under a lock shared by every seawall process and thread. Two
-``git worktree remove`` running at once race on the administrative folders; this does
-not.
+Git reads every administrative folder when it adds a worktree, and two ``git worktree
+add`` or ``remove`` at once race on them ("failed to read .git/worktrees/x/commondir").
+So whatever changes those folders runs under one lock shared by every seawall process
+and thread, and only the fast part does: a worktree is added without a checkout under
+the lock, then checked out (the slow, I/O bound part) outside it; removal deletes the
+folders concurrently, then their administrative folders under the lock, which is what
+``git worktree remove --force --force`` does, without running git.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from coordinator.fsutil import file_lock
-from coordinator.git.repo import open_repository
+from coordinator.git.repo import GitOutput, open_repository, run_git
 
 __all__ = [
     "READY_FILE",
+    "add_worktree",
     "admin_dir",
     "admin_dirs",
+    "admin_lock",
+    "delete_branches",
     "is_ready",
     "mark_ready",
     "remove_worktrees",
@@ -42,6 +48,26 @@ _thread_lock = threading.Lock()
 
 def _common_dir(repo_root: Path) -> Path:
     return Path(open_repository(repo_root).path)
+
+
+@contextlib.contextmanager
+def admin_lock(repo_root: Path) -> Iterator[None]:
+    """Hold the lock under which worktrees' administrative folders change."""
+    with _thread_lock, file_lock(_common_dir(repo_root) / _LOCK_FILE, what="worktree changes"):
+        yield
+
+
+def add_worktree(repo_root: Path, path: Path, args: Sequence[str]) -> GitOutput:
+    """``git worktree add [args] path ...`` (``args`` end with the path and the commit or
+    branch), checked out after the lock is released. The output of the step that failed,
+    or of the checkout."""
+    with admin_lock(repo_root):
+        added = run_git(
+            ["worktree", "add", "--quiet", "--no-checkout", *args], cwd=repo_root, check=False
+        )
+    if not added.ok:
+        return added
+    return run_git(["reset", "--hard", "--quiet"], cwd=path, check=False)
 
 
 def admin_dirs(repo_root: Path) -> dict[Path, Path]:
@@ -96,8 +122,15 @@ def remove_worktrees(repo_root: Path, paths: Iterable[str | os.PathLike[str]]) -
     workers = max(1, min(len(wanted), 2 * (os.cpu_count() or 1)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(lambda p: shutil.rmtree(p, ignore_errors=True), wanted))
-    with _thread_lock, file_lock(_common_dir(repo_root) / _LOCK_FILE, what="worktree removal"):
+    with admin_lock(repo_root):
         for path in wanted:
             admin = known.get(path)
             if admin is not None:
                 shutil.rmtree(admin, ignore_errors=True)
+
+
+def delete_branches(repo_root: Path, branches: Sequence[str]) -> None:
+    """``git branch -D`` (it reads every worktree's record), under the lock."""
+    if branches:
+        with admin_lock(repo_root):
+            run_git(["branch", "-D", *branches], cwd=repo_root, check=False)

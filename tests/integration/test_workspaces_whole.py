@@ -19,7 +19,7 @@ from pathlib import Path
 
 import anyio
 
-from coordinator.git import list_worktrees, prepare_workspaces
+from coordinator.git import list_worktrees, prepare_workspaces, prune_worktrees
 from coordinator.git.worktree_admin import admin_dir, remove_worktrees
 from coordinator.model import Isolation
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
@@ -99,8 +99,11 @@ def test_concurrent_removal_of_many_worktrees_is_safe(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", FILES)
     tasks = [f"t{i}" for i in range(8)]
     made = _prepare(repo, tasks, max_parallel=4)
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        list(pool.map(lambda path: remove_worktrees(repo, [path]), made))
+    halves = [made[:4], made[4:]]
+    with ThreadPoolExecutor(max_workers=3) as pool:  # two cleanups and a removal at once
+        pruned = [pool.submit(prune_worktrees, repo, paths=[str(p) for p in h]) for h in halves]
+        pool.submit(remove_worktrees, repo, made[2:6]).result()
+        assert all(len(f.result().kept) == 0 for f in pruned)
     assert list_worktrees(repo) == ()
     assert all(not path.exists() for path in made)
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
@@ -135,6 +138,9 @@ def test_resume_remakes_deleted_and_half_checked_out_worktrees(tmp_path: Path) -
     workspaces = {a["task"]: a for a in json.loads(_state_json(repo))["waves"][0]["agents"]}
     shutil.rmtree(workspaces["a"]["workspace"])  # a folder deleted before its agent ran
     _interrupt_checkout(repo, Path(workspaces["b"]["workspace"]))
+    # a check worktree a kill during the checks left (its process, pid 0x3fffff, is gone)
+    stale = repo / ".seawall" / "checks" / "check-4194303-x1"
+    git(repo, "worktree", "add", "--quiet", "--detach", str(stale), "HEAD")
     resumed = seawall("resume", "--repo", str(repo), cwd=repo, env=env)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     for path, content in FILES.items():
@@ -143,6 +149,8 @@ def test_resume_remakes_deleted_and_half_checked_out_worktrees(tmp_path: Path) -
     assert show(repo, "main", "src/b.py") == "b = 1\n"
     assert status(repo)["phase"] == "done"
     assert list_worktrees(repo) == ()
+    assert not stale.exists()
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
 
 
 def test_a_branch_deleting_files_its_agent_never_touched_is_refused(tmp_path: Path) -> None:

@@ -149,12 +149,13 @@ class Run:
         )
 
     def kill_later(self, process: subprocess.Popen[str], rng: random.Random, span: float) -> None:
-        """SIGKILL the coordinator at a random moment, or while a worktree is checked out."""
+        """SIGKILL the coordinator at a random moment, or while a worktree (an agent's or
+        the checks') is being made."""
         how = rng.choice(["time", "time", "worktree-add"])
         deadline = time.monotonic() + (rng.uniform(0.05, span) if how == "time" else 60)
         admin = self.repo / ".git" / "worktrees"
         while process.poll() is None and time.monotonic() < deadline:
-            if how == "worktree-add" and any(admin.glob("*/locked")):
+            if how == "worktree-add" and _checking_out(admin):
                 break
             time.sleep(0.002 if how == "worktree-add" else 0.01)
         killed = process.poll() is None
@@ -233,6 +234,14 @@ def _check(run: Run, template: Path) -> None:
     assert not list((repo / ".seawall" / "checks").glob("*"))
     for pid in (run.log / "pids").iterdir() if (run.log / "pids").exists() else ():
         assert not _alive(int(pid.name)), f"agent {pid.read_text()} (pid {pid.name}) still runs"
+
+
+def _checking_out(admin: Path) -> bool:
+    """Whether a worktree is being made: git's record of it exists, not yet verified."""
+    try:
+        return any(not (entry / "seawall-ready").exists() for entry in admin.iterdir())
+    except OSError:
+        return False
 
 
 def _event(line: str) -> dict[str, Any]:
