@@ -14,10 +14,10 @@ from typing import Any
 
 import pygit2
 
-from coordinator.git.baseline import Baseline, under
+from coordinator.git.baseline import Baseline
 from coordinator.git.checks import WaveIntegration, integrate_wave
 from coordinator.git.merge import AgentChange, AgentMerge
-from coordinator.git.repo import dirty_paths, open_repository
+from coordinator.git.repo import open_repository
 from coordinator.git.target import advance_target, restore_agent_files
 from coordinator.model import Status
 from coordinator.session.user_files import put_back_user_files
@@ -25,7 +25,6 @@ from coordinator.state.ledger import AgentRecord, WaveRecord
 
 __all__ = [
     "MergePlan",
-    "SetAside",
     "branch_tip",
     "merge_plan",
     "restore_in_place",
@@ -139,27 +138,6 @@ def without_paths(repo: Path, base: str, commit: str, paths: Sequence[str]) -> s
     signature = pygit2.Signature("seawall", "seawall@localhost")
     message = "scope: out-of-scope changes left out of the merge\n\n" + "\n".join(paths)
     return str(repository.create_commit(None, signature, signature, message, tree, [source.id]))
-
-
-def dirty_paths_in_scope(
-    repo: Path, scope: Sequence[str], *, session: str, baseline: Baseline | None = None
-) -> tuple[str, ...]:
-    """Files of the main working tree changed during the wave that ``scope`` covers.
-
-    A user file that predates the wave (``baseline``) and still holds what it held then
-    is not a change of the wave."""
-    from coordinator.scope.matcher import ScopeMatcher
-
-    repository = open_repository(repo)
-    matcher = ScopeMatcher(tuple(scope), workspace=repo, session=session)
-    return tuple(
-        sorted(
-            p
-            for p in dirty_paths(repository)
-            if matcher.matches_relative(p)
-            and not (baseline is not None and baseline.unchanged(repository, p))
-        )
-    )
 
 
 def run_integration(
@@ -318,59 +296,3 @@ def absorb_agent_commits(repo: Path, wave: WaveRecord, branch: str, session: str
     run_git(["update-ref", "-m", message, f"refs/heads/{branch}", wave.base, tip], cwd=repo)
     run_git(["read-tree", wave.base], cwd=repo)
     return keep
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SetAside:
-    """Changes of the shared tree no agent may own: saved on ``ref``; ``files`` were
-    removed from the tree, ``left_in_place`` (user files that predate the wave and
-    changed during it) were only copied."""
-
-    ref: str
-    files: list[str]
-    left_in_place: list[str]
-
-
-def set_aside_unattributed(
-    repo: Path,
-    wave: WaveRecord,
-    session: str,
-    *,
-    claimed: set[str],
-    scopes: Sequence[Sequence[str]],
-    baseline: Baseline | None = None,
-    kept: Sequence[str] = (),
-) -> SetAside | None:
-    """Save and revert changes of the shared tree that no agent of the wave may own.
-
-    Only changes made during the wave count: a user file that predates it and is
-    unchanged is left alone, one that changed is copied onto the ref but never removed.
-    Paths under ``kept`` are never touched. None when there is nothing to set aside.
-    """
-    from coordinator.git.checkpoints import Checkpointer, CheckpointMode
-    from coordinator.scope.matcher import ScopeMatcher
-
-    repository = open_repository(repo)
-    matchers = [ScopeMatcher(tuple(scope), workspace=repo, session=session) for scope in scopes]
-    stray: list[str] = []
-    in_place: list[str] = []
-    for path in sorted(dirty_paths(repository)):
-        if path in claimed or under(path, kept) or any(m.matches_relative(path) for m in matchers):
-            continue
-        if baseline is None or not baseline.predates(path):
-            stray.append(path)
-        elif not baseline.unchanged(repository, path):
-            in_place.append(path)
-    if not stray and not in_place:
-        return None
-    keeper = Checkpointer(
-        repo,
-        session_id=session,
-        task_id=f"unattributed-w{wave.number}",
-        base=wave.base,
-        mode=CheckpointMode.PATHS,
-        dispatch=f"w{wave.number}",
-    )
-    keeper.wip("changes outside every agent's scope in a shared tree", stray + in_place)
-    restore_agent_files(repo, wave.base, stray)
-    return SetAside(ref=keeper.ref, files=stray, left_in_place=in_place)

@@ -29,7 +29,6 @@ from coordinator.prompting import render_agent_prompt
 from coordinator.runner import AgentRequest
 from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
 from coordinator.session.integrate import (
-    SetAside,
     advance,
     branch_tip,
     merge_plan,
@@ -45,7 +44,7 @@ from coordinator.session.tasks import (
     task_from_dict,
     task_to_dict,
 )
-from coordinator.session.user_files import restore_command
+from coordinator.session.user_files import SetAside, WaveBaselines, restore_command
 from coordinator.state.ledger import (
     AgentRecord,
     IssueRef,
@@ -73,7 +72,7 @@ class WaveSteps:
         self.paths = session.store.paths
         self.progress = session.progress
         self._runs: dict[str, AgentRun] = {}
-        self._baselines: dict[int, Baseline] = {}
+        self._baselines = WaveBaselines(self.repo, state.session, self.paths.wave_dir)
 
     # -- the loop ---------------------------------------------------------------------
 
@@ -186,35 +185,14 @@ class WaveSteps:
         kill_point("after-workspaces")
 
     async def _take_baseline(self, wave: WaveRecord, tasks: list[Task]) -> None:
-        from coordinator.session.user_files import take_baseline
-
-        baseline = await anyio.to_thread.run_sync(
-            lambda: take_baseline(
-                self.repo,
-                session=self.state.session,
-                wave=wave.number,
-                base=wave.base,
-                scopes=[task.scope for task in tasks],
-                save_to=self._baseline_file(wave),
-            )
+        scopes = [task.scope for task in tasks]
+        await anyio.to_thread.run_sync(
+            lambda: self._baselines.take(wave.number, base=wave.base, scopes=scopes)
         )
-        self._baselines[wave.number] = baseline
-
-    def _baseline_file(self, wave: WaveRecord) -> Path:
-        from coordinator.session.user_files import baseline_path
-
-        return baseline_path(self.paths.wave_dir(wave.number))
 
     def _baseline(self, wave: WaveRecord) -> Baseline | None:
         """The user files recorded before an in-place wave (None for a worktree wave)."""
-        if wave.isolation != Isolation.NONE:
-            return None
-        if wave.number not in self._baselines:
-            found = Baseline.load(self._baseline_file(wave))
-            if found is None:
-                return None
-            self._baselines[wave.number] = found
-        return self._baselines[wave.number]
+        return self._baselines.get(wave.number) if wave.isolation == Isolation.NONE else None
 
     async def _ensure_workspaces(self, wave: WaveRecord) -> None:
         """Before agents run in a resumed wave, make every worktree whole again (a folder
@@ -358,7 +336,7 @@ class WaveSteps:
         )
 
     def _dirty_in_scope(self, wave: WaveRecord, task: Task) -> tuple[str, ...]:
-        from coordinator.session.integrate import dirty_paths_in_scope
+        from coordinator.session.user_files import dirty_paths_in_scope
 
         return dirty_paths_in_scope(
             self.repo, task.scope, session=self.state.session, baseline=self._baseline(wave)
@@ -503,8 +481,8 @@ class WaveSteps:
         """
         if wave.isolation != Isolation.NONE:
             return
-        from coordinator.session.integrate import absorb_agent_commits, set_aside_unattributed
-        from coordinator.session.user_files import kept_paths
+        from coordinator.session.integrate import absorb_agent_commits
+        from coordinator.session.user_files import kept_paths, set_aside_unattributed
 
         branch = self.state.target_branch
         absorbed = await anyio.to_thread.run_sync(
@@ -543,31 +521,10 @@ class WaveSteps:
 
     def _report_set_aside(self, wave: WaveRecord, aside: SetAside) -> None:
         command = restore_command(self.repo, self.state.session, wave.number)
-        wave.set_aside = {
-            "ref": aside.ref,
-            "files": aside.files,
-            "left_in_place": aside.left_in_place,
-            "restore": command,
-        }
-        self.events.append(
-            "unattributed_changes",
-            wave=wave.number,
-            ref=aside.ref,
-            files=aside.files,
-            left_in_place=aside.left_in_place,
-            restore=command,
-        )
-        if aside.files:
-            self.progress.log(
-                f"wave {wave.number}: {len(aside.files)} file(s) changed outside every "
-                f"agent's scope were set aside on {aside.ref}: {', '.join(aside.files[:10])}; "
-                f"to restore them: {command}"
-            )
-        if aside.left_in_place:
-            self.progress.log(
-                f"wave {wave.number}: your files {', '.join(aside.left_in_place[:10])} changed "
-                f"during the wave; left in place, a copy is on {aside.ref}"
-            )
+        wave.set_aside = aside.record(command)
+        self.events.append("unattributed_changes", wave=wave.number, **wave.set_aside)
+        for line in aside.lines(wave.number, command):
+            self.progress.log(line)
 
     # -- review -----------------------------------------------------------------------
 
