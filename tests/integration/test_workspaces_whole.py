@@ -201,3 +201,28 @@ def test_a_branch_deleting_files_its_agent_never_touched_is_refused(tmp_path: Pa
 def _state_json(repo: Path) -> str:
     (path,) = (repo / ".seawall").glob("*/state.json")
     return path.read_text()
+
+
+def test_the_scope_hook_allows_in_scope_edits_in_a_default_worktree(tmp_path: Path) -> None:
+    from tests.integration.test_hooks import SESSION, make_manifest, pre, run_hook
+
+    repo = make_repo(tmp_path / "repo", {"src/app/x.py": "x = 1\n", "other/y.py": "y\n"})
+    base = git(repo, "rev-parse", "HEAD")
+
+    async def main() -> Path:
+        (made,) = await prepare_workspaces(
+            repo, session_id=SESSION, wave=1, base=base, task_ids=["t1"],
+            isolation=Isolation.WORKTREE,
+        )  # fmt: skip
+        return Path(made.path)
+
+    worktree = anyio.run(main)
+    assert not worktree.resolve().is_relative_to(repo.resolve())
+    make_manifest(repo, workspaces={"t1": worktree, "t2": repo})
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    allowed = pre(worktree, "Write", {"file_path": str(worktree / "src/app/n.py")})
+    _, out, _ = run_hook("pre-tool-use", allowed, env)
+    assert out is None  # allowed: not mistaken for seawall's own state
+    denied = pre(worktree, "Write", {"file_path": str(worktree / "other/y.py")})
+    _, out, _ = run_hook("pre-tool-use", denied, env)
+    assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
