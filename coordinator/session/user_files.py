@@ -11,7 +11,7 @@ plan file and the unattended runner's directory.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,7 +129,9 @@ def put_back_user_files(repo: Path, baseline: Baseline, paths: Iterable[str]) ->
     return restored
 
 
-def kept_paths(repo: Path, *, plan_path: str, environ: os._Environ[str] | None = None) -> list[str]:
+def kept_paths(
+    repo: Path, *, plan_path: str, environ: Mapping[str, str] | None = None
+) -> list[str]:
     """Paths never set aside: ``.claude/``, the plan file, the runner's directory."""
     env = os.environ if environ is None else environ
     kept = [".claude/"]
