@@ -3,9 +3,11 @@
 Before dispatch, the untracked and ignored files of the shared tree are recorded (see
 :mod:`coordinator.git.baseline`), and those an agent's scope covers are copied onto
 ``refs/seawall/<session>/user-files-w<n>``, so an agent that overwrites one cannot
-lose it. After the merge, a copied file an unmerged agent's revert left missing is put
-back. Some paths are never set aside at all: the agent CLI's ``.claude/`` folder, the
-plan file and the unattended runner's directory.
+lose it. Only what changed during the wave is attributed to agents or set aside
+(saved on ``refs/seawall/<session>/unattributed-w<n>``, reported with the command
+that restores it). After the merge, a copied file an unmerged agent's revert left
+missing is put back. Some paths are never set aside at all: the agent CLI's
+``.claude/`` folder, the plan file and the unattended runner's directory.
 """
 
 from __future__ import annotations
