@@ -190,7 +190,7 @@ class _Remote:
         return WorkerOutcome(
             result=None if result is None else _result_dict(result),
             final=final,
-            transcripts=_transcripts(self.scratch),
+            transcripts=_transcripts(self.scratch, self.roots, self.job.local_root),
             runner_error=runner_error,
             crash=crash,
         )
@@ -275,13 +275,19 @@ def _result_dict(result: AgentResult) -> dict[str, Any]:
     return data
 
 
-def _transcripts(folder: Path) -> dict[str, bytes]:
-    """The files the wrapped runner kept next to its transcript (transcript, prompt)."""
+def _transcripts(folder: Path, roots: tuple[str, ...], local_root: str) -> dict[str, bytes]:
+    """The files the wrapped runner kept next to its transcript (transcript, prompt),
+    with this worker's clone paths rewritten to the coordinator's worktree, as in events."""
     files: dict[str, bytes] = {}
     if not folder.is_dir():
         return files
+    olds = [root.encode() for root in sorted(roots, key=len, reverse=True)]
+    new = local_root.encode()
     for path in sorted(folder.iterdir()):
         if path.is_file():
             with path.open("rb") as handle:
-                files[path.name] = handle.read(_MAX_TRANSCRIPT)
+                data = handle.read(_MAX_TRANSCRIPT)
+            for old in olds:
+                data = data.replace(old, new)
+            files[path.name] = data
     return files
