@@ -80,6 +80,8 @@ class SubprocessExecutor:
                 process = subprocess.Popen(
                     self.argv(request),
                     cwd=request.repo,
+                    # the session never sets aside the runner's own files
+                    env={**os.environ, "SEAWALL_RUNNER_DIR": str(request.log_path.parent)},
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
