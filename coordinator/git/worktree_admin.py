@@ -67,7 +67,9 @@ def add_worktree(repo_root: Path, path: Path, args: Sequence[str]) -> GitOutput:
         )
     if not added.ok:
         return added
-    return run_git(["reset", "--hard", "--quiet"], cwd=path, check=False)
+    # a checkout of what is checked out: fills the tree and runs the post-checkout hook,
+    # whose exit status becomes the result, as with a plain `git worktree add`
+    return run_git(["checkout", "--force", "--quiet"], cwd=path, check=False)
 
 
 def admin_dirs(repo_root: Path) -> dict[Path, Path]:
