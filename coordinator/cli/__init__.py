@@ -47,6 +47,7 @@ COMMANDS: dict[str, str] = {
     "reset": "coordinator.cli.session",
     "wave": "coordinator.cli.session",
     "worktrees": "coordinator.cli.worktrees",
+    "restore": "coordinator.cli.restore",
     "carryover": "coordinator.cli.carryover",
     "hook": "coordinator.cli.hooks",
     "hooks": "coordinator.cli.hooks",
