@@ -61,10 +61,15 @@ _MAX_TRANSCRIPT = 64 * 1024 * 1024
 
 
 def run_remote(
-    job: Job, base_bundle: bytes, extra_bundle: bytes | None, hub: Any, run_id: str
+    job: Job, base_chain: list[Any], extra_bundle: bytes | None, hub: Any, run_id: str
 ) -> WorkerOutcome:
-    """Run one agent on this worker; see the module docstring."""
-    bundles = [base_bundle] if extra_bundle is None else [base_bundle, extra_bundle]
+    """Run one agent on this worker; see the module docstring. ``base_chain`` is the
+    object refs of the history bundles, oldest first (each builds on the one before)."""
+    import ray
+
+    bundles: list[bytes] = list(ray.get(base_chain))
+    if extra_bundle is not None:
+        bundles.append(extra_bundle)
     if job.scratch_dir:
         Path(job.scratch_dir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="seawall-ray-", dir=job.scratch_dir) as scratch:

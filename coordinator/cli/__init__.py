@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "coordinator.cli.hooks",
     "coordinator.cli.unattended",
     "coordinator.cli.lead",
+    "coordinator.cli.replay",
 )
 
 
@@ -54,6 +55,7 @@ COMMANDS: dict[str, str] = {
     "runner": "coordinator.cli.unattended",
     "next": "coordinator.cli.lead",
     "mcp": "coordinator.cli.lead",
+    "replay": "coordinator.cli.replay",
 }
 
 

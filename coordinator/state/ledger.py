@@ -109,6 +109,12 @@ class WaveRecord:
     fix_tasks: list[str] = field(default_factory=list)
     # changes of a shared tree no agent may own: ref, files, left_in_place, restore command
     set_aside: dict[str, Any] | None = None
+    onto: str | None = None  # the target branch's later tip the wave is merged onto
+
+    @property
+    def start(self) -> str:
+        """The commit the wave's merge is built on and the target branch moves from."""
+        return self.onto or self.base
 
     def agent(self, task: str) -> AgentRecord:
         for record in self.agents:
