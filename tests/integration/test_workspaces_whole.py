@@ -219,7 +219,11 @@ def test_the_scope_hook_allows_in_scope_edits_in_a_default_worktree(tmp_path: Pa
     worktree = anyio.run(main)
     assert not worktree.resolve().is_relative_to(repo.resolve())
     make_manifest(repo, workspaces={"t1": worktree, "t2": repo})
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    env = {  # as Claude Code runs the hook of an agent working in that worktree
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path),
+        "CLAUDE_PROJECT_DIR": str(worktree),
+    }
     allowed = pre(worktree, "Write", {"file_path": str(worktree / "src/app/n.py")})
     _, out, _ = run_hook("pre-tool-use", allowed, env)
     assert out is None  # allowed: not mistaken for seawall's own state
