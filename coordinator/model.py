@@ -233,6 +233,8 @@ class SessionConfig:
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
     # where agent worktrees go (absolute, or relative to the repository); "" = next to it
     worktree_root: str = ""
+    accept_hooks_only: bool = False  # without an OS sandbox, run strict in place anyway
+    sandbox_writable: tuple[str, ...] = ()  # more paths every agent may write (caches)
 
     def resolved_max_turns(self) -> int:
         if self.max_turns == "auto":

@@ -29,13 +29,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Self
+from typing import ClassVar, Self
 
 import anyio
 
 from coordinator.errors import ConfigurationError
 from coordinator.events import Event, Final, ToolCall, Turn, Usage
 from coordinator.model import RunnerSpec
+from coordinator.sandbox.policy import SandboxPolicy
 
 __all__ = [
     "AgentRequest",
@@ -106,6 +107,9 @@ class AgentRequest:
     ``max_turns`` is a hint passed to the agent CLI; the coordinator's own count is the
     limit (it calls ``stop.stop(...)``). ``time_limit`` is wall-clock seconds, enforced by
     the runner. ``transcript_path`` is where the runner keeps the agent's raw output
+    (its parent directory is created); None keeps no transcript. ``sandbox`` is what the
+    agent's processes may write (enforced by the kernel for subprocess agents); None runs
+    them unsandboxed, still under the supervisor that ends every process they start.
     (its parent directory is created); None keeps no transcript. ``manifest`` is the
     wave's scope manifest and ``manifest_sha256`` its digest: the agent's hooks are told
     both, so they never look for a manifest where the agent could have written one.
@@ -120,6 +124,7 @@ class AgentRequest:
     env: Mapping[str, str] = field(default_factory=_frozen_env)
     time_limit: float | None = None
     transcript_path: Path | None = None
+    sandbox: SandboxPolicy | None = None
     manifest: Path | None = None
     manifest_sha256: str = ""
     stop: StopSignal = field(default_factory=StopSignal, compare=False, repr=False)
@@ -316,7 +321,14 @@ class AgentRunner(abc.ABC):
 
     A runner instance may serve many concurrent ``run()`` calls (one wave); per-run
     state lives inside ``run()``.
+
+    ``starts_processes`` is True for a runner whose agents are OS processes it starts
+    on this machine, which therefore applies ``request.sandbox`` (seawall's subprocess
+    runners do). For the others (Python callables, scripted agents) the sandbox does not
+    apply, and the session never refuses a wave for want of one.
     """
+
+    starts_processes: ClassVar[bool] = False
 
     @abc.abstractmethod
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:

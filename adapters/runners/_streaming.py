@@ -39,6 +39,7 @@ class StreamingCliRunner(AgentRunner):
     """Runs an agent CLI whose stdout is JSON lines; subclasses give argv and a parser."""
 
     default_executable: ClassVar[str]
+    starts_processes: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -30,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     run.add_argument("plan", help="the plan file (TOML)")
     _common(run)
+    _hooks_only(run)
     run.set_defaults(handler=_run)
 
     demo = subparsers.add_parser(
@@ -70,6 +71,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _where(resume)
     resume.add_argument("--runner", help="run every task with this runner")
     resume.add_argument("--tracker", help="file carryovers with this tracker")
+    _hooks_only(resume)
     resume.add_argument(
         "--rebase",
         action="store_true",
@@ -144,6 +146,24 @@ def _where(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--session", help="the session id (default: the newest)")
 
 
+def _hooks_only(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--accept-hooks-only",
+        action="store_true",
+        help="where no OS sandbox is available, run strict in-place waves with hooks and "
+        "the post-wave check as the only barriers (the plan's accept_hooks_only)",
+    )
+
+
+def _accepting(plan: Plan, args: argparse.Namespace) -> Plan:
+    """The plan with ``accept_hooks_only`` set when the command line asks for it."""
+    if not getattr(args, "accept_hooks_only", False):
+        return plan
+    from dataclasses import replace
+
+    return replace(plan, session=replace(plan.session, accept_hooks_only=True))
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--runner",
@@ -209,7 +229,7 @@ def _run(args: argparse.Namespace) -> int:
     from coordinator.session.engine import Session
 
     plan_path = Path(args.plan)
-    plan = load_plan(plan_path)
+    plan = _accepting(load_plan(plan_path), args)
     session = Session(
         plan,
         repo=args.repo,
@@ -332,6 +352,7 @@ def _resume(args: argparse.Namespace) -> int:
         runner=_runner(probe.plan, args.runner),
         tracker=_tracker(probe.plan, args.tracker, args.repo),
     )
+    session.plan = _accepting(session.plan, args)
     return _report(anyio.run(functools.partial(session.resume, rebase=args.rebase)))
 
 

@@ -29,6 +29,7 @@ from coordinator.model import Plan, RunnerSpec, Status, Task
 from coordinator.plan.loader import parse_plan
 from coordinator.progress import Progress, make_progress
 from coordinator.runner import AgentRunner, RunCounter, build_runner
+from coordinator.sandbox.agents import sandbox_notice
 from coordinator.session.tasks import task_from_dict
 from coordinator.state.ledger import (
     SessionPhase,
@@ -230,6 +231,7 @@ class Session:
         from coordinator.session.steps import WaveSteps
 
         steps = WaveSteps(self, state)
+        self.progress.log(sandbox_notice(accept_hooks_only=self.plan.session.accept_hooks_only))
         while state.phase is SessionPhase.RUNNING:
             advanced = await steps.advance()
             if not advanced:

@@ -27,6 +27,7 @@ from coordinator.model import Enforcement, Isolation, Status, Task, Wave
 from coordinator.plan.waves import make_wave
 from coordinator.prompting import render_agent_prompt
 from coordinator.runner import AgentRequest
+from coordinator.sandbox.agents import agent_sandbox
 from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
 from coordinator.session.halts import (
     halt_on_base_checks,
@@ -95,8 +96,7 @@ class WaveSteps:
             await self._dispatch(wave)
         if wave.phase is WavePhase.DISPATCHED:
             await self._salvage(wave)
-            if halt_on_start_failures(self, wave):
-                await self.session.save()
+            if await halt_on_start_failures(self, wave):
                 return True
             await self._settle_in_place(wave)
             await self._review(wave)
@@ -352,6 +352,7 @@ class WaveSteps:
         in_place = wave.isolation == Isolation.NONE
         checkpointer = self._checkpointer(wave, agent)
         transcript = self.paths.agent_dir(task.id) / f"w{wave.number}-transcript.jsonl"
+        runner = self.session.runner_for(task)
         request = AgentRequest(
             task_id=task.id,
             prompt=self.prompt_for(wave, task),
@@ -361,6 +362,16 @@ class WaveSteps:
             max_turns=task.max_turns or wave.max_turns,
             time_limit=self.config.budgets.agent_minutes * 60.0,
             transcript_path=transcript,
+            sandbox=agent_sandbox(
+                task_id=task.id,
+                workspace=Path(agent.workspace),
+                in_place=in_place,
+                scope=task.scope,
+                enforcement=Enforcement(wave.enforcement),
+                accept_hooks_only=self.config.accept_hooks_only,
+                starts_processes=runner.starts_processes,
+                extra_writable=self.config.sandbox_writable,
+            ),
             **self._manifest_fields(wave),
         )
 
@@ -369,7 +380,7 @@ class WaveSteps:
 
         return AgentJob(
             task_id=task.id,
-            runner=self.session.runner_for(task),
+            runner=runner,
             request=request,
             checkpointer=checkpointer,
             limits=self.config.breakers,
@@ -1040,6 +1051,8 @@ class WaveSteps:
             ],
             "set_aside": wave.set_aside,
             "pending": [t["id"] for t in self.state.pending],
+            "checks": wave.checks,
+            "halt": self.state.halt or None,
         }
 
 
