@@ -142,6 +142,7 @@ def test_the_plan_file_and_runner_queue_are_never_set_aside(tmp_path: Path) -> N
         repo / "plans" / "one.toml",
         session='name = "mine"',
         tasks=[{"id": "edit", "prompt": "Edit.", "scope": ["src/"]}],
+        agent_writes=tmp_path,
     )
     done = seawall("run", "plans/one.toml", "--repo", str(repo), cwd=repo, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -161,7 +162,12 @@ def test_the_unattended_walk_through_keeps_its_plans_folder(tmp_path: Path) -> N
     )
     (clone / "plans").mkdir()
     tasks = [{"id": "fix", "prompt": "Fix the login.", "scope": ["src/login.py"]}]
-    write_plan(clone / "plans" / "fix-login.toml", session='name = "fix-login"', tasks=tasks)
+    write_plan(
+        clone / "plans" / "fix-login.toml",
+        session='name = "fix-login"',
+        tasks=tasks,
+        agent_writes=tmp_path,
+    )
     # the walk-through of docs/unattended.md, as written
     enqueued = seawall("runner", "enqueue", "plans/fix-login.toml", cwd=clone, env=env)
     assert enqueued.returncode == 0, enqueued.stdout + enqueued.stderr

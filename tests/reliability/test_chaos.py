@@ -70,7 +70,7 @@ AGENTS: dict[str, list[dict[str, Any]]] = {
 }
 
 
-def _plan(check: Path) -> str:
+def _plan(check: Path, log: Path) -> str:
     tasks = [
         ("edit", "src/a.py", "high", []),
         ("fail", "src/b.py", "high", []),
@@ -85,6 +85,8 @@ def _plan(check: Path) -> str:
         "max_agents_per_wave = 3",
         f"checks = [{json.dumps(f'{sys.executable} {check}')}]",
         'agent = "chaos"',
+        f"sandbox_writable = [{json.dumps(str(log))}]",  # where the agents log their writes
+        "accept_hooks_only = true",  # the invariants hold on any kernel
         "",
         "[runners.chaos]",
         'kind = "command"',
@@ -268,7 +270,7 @@ def _one(folder: Path, template: Path, seed: int, span: float | None) -> float:
     (run.repo / "NOTES.txt").write_text(NOTES)
     (folder / "agents.json").write_text(json.dumps(AGENTS))
     (folder / "check.py").write_text(CHECK)
-    (folder / "plan.toml").write_text(_plan(folder / "check.py"))
+    (folder / "plan.toml").write_text(_plan(folder / "check.py", run.log))
     started = time.monotonic()
     try:
         if span is None:
