@@ -313,6 +313,11 @@ def status_payload(state: Any) -> dict[str, Any]:
                         "spiral": agent.spiral,
                         "issue": None if agent.issue is None else agent.issue.number,
                         "merged": agent.merged,
+                        "turns": agent.turns,
+                        "cost_usd": agent.cost_usd,
+                        "cost_estimated": agent.cost_estimated,
+                        "input_tokens": agent.input_tokens,
+                        "output_tokens": agent.output_tokens,
                     }
                     for agent in wave.agents
                 ],

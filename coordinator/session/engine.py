@@ -397,6 +397,7 @@ def progress_hook(progress: Progress) -> Any:
             "turns": counter.turns,
             "tool_calls": counter.tool_calls,
             "cost_usd": counter.cost_usd,
+            "cost_estimated": counter.cost_estimated,
         }
         if type(event) is ToolCall:
             changes["last_tool"] = event.name

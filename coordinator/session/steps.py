@@ -25,6 +25,7 @@ from coordinator.git.spiral import detect_spiral
 from coordinator.git.workspaces import prepare_workspaces
 from coordinator.model import Enforcement, Isolation, Status, Task, Wave
 from coordinator.plan.waves import make_wave
+from coordinator.pricing import PriceTable
 from coordinator.prompting import render_agent_prompt
 from coordinator.runner import AgentRequest
 from coordinator.sandbox.agents import agent_sandbox
@@ -60,6 +61,7 @@ from coordinator.state.ledger import (
     WavePhase,
     WaveRecord,
 )
+from coordinator.state.render import run_notes
 
 if TYPE_CHECKING:
     from coordinator.session.engine import Session
@@ -385,6 +387,7 @@ class WaveSteps:
             checkpointer=checkpointer,
             limits=self.config.breakers,
             stagnation=self.config.stagnation,
+            prices=PriceTable(self.config.prices),
             max_turns=task.max_turns or wave.max_turns,
             wave=wave.number,
             session=self.state.session,
@@ -402,9 +405,8 @@ class WaveSteps:
         )
 
     def _on_trip(self, wave: WaveRecord, task_id: str, trip: Any) -> None:
-        from coordinator.breakers.blocked import append_blocked_note
-
-        append_blocked_note(self.paths.blocked, trip, agent=task_id, wave=wave.number)
+        """Say so at once; the BLOCKED.md note waits for the agent's end, so it can name
+        the ``wip:`` snapshot that then exists (taken as soon as the agent stopped)."""
         self.progress.log(f"W{wave.number} {task_id}: {trip.message(task_id)}")
 
     async def _finished(self, wave: WaveRecord, run: AgentRun) -> None:
@@ -412,7 +414,15 @@ class WaveSteps:
         rewriting the ledger per agent would cost O(agents²) in a large wave)."""
         record = wave.agent(run.task_id)
         self._apply_run(record, run)
+        if run.trip is not None:
+            from coordinator.breakers.blocked import append_blocked_note
+
+            append_blocked_note(
+                self.paths.blocked, run.trip, agent=run.task_id, wave=wave.number, snapshot=run.wip
+            )
         self.progress.finished(run.task_id, "stopped" if run.truncated else "finished")
+        for line in run_notes(run.to_dict()):
+            self.progress.log(f"W{wave.number} {run.task_id}: {line}")
         self.events.append(
             "agent_finished",
             wave=wave.number,
@@ -448,6 +458,9 @@ class WaveSteps:
         record.turns = int(run.counts.get("turns", 0))
         record.tool_calls = int(run.counts.get("tool_calls", 0))
         record.cost_usd = float(run.counts.get("cost_usd", 0.0))
+        record.cost_estimated = bool(run.counts.get("cost_estimated", False))
+        record.input_tokens = int(run.counts.get("input_tokens", 0))
+        record.output_tokens = int(run.counts.get("output_tokens", 0))
         record.elapsed_s = float(run.counts.get("elapsed_s", 0.0))
         record.last_tool = str(run.counts.get("last_tool", ""))
         record.exit_code = run.exit_code
@@ -849,7 +862,7 @@ class WaveSteps:
             spiral_verdict=(record.spiral or {}).get("summary", ""),
             error_signature=record.error_signature,
             remaining=record.remaining,
-            context=record.reason,
+            context="\n".join([record.reason, *(f"- {n}" for n in run_notes(record.run or {}))]),
         )
         result = await anyio.to_thread.run_sync(self.session.filer().file, carryover)
         kill_point("after-issue-created")
