@@ -235,6 +235,8 @@ class SessionConfig:
     spiral: SpiralConfig = field(default_factory=SpiralConfig)
     commands: CommandPolicyConfig = field(default_factory=CommandPolicyConfig)
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
+    # where agent worktrees go (absolute, or relative to the repository); "" = next to it
+    worktree_root: str = ""
     accept_hooks_only: bool = False  # without an OS sandbox, run strict in place anyway
     sandbox_writable: tuple[str, ...] = ()  # more paths every agent may write (caches)
     prices: Mapping[str, Price] = field(default_factory=lambda: MappingProxyType({}))

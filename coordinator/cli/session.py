@@ -321,6 +321,7 @@ def status_payload(state: Any) -> dict[str, Any]:
                     }
                     for agent in wave.agents
                 ],
+                "set_aside": wave.set_aside,
             }
             for wave in state.waves
         ],

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 import time
@@ -27,8 +26,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from coordinator.errors import GitError
 from coordinator.git.merge import AgentChange, AgentMerge, MergeResult, merge_wave
-from coordinator.git.repo import SEAWALL_DIR, ensure_excluded, open_repository, run_git, workdir
+from coordinator.git.repo import SEAWALL_DIR, ensure_excluded, open_repository, workdir
+from coordinator.git.worktree_admin import add_worktree, remove_worktrees
 from coordinator.model import ChecksPolicy
 from coordinator.processes import end_group
 
@@ -188,7 +189,10 @@ def run_checks(
     parent.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix=f"check-{os.getpid()}-", dir=parent))
     folder.rmdir()
-    run_git(["worktree", "add", "--quiet", "--detach", str(folder), commit], cwd=root)
+    added = add_worktree(root, folder, ["--detach", str(folder), commit])
+    if not added.ok:
+        remove_worktrees(root, [folder])
+        raise GitError(f"cannot check out {commit[:12]} for the checks: {added.stderr.strip()}")
     try:
         results: list[CheckResult] = []
         for command in commands:
@@ -198,8 +202,7 @@ def run_checks(
                 break
         return CheckRun(commit=commit, results=tuple(results))
     finally:
-        run_git(["worktree", "remove", "--force", str(folder)], cwd=root, check=False)
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_worktrees(root, [folder])
 
 
 def _run_one(command: str, cwd: Path, commit: str, timeout: float | None) -> CheckResult:

@@ -12,24 +12,33 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Collection, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
-from coordinator.errors import GitError
 from coordinator.git.checkpoints import save_worktree, snapshot_tree
 from coordinator.git.repo import (
     SEAWALL_DIR,
     open_repository,
     parse_trailers,
     ref_target,
-    run_git,
     workdir,
 )
+from coordinator.git.worktree_admin import (
+    READY_FILE,
+    admin_dirs,
+    delete_branches,
+    remove_worktrees,
+)
 
-__all__ = ["PruneReport", "WorktreeInfo", "list_worktrees", "prune_worktrees"]
+__all__ = [
+    "PruneReport",
+    "WorktreeInfo",
+    "list_worktrees",
+    "prune_worktrees",
+    "remove_stale_check_worktrees",
+]
 
 SOURCE_TREE_TRAILER = "Seawall-Source-Tree"
 _SCAN_LIMIT = 5000
@@ -59,15 +68,16 @@ class PruneReport:
 
 
 def list_worktrees(repo_path: str | os.PathLike[str]) -> tuple[WorktreeInfo, ...]:
-    """Every worktree under ``.seawall/worktrees``, with owner, age and merge state."""
+    """Every agent worktree (on a ``seawall/`` branch, wherever it lives), with owner,
+    age and merge state."""
     repo = open_repository(repo_path)
     root = workdir(repo)
     merged_trees = _merged_source_trees(repo)
-    infos = [
-        _inspect(repo, root, name, merged_trees)
-        for name in repo.list_worktrees()
-        if _is_seawall(root, repo.lookup_worktree(name).path)
-    ]
+    infos = []
+    for path, admin in admin_dirs(root).items():
+        owner = _owner(admin)
+        if owner is not None:
+            infos.append(_inspect(repo, path, admin, owner, merged_trees))
     return tuple(sorted(infos, key=lambda info: info.path))
 
 
@@ -99,18 +109,21 @@ def prune_worktrees(
             salvaged.append(_salvage(info))
         removed.append(info)
     _remove_all(root, removed, force=force)
-    _remove_stale_check_worktrees(repo, root)
+    remove_stale_check_worktrees(root)
     return PruneReport(removed=tuple(removed), kept=tuple(kept), salvaged=tuple(salvaged))
 
 
-def _remove_stale_check_worktrees(repo: pygit2.Repository, root: Path) -> None:
+def remove_stale_check_worktrees(repo_path: str | os.PathLike[str]) -> list[str]:
     """Remove check worktrees left by a process that died (named ``check-<pid>-...``)."""
+    root = workdir(open_repository(repo_path))
     folder = (root / SEAWALL_DIR / "checks").resolve()
-    for name in repo.list_worktrees():
-        path = Path(repo.lookup_worktree(name).path).resolve()
-        if path.parent == folder and not _alive(_pid_of(path.name)):
-            run_git(["worktree", "remove", "--force", str(path)], cwd=root, check=False)
-    run_git(["worktree", "prune"], cwd=root)
+    stale = [
+        str(path)
+        for path in admin_dirs(root)
+        if path.parent == folder and not _alive(_pid_of(path.name))
+    ]
+    remove_worktrees(root, stale)
+    return stale
 
 
 def _pid_of(name: str) -> int | None:
@@ -131,63 +144,52 @@ def _alive(pid: int | None) -> bool:
 
 
 def _remove_all(root: Path, infos: Sequence[WorktreeInfo], *, force: bool) -> None:
-    """Remove worktrees concurrently (deleting files is I/O bound), then their branches."""
-    present = [info.path for info in infos if not info.missing]
-    workers = max(1, min(len(present), 2 * (os.cpu_count() or 1)))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        outputs = list(
-            pool.map(
-                lambda path: run_git(
-                    ["worktree", "remove", "--force", path], cwd=root, check=False
-                ),
-                present,
-            )
-        )
-    failed = [output for output in outputs if not output.ok]
-    run_git(["worktree", "prune"], cwd=root)
+    """Remove worktrees (their folders concurrently, see ``remove_worktrees``), then
+    their branches."""
+    remove_worktrees(root, [info.path for info in infos])
     branches = [info.branch for info in infos if info.branch and (info.merged or force)]
-    if branches:
-        run_git(["branch", "-D", *branches], cwd=root, check=False)
-    if failed:
-        raise GitError(
-            f"{len(failed)} worktree(s) could not be removed: {failed[0].stderr.strip()}"
-        )
+    delete_branches(root, branches)
 
 
-def _is_seawall(root: Path, path: str) -> bool:
-    folder = (root / SEAWALL_DIR / "worktrees").resolve()
-    return Path(path).resolve().is_relative_to(folder)
-
-
-def _owner(root: Path, path: str) -> tuple[str, int | None, str]:
-    parts = Path(path).resolve().relative_to((root / SEAWALL_DIR / "worktrees").resolve()).parts
-    session = parts[0] if parts else ""
-    wave = int(parts[1][1:]) if len(parts) > 1 and parts[1][1:].isdigit() else None
-    task = parts[2] if len(parts) > 2 else ""
-    return session, wave, task
+def _owner(admin: Path) -> tuple[str, int | None, str] | None:
+    """Session, wave and task of an agent worktree, from the branch it has checked out
+    (``seawall/<session>/w<wave>/<task>``); None for any other worktree."""
+    try:
+        head = (admin / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    parts = head.removeprefix("ref: refs/heads/").split("/")
+    if not head.startswith("ref: refs/heads/seawall/") or len(parts) != 4:
+        return None
+    wave = int(parts[2][1:]) if parts[2][1:].isdigit() else None
+    return parts[1], wave, parts[3]
 
 
 def _inspect(
-    repo: pygit2.Repository, root: Path, name: str, merged_trees: set[pygit2.Oid]
+    repo: pygit2.Repository,
+    path: Path,
+    admin: Path,
+    owner: tuple[str, int | None, str],
+    merged_trees: set[pygit2.Oid],
 ) -> WorktreeInfo:
-    worktree = repo.lookup_worktree(name)
-    session, wave, task = _owner(root, worktree.path)
-    admin = Path(repo.path) / "worktrees" / name
+    session, wave, task = owner
     age = time.time() - (admin / "commondir").stat().st_mtime if admin.exists() else 0.0
-    if worktree.is_prunable or not Path(worktree.path).exists():
+    if not (path / ".git").exists() or (
+        (admin / "locked").exists() and not (admin / READY_FILE).exists()
+    ):
         return WorktreeInfo(
-            path=worktree.path, session=session, wave=wave, task=task, branch=None,
+            path=str(path), session=session, wave=wave, task=task, branch=None,
             age_seconds=age, dirty=False, merged=False, missing=True,
-            reason="folder is missing",
+            reason="folder is missing" if not path.exists() else "its checkout never finished",
         )  # fmt: skip
-    wt_repo = pygit2.Repository(worktree.path)
+    wt_repo = pygit2.Repository(str(path))
     branch = None if wt_repo.head_is_detached else wt_repo.head.shorthand
     head = wt_repo.head.peel(pygit2.Commit)
     state = snapshot_tree(wt_repo)
     dirty = state != head.tree.id
     merged, reason = _merge_state(repo, head, state, dirty, merged_trees)
     return WorktreeInfo(
-        path=worktree.path, session=session, wave=wave, task=task, branch=branch,
+        path=str(path), session=session, wave=wave, task=task, branch=branch,
         age_seconds=age, dirty=dirty, merged=merged, missing=False, reason=reason,
     )  # fmt: skip
 

@@ -1,9 +1,13 @@
 """Agent workspaces: one git worktree per agent, or the repository itself for in place.
 
-Worktrees live in ``.seawall/worktrees/<session>/w<wave>/<task>`` (git ignores
-``.seawall/`` through ``info/exclude``) on the branch ``seawall/<session>/w<wave>/<task>``
-created at the wave's pinned base. If any worktree cannot be created, the whole wave
-falls back to in place and says why; the caller records the reason in the wave's state.
+Worktrees live outside the repository's working tree, by default in
+``../.<repo>.seawall-worktrees/<session>/w<wave>/<task>`` next to it (``[session]
+worktree_root`` chooses another folder), on the branch
+``seawall/<session>/w<wave>/<task>`` created at the wave's pinned base. A worktree is
+used only once its checkout is verified (see :mod:`coordinator.git.worktree_admin`); one
+that is not ready is removed and made again. If any worktree cannot be created, the
+whole wave falls back to in place and says why; the caller records the reason in the
+wave's state.
 """
 
 from __future__ import annotations
@@ -25,17 +29,28 @@ from coordinator.git.repo import (
     ensure_excluded,
     open_repository,
     resolve_commit,
-    run_git_async,
     safe_component,
     workdir,
+)
+from coordinator.git.worktree_admin import (
+    add_worktree,
+    admin_dir,
+    delete_branches,
+    is_ready,
+    mark_ready,
+    remove_worktrees,
 )
 from coordinator.model import Isolation
 
 __all__ = [
     "Workspace",
+    "default_worktree_root",
+    "ensure_ready",
     "prepare_workspaces",
     "require_clean_worktree",
+    "restore_worktree",
     "worktree_path",
+    "worktree_root",
 ]
 
 logger = logging.getLogger("seawall.git")
@@ -59,12 +74,38 @@ class Workspace:
         return CheckpointMode.PATHS
 
 
-def worktree_path(root: Path, session_id: str, wave: int, task_id: str) -> Path:
-    """The folder of an agent's worktree; every component is sanitised."""
+def default_worktree_root(root: Path) -> Path:
+    """Where agent worktrees go by default: a hidden folder next to the repository."""
+    return root.parent / f".{root.name}.seawall-worktrees"
+
+
+def worktree_root(root: Path, configured: str | os.PathLike[str] | None = None) -> Path:
+    """The folder holding agent worktrees: ``configured`` (absolute, or relative to the
+    repository) or the default. A folder inside the working tree must be one git
+    ignores, or the worktrees would show as the user's untracked files."""
+    if not configured:
+        return default_worktree_root(root)
+    chosen = Path(configured).expanduser()
+    chosen = chosen if chosen.is_absolute() else root / chosen
+    chosen = Path(os.path.normpath(chosen))
+    if chosen.is_relative_to(root):
+        relative = chosen.relative_to(root).as_posix()
+        if relative in ("", ".") or not open_repository(root).path_is_ignored(relative + "/"):
+            raise ConfigurationError(
+                f"session.worktree_root: {configured} is inside the repository's working "
+                f"tree and not ignored by git; choose a folder outside it (or under "
+                f"{SEAWALL_DIR}/)"
+            )
+    return chosen
+
+
+def worktree_path(
+    root: Path, session_id: str, wave: int, task_id: str, *, under: Path | None = None
+) -> Path:
+    """The folder of an agent's worktree (below ``under``, by default the default
+    worktree root); every component is sanitised."""
     return (
-        root
-        / SEAWALL_DIR
-        / "worktrees"
+        (under or default_worktree_root(root))
         / safe_component(session_id)
         / f"w{int(wave)}"
         / safe_component(task_id)
@@ -102,13 +143,17 @@ async def prepare_workspaces(
     task_ids: Sequence[str],
     isolation: Isolation,
     max_parallel: int = 1,
+    worktrees_under: str | os.PathLike[str] | None = None,
 ) -> tuple[Workspace, ...]:
     """Give every task of a wave its workspace, in ``task_ids`` order.
 
     ``isolation`` is the wave's resolved isolation (``worktree`` or ``none``). At most
     ``max_parallel`` worktrees are checked out at once: one by default, since concurrent
     checkouts slowed each other down several times over on a small shared machine; raise
-    it where storage and cores allow. In place, the
+    it where storage and cores allow. ``worktrees_under`` is the configured worktree
+    root (see :func:`worktree_root`). A worktree of the same wave and task that is
+    ready is reused (a resumed wave); one that is not is removed and made again at
+    ``base``: no agent has run in it. In place, the
     working tree must be clean and HEAD at ``base`` (``DirtyWorkingTreeError`` /
     ``GitError`` otherwise, before anything changes).
     """
@@ -123,7 +168,10 @@ async def prepare_workspaces(
     root = workdir(repo)
     base_id = str(resolve_commit(repo, base).id)
     if isolation is Isolation.WORKTREE:
-        made = await _make_worktrees(repo, root, session_id, wave, base_id, task_ids, max_parallel)
+        under = worktree_root(root, worktrees_under)
+        made = await _make_worktrees(
+            repo, root, under, session_id, wave, base_id, task_ids, max_parallel
+        )
         if isinstance(made, tuple):
             return made
         logger.warning("worktree creation failed, wave %s runs in place: %s", wave, made)
@@ -160,6 +208,7 @@ def _in_place(
 async def _make_worktrees(
     repo: pygit2.Repository,
     root: Path,
+    under: Path,
     session_id: str,
     wave: int,
     base: str,
@@ -173,7 +222,9 @@ async def _make_worktrees(
 
     async def make(task_id: str) -> None:
         async with limiter:
-            results[task_id] = await _make_one(root, session_id, wave, base, task_id)
+            path = worktree_path(root, session_id, wave, task_id, under=under)
+            branch = agent_branch(session_id, wave, task_id)
+            results[task_id] = await _make_one(root, path, branch, base, task_id, reset=True)
 
     async with anyio.create_task_group() as group:
         for task_id in task_ids:
@@ -188,28 +239,98 @@ async def _make_worktrees(
 
 
 async def _make_one(
-    root: Path, session_id: str, wave: int, base: str, task_id: str
+    root: Path, path: Path, branch: str, commit: str, task_id: str, *, reset: bool
 ) -> Workspace | str:
-    path = worktree_path(root, session_id, wave, task_id)
-    branch = agent_branch(session_id, wave, task_id)
+    """Make (or reuse, when ready) the worktree of ``branch`` at ``path``.
+
+    With ``reset`` the branch is (re)made at ``commit``; without it the worktree checks
+    out the branch's tip, which must be ``commit``."""
     workspace = Workspace(
         task_id=task_id, path=str(path), branch=branch, isolation=Isolation.WORKTREE
     )
-    if (path / ".git").exists():
-        head = await run_git_async(["symbolic-ref", "-q", "HEAD"], cwd=path, check=False)
-        if head.stdout.strip() == f"refs/heads/{branch}":
-            return workspace  # resumed: the worktree of this task and wave already exists
-        return f"{path} exists but is not the worktree of branch {branch}"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    made = await run_git_async(
-        ["worktree", "add", "--quiet", "-b", branch, str(path), base], cwd=root, check=False
-    )
+    if await anyio.to_thread.run_sync(is_ready, root, path, branch):
+        return workspace  # resumed: the verified worktree of this task and wave
+    await anyio.to_thread.run_sync(remove_worktrees, root, [path])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create the worktree folder {path.parent}: {exc.strerror or exc}"
+    target = await anyio.to_thread.run_sync(_add_args, root, path, branch, commit, reset)
+    made = await anyio.to_thread.run_sync(add_worktree, root, path, target)
     if not made.ok:
+        await anyio.to_thread.run_sync(remove_worktrees, root, [path])
         return f"git worktree add for task {task_id!r} failed: {made.stderr.strip()}"
+    problem = await anyio.to_thread.run_sync(_verify, root, path, branch, commit)
+    if problem is not None:
+        await anyio.to_thread.run_sync(remove_worktrees, root, [path])
+        return f"the worktree of task {task_id!r} is not whole: {problem}"
     return workspace
 
 
+def _add_args(root: Path, path: Path, branch: str, commit: str, reset: bool) -> list[str]:
+    """``git worktree add`` arguments: a new branch at ``commit``, or the existing branch
+    when it is already there (a kill after git made it) and, with ``reset``, at ``commit``.
+    A branch of that name elsewhere is someone else's: ``-b`` then fails, changing nothing."""
+    reference = open_repository(root).references.get(f"refs/heads/{branch}")
+    if reference is None or (reset and str(reference.peel(pygit2.Commit).id) != commit):
+        return ["-b", branch, str(path), commit]
+    return [str(path), branch]
+
+
+def _verify(root: Path, path: Path, branch: str, commit: str) -> str | None:
+    """Check a fresh checkout against ``commit`` and mark it ready; the problem or None."""
+    admin = admin_dir(root, path)
+    if admin is None:
+        return f"git has no record of {path}"
+    if (admin / "locked").exists():
+        return "its checkout did not finish (the worktree is still locked)"
+    worktree = pygit2.Repository(str(path))
+    if worktree.head_is_unborn or str(worktree.head.target) != commit:
+        return f"HEAD is not {commit[:12]}"
+    if worktree.head.name != f"refs/heads/{branch}":
+        return f"it is not on branch {branch}"
+    changed = sorted(worktree.status(untracked_files="no"))
+    if changed:
+        return f"{len(changed)} file(s) differ from {commit[:12]}, e.g. {changed[0]}"
+    mark_ready(admin, branch, commit)
+    return None
+
+
+async def ensure_ready(
+    repo_path: str | os.PathLike[str], worktrees: Sequence[tuple[str, str | None]], *, base: str
+) -> list[str]:
+    """Make every ``(path, branch)`` worktree that is not ready again at ``base``; return
+    the paths made again. Only for worktrees no agent has run in yet."""
+    repo = open_repository(repo_path)
+    root = workdir(repo)
+    remade: list[str] = []
+    for path, branch in worktrees:
+        if branch is None or is_ready(root, Path(path), branch):
+            continue
+        made = await _make_one(root, Path(path), branch, base, branch, reset=True)
+        if isinstance(made, str):
+            raise GitError(made)
+        remade.append(path)
+    return remade
+
+
+async def restore_worktree(repo_path: str | os.PathLike[str], path: str, branch: str) -> bool:
+    """Make the worktree of an agent's ``branch`` whole again at ``path`` (its folder was
+    deleted or its checkout is not verified), at the branch's tip. False when the branch
+    is gone."""
+    repo = open_repository(repo_path)
+    root = workdir(repo)
+    reference = repo.references.get(f"refs/heads/{branch}")
+    if reference is None:
+        return False
+    tip = str(reference.peel(pygit2.Commit).id)
+    made = await _make_one(root, Path(path), branch, tip, branch, reset=False)
+    if isinstance(made, str):
+        raise GitError(made)
+    return True
+
+
 async def _undo(root: Path, workspace: Workspace) -> None:
-    await run_git_async(["worktree", "remove", "--force", workspace.path], cwd=root, check=False)
+    await anyio.to_thread.run_sync(remove_worktrees, root, [workspace.path])
     if workspace.branch:
-        await run_git_async(["branch", "-D", workspace.branch], cwd=root, check=False)
+        await anyio.to_thread.run_sync(delete_branches, root, [workspace.branch])

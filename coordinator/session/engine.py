@@ -24,6 +24,7 @@ import anyio
 from coordinator.errors import StateError
 from coordinator.events import Event, ToolCall
 from coordinator.exitcodes import ExitCode
+from coordinator.git.cleanup import remove_stale_check_worktrees
 from coordinator.model import Plan, RunnerSpec, Status, Task
 from coordinator.plan.loader import parse_plan
 from coordinator.progress import Progress, make_progress
@@ -200,6 +201,7 @@ class Session:
                 state.phase = SessionPhase.RUNNING
                 self.progress.log("breaker cleared (counters kept); resuming")
             self._save_now(state)
+            await anyio.to_thread.run_sync(remove_stale_check_worktrees, self.repo)
             return await self._loop(state)
 
     def repository_lock(self, command: str) -> AbstractContextManager[None]:

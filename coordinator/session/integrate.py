@@ -14,12 +14,14 @@ from typing import Any
 
 import pygit2
 
+from coordinator.git.baseline import Baseline
 from coordinator.git.checks import CheckRun, WaveIntegration, integrate_wave
 from coordinator.git.merge import AgentChange, AgentMerge
-from coordinator.git.repo import dirty_paths, open_repository
+from coordinator.git.repo import open_repository
 from coordinator.git.target import advance_target, restore_agent_files
 from coordinator.model import ChecksPolicy, Status
-from coordinator.state.ledger import WaveRecord
+from coordinator.session.user_files import put_back_user_files
+from coordinator.state.ledger import AgentRecord, WaveRecord
 
 __all__ = [
     "MergePlan",
@@ -36,18 +38,35 @@ MERGEABLE = frozenset({Status.DONE, Status.NO_TESTS_NEEDED, Status.PARTIAL})
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MergePlan:
     changes: tuple[AgentChange, ...]
+    refused: tuple[tuple[str, str], ...] = ()  # (task, why) of branches not merged
 
 
 def merge_plan(repo: Path, wave: WaveRecord, *, strict: bool) -> MergePlan:
     """Which agents merge, in agent order.
 
     In strict enforcement an agent's out-of-scope files are cut from what it merges
-    (its in-scope work still merges); the full work stays on its checkpoint ref.
+    (its in-scope work still merges); the full work stays on its checkpoint ref. An
+    agent whose work deletes files it never touched (outside its scope, not among the
+    paths it reported, not deleted by a commit of its own: files missing from a
+    checkout, not an agent's deletions) is refused whatever the enforcement.
     """
     changes: list[AgentChange] = []
+    refused: list[tuple[str, str]] = []
+    scopes = {str(task["id"]): tuple(task.get("scope", ())) for task in wave.tasks}
     for agent in wave.agents:
         status = Status(agent.status) if agent.status else Status.FAILED
         if status not in MERGEABLE or agent.checkpoint is None:
+            continue
+        untouched = untouched_deletions(repo, wave.base, agent, scopes.get(agent.task, ()))
+        if untouched:
+            shown = ", ".join(untouched[:5]) + (" ..." if len(untouched) > 5 else "")
+            refused.append(
+                (
+                    agent.task,
+                    f"its work deletes {len(untouched)} file(s) it never touched ({shown}); "
+                    f"refused, not merged (its work stays on {checkpoint_ref_of(agent)})",
+                )
+            )
             continue
         commit = agent.checkpoint
         if strict and agent.scope_violations:
@@ -57,7 +76,48 @@ def merge_plan(repo: Path, wave: WaveRecord, *, strict: bool) -> MergePlan:
                 task_id=agent.task, commit=commit, title=f"{agent.task}: {agent.summary or status}"
             )
         )
-    return MergePlan(changes=tuple(changes))
+    return MergePlan(changes=tuple(changes), refused=tuple(refused))
+
+
+def checkpoint_ref_of(agent: AgentRecord) -> str:
+    return agent.checkpoint[:12] if agent.checkpoint else "its checkpoint ref"
+
+
+def untouched_deletions(
+    repo: Path, base: str, agent: AgentRecord, scope: Sequence[str]
+) -> list[str]:
+    """Files of ``base`` the agent's latest checkpoint lacks that the agent never
+    touched: outside its scope, not reported, not deleted by one of its own commits."""
+    from coordinator.scope.matcher import ScopeMatcher
+
+    assert agent.checkpoint is not None
+    repository = open_repository(repo)
+    base_tree = repository.revparse_single(base).peel(pygit2.Commit).tree
+    work = repository.revparse_single(agent.checkpoint).peel(pygit2.Commit).tree
+    deleted = {
+        delta.old_file.path
+        for delta in base_tree.diff_to_tree(work).deltas
+        if delta.status == pygit2.enums.DeltaStatus.DELETED
+    }
+    if not deleted:
+        return []
+    matcher = ScopeMatcher(tuple(scope), workspace=repo, session="")
+    allowed = set(agent.touched) | _deleted_by_commits(repository, base_tree, agent.branch)
+    return sorted(p for p in deleted if p not in allowed and not matcher.matches_relative(p))
+
+
+def _deleted_by_commits(
+    repository: pygit2.Repository, base_tree: pygit2.Tree, branch: str | None
+) -> set[str]:
+    reference = repository.references.get(f"refs/heads/{branch}") if branch else None
+    if reference is None:
+        return set()
+    tip = reference.peel(pygit2.Commit).tree
+    return {
+        delta.old_file.path
+        for delta in base_tree.diff_to_tree(tip).deltas
+        if delta.status == pygit2.enums.DeltaStatus.DELETED
+    }
 
 
 def without_paths(repo: Path, base: str, commit: str, paths: Sequence[str]) -> str:
@@ -79,15 +139,6 @@ def without_paths(repo: Path, base: str, commit: str, paths: Sequence[str]) -> s
     signature = pygit2.Signature("seawall", "seawall@localhost")
     message = "scope: out-of-scope changes left out of the merge\n\n" + "\n".join(paths)
     return str(repository.create_commit(None, signature, signature, message, tree, [source.id]))
-
-
-def dirty_paths_in_scope(repo: Path, scope: Sequence[str], *, session: str) -> tuple[str, ...]:
-    """Files of the main working tree with uncommitted changes that ``scope`` covers."""
-    from coordinator.scope.matcher import ScopeMatcher
-
-    repository = open_repository(repo)
-    matcher = ScopeMatcher(tuple(scope), workspace=repo, session=session)
-    return tuple(sorted(p for p in dirty_paths(repository) if matcher.matches_relative(p)))
 
 
 def run_integration(
@@ -201,19 +252,23 @@ def in_place_paths(wave: WaveRecord) -> list[str]:
     )
 
 
-def advance(repo: Path, wave: WaveRecord, branch: str) -> None:
-    """Move ``branch`` from the wave base to its integration, updating the main tree."""
+def advance(repo: Path, wave: WaveRecord, branch: str, *, baseline: Baseline | None = None) -> None:
+    """Move ``branch`` from the wave base to its integration, updating the main tree.
+
+    User files that predate an in-place wave and that an unmerged agent's revert left
+    missing are written back from their copy (``baseline``)."""
     assert wave.integration is not None
     paths = in_place_paths(wave)
     if wave.integration == wave.start:
         restore_in_place(repo, wave.start, paths)
-        return
-    if _half_advanced(repo, wave):
+    elif _half_advanced(repo, wave):
         _finish_half_advance(repo, wave, branch)
-        return
-    advance_target(
-        repo, branch=branch, expected_old=wave.start, new=wave.integration, agent_paths=paths
-    )
+    else:
+        advance_target(
+            repo, branch=branch, expected_old=wave.start, new=wave.integration, agent_paths=paths
+        )
+    if baseline is not None:
+        put_back_user_files(repo, baseline, paths)
 
 
 def _half_advanced(repo: Path, wave: WaveRecord) -> bool:
@@ -266,40 +321,3 @@ def absorb_agent_commits(repo: Path, wave: WaveRecord, branch: str, session: str
     run_git(["update-ref", "-m", message, f"refs/heads/{branch}", wave.base, tip], cwd=repo)
     run_git(["read-tree", wave.base], cwd=repo)
     return keep
-
-
-def set_aside_unattributed(
-    repo: Path,
-    wave: WaveRecord,
-    session: str,
-    *,
-    claimed: set[str],
-    scopes: Sequence[Sequence[str]],
-) -> tuple[str, list[str]] | None:
-    """Save and revert changes of the shared tree that no agent of the wave may own.
-
-    Returns the ref holding them and their paths, or None when there are none.
-    """
-    from coordinator.git.checkpoints import Checkpointer, CheckpointMode
-    from coordinator.scope.matcher import ScopeMatcher
-
-    repository = open_repository(repo)
-    matchers = [ScopeMatcher(tuple(scope), workspace=repo, session=session) for scope in scopes]
-    stray = [
-        path
-        for path in sorted(dirty_paths(repository))
-        if path not in claimed and not any(m.matches_relative(path) for m in matchers)
-    ]
-    if not stray:
-        return None
-    keeper = Checkpointer(
-        repo,
-        session_id=session,
-        task_id=f"unattributed-w{wave.number}",
-        base=wave.base,
-        mode=CheckpointMode.PATHS,
-        dispatch=f"w{wave.number}",
-    )
-    keeper.wip("changes outside every agent's scope in a shared tree", stray)
-    restore_agent_files(repo, wave.base, stray)
-    return keeper.ref, stray

@@ -17,6 +17,7 @@ import anyio
 from coordinator.errors import GitError, StateError
 from coordinator.faults import kill_point
 from coordinator.fsutil import atomic_write_text
+from coordinator.git.baseline import Baseline
 from coordinator.git.checkpoints import Checkpointer
 from coordinator.git.history import agent_history
 from coordinator.git.repo import pin_base
@@ -51,6 +52,7 @@ from coordinator.session.tasks import (
     task_from_dict,
     task_to_dict,
 )
+from coordinator.session.user_files import SetAside, WaveBaselines, restore_command
 from coordinator.state.ledger import (
     AgentRecord,
     IssueRef,
@@ -79,6 +81,7 @@ class WaveSteps:
         self.paths = session.store.paths
         self.progress = session.progress
         self._runs: dict[str, AgentRun] = {}
+        self._baselines = WaveBaselines(self.repo, state.session, self.paths.wave_dir)
 
     # -- the loop ---------------------------------------------------------------------
 
@@ -172,6 +175,7 @@ class WaveSteps:
             base=wave.base,
             task_ids=[task.id for task in tasks],
             isolation=Isolation(wave.isolation),
+            worktrees_under=self.config.worktree_root,
         )
         wave.agents = []
         for workspace in workspaces:
@@ -184,10 +188,35 @@ class WaveSteps:
                 wave.fallback = workspace.fallback_reason
         if wave.fallback is not None:
             self._fall_back_in_place(wave)
+        if wave.isolation == Isolation.NONE:
+            await self._take_baseline(wave, tasks)
         self._write_manifest(wave, tasks)
         wave.phase = WavePhase.PREPARED
         await self.session.save()
         kill_point("after-workspaces")
+
+    async def _take_baseline(self, wave: WaveRecord, tasks: list[Task]) -> None:
+        scopes = [task.scope for task in tasks]
+        await anyio.to_thread.run_sync(
+            lambda: self._baselines.take(wave.number, base=wave.base, scopes=scopes)
+        )
+
+    def _baseline(self, wave: WaveRecord) -> Baseline | None:
+        """The user files recorded before an in-place wave (None for a worktree wave)."""
+        return self._baselines.get(wave.number) if wave.isolation == Isolation.NONE else None
+
+    async def _ensure_workspaces(self, wave: WaveRecord) -> None:
+        """Before agents run in a resumed wave, make every worktree whole again (a folder
+        deleted, a checkout a kill interrupted): no agent has run in them yet."""
+        from coordinator.git.workspaces import ensure_ready
+
+        if wave.isolation != Isolation.WORKTREE:
+            return
+        waiting = [(a.workspace, a.branch) for a in wave.agents if a.run is None]
+        remade = await ensure_ready(self.repo, waiting, base=wave.base)
+        for path in remade:
+            self.events.append("worktree_recreated", wave=wave.number, path=path)
+            self.progress.log(f"wave {wave.number}: worktree {path} was not whole; made again")
 
     def _fall_back_in_place(self, wave: WaveRecord) -> None:
         from coordinator.isolation import explain_enforcement
@@ -280,6 +309,7 @@ class WaveSteps:
 
     async def _dispatch(self, wave: WaveRecord) -> None:
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
+        await self._ensure_workspaces(wave)
         # after a halt on agents that could not start, only those run again
         jobs = [
             self._job(wave, agent, tasks[agent.task]) for agent in wave.agents if agent.run is None
@@ -348,7 +378,7 @@ class WaveSteps:
         )
 
         def scope_paths() -> tuple[str, ...]:
-            return self._dirty_in_scope(task) if in_place else ()
+            return self._dirty_in_scope(wave, task) if in_place else ()
 
         return AgentJob(
             task_id=task.id,
@@ -367,10 +397,12 @@ class WaveSteps:
             scope_paths=scope_paths,
         )
 
-    def _dirty_in_scope(self, task: Task) -> tuple[str, ...]:
-        from coordinator.session.integrate import dirty_paths_in_scope
+    def _dirty_in_scope(self, wave: WaveRecord, task: Task) -> tuple[str, ...]:
+        from coordinator.session.user_files import dirty_paths_in_scope
 
-        return dirty_paths_in_scope(self.repo, task.scope, session=self.state.session)
+        return dirty_paths_in_scope(
+            self.repo, task.scope, session=self.state.session, baseline=self._baseline(wave)
+        )
 
     def _on_trip(self, wave: WaveRecord, task_id: str, trip: Any) -> None:
         """Say so at once; the BLOCKED.md note waits for the agent's end, so it can name
@@ -451,7 +483,7 @@ class WaveSteps:
         """Checkpoint the files of an agent the coordinator did not run (or lost), and
         with ``wip`` also a ``wip:`` snapshot with that reason."""
         checkpointer = self._checkpointer(wave, record)
-        paths = self._dirty_in_scope(task) if wave.isolation == Isolation.NONE else None
+        paths = self._dirty_in_scope(wave, task) if wave.isolation == Isolation.NONE else None
         await checkpointer.acheckpoint(paths)
         snapshot = await checkpointer.awip(wip, paths) if wip else None
         return AgentRun(
@@ -467,6 +499,19 @@ class WaveSteps:
             stopped = await anyio.to_thread.run_sync(stop_orphans, groups)
             self.events.append("orphan_stopped", agent=task, process_groups=sorted(stopped))
             self.progress.log(f"{task}: stopped the agent the previous coordinator left running")
+
+    async def _restore_missing_worktree(self, wave: WaveRecord, record: AgentRecord) -> None:
+        """A worktree folder deleted under a running wave comes back at its branch's tip
+        (the agent's commits); its uncommitted files went with the folder."""
+        from coordinator.git.workspaces import restore_worktree
+
+        if wave.isolation != Isolation.WORKTREE or record.branch is None:
+            return
+        if (Path(record.workspace) / ".git").exists():
+            return
+        if await restore_worktree(self.repo, record.workspace, record.branch):
+            self.events.append("worktree_recreated", wave=wave.number, path=record.workspace)
+            self.progress.log(f"{record.task}: its worktree folder was missing; made again")
 
     async def _salvage(self, wave: WaveRecord) -> None:
         """Agents that never reported (the coordinator died): snapshot their work as wip."""
@@ -484,6 +529,7 @@ class WaveSteps:
                 continue
             reason = "the coordinator stopped before the agent reported"
             await self._stop_orphans(record.task)
+            await self._restore_missing_worktree(wave, record)
             run = await self._snapshot_unreported(wave, record, tasks[record.task], wip=reason)
             run.truncated, run.stop_reason = True, reason
             self._apply_run(record, run)
@@ -507,7 +553,8 @@ class WaveSteps:
         """
         if wave.isolation != Isolation.NONE:
             return
-        from coordinator.session.integrate import absorb_agent_commits, set_aside_unattributed
+        from coordinator.session.integrate import absorb_agent_commits
+        from coordinator.session.user_files import kept_paths, set_aside_unattributed
 
         branch = self.state.target_branch
         absorbed = await anyio.to_thread.run_sync(
@@ -522,25 +569,34 @@ class WaveSteps:
             )
             for record in wave.agents:
                 checkpointer = self._checkpointer(wave, record)
-                paths = self._dirty_in_scope(tasks[record.task])
+                paths = self._dirty_in_scope(wave, tasks[record.task])
                 await checkpointer.acheckpoint(paths)
                 record.checkpoint = checkpointer.tip or record.checkpoint
                 record.touched = sorted(set(record.touched) | set(paths))
         claimed = {path for record in wave.agents for path in record.touched}
         scopes = [tasks[record.task].scope for record in wave.agents]
+        kept = kept_paths(self.repo, plan_path=self.state.plan_path)
         aside = await anyio.to_thread.run_sync(
             lambda: set_aside_unattributed(
-                self.repo, wave, self.state.session, claimed=claimed, scopes=scopes
+                self.repo,
+                wave,
+                self.state.session,
+                claimed=claimed,
+                scopes=scopes,
+                baseline=self._baseline(wave),
+                kept=kept,
             )
         )
         if aside is not None:
-            ref, stray = aside
-            self.events.append("unattributed_changes", wave=wave.number, ref=ref, files=stray)
-            self.progress.log(
-                f"wave {wave.number}: changes outside every agent's scope were set aside on "
-                f"{ref}: {', '.join(stray[:10])}"
-            )
+            self._report_set_aside(wave, aside)
         await self.session.save()
+
+    def _report_set_aside(self, wave: WaveRecord, aside: SetAside) -> None:
+        command = restore_command(self.repo, self.state.session, wave.number)
+        wave.set_aside = aside.record(command)
+        self.events.append("unattributed_changes", wave=wave.number, **wave.set_aside)
+        for line in aside.lines(wave.number, command):
+            self.progress.log(line)
 
     # -- review -----------------------------------------------------------------------
 
@@ -656,6 +712,7 @@ class WaveSteps:
 
         result = await anyio.to_thread.run_sync(integrate)
         fixes = record_integration(wave, result)
+        self._record_refusals(wave, plan.refused)
         report_checks(self, wave)
         if not result.mergeable:
             halt_on_base_checks(self, wave)
@@ -664,7 +721,8 @@ class WaveSteps:
         self._queue_conflict_fixes(wave, fixes)
         await self.session.save()  # the integration is recorded before the branch moves
         kill_point("before-advance")
-        await anyio.to_thread.run_sync(advance, self.repo, wave, branch)
+        baseline = self._baseline(wave)
+        await anyio.to_thread.run_sync(lambda: advance(self.repo, wave, branch, baseline=baseline))
         wave.target_after = wave.integration
         wave.phase = WavePhase.MERGED
         await self.session.save()
@@ -683,6 +741,12 @@ class WaveSteps:
         if wave.dropped:
             line += f", dropped {', '.join(d['task'] for d in wave.dropped)}"
         self.progress.log(line.removeprefix("seawall: "))
+
+    def _record_refusals(self, wave: WaveRecord, refused: tuple[tuple[str, str], ...]) -> None:
+        for task, reason in refused:
+            wave.dropped.append({"task": task, "reason": reason})
+            self.events.append("merge_refused", wave=wave.number, agent=task, reason=reason)
+            self.progress.log(f"error: wave {wave.number} {task}: {reason}")
 
     def _halt_on_conflict(self, wave: WaveRecord, detail: str, head: str | None) -> bool:
         """Halt the session on the wave breaker's merge-conflict trigger; the wave stays
@@ -939,6 +1003,7 @@ class WaveSteps:
         if wave.phase is WavePhase.PLANNED:
             await self._prepare(wave)
         if wave.phase is WavePhase.PREPARED:
+            await self._ensure_workspaces(wave)
             wave.phase = WavePhase.DISPATCHED
             await self.session.save()
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
@@ -997,6 +1062,7 @@ class WaveSteps:
                 }
                 for a in wave.agents
             ],
+            "set_aside": wave.set_aside,
             "pending": [t["id"] for t in self.state.pending],
             "checks": wave.checks,
             "halt": self.state.halt or None,

@@ -110,6 +110,8 @@ class WaveRecord:
     finished_at: float = 0.0
     target_after: str | None = None
     fix_tasks: list[str] = field(default_factory=list)
+    # changes of a shared tree no agent may own: ref, files, left_in_place, restore command
+    set_aside: dict[str, Any] | None = None
     onto: str | None = None  # the target branch's later tip the wave is merged onto
 
     @property

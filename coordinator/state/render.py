@@ -116,6 +116,7 @@ def render_state_md(state: SessionState) -> str:
             )
         for dropped in wave.dropped:
             lines.append(f"  - dropped `{dropped.get('task')}`: {dropped.get('reason')}")
+        lines.extend(_set_aside_lines(wave.set_aside))
         checks = _checks_line(wave)
         if checks:
             lines.append(f"  - checks: {checks}")
@@ -128,6 +129,24 @@ def render_state_md(state: SessionState) -> str:
     lines.extend(_mermaid(state))
     lines += ["```", ""]
     return "\n".join(lines)
+
+
+def _set_aside_lines(aside: dict[str, Any] | None) -> list[str]:
+    if not aside:
+        return []
+    lines = []
+    if aside.get("files"):
+        shown = ", ".join(f"`{path}`" for path in aside["files"][:20])
+        lines.append(
+            f"  - set aside on `{aside.get('ref')}` (outside every scope): {shown}; "
+            f"restore: `{aside.get('restore')}`"
+        )
+    if aside.get("left_in_place"):
+        shown = ", ".join(f"`{path}`" for path in aside["left_in_place"][:20])
+        lines.append(
+            f"  - your files changed during the wave, copied to `{aside.get('ref')}`: {shown}"
+        )
+    return lines
 
 
 def _checks_line(wave: WaveRecord) -> str | None:

@@ -8,6 +8,7 @@ with a wall-clock timeout and maps the exit code by ``outcomes.EXIT_CODE_OUTCOME
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -79,6 +80,8 @@ class SubprocessExecutor:
                 process = subprocess.Popen(
                     self.argv(request),
                     cwd=request.repo,
+                    # the session never sets aside the runner's own files
+                    env={**os.environ, "SEAWALL_RUNNER_DIR": str(request.log_path.parent)},
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,

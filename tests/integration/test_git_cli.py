@@ -10,6 +10,7 @@ from pathlib import Path
 import anyio
 
 from coordinator.git import prepare_workspaces
+from coordinator.git.workspaces import default_worktree_root
 from coordinator.model import Isolation
 from tests.integration.test_git_support import head, make_repo
 
@@ -38,7 +39,8 @@ def test_list_and_prune_report_owner_and_keep_dirty_work(tmp_path: Path) -> None
         )
 
     anyio.run(prepare)
-    (repo / ".seawall" / "worktrees" / "s9" / "w3" / "busy" / "app.py").write_text("wip\n")
+    folder = default_worktree_root(repo) / "s9" / "w3"
+    (folder / "busy" / "app.py").write_text("wip\n")
 
     listed = _seawall("worktrees", "list", "--json", cwd=repo)
     assert listed.returncode == 0, listed.stderr
@@ -51,12 +53,12 @@ def test_list_and_prune_report_owner_and_keep_dirty_work(tmp_path: Path) -> None
 
     pruned = _seawall("worktrees", "prune", cwd=repo)
     assert pruned.returncode == 0, pruned.stderr
-    assert "removed .seawall/worktrees/s9/w3/clean" in pruned.stdout
-    assert "kept .seawall/worktrees/s9/w3/busy" in pruned.stdout
+    assert f"removed {folder / 'clean'}" in pruned.stdout
+    assert f"kept {folder / 'busy'}" in pruned.stdout
     assert "--force" in pruned.stdout
 
     forced = _seawall("worktrees", "prune", "--force", cwd=repo)
-    assert "removed .seawall/worktrees/s9/w3/busy" in forced.stdout
+    assert f"removed {folder / 'busy'}" in forced.stdout
     assert "saved unmerged work as checkpoint" in forced.stdout
     assert _seawall("worktrees", "list", cwd=repo).stdout.strip() == "no seawall worktrees"
 

@@ -20,6 +20,7 @@ from coordinator.git import (
     prepare_workspaces,
     prune_worktrees,
 )
+from coordinator.git.workspaces import default_worktree_root
 from coordinator.model import Isolation
 from tests.integration.test_git_support import commit_all, git, head, make_repo
 
@@ -65,15 +66,20 @@ def test_worktrees_start_at_the_pinned_base_after_the_branch_moved(repo: Path) -
         assert workspace.fallback_reason is None
         assert head(path) == base != moved
         assert (path / "app.py").read_text() == "v0\n"
-        assert path.resolve().is_relative_to((repo / ".seawall" / "worktrees").resolve())
+        # outside the repository's working tree, in the default folder next to it
+        assert not path.resolve().is_relative_to(repo.resolve())
+        assert path.resolve().is_relative_to(default_worktree_root(repo.resolve()))
         assert git(path, "branch", "--show-current").strip() == workspace.branch
     assert workspaces[0].branch == "seawall/s1/w2/t1"
-    assert git(repo, "status", "--porcelain") == "", "git must ignore .seawall/"
+    assert git(repo, "status", "--porcelain") == "", "worktrees are not the user's files"
 
 
 def test_a_failed_worktree_falls_back_to_in_place_with_its_reason(repo: Path) -> None:
     base = head(repo)
-    git(repo, "branch", "seawall/s1/w2/t2")  # the branch name is taken: worktree add fails
+    (repo / "app.py").write_text("someone else's\n")
+    other = commit_all(repo, "a branch of that name with other work")
+    git(repo, "reset", "-q", "--hard", base)
+    git(repo, "branch", "seawall/s1/w2/t2", other)  # the name is taken: worktree add fails
     workspaces = _prepare(repo, base, ["t1", "t2"])
     assert [w.isolation for w in workspaces] == [Isolation.NONE, Isolation.NONE]
     assert all(w.path == str(repo) and w.branch is None for w in workspaces)

@@ -30,6 +30,7 @@ from coordinator.errors import ConfigurationError, MissingExtraError, RunnerErro
 from coordinator.events import Event, Final, ToolCall, ToolResult
 from coordinator.git import Checkpointer, CheckpointMode, agent_history, prepare_workspaces
 from coordinator.git.repo import agent_branch, checkpoint_ref
+from coordinator.git.workspaces import worktree_path
 from coordinator.model import BreakerLimits, Isolation, RunnerSpec, StagnationConfig
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner
 from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
@@ -275,7 +276,7 @@ async def run_wave(
 
 
 def worktree(repo: Path, task: str) -> Path:
-    return repo / ".seawall" / "worktrees" / SESSION / "w1" / task
+    return worktree_path(repo, SESSION, 1, task)
 
 
 async def make_worktree(repo: Path, base: str, task: str) -> Path:

@@ -1,0 +1,51 @@
+"""``seawall restore``: put files a wave set aside back into the working tree."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``restore``."""
+    parser = subparsers.add_parser(
+        "restore",
+        help="put back files an in-place wave set aside (never overwrites a present file)",
+    )
+    parser.add_argument("--repo", default=".", help="the repository (default: current folder)")
+    parser.add_argument("--session", help="the session (default: the latest)")
+    parser.add_argument("--wave", type=int, help="only this wave (default: every wave)")
+    parser.set_defaults(handler=_restore)
+
+
+def _restore(args: argparse.Namespace) -> int:
+    from coordinator.errors import StateError
+    from coordinator.session.user_files import restore_set_aside
+    from coordinator.state.store import StateStore, latest_session
+
+    repo = Path(args.repo).resolve()
+    session = args.session or latest_session(repo)
+    if session is None:
+        raise StateError(f"no seawall session in {repo}/.seawall")
+    state = StateStore(repo, session).load()
+    waves = [w for w in state.waves if w.set_aside and (args.wave in (None, w.number))]
+    if args.wave is not None and not waves:
+        print(f"wave {args.wave} of {session} set nothing aside", file=sys.stderr)
+        return 1
+    left = 0
+    for wave in waves:
+        assert wave.set_aside is not None
+        restored, present = restore_set_aside(repo, wave.set_aside)
+        for path in restored:
+            print(f"restored {path} (wave {wave.number}, from {wave.set_aside['ref']})")
+        for path in present:
+            print(
+                f"{path} exists; left as it is (the set-aside copy stays on "
+                f"{wave.set_aside['ref']}: `git show {wave.set_aside['ref']}:{path}`)",
+                file=sys.stderr,
+            )
+        left += len(present)
+    if not waves:
+        print(f"{session} set nothing aside")
+    return 1 if left else 0

@@ -1,0 +1,275 @@
+"""The user's own files around an in-place wave.
+
+Before dispatch, the untracked and ignored files of the shared tree are recorded (see
+:mod:`coordinator.git.baseline`), and those an agent's scope covers are copied onto
+``refs/seawall/<session>/user-files-w<n>``, so an agent that overwrites one cannot
+lose it. Only what changed during the wave is attributed to agents or set aside
+(saved on ``refs/seawall/<session>/unattributed-w<n>``, reported with the command
+that restores it). After the merge, a copied file an unmerged agent's revert left
+missing is put back. Some paths are never set aside at all: the agent CLI's
+``.claude/`` folder, the plan file and the unattended runner's directory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from coordinator.fsutil import atomic_write_text
+from coordinator.git.baseline import Baseline, record_baseline, under
+from coordinator.git.checkpoints import Checkpointer, CheckpointMode
+from coordinator.git.repo import dirty_paths, open_repository, repo_relative, workdir
+from coordinator.git.target import restore_agent_files, restore_path
+from coordinator.state.ledger import WaveRecord
+
+__all__ = [
+    "SetAside",
+    "WaveBaselines",
+    "baseline_path",
+    "dirty_paths_in_scope",
+    "kept_paths",
+    "put_back_user_files",
+    "restore_command",
+    "restore_set_aside",
+    "set_aside_unattributed",
+    "take_baseline",
+]
+
+BASELINE_FILE = "baseline.json"
+
+
+def baseline_path(wave_dir: Path) -> Path:
+    return wave_dir / BASELINE_FILE
+
+
+class WaveBaselines:
+    """The baselines of a session's in-place waves, saved in each wave's folder."""
+
+    def __init__(self, repo: Path, session: str, wave_dir: Callable[[int], Path]) -> None:
+        self._repo = repo
+        self._session = session
+        self._wave_dir = wave_dir
+        self._known: dict[int, Baseline] = {}
+
+    def take(self, wave: int, *, base: str, scopes: Sequence[Sequence[str]]) -> Baseline:
+        """Record the baseline of ``wave`` now (see :func:`take_baseline`)."""
+        self._known[wave] = take_baseline(
+            self._repo,
+            session=self._session,
+            wave=wave,
+            base=base,
+            scopes=scopes,
+            save_to=baseline_path(self._wave_dir(wave)),
+        )
+        return self._known[wave]
+
+    def get(self, wave: int) -> Baseline | None:
+        """The baseline of ``wave``, or None when none was recorded."""
+        if wave not in self._known:
+            found = Baseline.load(baseline_path(self._wave_dir(wave)))
+            if found is None:
+                return None
+            self._known[wave] = found
+        return self._known[wave]
+
+
+def take_baseline(
+    repo: Path,
+    *,
+    session: str,
+    wave: int,
+    base: str,
+    scopes: Sequence[Sequence[str]],
+    save_to: Path,
+) -> Baseline:
+    """Record the tree's untracked and ignored files; copy those in a scope onto a ref."""
+    from coordinator.scope.matcher import ScopeMatcher
+
+    baseline = record_baseline(repo)
+    matchers = [ScopeMatcher(tuple(scope), workspace=repo, session=session) for scope in scopes]
+    covered = [p for p in baseline.files() if any(m.matches_relative(p) for m in matchers)]
+    copy = None
+    if covered:
+        keeper = Checkpointer(
+            repo,
+            session_id=session,
+            task_id=f"user-files-w{wave}",
+            base=base,
+            mode=CheckpointMode.PATHS,
+            dispatch=f"w{wave}",
+        )
+        copy = keeper.wip("the user's files in an agent's scope, before dispatch", covered)
+    baseline = baseline.with_copy(copy)
+    save_to.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(save_to, baseline.to_json())
+    return baseline
+
+
+def put_back_user_files(repo: Path, baseline: Baseline, paths: Iterable[str]) -> list[str]:
+    """Write back copied user files among ``paths`` that are missing now; never overwrite."""
+    repository = open_repository(repo)
+    tree = baseline.copied(repository)
+    if tree is None:
+        return []
+    root = workdir(repository)
+    restored = []
+    for path in sorted(set(paths)):
+        full = root / path
+        if full.exists() or full.is_symlink() or not baseline.predates(path):
+            continue
+        try:
+            tree[path]
+        except KeyError:
+            continue
+        restore_path(repository, root, tree, path)
+        restored.append(path)
+    return restored
+
+
+def kept_paths(
+    repo: Path, *, plan_path: str, environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """Paths never set aside: ``.claude/``, the plan file, the runner's directory."""
+    env = os.environ if environ is None else environ
+    kept = [".claude/"]
+    for candidate, folder in ((plan_path, False), (env.get("SEAWALL_RUNNER_DIR", ""), True)):
+        if not candidate:
+            continue
+        relative = repo_relative(repo.resolve(), str(Path(candidate).resolve()))
+        if relative is not None:
+            kept.append(relative + "/" if folder else relative)
+    return kept
+
+
+def restore_command(repo: Path, session: str, wave: int) -> str:
+    """The exact command that puts a wave's set-aside files back."""
+    return f"seawall restore --repo {repo} --session {session} --wave {wave}"
+
+
+def restore_set_aside(repo: Path, aside: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Write a wave's set-aside files back from their ref: (restored, left because a
+    file is present there now). Nothing present is ever overwritten."""
+    repository = open_repository(repo)
+    root = workdir(repository)
+    tree = repository.revparse_single(str(aside["ref"])).peel(pygit2.Tree)
+    restored: list[str] = []
+    present: list[str] = []
+    for path in aside.get("files", []):
+        full = root / path
+        if full.exists() or full.is_symlink():
+            present.append(path)
+            continue
+        try:
+            tree[path]
+        except KeyError:
+            continue
+        restore_path(repository, root, tree, path)
+        restored.append(path)
+    return restored, present
+
+
+def dirty_paths_in_scope(
+    repo: Path, scope: Sequence[str], *, session: str, baseline: Baseline | None = None
+) -> tuple[str, ...]:
+    """Files of the main working tree changed during the wave that ``scope`` covers.
+
+    A user file that predates the wave (``baseline``) and still holds what it held then
+    is not a change of the wave."""
+    from coordinator.scope.matcher import ScopeMatcher
+
+    repository = open_repository(repo)
+    matcher = ScopeMatcher(tuple(scope), workspace=repo, session=session)
+    return tuple(
+        sorted(
+            p
+            for p in dirty_paths(repository)
+            if matcher.matches_relative(p)
+            and not (baseline is not None and baseline.unchanged(repository, p))
+        )
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetAside:
+    """Changes of the shared tree no agent may own: saved on ``ref``; ``files`` were
+    removed from the tree, ``left_in_place`` (user files that predate the wave and
+    changed during it) were only copied."""
+
+    ref: str
+    files: list[str]
+    left_in_place: list[str]
+
+    def record(self, command: str) -> dict[str, Any]:
+        """What the ledger, ``status --json`` and the review JSON say about it."""
+        return {
+            "ref": self.ref,
+            "files": self.files,
+            "left_in_place": self.left_in_place,
+            "restore": command,
+        }
+
+    def lines(self, wave: int, command: str) -> list[str]:
+        """What the console says about it."""
+        lines = []
+        if self.files:
+            lines.append(
+                f"wave {wave}: {len(self.files)} file(s) changed outside every agent's scope "
+                f"were set aside on {self.ref}: {', '.join(self.files[:10])}; "
+                f"to restore them: {command}"
+            )
+        if self.left_in_place:
+            lines.append(
+                f"wave {wave}: your files {', '.join(self.left_in_place[:10])} changed "
+                f"during the wave; left in place, a copy is on {self.ref}"
+            )
+        return lines
+
+
+def set_aside_unattributed(
+    repo: Path,
+    wave: WaveRecord,
+    session: str,
+    *,
+    claimed: set[str],
+    scopes: Sequence[Sequence[str]],
+    baseline: Baseline | None = None,
+    kept: Sequence[str] = (),
+) -> SetAside | None:
+    """Save and revert changes of the shared tree that no agent of the wave may own.
+
+    Only changes made during the wave count: a user file that predates it and is
+    unchanged is left alone, one that changed is copied onto the ref but never removed.
+    Paths under ``kept`` are never touched. None when there is nothing to set aside.
+    """
+    from coordinator.git.checkpoints import Checkpointer, CheckpointMode
+    from coordinator.scope.matcher import ScopeMatcher
+
+    repository = open_repository(repo)
+    matchers = [ScopeMatcher(tuple(scope), workspace=repo, session=session) for scope in scopes]
+    stray: list[str] = []
+    in_place: list[str] = []
+    for path in sorted(dirty_paths(repository)):
+        if path in claimed or under(path, kept) or any(m.matches_relative(path) for m in matchers):
+            continue
+        if baseline is None or not baseline.predates(path):
+            stray.append(path)
+        elif not baseline.unchanged(repository, path):
+            in_place.append(path)
+    if not stray and not in_place:
+        return None
+    keeper = Checkpointer(
+        repo,
+        session_id=session,
+        task_id=f"unattributed-w{wave.number}",
+        base=wave.base,
+        mode=CheckpointMode.PATHS,
+        dispatch=f"w{wave.number}",
+    )
+    keeper.wip("changes outside every agent's scope in a shared tree", stray + in_place)
+    restore_agent_files(repo, wave.base, stray)
+    return SetAside(ref=keeper.ref, files=stray, left_in_place=in_place)
