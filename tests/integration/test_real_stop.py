@@ -29,7 +29,6 @@ from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall
 __all__ = ["agent_clis", "anthropic", "claude_env", "codex_env", "openai"]
 
 
-
 def plan_text(name: str, runner: str, kind: str, marker: str) -> str:
     return (
         f'[session]\nname = "{name}"\ntype = "feature"\nagent = "{runner}"\n'
