@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,18 +14,22 @@ if TYPE_CHECKING:
     from coordinator.model import Plan
     from coordinator.runner import AgentRunner
     from coordinator.session.engine import Session, SessionResult
+    from coordinator.state.store import StateStore
     from coordinator.tracker import IssueTracker
 
 __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from coordinator.cli.exits import help_epilog
+
     run = subparsers.add_parser(
         "run",
         help="run a plan as waves of agents",
         description="Run a plan file as a session: waves of agents, merged in sequence, with "
-        "carryover issues for what is left. Exit codes: 0 all done, 3 halted by the breaker, "
-        "4 done with carryovers, 5 nothing succeeded, 1 error.",
+        "carryover issues for what is left. It ends by writing the session's HTML report.",
+        epilog=help_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("plan", help="the plan file (TOML)")
     _common(run)
@@ -34,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "demo",
         help="an offline demo session on a throwaway repository",
         description="Run an offline session of scripted agents on a throwaway repository, "
-        "showing every recovery path, and print the final STATE.md.",
+        "showing every recovery path; it ends by pointing at the session's HTML report.",
     )
     demo.add_argument(
         "--dir",
@@ -44,8 +49,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     demo.add_argument(
         "--issues",
         type=Path,
-        help="the demo tracker's issue folder "
-        "(default: ~/.cache/seawall/demo-issues, kept across runs)",
+        help="the demo tracker's issue folder (default: issues/ next to the demo "
+        "repository, kept across runs in the same --dir)",
     )
     demo.set_defaults(handler=_demo)
 
@@ -63,6 +68,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="finish an interrupted or halted session",
         description="Continue the newest unfinished session from its ledger: after a crash "
         "(even SIGKILL) or a breaker trip. A tripped breaker is cleared, keeping its counters.",
+        epilog=help_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _where(resume)
     resume.add_argument("--runner", help="run every task with this runner")
@@ -174,16 +181,34 @@ def _tracker(plan: Plan, name: str | None, repo: Path) -> IssueTracker | None:
 
 
 def _report(result: SessionResult) -> int:
+    from coordinator.state.ledger import SessionPhase
+
     print(
         f"session {result.session}: {result.phase} after {result.waves} wave(s); "
         f"done: {', '.join(result.done) or 'none'}"
         + (f"; carried over: {', '.join(result.abandoned)}" if result.abandoned else "")
     )
-    if result.breaker.get("tripped"):
+    if result.phase is SessionPhase.HALTED and result.breaker.get("tripped"):
         print(f"breaker: {result.breaker.get('trigger')}: {result.breaker.get('detail')}")
         print("next: fix the cause and `seawall resume`, or `seawall kill`")
+    elif result.halt:
+        print(f"halted: {result.halt.get('detail')}")
+        print("next: `seawall resume` when the cause is gone")
+    elif result.phase is SessionPhase.DONE and result.done and not result.merged:
+        print("the plan was already finished: every task is done and nothing new was merged")
     print(f"state: {result.state_md}")
+    if result.report is not None:
+        print(f"report: {result.report}")
     return result.exit_code
+
+
+def _interrupted(repo: Path, session: str) -> None:
+    """What Ctrl-C leaves behind, and the command that continues it."""
+    print(
+        f"seawall: interrupted; session {session} is recorded. Continue it with: "
+        f"seawall resume --repo {shlex.quote(str(repo))} --session {shlex.quote(session)}",
+        file=sys.stderr,
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -205,6 +230,10 @@ def _run(args: argparse.Namespace) -> int:
     print(f"seawall: session {session.session_id} on {session.repo}", file=sys.stderr)
     try:
         return _report(anyio.run(session.run))
+    except KeyboardInterrupt:
+        if session.state is not None:
+            _interrupted(session.repo, session.session_id)
+        raise
     except SeawallError:
         if session.state is not None:
             print(
@@ -243,21 +272,27 @@ def _open(args: argparse.Namespace, **kwargs: Any) -> Session:
     return Session.open(args.repo, args.session, **kwargs)
 
 
-def _state(args: argparse.Namespace) -> Any:
+def session_store(repo: Path, session: str | None) -> StateStore:
+    """The store of ``session`` in ``repo`` (default: the newest session there)."""
     from coordinator.errors import StateError
     from coordinator.state.store import StateStore, latest_session
 
-    repo = Path(args.repo).resolve()
-    session = args.session or latest_session(repo)
+    root = Path(repo).resolve()
+    session = session or latest_session(root)
     if session is None:
-        raise StateError(f"no seawall session in {repo}/.seawall")
-    return StateStore(repo, session)
+        raise StateError(f"no seawall session in {root}/.seawall")
+    return StateStore(root, session)
 
 
-def status_payload(state: Any) -> dict[str, Any]:
+def _state(args: argparse.Namespace) -> StateStore:
+    return session_store(args.repo, args.session)
+
+
+def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
     return {
         "session": state.session,
-        "phase": str(state.phase),
+        "phase": "interrupted" if interrupted else str(state.phase),
+        "next": "seawall resume" if interrupted or str(state.phase) == "halted" else None,
         "target_branch": state.target_branch,
         "cost_usd": state.cost_usd,
         "waves": [
@@ -270,10 +305,15 @@ def status_payload(state: Any) -> dict[str, Any]:
                 "agents": [
                     {
                         "task": agent.task,
-                        "status": agent.status,
+                        "status": agent.status or ("interrupted" if interrupted else None),
                         "summary": agent.summary,
                         "remaining": agent.remaining,
                         "inferred": agent.inferred,
+                        "reason": agent.reason,
+                        "turns": agent.turns,
+                        "tool_calls": agent.tool_calls,
+                        "cost_usd": agent.cost_usd,
+                        "elapsed_s": agent.elapsed_s,
                         "spiral": agent.spiral,
                         "issue": None if agent.issue is None else agent.issue.number,
                         "merged": agent.merged,
@@ -289,16 +329,16 @@ def status_payload(state: Any) -> dict[str, Any]:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from coordinator.report import is_interrupted
+    from coordinator.state.render import render_state_md
+
     store = _state(args)
     state = store.load()
+    interrupted = is_interrupted(store, state)
     if args.json:
-        print(json.dumps(status_payload(state), indent=2))
+        print(json.dumps(status_payload(state, interrupted=interrupted), indent=2))
         return 0
-    print(
-        store.paths.state_md.read_text(encoding="utf-8")
-        if store.paths.state_md.exists()
-        else json.dumps(status_payload(state), indent=2)
-    )
+    print(render_state_md(state, interrupted=interrupted))
     return 0
 
 
@@ -314,7 +354,11 @@ def _resume(args: argparse.Namespace) -> int:
         runner=_runner(probe.plan, args.runner),
         tracker=_tracker(probe.plan, args.tracker, args.repo),
     )
-    return _report(anyio.run(session.resume))
+    try:
+        return _report(anyio.run(session.resume))
+    except KeyboardInterrupt:
+        _interrupted(session.repo, session.session_id)
+        raise
 
 
 def _kill(args: argparse.Namespace) -> int:

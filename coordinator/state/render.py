@@ -1,19 +1,33 @@
-"""STATE.md: the ledger rendered for people. Never read back; ``state.json`` is the truth."""
+"""STATE.md: the ledger rendered for people. Never read back; ``state.json`` is the truth.
+
+A status the agent did not report (no STATUS line) is marked ``*`` with the ground it
+was inferred on. The wave graph and the per-agent timeline are in the HTML report
+(``seawall report``); STATE.md stays plain text.
+"""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
+from typing import Any
 
 from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
 
-__all__ = ["history_line", "render_state_md"]
-
-_MERMAID_ID = re.compile(r"[^A-Za-z0-9_]")
+__all__ = ["agent_figures", "checks_line", "history_line", "render_state_md", "set_aside"]
 
 
-def history_line(wave: WaveRecord, agent: AgentRecord) -> str:
-    """One Wave History line: ``- W2 · api-auth · SPIRAL (src/auth.py changed 4×) → issue #12``."""
-    status = (agent.status or "running").upper()
+def agent_figures(agent: AgentRecord) -> str:
+    """``4 turns · 3 tool calls · $0.04 · 12.0s``: what the agent spent."""
+    return (
+        f"{agent.turns} turns · {agent.tool_calls} tool calls · ${agent.cost_usd:.2f} · "
+        f"{agent.elapsed_s:.1f}s"
+    )
+
+
+def history_line(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool = False) -> str:
+    """One Wave History line: ``- W2 · api-auth · SPIRAL (src/auth.py changed 4×) · merged
+    · 5 turns · 4 tool calls · $0.09 · 0.1s → issue #12``; an inferred status is ``DONE*``."""
+    unknown = "interrupted" if interrupted else "running"
+    status = (agent.status or unknown).upper() + ("*" if agent.inferred else "")
     detail = ""
     if agent.spiral and agent.spiral.get("summary"):
         detail = f" ({agent.spiral['summary']})"
@@ -28,7 +42,8 @@ def history_line(wave: WaveRecord, agent: AgentRecord) -> str:
     suffix = f" {agent.issue.suffix()}" if agent.issue else ""
     merged = " · merged" if agent.merged else ""
     recovery = f" · {agent.recovery}" if agent.recovery else ""
-    return f"- W{wave.number} · {agent.task} · {status}{detail}{merged}{recovery}{suffix}"
+    figures = f" · {agent_figures(agent)}" if agent.status else ""
+    return f"- W{wave.number} · {agent.task} · {status}{detail}{merged}{recovery}{figures}{suffix}"
 
 
 def _one_line(text: str, limit: int = 120) -> str:
@@ -36,16 +51,20 @@ def _one_line(text: str, limit: int = 120) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def render_state_md(state: SessionState) -> str:
+def render_state_md(state: SessionState, *, interrupted: bool = False) -> str:
+    """STATE.md of ``state``; ``interrupted`` when it is recorded as running but no
+    coordinator holds its lock any more (the phase then says so, with the way on)."""
+    phase = "interrupted: run `seawall resume`" if interrupted else str(state.phase)
     lines = [
         f"# Session {state.session}",
         "",
         f"- plan: `{state.plan_path}`" if state.plan_path else "- plan: (embedded)",
         f"- target branch: `{state.target_branch}` (started at `{state.start_commit[:12]}`)",
-        f"- phase: **{state.phase}**",
+        f"- phase: **{phase}**",
         f"- spend: ${state.cost_usd:.2f}",
+        "- report: `report.html` next to this file (`seawall report` writes it)",
     ]
-    if state.breaker.get("tripped"):
+    if state.breaker.get("tripped") and str(state.phase) == "halted":
         lines += [
             "",
             "## Breaker tripped",
@@ -73,7 +92,8 @@ def render_state_md(state: SessionState) -> str:
         if wave.fallback:
             lines.append(f"> worktree fallback: {wave.fallback}")
         lines.append("")
-        lines.extend(history_line(wave, agent) for agent in wave.agents)
+        lines.extend(history_line(wave, a, interrupted=interrupted) for a in wave.agents)
+        lines.extend(_wave_details(wave))
         for resolution in wave.resolutions:
             lines.append(
                 f"  - conflict `{resolution.get('path')}`: {resolution.get('rule')} "
@@ -86,25 +106,49 @@ def render_state_md(state: SessionState) -> str:
         lines += ["## Pending", ""]
         lines += [f"- {task['id']} ({task.get('kind', 'implement')})" for task in state.pending]
         lines.append("")
-    lines += ["## Waves", "", "```mermaid", "flowchart LR"]
-    lines.extend(_mermaid(state))
-    lines += ["```", ""]
+    if any(agent.inferred for wave in state.waves for agent in wave.agents):
+        lines += ["\\* inferred: the agent wrote no STATUS line; the ground is given above.", ""]
     return "\n".join(lines)
 
 
-def _mermaid(state: SessionState) -> list[str]:
-    out: list[str] = []
-    previous: str | None = None
-    for wave in state.waves:
-        wave_id = f"W{wave.number}"
-        out.append(f'  subgraph {wave_id}["Wave {wave.number} ({wave.isolation})"]')
-        for agent in wave.agents:
-            node = _MERMAID_ID.sub("_", f"{wave_id}_{agent.task}")
-            out.append(f'    {node}["{agent.task}: {agent.status or "running"}"]')
-        out.append("  end")
-        if previous:
-            out.append(f"  {previous} --> {wave_id}")
-        previous = wave_id
-    if not out:
-        out.append('  empty["no waves yet"]')
+def _wave_details(wave: WaveRecord) -> list[str]:
+    """The indented lines under a wave's agents: inferred grounds, set-aside files, checks."""
+    out = [
+        f"  - {agent.task}: inferred ({agent.reason})"
+        for agent in wave.agents
+        if agent.inferred and agent.reason
+    ]
+    for owner in (wave, *wave.agents):
+        out += [
+            f"  - set aside: `{path}`" + (f" (restore: `{restore}`)" if restore else "")
+            for path, restore in set_aside(owner)
+        ]
+    if wave.checks:
+        out.append(f"  - checks: {checks_line(wave.checks)}")
     return out
+
+
+def set_aside(record: object) -> list[tuple[str, str]]:
+    """``(path, restore command)`` of each file set aside for a wave or agent record, in
+    any recorded shape: paths, or mappings with a ``path`` and maybe a ``restore``."""
+    value = getattr(record, "set_aside", None)
+    if not isinstance(value, list | tuple):
+        return []
+    found: list[tuple[str, str]] = []
+    for item in value:
+        if isinstance(item, Mapping):
+            path = item.get("path") or item.get("file")
+            restore = item.get("restore") or item.get("command") or ""
+            if path:
+                found.append((str(path), str(restore)))
+        elif item:
+            found.append((str(item), ""))
+    return found
+
+
+def checks_line(checks: Mapping[str, Any]) -> str:
+    """``passed (runs: 1)`` / ``failed (failure: ...)``: a wave's check results."""
+    passed = checks.get("passed")
+    word = "passed" if passed else ("failed" if passed is False else "not run")
+    extra = [f"{k}: {v}" for k, v in checks.items() if k != "passed" and v not in (None, "", [])]
+    return f"{word} ({'; '.join(map(str, extra))})" if extra else word
