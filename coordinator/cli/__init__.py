@@ -25,6 +25,7 @@ __all__ = ["build_parser", "main"]
 COMMAND_MODULES = (
     "coordinator.cli.plan",
     "coordinator.cli.session",
+    "coordinator.cli.wave",
     "coordinator.cli.report",
     "coordinator.cli.worktrees",
     "coordinator.cli.carryover",
@@ -69,12 +70,16 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
+    from coordinator.cli.exits import help_epilog
+
     parser = _Parser(
         prog="seawall",
         description=(
             "Run a coding session as waves of coding agents: plan, isolate, scope, "
             "watch, merge, and carry over what is left."
         ),
+        epilog=help_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_VersionAction)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -1,9 +1,8 @@
-"""Session commands: run, demo, status, resume, wave prepare|review, reset, kill."""
+"""Session commands: run, demo, status, resume, reset, kill (step mode is in ``wave``)."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import shlex
 import sys
@@ -33,6 +32,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     run.add_argument("plan", help="the plan file (TOML)")
     _common(run)
+    _json(run)
     run.set_defaults(handler=_run)
 
     demo = subparsers.add_parser(
@@ -60,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Show a session's waves, agents and breaker.",
     )
     status.add_argument("--json", action="store_true", help="print JSON")
-    _where(status)
+    where_options(status)
     status.set_defaults(handler=_status)
 
     resume = subparsers.add_parser(
@@ -71,9 +71,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=help_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _where(resume)
+    where_options(resume)
     resume.add_argument("--runner", help="run every task with this runner")
     resume.add_argument("--tracker", help="file carryovers with this tracker")
+    _json(resume)
     resume.set_defaults(handler=_resume)
 
     kill = subparsers.add_parser(
@@ -81,7 +82,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="end a halted session for good",
         description="Mark a session killed: it will not continue.",
     )
-    _where(kill)
+    where_options(kill)
+    _json(kill)
     kill.set_defaults(handler=_kill)
 
     reset = subparsers.add_parser(
@@ -90,49 +92,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Clear the per-agent breaker of TASK (hook mode) after a person reviewed it.",
     )
     reset.add_argument("--agent", required=True, metavar="TASK", help="the agent's task id")
-    _where(reset)
+    where_options(reset)
+    _json(reset)
     reset.set_defaults(handler=_reset)
 
-    wave = subparsers.add_parser(
-        "wave",
-        help="step mode for a lead agent that dispatches agents itself",
-        description="Step mode: `prepare` plans and prepares the next wave and prints each "
-        "agent's prompt, workspace and scope; `review` reads each agent's final text "
-        '(JSON {"outputs": {"TASK": "text"}} on stdin) and reviews, merges and recovers.',
-    )
-    steps = wave.add_subparsers(dest="step", metavar="STEP", required=True)
-    prepare = steps.add_parser("prepare", help="prepare the next wave")
-    prepare.add_argument("plan", nargs="?", help="the plan file (to start a new session)")
-    prepare.add_argument("--json", action="store_true", help="print JSON (the default)")
-    _where(prepare)
-    prepare.set_defaults(handler=_wave_prepare)
-    watch = steps.add_parser(
-        "watch",
-        help="watch the transcripts the lead's agents write, live",
-        description="Follow the agent transcript files in DIR (e.g. Claude Code's "
-        "subagents/agent-*.jsonl) while the prepared wave runs: detectors and breakers act "
-        "on every line, findings go to events.jsonl and trips to BLOCKED.md. Stops after "
-        "--for seconds or on Ctrl-C, then runs the post-wave checks.",
-    )
-    watch.add_argument("directory", type=Path, help="the folder the transcripts are written to")
-    watch.add_argument("--pattern", default="agent-*.jsonl", help="transcript file names")
-    watch.add_argument(
-        "--for",
-        dest="seconds",
-        type=float,
-        default=None,
-        help="stop after this many seconds (default: until Ctrl-C)",
-    )
-    _where(watch)
-    watch.set_defaults(handler=_wave_watch)
-    review = steps.add_parser("review", help="review the prepared wave")
-    review.add_argument("--json", action="store_true", help="print JSON (the default)")
-    review.add_argument("--input", type=Path, help="read the outputs from this file, not stdin")
-    _where(review)
-    review.set_defaults(handler=_wave_review)
+
+def _json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON (errors too)")
 
 
-def _where(parser: argparse.ArgumentParser) -> None:
+def where_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repo",
         type=Path,
@@ -180,9 +149,29 @@ def _tracker(plan: Plan, name: str | None, repo: Path) -> IssueTracker | None:
     return open_tracker(replace(plan.session.tracker, kind=name), root=repo.resolve())
 
 
-def _report(result: SessionResult) -> int:
+def result_payload(result: SessionResult) -> dict[str, Any]:
+    """How a session ended, as ``seawall run --json`` and ``seawall resume --json`` print it."""
+    return {
+        "session": result.session,
+        "phase": str(result.phase),
+        "exit_code": result.exit_code,
+        "waves": result.waves,
+        "done": list(result.done),
+        "carried_over": list(result.abandoned),
+        "merged": result.merged,
+        "breaker": dict(result.breaker),
+        "halt": dict(result.halt) if result.halt else None,
+        "state_md": str(result.state_md),
+        "report": None if result.report is None else str(result.report),
+    }
+
+
+def _report(result: SessionResult, *, as_json: bool = False) -> int:
     from coordinator.state.ledger import SessionPhase
 
+    if as_json:
+        print(json.dumps(result_payload(result), indent=2))
+        return result.exit_code
     print(
         f"session {result.session}: {result.phase} after {result.waves} wave(s); "
         f"done: {', '.join(result.done) or 'none'}"
@@ -229,7 +218,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     print(f"seawall: session {session.session_id} on {session.repo}", file=sys.stderr)
     try:
-        return _report(anyio.run(session.run))
+        return _report(anyio.run(session.run), as_json=args.json)
     except KeyboardInterrupt:
         if session.state is not None:
             _interrupted(session.repo, session.session_id)
@@ -262,11 +251,15 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"carryover issues ({len(issues)}) in {result.issues_dir}:")
     for issue in sorted(issues, key=lambda item: item.number):
         print(f"  #{issue.number}: {issue.title}")
-    print("run `seawall demo` again: the same carryovers are found, not filed twice")
+    again = f" --dir {shlex.quote(str(result.repo.parent))}"
+    print(f"run `seawall demo{again}` again: the same carryovers are found, not filed twice")
+    if result.report is not None:
+        print(f"report: {result.report}")
+        print(f"  open it with: seawall report --open --repo {shlex.quote(str(result.repo))}")
     return 0 if result.exit_code in (0, 4) else result.exit_code
 
 
-def _open(args: argparse.Namespace, **kwargs: Any) -> Session:
+def open_session(args: argparse.Namespace, **kwargs: Any) -> Session:
     from coordinator.session.engine import Session
 
     return Session.open(args.repo, args.session, **kwargs)
@@ -347,7 +340,7 @@ def _resume(args: argparse.Namespace) -> int:
 
     from coordinator.session.engine import Session
 
-    probe = _open(args)
+    probe = open_session(args)
     session = Session.open(
         args.repo,
         probe.session_id,
@@ -355,7 +348,7 @@ def _resume(args: argparse.Namespace) -> int:
         tracker=_tracker(probe.plan, args.tracker, args.repo),
     )
     try:
-        return _report(anyio.run(session.resume))
+        return _report(anyio.run(session.resume), as_json=args.json)
     except KeyboardInterrupt:
         _interrupted(session.repo, session.session_id)
         raise
@@ -370,7 +363,11 @@ def _kill(args: argparse.Namespace) -> int:
         state.phase = SessionPhase.KILLED
         store.save(state)
     store.events.append("session_killed")
-    print(f"session {state.session} killed; its work stays on refs/seawall/{state.session}/*")
+    refs = f"refs/seawall/{state.session}/*"
+    if args.json:
+        print(json.dumps({"session": state.session, "phase": str(state.phase), "refs": refs}))
+    else:
+        print(f"session {state.session} killed; its work stays on {refs}")
     return 0
 
 
@@ -380,107 +377,8 @@ def _reset(args: argparse.Namespace) -> int:
     store = _state(args)
     cleared = reset_agent_breaker(store.paths.repo, store.paths.session, args.agent)
     store.events.append("breaker_reset", agent=args.agent, cleared=cleared)
-    print(f"{args.agent}: breaker {'cleared' if cleared else 'was not tripped'}")
-    return 0
-
-
-def _wave_prepare(args: argparse.Namespace) -> int:
-    import anyio
-
-    from coordinator.plan import load_plan
-    from coordinator.session.engine import Session
-
-    if args.plan:
-        plan_path = Path(args.plan)
-        session = Session(
-            load_plan(plan_path),
-            repo=args.repo,
-            session_id=args.session,
-            plan_text=plan_path.read_text(encoding="utf-8"),
-        )
+    if args.json:
+        print(json.dumps({"agent": args.agent, "cleared": cleared}))
     else:
-        session = _open(args)
-    prepared = anyio.run(session.prepare_wave)
-    print(
-        json.dumps(
-            prepared or {"session": session.session_id, "wave": None, "done": True}, indent=2
-        )
-    )
-    return 0
-
-
-def _wave_review(args: argparse.Namespace) -> int:
-    import anyio
-
-    from coordinator.errors import ConfigurationError
-
-    raw = args.input.read_text(encoding="utf-8") if args.input else sys.stdin.read()
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ConfigurationError(f"wave review: the input is not JSON: {exc}") from exc
-    outputs = data.get("outputs", data) if isinstance(data, dict) else None
-    if not isinstance(outputs, dict) or not all(isinstance(v, str) for v in outputs.values()):
-        raise ConfigurationError('wave review: expected {"outputs": {"TASK": "final text"}}')
-    session = _open(args)
-    report = anyio.run(session.review_wave, outputs)
-    print(json.dumps(report, indent=2))
-    return 0
-
-
-def _wave_watch(args: argparse.Namespace) -> int:
-    import anyio
-
-    from coordinator.breakers.blocked import append_blocked_note
-    from coordinator.errors import StateError
-    from coordinator.model import Isolation
-    from coordinator.stagnation import AgentMonitor
-    from coordinator.tail import TranscriptTailer
-
-    session = _open(args)
-    state = session.store.load()
-    wave = state.current_wave
-    if wave is None:
-        raise StateError("no wave is prepared; run `seawall wave prepare` first")
-    config = session.plan.session
-
-    def monitor_for(agent: str, path: Path) -> AgentMonitor:
-        del path
-        return AgentMonitor(
-            session=state.session,
-            wave=wave.number,
-            agent=agent,
-            workspace=session.repo,
-            repo=session.repo,
-            isolation=Isolation(wave.isolation),
-            limits=config.breakers,
-            stagnation=config.stagnation,
-            event_log=session.store.events,
-        )
-
-    def on_trip(monitor: AgentMonitor, trip: Any) -> None:
-        append_blocked_note(
-            session.store.paths.blocked, trip, agent=monitor.agent, wave=wave.number
-        )
-        print(f"{monitor.agent}: {trip.message(monitor.agent)}", flush=True)
-
-    tailer = TranscriptTailer(
-        session=state.session,
-        repo=session.repo,
-        directory=args.directory,
-        monitor_for=monitor_for,
-        pattern=args.pattern,
-        on_trip=on_trip,
-    )
-
-    async def main() -> None:
-        with anyio.move_on_after(args.seconds):
-            await tailer.run()
-
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends the watch; findings follow
-        anyio.run(main)
-    findings = tailer.finish()
-    for agent, found in sorted(findings.items()):
-        patterns = ", ".join(str(f.pattern) for f in found) or "nothing"
-        print(f"{agent}: {patterns}")
+        print(f"{args.agent}: breaker {'cleared' if cleared else 'was not tripped'}")
     return 0
