@@ -37,7 +37,7 @@ def wave_graph_svg(waves: Sequence[WaveFacts]) -> str:
     """The SVG element (no XML prolog) for ``waves``; an empty session draws a note."""
     if not waves:
         return (
-            '<svg xmlns="http://www.w3.org/2000/svg" role="img" width="240" height="40">'
+            '<svg role="img" width="240" height="40">'
             '<text x="8" y="24">no wave has run yet</text></svg>'
         )
     where: dict[tuple[int, str], tuple[int, int]] = {}
@@ -68,7 +68,7 @@ def wave_graph_svg(waves: Sequence[WaveFacts]) -> str:
     width = _LEFT * 2 + len(waves) * _BOX_W + (len(waves) - 1) * _COL_GAP
     height = _TOP + rows * (_BOX_H + _ROW_GAP) + 8
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="wave graph" '
+        f'<svg role="img" aria-label="wave graph" '
         f'class="wave-graph" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}">'
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
