@@ -24,6 +24,10 @@ def _demo(tmp_path: Path, name: str) -> tuple[subprocess.CompletedProcess[str], 
     return done, directory / "inventory"
 
 
+def _sessions(repo: Path) -> list[str]:
+    return [path.parent.name for path in (repo / ".seawall").glob("demo-*/state.json")]
+
+
 def _state(repo: Path) -> dict[str, object]:
     path = next((repo / ".seawall").glob("demo-*/state.json"))
     data: dict[str, object] = json.loads(path.read_text())
@@ -63,7 +67,16 @@ def test_demo_shows_every_path_and_files_no_duplicates(tmp_path: Path) -> None:
     page = Path(report.removeprefix("report: ")).read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and 'data-task="report-csv"' in page
     # the tracker lives with the demo, not in a cache every clone shares
-    assert (tmp_path / "first" / "issues" / "1.md").is_file()
+    issue = (tmp_path / "first" / "issues" / "1.md").read_text(encoding="utf-8")
+    assert "- **Error signature:** ModuleNotFoundError: No module named 'csvkit'" in issue
+    assert "### Final message (excerpt)" in issue and "reported on line" not in issue
+    assert f"seawall resume --session {next(iter(_sessions(repo)))}" in issue
+    # merge commits name their task once
+    titles = subprocess.run(
+        ["git", "log", "--format=%s", "main"], cwd=repo, capture_output=True, text=True
+    ).stdout.splitlines()
+    assert "report-csv: report.py writes CSV with the standard library" in titles
+    assert not [t for t in titles if t.count(t.split(":", 1)[0] + ":") > 1]
     assert not (tmp_path / "home").exists() and not (tmp_path / "c").exists()
 
     again, repo2 = _demo(tmp_path, "first")
