@@ -7,9 +7,27 @@ from coordinator.carryover import Carryover, CarryoverKind, find_marker, render_
 from coordinator.status import error_in_text
 
 
-def _carry(**fields: str) -> Carryover:
+def _carry(
+    *,
+    final_text: str = "",
+    error_signature: str = "",
+    work_ref: str = "",
+    work_commit: str = "",
+    base: str = "",
+    plan_path: str = "",
+) -> Carryover:
     return Carryover(
-        plan="p", task_id="report-csv", kind=CarryoverKind.FAILED, session="s-1", wave=2, **fields
+        plan="p",
+        task_id="report-csv",
+        kind=CarryoverKind.FAILED,
+        session="s-1",
+        wave=2,
+        final_text=final_text,
+        error_signature=error_signature,
+        work_ref=work_ref,
+        work_commit=work_commit,
+        base=base,
+        plan_path=plan_path,
     )
 
 
