@@ -2,7 +2,10 @@
 
 A group module exposes ``register(subparsers)``; it adds its parsers and sets a
 ``handler`` default: a function taking the parsed namespace and returning an exit code.
-Heavy imports happen inside handlers, so ``seawall hook ...`` starts fast.
+Only the module of the command being run is imported and only its parser built
+(``COMMANDS`` says which module registers which command; a test keeps it true), and
+heavy imports happen inside handlers, so ``seawall hook ...`` and ``--version`` start
+fast. ``--help`` and an unknown command build every parser.
 
 With ``--json`` anywhere on the command line, an error is JSON on stdout too:
 ``{"error": {"type": ..., "message": ..., "exit_code": ...}}`` (and ``path``, ``task``,
@@ -13,12 +16,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn
 
+from coordinator import faults
 from coordinator.errors import SeawallError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, NoReturn
 
 __all__ = ["build_parser", "main"]
 
@@ -31,20 +37,39 @@ COMMAND_MODULES = (
     "coordinator.cli.carryover",
     "coordinator.cli.hooks",
     "coordinator.cli.unattended",
+    "coordinator.cli.lead",
 )
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+COMMANDS: dict[str, str] = {
+    "plan": "coordinator.cli.plan",
+    "prompt": "coordinator.cli.plan",
+    "run": "coordinator.cli.session",
+    "demo": "coordinator.cli.session",
+    "status": "coordinator.cli.session",
+    "resume": "coordinator.cli.session",
+    "kill": "coordinator.cli.session",
+    "reset": "coordinator.cli.session",
+    "wave": "coordinator.cli.wave",
+    "report": "coordinator.cli.report",
+    "worktrees": "coordinator.cli.worktrees",
+    "carryover": "coordinator.cli.carryover",
+    "hook": "coordinator.cli.hooks",
+    "hooks": "coordinator.cli.hooks",
+    "runner": "coordinator.cli.unattended",
+    "next": "coordinator.cli.lead",
+    "mcp": "coordinator.cli.lead",
+}
 
-    try:
-        return version("seawall")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "0+unknown"
+
+def _version() -> str:
+    from coordinator.version import __version__
+
+    return __version__
 
 
 class _VersionAction(argparse.Action):
-    """``--version``, reading the installed version only when asked (it costs an import)."""
+    """``--version``: the version is a constant of the package, no metadata lookup."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
@@ -70,15 +95,18 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
-    from coordinator.cli.exits import help_epilog
+    epilog = None
+    if len(modules) > 1:  # the full help ends with the exit codes
+        from coordinator.cli.exits import help_epilog
 
+        epilog = help_epilog()
     parser = _Parser(
         prog="seawall",
         description=(
             "Run a coding session as waves of coding agents: plan, isolate, scope, "
             "watch, merge, and carry over what is left."
         ),
-        epilog=help_epilog(),
+        epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_VersionAction)
@@ -89,6 +117,8 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
 
 
 def _json_error(exc: BaseException, kind: str, code: int) -> int:
+    import json
+
     error: dict[str, Any] = {"type": kind, "message": str(exc), "exit_code": code}
     for name in ("path", "task", "field"):
         value = getattr(exc, name, None)
@@ -99,32 +129,43 @@ def _json_error(exc: BaseException, kind: str, code: int) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from coordinator.cli import exits
-
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in argv
-    # the hook commands run on every tool call of an agent: build only their parser
-    fast = argv[:1] in (["hook"], ["hooks"])
-    parser = build_parser(("coordinator.cli.hooks",) if fast else COMMAND_MODULES)
+    module = COMMANDS.get(argv[0]) if argv else None
+    if module is not None:  # build only the parser of the command being run
+        parser = build_parser((module,))
+    elif argv == ["--version"]:
+        parser = build_parser(())
+    else:
+        parser = build_parser(COMMAND_MODULES)
     _Parser.json_errors = as_json
     try:
         args = parser.parse_args(argv)
     except _UsageError as exc:
+        from coordinator.cli import exits
+
         return _json_error(exc, "usage", exits.USAGE)
     finally:
         _Parser.json_errors = False
     handler = getattr(args, "handler", None)
     if handler is None:
+        from coordinator.cli import exits
+
         parser.print_help()
         return exits.USAGE
     try:
+        faults.arm_from_environment()
         code: int = handler(args)
     except SeawallError as exc:
+        from coordinator.cli import exits
+
         if as_json:
             return _json_error(exc, type(exc).__name__, exits.ERROR)
         print(f"seawall: error: {exc}", file=sys.stderr)
         return exits.ERROR
     except KeyboardInterrupt as exc:
+        from coordinator.cli import exits
+
         if as_json:
             return _json_error(exc, "interrupted", exits.INTERRUPTED)
         print("seawall: interrupted", file=sys.stderr)
@@ -132,6 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`seawall plan | head`)
         sys.stderr.close()
         return 0
+    finally:
+        faults.disarm()
     return code
 
 

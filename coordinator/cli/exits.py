@@ -7,9 +7,6 @@ checks that they agree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
-
 __all__ = [
     "ALL_DONE",
     "CARRYOVERS",
@@ -26,22 +23,26 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
 class ExitCode:
-    code: int
-    meaning: str
+    """One exit code and what it means (a plain class: the CLI imports this at start-up)."""
+
+    __slots__ = ("code", "meaning")
+
+    def __init__(self, code: int, meaning: str) -> None:
+        self.code = code
+        self.meaning = meaning
 
 
-ALL_DONE: Final = 0
-ERROR: Final = 1
-USAGE: Final = 2
-HALTED: Final = 3
-CARRYOVERS: Final = 4
-NOTHING_SUCCEEDED: Final = 5
-RATE_LIMITED: Final = 6
-INTERRUPTED: Final = 130
+ALL_DONE = 0
+ERROR = 1
+USAGE = 2
+HALTED = 3
+CARRYOVERS = 4
+NOTHING_SUCCEEDED = 5
+RATE_LIMITED = 6
+INTERRUPTED = 130
 
-EXIT_CODES: Final[tuple[ExitCode, ...]] = (
+EXIT_CODES: tuple[ExitCode, ...] = (
     ExitCode(ALL_DONE, "every task finished (or the plan was already finished)"),
     ExitCode(ERROR, "an error of the caller or the environment: the message says what to change"),
     ExitCode(USAGE, "a command line seawall does not understand"),
