@@ -23,6 +23,7 @@ class _SetAsideWave(WaveRecord):
     """A wave record as a writer that records set-aside files has it."""
 
     __slots__ = ("set_aside",)
+    set_aside: list[dict[str, str]]
 
 
 def _state() -> SessionState:
