@@ -21,7 +21,6 @@ __all__ = [
     "WaveFacts",
     "agent_tokens",
     "gather",
-    "set_aside_paths",
 ]
 
 _SUCCESS = ("done", "no-tests-needed")
@@ -36,7 +35,6 @@ class AgentFacts:
     started_at: float
     finished_at: float
     tokens: int
-    set_aside: tuple[str, ...]
     diff: str = ""  # a patch file on disk, when one was written
 
     @property
@@ -57,7 +55,7 @@ class WaveFacts:
     record: WaveRecord
     agents: tuple[AgentFacts, ...]
     merged: tuple[str, ...]
-    set_aside: tuple[str, ...]
+    set_aside: tuple[tuple[str, str], ...]  # (path, what became of it)
 
     @property
     def number(self) -> int:
@@ -96,13 +94,6 @@ def agent_tokens(agent: AgentRecord) -> int:
         return direct
     counts = (agent.run or {}).get("counts") or {}
     return sum(int(counts.get(name) or 0) for name in ("input_tokens", "output_tokens", "tokens"))
-
-
-def set_aside_paths(record: object) -> tuple[str, ...]:
-    """The files set aside for a wave or agent record, each with its restore command."""
-    return tuple(
-        f"{path} (restore: {restore})" if restore else path for path, restore in set_aside(record)
-    )
 
 
 def gather(
@@ -152,13 +143,12 @@ def _wave(
                 started_at=start,
                 finished_at=end,
                 tokens=agent_tokens(agent),
-                set_aside=set_aside_paths(agent),
                 diff=diffs.get((wave.number, agent.task), ""),
             )
         )
     merged = tuple(merges.get(wave.number) or (a.task for a in wave.agents if a.merged))
     return WaveFacts(
-        record=wave, agents=tuple(agents), merged=merged, set_aside=set_aside_paths(wave)
+        record=wave, agents=tuple(agents), merged=merged, set_aside=tuple(set_aside(wave))
     )
 
 

@@ -188,7 +188,10 @@ def _wave(wave: WaveFacts, base: Path) -> str:
     facts.append(_checks(record.checks))
     if record.fix_tasks:
         facts.append("fix tasks queued: " + ", ".join(map(escape, record.fix_tasks)))
-    facts += [f"set aside: <code>{escape(path)}</code>" for path in wave.set_aside]
+    facts += [
+        f'<span data-field="set_aside">{escape(path)}</span>: {escape(what)}'
+        for path, what in wave.set_aside
+    ]
     span = (min((a.started_at for a in wave.agents if a.started_at), default=0.0), 0.0)
     end = max([record.finished_at, *(a.finished_at for a in wave.agents)], default=0.0)
     window = (span[0] or record.started_at, end)
@@ -196,7 +199,7 @@ def _wave(wave: WaveFacts, base: Path) -> str:
         "<tr><th>agent</th><th>status</th><th>timeline</th><th>start</th><th>end</th>"
         '<th class="num">time</th><th class="num">turns</th><th class="num">tool calls</th>'
         '<th class="num">tokens</th><th class="num">cost</th><th>trips · findings</th>'
-        "<th>merge · issue</th><th>set aside</th><th>files</th></tr>"
+        "<th>merge · issue</th><th>files</th></tr>"
     )
     rows = "".join(_agent_row(agent, window, base) for agent in wave.agents)
     return (
@@ -259,7 +262,6 @@ def _agent_row(agent: AgentFacts, window: tuple[float, float], base: Path) -> st
         + _num("tokens", agent.tokens, f"{agent.tokens:,}")
         + _num("cost_usd", f"{record.cost_usd:.2f}", f"${record.cost_usd:.2f}")
         + f"<td>{'<br>'.join(trips) or '—'}</td><td>{' · '.join(merge)}</td>"
-        f"<td>{'<br>'.join(f'<code>{escape(p)}</code>' for p in agent.set_aside) or '—'}</td>"
         f"<td>{' '.join(link for link in links if link) or '—'}</td></tr>"
     )
 

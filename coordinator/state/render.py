@@ -101,6 +101,7 @@ def render_state_md(state: SessionState, *, interrupted: bool = False) -> str:
             )
         for dropped in wave.dropped:
             lines.append(f"  - dropped `{dropped.get('task')}`: {dropped.get('reason')}")
+        lines.extend(_set_aside_lines(getattr(wave, "set_aside", None)))
         lines.append("")
     if state.pending:
         lines += ["## Pending", ""]
@@ -112,37 +113,42 @@ def render_state_md(state: SessionState, *, interrupted: bool = False) -> str:
 
 
 def _wave_details(wave: WaveRecord) -> list[str]:
-    """The indented lines under a wave's agents: inferred grounds, set-aside files, checks."""
+    """The indented lines under a wave's agents: inferred grounds and check results."""
     out = [
         f"  - {agent.task}: inferred ({agent.reason})"
         for agent in wave.agents
         if agent.inferred and agent.reason
     ]
-    for owner in (wave, *wave.agents):
-        out += [
-            f"  - set aside: `{path}`" + (f" (restore: `{restore}`)" if restore else "")
-            for path, restore in set_aside(owner)
-        ]
     if wave.checks:
         out.append(f"  - checks: {checks_line(wave.checks)}")
     return out
 
 
-def set_aside(record: object) -> list[tuple[str, str]]:
-    """``(path, restore command)`` of each file set aside for a wave or agent record, in
-    any recorded shape: paths, or mappings with a ``path`` and maybe a ``restore``."""
-    value = getattr(record, "set_aside", None)
-    if not isinstance(value, list | tuple):
+def _set_aside_lines(aside: dict[str, Any] | None) -> list[str]:
+    if not aside:
         return []
-    found: list[tuple[str, str]] = []
-    for item in value:
-        if isinstance(item, Mapping):
-            path = item.get("path") or item.get("file")
-            restore = item.get("restore") or item.get("command") or ""
-            if path:
-                found.append((str(path), str(restore)))
-        elif item:
-            found.append((str(item), ""))
+    lines = []
+    if aside.get("files"):
+        shown = ", ".join(f"`{path}`" for path in aside["files"][:20])
+        lines.append(
+            f"  - set aside on `{aside.get('ref')}` (outside every scope): {shown}; "
+            f"restore: `{aside.get('restore')}`"
+        )
+    if aside.get("left_in_place"):
+        shown = ", ".join(f"`{path}`" for path in aside["left_in_place"][:20])
+        lines.append(
+            f"  - your files changed during the wave, copied to `{aside.get('ref')}`: {shown}"
+        )
+    return lines
+
+
+def set_aside(wave: WaveRecord) -> list[tuple[str, str]]:
+    """``(path, what became of it)`` for each file a wave set aside (changes no agent may
+    own, kept on a ref with the command that restores them) or left in place and copied."""
+    aside: dict[str, Any] = getattr(wave, "set_aside", None) or {}
+    ref, restore = aside.get("ref", ""), aside.get("restore", "")
+    found = [(str(p), f"set aside on {ref}; restore: {restore}") for p in aside.get("files", ())]
+    found += [(str(p), f"left in place, copied to {ref}") for p in aside.get("left_in_place", ())]
     return found
 
 

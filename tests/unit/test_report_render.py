@@ -23,7 +23,7 @@ class _SetAsideWave(WaveRecord):
     """A wave record as a writer that records set-aside files has it."""
 
     __slots__ = ("set_aside",)
-    set_aside: list[dict[str, str]]
+    set_aside: dict[str, object]
 
 
 def _state() -> SessionState:
@@ -63,7 +63,12 @@ def _state() -> SessionState:
         started_at=1_800_000_000.0,
         finished_at=1_800_000_070.0,
     )
-    wave.set_aside = [{"path": "notes.txt", "restore": "git checkout refs/x -- notes.txt"}]
+    wave.set_aside = {
+        "ref": "refs/seawall/s-1/set-aside/w1",
+        "files": ["notes.txt"],
+        "left_in_place": ["README.md"],
+        "restore": "seawall restore --wave 1",
+    }
     pending = AgentRecord(task="docs")
     retried = AgentRecord(task="db", status="done", turns=1, tool_calls=1)
     second = WaveRecord(
@@ -96,7 +101,11 @@ def test_state_md_gains_figures_marks_set_aside_files_and_checks() -> None:
     )
     assert "- W1 · db · FAILED* (" in text and "→ issue #7" in text
     assert "  - db: inferred (no STATUS line; its output ends in an error" in text
-    assert "  - set aside: `notes.txt` (restore: `git checkout refs/x -- notes.txt`)" in text
+    assert (
+        "  - set aside on `refs/seawall/s-1/set-aside/w1` (outside every scope): `notes.txt`; "
+        "restore: `seawall restore --wave 1`" in text
+    )
+    assert "copied to `refs/seawall/s-1/set-aside/w1`: `README.md`" in text
     assert "  - checks: failed (failure: pytest: 2 failed)" in text
     assert "- W2 · docs · RUNNING\n" in text and "```mermaid" not in text
     # a trip recorded on a session that did not halt is no "Breaker tripped" banner
@@ -156,7 +165,11 @@ def test_the_page_holds_the_ledger_and_is_well_formed() -> None:
     assert totals["cost_usd"] == "0.52" and totals["agents"] == "4"
     assert 'data-phase="interrupted"' in page and "seawall resume" in page
     assert "* inferred" in page and "pytest -q" in page  # the mark, the trip's evidence
-    assert "notes.txt (restore: git checkout refs/x -- notes.txt)" in page
+    assert (
+        '<span data-field="set_aside">notes.txt</span>: set aside on '
+        "refs/seawall/s-1/set-aside/w1; restore: seawall restore --wave 1" in page
+    )
+    assert "README.md</span>: left in place, copied to refs/seawall/s-1/set-aside/w1" in page
     assert "failed (failure: pytest: 2 failed)" in page
     assert 'href="agents/api/w1-transcript.jsonl"' in page  # relative to the page
     assert 'href="https://tracker.invalid/7"' in page
