@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "coordinator.cli.hooks",
     "coordinator.cli.unattended",
     "coordinator.cli.lead",
+    "coordinator.cli.replay",
 )
 
 
@@ -59,6 +60,7 @@ COMMANDS: dict[str, str] = {
     "runner": "coordinator.cli.unattended",
     "next": "coordinator.cli.lead",
     "mcp": "coordinator.cli.lead",
+    "replay": "coordinator.cli.replay",
 }
 
 
@@ -97,7 +99,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     epilog = None
     if len(modules) > 1:  # the full help ends with the exit codes
-        from coordinator.cli.exits import help_epilog
+        from coordinator.exitcodes import help_epilog
 
         epilog = help_epilog()
     parser = _Parser(
@@ -142,34 +144,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
     except _UsageError as exc:
-        from coordinator.cli import exits
+        from coordinator.exitcodes import ExitCode
 
-        return _json_error(exc, "usage", exits.USAGE)
+        return _json_error(exc, "usage", ExitCode.USAGE)
     finally:
         _Parser.json_errors = False
     handler = getattr(args, "handler", None)
     if handler is None:
-        from coordinator.cli import exits
+        from coordinator.exitcodes import ExitCode
 
         parser.print_help()
-        return exits.USAGE
+        return ExitCode.USAGE
     try:
         faults.arm_from_environment()
         code: int = handler(args)
     except SeawallError as exc:
-        from coordinator.cli import exits
+        from coordinator.exitcodes import ExitCode
 
         if as_json:
-            return _json_error(exc, type(exc).__name__, exits.ERROR)
+            return _json_error(exc, type(exc).__name__, ExitCode.ERROR)
         print(f"seawall: error: {exc}", file=sys.stderr)
-        return exits.ERROR
+        return ExitCode.ERROR
     except KeyboardInterrupt as exc:
-        from coordinator.cli import exits
+        from coordinator.exitcodes import ExitCode
 
         if as_json:
-            return _json_error(exc, "interrupted", exits.INTERRUPTED)
+            return _json_error(exc, "interrupted", ExitCode.INTERRUPTED)
         print("seawall: interrupted", file=sys.stderr)
-        return exits.INTERRUPTED
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:  # the reader went away (`seawall plan | head`)
         sys.stderr.close()
         return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shlex
 import sys
@@ -20,7 +21,7 @@ __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from coordinator.cli.exits import help_epilog
+    from coordinator.exitcodes import help_epilog
 
     run = subparsers.add_parser(
         "run",
@@ -74,6 +75,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     where_options(resume)
     resume.add_argument("--runner", help="run every task with this runner")
     resume.add_argument("--tracker", help="file carryovers with this tracker")
+    resume.add_argument(
+        "--rebase",
+        action="store_true",
+        help="when the target branch moved under the session (someone else committed), "
+        "merge the wave onto its new tip instead of halting",
+    )
     _json(resume)
     resume.set_defaults(handler=_resume)
 
@@ -181,10 +188,13 @@ def _report(result: SessionResult, *, as_json: bool = False) -> int:
         print(f"breaker: {result.breaker.get('trigger')}: {result.breaker.get('detail')}")
         print("next: fix the cause and `seawall resume`, or `seawall kill`")
     elif result.halt:
-        print(f"halted: {result.halt.get('detail')}")
-        print("next: `seawall resume` when the cause is gone")
+        print(f"halted: {result.halt.get('reason')}: {result.halt.get('detail')}")
+        print(f"next: {result.halt.get('next') or 'fix the cause, then `seawall resume`'}")
     elif result.phase is SessionPhase.DONE and result.done and not result.merged:
         print("the plan was already finished: every task is done and nothing new was merged")
+    if result.checks_failed:
+        waves = ", ".join(str(n) for n in result.checks_failed)
+        print(f"checks: wave(s) {waves} merged with failing checks (see STATE.md)")
     print(f"state: {result.state_md}")
     if result.report is not None:
         print(f"report: {result.report}")
@@ -295,6 +305,7 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
                 "enforcement": wave.enforcement,
                 "base": wave.base,
                 "phase": str(wave.phase),
+                "checks": wave.checks,
                 "agents": [
                     {
                         "task": agent.task,
@@ -318,6 +329,7 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
         ],
         "pending": [task["id"] for task in state.pending],
         "breaker": state.breaker,
+        "halt": state.halt or None,
     }
 
 
@@ -348,7 +360,9 @@ def _resume(args: argparse.Namespace) -> int:
         tracker=_tracker(probe.plan, args.tracker, args.repo),
     )
     try:
-        return _report(anyio.run(session.resume), as_json=args.json)
+        return _report(
+            anyio.run(functools.partial(session.resume, rebase=args.rebase)), as_json=args.json
+        )
     except KeyboardInterrupt:
         _interrupted(session.repo, session.session_id)
         raise

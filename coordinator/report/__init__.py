@@ -13,7 +13,7 @@ from pathlib import Path
 from coordinator.fsutil import atomic_write_text, lock_is_held
 from coordinator.report.facts import SessionFacts, gather
 from coordinator.report.page import render_page
-from coordinator.state.ledger import SessionPhase, SessionState
+from coordinator.state.ledger import SessionPhase, SessionState, WavePhase
 from coordinator.state.store import StateStore
 from coordinator.telemetry import read_events
 
@@ -25,8 +25,25 @@ def report_path(store: StateStore) -> Path:
 
 
 def is_interrupted(store: StateStore, state: SessionState) -> bool:
-    """A session recorded as running whose coordinator is gone (nobody holds its lock)."""
-    return state.phase is SessionPhase.RUNNING and not lock_is_held(store.paths.lock)
+    """A session recorded as running whose coordinator is gone (nobody holds its lock).
+
+    A wave a lead agent dispatched (step mode) is waiting for its review, not
+    interrupted: no coordinator holds the lock between the steps of step mode.
+    """
+    if state.phase is not SessionPhase.RUNNING:
+        return False
+    wave = state.current_wave
+    if wave is not None and wave.lead and wave.phase is WavePhase.DISPATCHED:
+        return False
+    if wave is None or wave.phase is WavePhase.DONE:
+        # between waves, or before the first: only a driven run is ever here unlocked
+        # after its start; a lead's session is here between its review and next prepare
+        return not _led(state) and not lock_is_held(store.paths.lock)
+    return not lock_is_held(store.paths.lock)
+
+
+def _led(state: SessionState) -> bool:
+    return any(wave.lead for wave in state.waves)
 
 
 def write_report(store: StateStore, path: Path | None = None) -> Path:

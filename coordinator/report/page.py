@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from html import escape
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
 
 from coordinator.report.facts import AgentFacts, SessionFacts, WaveFacts
 from coordinator.report.graph import STATUS_COLOURS, wave_graph_svg
-from coordinator.state.render import checks_line
+from coordinator.state.ledger import WaveRecord
+from coordinator.state.render import checks_summary
 
 __all__ = ["render_page"]
 
@@ -185,7 +185,7 @@ def _wave(wave: WaveFacts, base: Path) -> str:
         f"dropped <code>{escape(str(d.get('task')))}</code>: {escape(str(d.get('reason')))}"
         for d in record.dropped
     ]
-    facts.append(_checks(record.checks))
+    facts.append(_checks(record))
     if record.fix_tasks:
         facts.append("fix tasks queued: " + ", ".join(map(escape, record.fix_tasks)))
     facts += [
@@ -209,10 +209,11 @@ def _wave(wave: WaveFacts, base: Path) -> str:
     )
 
 
-def _checks(checks: Mapping[str, Any] | None) -> str:
-    if not checks:
+def _checks(record: WaveRecord) -> str:
+    summary = checks_summary(record)
+    if summary is None:
         return "checks: none ran"
-    return f'checks: <span data-field="checks">{escape(checks_line(checks))}</span>'
+    return f'checks: <span data-field="checks">{escape(summary)}</span>'
 
 
 def _agent_row(agent: AgentFacts, window: tuple[float, float], base: Path) -> str:

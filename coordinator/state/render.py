@@ -7,12 +7,18 @@ was inferred on. The wave graph and the per-agent timeline are in the HTML repor
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
 
-__all__ = ["agent_figures", "checks_line", "history_line", "render_state_md", "set_aside"]
+__all__ = [
+    "agent_figures",
+    "checks_line",
+    "checks_summary",
+    "history_line",
+    "render_state_md",
+    "set_aside",
+]
 
 
 def agent_figures(agent: AgentRecord) -> str:
@@ -101,6 +107,9 @@ def render_state_md(state: SessionState, *, interrupted: bool = False) -> str:
             )
         for dropped in wave.dropped:
             lines.append(f"  - dropped `{dropped.get('task')}`: {dropped.get('reason')}")
+        checks = checks_summary(wave)
+        if checks:
+            lines.append(f"  - checks: {checks}")
         lines.extend(_set_aside_lines(getattr(wave, "set_aside", None)))
         lines.append("")
     if state.pending:
@@ -113,15 +122,47 @@ def render_state_md(state: SessionState, *, interrupted: bool = False) -> str:
 
 
 def _wave_details(wave: WaveRecord) -> list[str]:
-    """The indented lines under a wave's agents: inferred grounds and check results."""
-    out = [
+    """The indented lines under a wave's agents: the ground of each inferred status."""
+    return [
         f"  - {agent.task}: inferred ({agent.reason})"
         for agent in wave.agents
         if agent.inferred and agent.reason
     ]
-    if wave.checks:
-        out.append(f"  - checks: {checks_line(wave.checks)}")
-    return out
+
+
+def checks_summary(wave: WaveRecord) -> str | None:
+    """A wave's check results in a few words; None when no check ran."""
+    if not wave.checks:
+        return None
+    return checks_line(wave) or str(wave.checks.get("verdict") or "passed")
+
+
+def checks_line(wave: WaveRecord) -> str | None:
+    """One line on a wave's checks for the console and STATE.md; None when they passed
+    (or there are none)."""
+    checks = wave.checks or {}
+    verdict = checks.get("verdict")
+    failure = checks.get("failure") or {}
+    what = (
+        f"`{failure.get('command')}` exits {failure.get('returncode')}"
+        if failure
+        else "the checks fail"
+    )
+    if verdict == "failed-merged":
+        return f'merged with failing checks ({what}) under checks_policy = "warn"'
+    if verdict == "known-failures":
+        return (
+            f"merged with failing checks ({what}): the base {wave.base[:12]} fails them "
+            'the same way (checks_policy = "baseline")'
+        )
+    if verdict == "base-fails":
+        return (
+            f"not merged: the checks fail on the wave base {wave.base[:12]} too ({what}; "
+            'checks_policy = "block")'
+        )
+    if checks.get("no_tests"):
+        return "the checks found no tests to run"
+    return None
 
 
 def _set_aside_lines(aside: dict[str, Any] | None) -> list[str]:
@@ -150,11 +191,3 @@ def set_aside(wave: WaveRecord) -> list[tuple[str, str]]:
     found = [(str(p), f"set aside on {ref}; restore: {restore}") for p in aside.get("files", ())]
     found += [(str(p), f"left in place, copied to {ref}") for p in aside.get("left_in_place", ())]
     return found
-
-
-def checks_line(checks: Mapping[str, Any]) -> str:
-    """``passed (runs: 1)`` / ``failed (failure: ...)``: a wave's check results."""
-    passed = checks.get("passed")
-    word = "passed" if passed else ("failed" if passed is False else "not run")
-    extra = [f"{k}: {v}" for k, v in checks.items() if k != "passed" and v not in (None, "", [])]
-    return f"{word} ({'; '.join(map(str, extra))})" if extra else word

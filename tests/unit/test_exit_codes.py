@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.cli import build_parser, exits
+from coordinator import exitcodes
+from coordinator.cli import build_parser
+from coordinator.exitcodes import MEANINGS, ExitCode
 from coordinator.session.engine import SessionResult
 from coordinator.state.ledger import SessionPhase
 
@@ -18,14 +20,13 @@ _BLOCK = re.compile(r"<!-- exit-codes:[^>]*-->\n(.*?)\n<!-- /exit-codes -->", re
 @pytest.mark.parametrize("name", ["README.md", "docs/sessions.md"])
 def test_the_documents_hold_the_rendered_table(name: str) -> None:
     blocks = _BLOCK.findall((ROOT / name).read_text(encoding="utf-8"))
-    assert blocks == [exits.markdown_table()]
+    assert blocks == [exitcodes.markdown_table()]
 
 
-def test_the_table_has_every_code_once() -> None:
-    codes = [entry.code for entry in exits.EXIT_CODES]
-    assert len(codes) == len(set(codes))
-    named = {v for k, v in vars(exits).items() if k.isupper() and isinstance(v, int)}
-    assert named == set(codes)
+def test_every_code_has_its_meaning_once() -> None:
+    assert set(MEANINGS) == set(ExitCode)
+    rows = exitcodes.markdown_table().splitlines()[2:]
+    assert [int(row.split("|")[1]) for row in rows] == sorted(int(c) for c in ExitCode)
 
 
 def _help(*argv: str) -> str:
@@ -41,9 +42,9 @@ def _help(*argv: str) -> str:
 @pytest.mark.parametrize("argv", [(), ("run",), ("resume",)])
 def test_help_ends_with_the_table(argv: tuple[str, ...]) -> None:
     text = _help(*argv)
-    assert exits.help_epilog() in text
-    for entry in exits.EXIT_CODES:
-        assert re.search(rf"^\s+{entry.code}\s+{re.escape(entry.meaning)}$", text, re.M)
+    assert exitcodes.help_epilog() in text
+    for code, meaning in MEANINGS.items():
+        assert re.search(rf"^\s+{int(code)}\s+{re.escape(meaning)}$", text, re.M)
 
 
 def _result(
@@ -66,10 +67,10 @@ def _result(
 
 
 def test_session_results_use_the_table() -> None:
-    assert _result(SessionPhase.DONE, done=("a",)).exit_code == exits.ALL_DONE
-    assert _result(SessionPhase.HALTED).exit_code == exits.HALTED
+    assert _result(SessionPhase.DONE, done=("a",)).exit_code == ExitCode.OK
+    assert _result(SessionPhase.HALTED).exit_code == ExitCode.HALTED
     limited = _result(SessionPhase.HALTED, halt={"reason": "rate-limited"})
-    assert limited.exit_code == exits.RATE_LIMITED
+    assert limited.exit_code == ExitCode.RATE_LIMITED
     assert _result(SessionPhase.DONE, done=("a",), abandoned=("b",)).exit_code == 4
-    assert _result(SessionPhase.DONE, abandoned=("b",)).exit_code == exits.NOTHING_SUCCEEDED
-    assert exits.CARRYOVERS == 4 and exits.INTERRUPTED == 130
+    assert _result(SessionPhase.DONE, abandoned=("b",)).exit_code == ExitCode.NOTHING_SUCCEEDED
+    assert (int(ExitCode.CARRYOVER), int(ExitCode.INTERRUPTED)) == (4, 130)

@@ -1,0 +1,429 @@
+"""RayRunner on a real two-node Ray cluster on loopback: a lost hub, a lost node, placement.
+
+The head (127.0.0.3, label pool=head, resource ``head``) and a second raylet (127.0.0.2,
+label pool=second, resource ``second``) run with token authentication, as Ray 2.60 does
+by default (a token of the test's own, never the user's ``~/.ray/auth_token``). 127.0.0.1 itself
+is not used: Ray rewrites it to the machine's network address, and these tests talk to
+loopback addresses only. Agents are the command agents of ``test_runner_ray``; the
+second raylet is SIGKILLed while an agent runs on it. Only this cluster's processes are
+stopped at the end (found by its temporary directory), never another Ray on the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+pytest.importorskip("ray", reason="the ray extra is not installed")
+
+import ray
+
+from adapters.runners.ray import RayRunner
+from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
+from tests.integration.test_runner_ray import (
+    agent_script,
+    command_spec,
+    files_of,
+    git,
+    gone,
+    make_repo,
+    run_wave,
+    worktree,
+    write_spec,
+)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+RAY = Path(sys.executable).with_name("ray")
+HEAD = "127.0.0.3"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _raylet_of(ip: str) -> int | None:
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"raylet") and f"--node_ip_address={ip}".encode() in argv:
+            return int(entry.name)
+    return None
+
+
+def _reload_auth() -> None:
+    from ray._private.authentication_test_utils import reset_auth_token_state
+
+    reset_auth_token_state()
+
+
+class Cluster:
+    """A head and one more raylet on loopback; ``env`` reaches both and this process."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.port = _free_port()
+        token = root / "token"
+        token.write_text(secrets.token_hex(32))
+        self.env = {
+            **os.environ,
+            "RAY_AUTH_MODE": "token",
+            "RAY_AUTH_TOKEN_PATH": str(token),
+            "RAY_USAGE_STATS_ENABLED": "0",
+            # a lost node is noticed in about two seconds, not the default thirty
+            "RAY_health_check_period_ms": "500",
+            "RAY_health_check_timeout_ms": "500",
+            "RAY_health_check_failure_threshold": "3",
+        }
+        self.address = f"{HEAD}:{self.port}"
+
+    def start(self) -> None:
+        self._ray(
+            "start", "--head", f"--node-ip-address={HEAD}", f"--port={self.port}",
+            "--num-cpus=2", '--resources={"head": 4}', "--labels=pool=head",
+            "--include-dashboard=false", "--disable-usage-stats",
+            f"--temp-dir={self.root / 'ray'}",
+        )  # fmt: skip
+        self.add_second()
+
+    def add_second(self) -> None:
+        self._ray(
+            "start", f"--address={self.address}", "--node-ip-address=127.0.0.2",
+            "--num-cpus=1", '--resources={"second": 1}', "--labels=pool=second",
+            "--disable-usage-stats",
+        )  # fmt: skip
+
+    def kill_second(self) -> None:
+        pid = _raylet_of("127.0.0.2")
+        assert pid is not None, "the second raylet is not running"
+        os.kill(pid, signal.SIGKILL)
+
+    def stop(self) -> None:
+        """SIGKILL every process of this cluster (its temporary directory or its port
+        is on their command line); other Ray instances on the machine are left alone."""
+        marks = (str(self.root).encode(), f":{self.port}".encode())
+        for _ in range(3):
+            for entry in Path("/proc").iterdir():
+                if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                    continue
+                try:
+                    cmdline = (entry / "cmdline").read_bytes()
+                except OSError:
+                    continue
+                if any(mark in cmdline for mark in marks):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(entry.name), signal.SIGKILL)
+            time.sleep(0.5)
+
+    def _ray(self, *args: str) -> None:
+        done = subprocess.run(
+            [str(RAY), *args], env=self.env, capture_output=True, text=True, timeout=180
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    with tempfile.TemporaryDirectory(prefix="srt-", dir="/tmp") as root:  # short socket paths
+        made = Cluster(Path(root))
+        saved = {key: os.environ.get(key) for key in made.env}
+        os.environ.update(made.env)
+        _reload_auth()  # Ray read the authentication settings when it was imported
+        try:
+            made.start()
+            ray.init(address=made.address, _node_ip_address=HEAD, log_to_driver=False)
+            yield made
+        finally:
+            ray.shutdown()
+            made.stop()
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            _reload_auth()
+
+
+__all__ = ["agent_script"]  # the fixture, shared with test_runner_ray
+
+
+class _RouteByTask(AgentRunner):
+    """Each task to its own runner (a plan does this with a task's ``agent``)."""
+
+    def __init__(self, runners: dict[str, AgentRunner]) -> None:
+        self.runners = runners
+
+    async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
+        return await self.runners[request.task_id].run(request, emit)
+
+
+def runner(agent: Path, env: dict[str, str], **options: object) -> RayRunner:
+    return RayRunner(
+        command_spec(agent, env),
+        stop_grace=8.0,
+        poll=0.2,
+        scratch_dir=str(agent.parent / "ray-scratch"),
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def _spec(tmp_path: Path, pids: Path) -> dict[str, object]:
+    return {
+        "healthy": {
+            "steps": [
+                {"write": "src/healthy.py", "content": "H = 1\n"},
+                {"sleep": 6},
+                {"write": "src/healthy.py", "content": "H = 2\n"},
+            ],
+            "final": "STATUS: done — healthy",
+        },
+        "victim": {
+            "steps": [
+                {"write": "src/victim.py", "content": "V = 1\n"},
+                {"pidfile": str(pids / "victim.pid")},
+                {"sleep": 60},
+                {"write": "src/victim.py", "content": "V = 2\n"},
+            ],
+            "final": "STATUS: done — never reached",
+        },
+    }
+
+
+async def _wait_for(path: Path, within: float) -> None:
+    """Until ``path`` exists (polled: it is written by another process)."""
+    for _ in range(int(within / 0.1)):
+        if await anyio.Path(path).exists():
+            return
+        await anyio.sleep(0.1)
+    raise AssertionError(f"{path} did not appear within {within} s")
+
+
+async def test_a_lost_node_fails_only_its_agent_which_keeps_its_mirrored_work(
+    cluster: Cluster, tmp_path: Path, agent_script: Path
+) -> None:
+    repo = tmp_path / "repo"
+    base = make_repo(repo)
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    env = write_spec(tmp_path, _spec(tmp_path, pids))
+    on_head = runner(agent_script, env, labels={"pool": "head"})
+    on_second = runner(agent_script, env, resources={"second": 1})
+    nodes: dict[str, str] = {}
+
+    async def kill_when_victim_runs() -> None:
+        await _wait_for(pids / "victim.pid", within=90)
+        await _wait_for(worktree(repo, "victim") / "src" / "victim.py", within=30)
+        nodes["victim_pid"] = (pids / "victim.pid").read_text()
+        cluster.kill_second()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(kill_when_victim_runs)
+        runs = await run_wave(
+            repo,
+            base,
+            _RouteByTask({"healthy": on_head, "victim": on_second}),
+            ["healthy", "victim"],
+        )
+    healthy, victim = runs["healthy"], runs["victim"]
+    assert healthy.final_text.endswith("STATUS: done — healthy"), healthy.stop_reason
+    assert files_of(worktree(repo, "healthy"))["src/healthy.py"] == "-H = 2\n"
+    assert victim.truncated and victim.is_error
+    assert victim.stop_reason.startswith("node lost:"), victim.stop_reason
+    # the victim's work that was mirrored before the node died is kept
+    assert files_of(worktree(repo, "victim"))["src/victim.py"] == "-V = 1\n"
+    # and its agent did not outlive its node
+    pid = int(nodes["victim_pid"])
+    assert await gone(pid, within=30), f"the victim's agent {pid} outlived its node"
+    cluster.add_second()  # the next test has its two nodes again
+
+
+async def test_a_lost_hub_is_replaced_and_the_agent_goes_on(
+    cluster: Cluster, tmp_path: Path, agent_script: Path
+) -> None:
+    repo = tmp_path / "repo"
+    base = make_repo(repo)
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    spec = _spec(tmp_path, pids)
+    env = write_spec(tmp_path, spec)
+    the_runner = runner(agent_script, env, resources={"second": 1})
+
+    async def kill_hub_mid_run() -> None:
+        await _wait_for(worktree(repo, "healthy") / "src" / "healthy.py", within=90)
+        ray.kill(ray.get_actor(the_runner._hub_name), no_restart=True)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(kill_hub_mid_run)
+        runs = await run_wave(repo, base, the_runner, ["healthy"])
+    run = runs["healthy"]
+    assert not run.is_error, run.stop_reason
+    assert run.final_text.endswith("STATUS: done — healthy")
+    # the write after the hub was lost reached the coordinator's worktree
+    assert files_of(worktree(repo, "healthy"))["src/healthy.py"] == "-H = 2\n"
+
+
+async def test_a_placement_no_node_can_take_is_a_runner_error(
+    cluster: Cluster, tmp_path: Path, agent_script: Path
+) -> None:
+    repo = tmp_path / "repo"
+    base = make_repo(repo)
+    env = write_spec(tmp_path, {"healthy": {"steps": [], "final": "STATUS: done"}})
+    impossible = runner(agent_script, env, resources={"gpu-a100": 1}, queue_timeout=3.0)
+    runs = await run_wave(repo, base, impossible, ["healthy"])
+    assert "no Ray node took the agent within 3 s" in runs["healthy"].runner_error
+    assert "gpu-a100=1" in runs["healthy"].runner_error
+
+
+RETRY_AGENT = '''
+"""The first attempt writes V = 1, records its pid and hangs (its node is then lost);
+a retry writes V = 2 and finishes. Other tasks write their file and finish."""
+import json, os, sys, time
+from pathlib import Path
+
+def out(record):
+    sys.stdout.write(json.dumps(record) + "\\n")
+    sys.stdout.flush()
+
+def write(n, path, content):
+    target = Path(path).absolute()
+    message = {"id": f"m{n}", "type": "message", "role": "assistant", "content": [
+        {"type": "tool_use", "id": f"t{n}", "name": "Write",
+         "input": {"file_path": str(target), "content": content}}]}
+    out({"type": "assistant", "message": message, "session_id": "s"})
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(content)
+    out({"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": f"t{n}", "content": "ok"}]}, "session_id": "s"})
+
+task = os.environ["SEAWALL_TASK_ID"]
+marks = Path(os.environ["RETRY_MARKS"])
+sys.stdin.read()
+out({"type": "system", "subtype": "init", "session_id": "s"})
+if task == "victim" and not (marks / "tried").exists():
+    (marks / "tried").write_text("1")
+    write(1, "src/victim.py", "V = 1\\n")
+    (marks / "victim.pid").write_text(str(os.getpid()))
+    time.sleep(120)
+elif task == "victim":
+    write(2, "src/victim.py", "V = 2\\n")
+else:
+    write(3, f"src/{task}.py", f"{task.upper()} = 1\\n")
+final = "STATUS: done"
+out({"type": "assistant", "message": {"id": "m9", "type": "message", "role": "assistant",
+     "content": [{"type": "text", "text": final}]}, "session_id": "s"})
+out({"type": "result", "subtype": "success", "is_error": False, "result": final,
+     "num_turns": 1, "session_id": "s"})
+'''
+
+CLUSTER_PLAN = """
+[session]
+name = "rayc"
+isolation = "worktree"
+agent = "head"
+
+[runners.head]
+kind = "ray"
+argv = {argv}
+env = {{ RETRY_MARKS = {marks} }}
+[runners.head.options]
+inner = "command"
+"inner.output" = "stream-json"
+labels = '{{"pool": "head"}}'
+scratch_dir = {scratch}
+
+# preferred, not required: a retry may run elsewhere once the node is gone
+[runners.second]
+kind = "ray"
+argv = {argv}
+env = {{ RETRY_MARKS = {marks} }}
+[runners.second.options]
+inner = "command"
+"inner.output" = "stream-json"
+prefer_labels = '{{"pool": "second"}}'
+scratch_dir = {scratch}
+
+[[task]]
+id = "healthy"
+prompt = "Do healthy."
+scope = ["src/healthy.py"]
+
+[[task]]
+id = "victim"
+prompt = "Do victim."
+scope = ["src/victim.py"]
+agent = "second"
+
+[[task]]
+id = "after"
+prompt = "Do after."
+scope = ["src/after.py"]
+depends_on = ["victim"]
+"""
+
+
+async def test_a_session_retries_the_agent_of_a_lost_node_and_goes_on(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    from coordinator.plan.loader import parse_plan
+    from coordinator.session.engine import Session
+
+    agent = tmp_path / "retry_agent.py"
+    agent.write_text(RETRY_AGENT)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    plan = parse_plan(
+        CLUSTER_PLAN.format(
+            argv=json.dumps([sys.executable, str(agent)]),
+            marks=json.dumps(str(marks)),
+            scratch=json.dumps(str(tmp_path / "scratch")),
+        )
+    )
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    session = Session(plan, repo=repo, session_id="rayc-1")
+
+    async def lose_the_second_node() -> None:
+        await _wait_for(marks / "victim.pid", within=120)
+        await anyio.sleep(1.0)  # its first write is mirrored to the coordinator
+        cluster.kill_second()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(lose_the_second_node)
+        result = await session.run()
+    assert session.state is not None
+    first = {agent.task: agent for agent in session.state.waves[0].agents}
+    assert first["healthy"].status == "done" and first["healthy"].merged
+    assert first["victim"].status == "partial"
+    victim_run = first["victim"].run or {}
+    assert str(victim_run.get("stop_reason", "")).startswith("node lost:"), victim_run
+    assert set(result.done) == {"healthy", "victim", "after"}, result
+    assert git(repo, "show", "main:src/victim.py") == "V = 2"
+    assert git(repo, "show", "main:src/after.py") == "AFTER = 1"
+    pid = int((marks / "victim.pid").read_text())
+    assert await gone(pid, within=30), f"the first victim agent {pid} outlived its node"
+    cluster.add_second()
