@@ -59,7 +59,11 @@ def _state() -> SessionState:
         base="a" * 40,
         phase=WavePhase.DONE,
         agents=[done, inferred],
-        checks={"passed": False, "failure": "pytest: 2 failed"},
+        checks={
+            "passed": False,
+            "verdict": "failed-merged",
+            "failure": {"command": "pytest -q", "returncode": 1},
+        },
         started_at=1_800_000_000.0,
         finished_at=1_800_000_070.0,
     )
@@ -106,7 +110,10 @@ def test_state_md_gains_figures_marks_set_aside_files_and_checks() -> None:
         "restore: `seawall restore --wave 1`" in text
     )
     assert "copied to `refs/seawall/s-1/set-aside/w1`: `README.md`" in text
-    assert "  - checks: failed (failure: pytest: 2 failed)" in text
+    assert (
+        '  - checks: merged with failing checks (`pytest -q` exits 1) under checks_policy = "warn"'
+        in text
+    )
     assert "- W2 · docs · RUNNING\n" in text and "```mermaid" not in text
     # a trip recorded on a session that did not halt is no "Breaker tripped" banner
     assert "## Breaker tripped" not in text
@@ -170,7 +177,7 @@ def test_the_page_holds_the_ledger_and_is_well_formed() -> None:
         "refs/seawall/s-1/set-aside/w1; restore: seawall restore --wave 1" in page
     )
     assert "README.md</span>: left in place, copied to refs/seawall/s-1/set-aside/w1" in page
-    assert "failed (failure: pytest: 2 failed)" in page
+    assert "merged with failing checks (`pytest -q` exits 1)" in page
     assert 'href="agents/api/w1-transcript.jsonl"' in page  # relative to the page
     assert 'href="https://tracker.invalid/7"' in page
 
