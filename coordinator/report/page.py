@@ -118,7 +118,8 @@ def _banner(facts: SessionFacts) -> str:
     if state.halt:
         lines.append(
             f"halted ({escape(str(state.halt.get('reason')))}): "
-            f"{escape(str(state.halt.get('detail')))} · next: <code>seawall resume</code>"
+            f"{escape(str(state.halt.get('detail')))} · next: "
+            f"{escape(str(state.halt.get('next') or 'seawall resume'))}"
         )
     if state.pending:
         pending = ", ".join(escape(str(t.get("id"))) for t in state.pending)

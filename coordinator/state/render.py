@@ -86,8 +86,10 @@ def render_state_md(state: SessionState, *, interrupted: bool = False) -> str:
             "",
             f"- reason: {state.halt.get('reason')}",
             f"- detail: {state.halt.get('detail')}",
-            "- next: `seawall resume` when the cause is gone",
+            f"- next: {state.halt.get('next') or '`seawall resume` when the cause is gone'}",
         ]
+        if state.halt.get("stderr"):
+            lines += ["", "```", str(state.halt["stderr"]).rstrip(), "```"]
     lines += ["", "## Wave History", ""]
     if not state.waves:
         lines.append("(no wave has run yet)")
