@@ -113,3 +113,11 @@ def test_a_finished_plan_run_again_says_it_is_finished(tmp_path: Path) -> None:
     assert "the plan was already finished" in again.stdout
     assert "breaker" not in again.stdout and "seawall resume" not in again.stdout
     assert "report: " in again.stdout
+
+
+def test_a_wave_a_lead_dispatched_is_waiting_not_interrupted(tmp_path: Path) -> None:
+    repo, plan, _ = _plan(tmp_path, SPEC)
+    seawall("wave", "prepare", str(plan), "--json", "--repo", str(repo), cwd=repo, check=True)
+    data = json.loads(seawall("status", "--json", "--repo", str(repo), cwd=repo).stdout)
+    assert data["phase"] == "running" and data["next"] is None
+    assert "interrupted" not in seawall("status", "--repo", str(repo), cwd=repo).stdout
