@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         TrackerError,
     )
     from coordinator.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+    from coordinator.exitcodes import ExitCode
     from coordinator.isolation import (
         explain_enforcement,
         explain_isolation,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from coordinator.model import (
         BreakerLimits,
         Budgets,
+        ChecksPolicy,
         CollisionRisk,
         Enforcement,
         Isolation,
@@ -59,7 +61,13 @@ if TYPE_CHECKING:
     )
     from coordinator.plan import load_plan, parse_plan, plan_waves
     from coordinator.prompting import render_agent_prompt
-    from coordinator.runner import AgentRequest, AgentResult, AgentRunner, StopSignal
+    from coordinator.runner import (
+        AgentRequest,
+        AgentResult,
+        AgentRunner,
+        RunnerProbe,
+        StopSignal,
+    )
     from coordinator.session.engine import Session, SessionResult
     from coordinator.status import parse_status
     from coordinator.tracker import Issue, IssueTracker, open_tracker
@@ -88,6 +96,7 @@ _EXPORTS: dict[str, str] = {
         ["Event", "Final", "Message", "ToolCall", "ToolResult", "Turn", "Usage"],
         "coordinator.events",
     ),
+    "ExitCode": "coordinator.exitcodes",
     **dict.fromkeys(
         ["explain_enforcement", "explain_isolation", "resolve_enforcement", "resolve_isolation"],
         "coordinator.isolation",
@@ -96,6 +105,7 @@ _EXPORTS: dict[str, str] = {
         [
             "BreakerLimits",
             "Budgets",
+            "ChecksPolicy",
             "CollisionRisk",
             "Enforcement",
             "Isolation",
@@ -116,7 +126,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["load_plan", "parse_plan", "plan_waves"], "coordinator.plan"),
     "render_agent_prompt": "coordinator.prompting",
     **dict.fromkeys(
-        ["AgentRequest", "AgentResult", "AgentRunner", "StopSignal"], "coordinator.runner"
+        ["AgentRequest", "AgentResult", "AgentRunner", "RunnerProbe", "StopSignal"],
+        "coordinator.runner",
     ),
     **dict.fromkeys(["Session", "SessionResult"], "coordinator.session.engine"),
     "parse_status": "coordinator.status",
@@ -133,11 +144,13 @@ __all__ = [
     "CarryoverFiler",
     "CarryoverKind",
     "CarryoverResult",
+    "ChecksPolicy",
     "CollisionRisk",
     "ConfigurationError",
     "DirtyWorkingTreeError",
     "Enforcement",
     "Event",
+    "ExitCode",
     "Final",
     "GitError",
     "Isolation",
@@ -148,6 +161,7 @@ __all__ = [
     "Plan",
     "PlanError",
     "RunnerError",
+    "RunnerProbe",
     "RunnerSpec",
     "SeawallError",
     "Session",

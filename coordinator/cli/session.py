@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("plan", help="the plan file (TOML)")
     _common(run)
     _json(run)
+    _hooks_only(run)
     run.set_defaults(handler=_run)
 
     demo = subparsers.add_parser(
@@ -75,6 +76,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     where_options(resume)
     resume.add_argument("--runner", help="run every task with this runner")
     resume.add_argument("--tracker", help="file carryovers with this tracker")
+    _hooks_only(resume)
     resume.add_argument(
         "--rebase",
         action="store_true",
@@ -116,6 +118,24 @@ def where_options(parser: argparse.ArgumentParser) -> None:
         help="the repository (default: the current directory)",
     )
     parser.add_argument("--session", help="the session id (default: the newest)")
+
+
+def _hooks_only(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--accept-hooks-only",
+        action="store_true",
+        help="where no OS sandbox is available, run strict in-place waves with hooks and "
+        "the post-wave check as the only barriers (the plan's accept_hooks_only)",
+    )
+
+
+def _accepting(plan: Plan, args: argparse.Namespace) -> Plan:
+    """The plan with ``accept_hooks_only`` set when the command line asks for it."""
+    if not getattr(args, "accept_hooks_only", False):
+        return plan
+    from dataclasses import replace
+
+    return replace(plan, session=replace(plan.session, accept_hooks_only=True))
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -218,7 +238,7 @@ def _run(args: argparse.Namespace) -> int:
     from coordinator.session.engine import Session
 
     plan_path = Path(args.plan)
-    plan = load_plan(plan_path)
+    plan = _accepting(load_plan(plan_path), args)
     session = Session(
         plan,
         repo=args.repo,
@@ -321,6 +341,9 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
                         "spiral": agent.spiral,
                         "issue": None if agent.issue is None else agent.issue.number,
                         "merged": agent.merged,
+                        "cost_estimated": agent.cost_estimated,
+                        "input_tokens": agent.input_tokens,
+                        "output_tokens": agent.output_tokens,
                     }
                     for agent in wave.agents
                 ],
@@ -359,6 +382,7 @@ def _resume(args: argparse.Namespace) -> int:
         runner=_runner(probe.plan, args.runner),
         tracker=_tracker(probe.plan, args.tracker, args.repo),
     )
+    session.plan = _accepting(session.plan, args)
     try:
         return _report(
             anyio.run(functools.partial(session.resume, rebase=args.rebase)), as_json=args.json

@@ -76,6 +76,10 @@ def convert(hint: Any, value: Any, field: str) -> Any:
     if origin is tuple:
         return _convert_tuple(get_args(hint), value, field)
     if origin in (Mapping, dict, typing.Mapping) or hint is Mapping:
+        args = get_args(hint)
+        item = args[1] if len(args) == 2 else str
+        if dataclasses.is_dataclass(item) and isinstance(item, type):
+            return _convert_table_map(item, value, field)
         return _convert_str_map(value, field)
     if isinstance(hint, type) and issubclass(hint, StrEnum):
         return _convert_enum(hint, value, field)
@@ -133,6 +137,14 @@ def _convert_str_map(value: Any, field: str) -> Mapping[str, str]:
         if not isinstance(item, str | int | float) or isinstance(item, bool):
             raise FieldError(f"{field}.{key}", f"must be a string, not {_kind(item)}")
         out[str(key)] = str(item)
+    return types.MappingProxyType(out)
+
+
+def _convert_table_map(item: type[Any], value: Any, field: str) -> Mapping[str, Any]:
+    """A table of tables, each built as ``item`` (``[session.prices.<model>]``)."""
+    if not isinstance(value, Mapping):
+        raise FieldError(field, f"must be a table, not {_kind(value)}")
+    out = {str(key): build(item, entry, f"{field}.{key}.") for key, entry in value.items()}
     return types.MappingProxyType(out)
 
 

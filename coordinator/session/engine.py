@@ -28,6 +28,7 @@ from coordinator.model import Plan, RunnerSpec, Status, Task
 from coordinator.plan.loader import parse_plan
 from coordinator.progress import Progress, make_progress
 from coordinator.runner import AgentRunner, RunCounter, build_runner
+from coordinator.sandbox.agents import sandbox_notice
 from coordinator.session.tasks import task_from_dict
 from coordinator.state.ledger import (
     SessionPhase,
@@ -230,6 +231,7 @@ class Session:
         from coordinator.session.steps import WaveSteps
 
         steps = WaveSteps(self, state)
+        self.progress.log(sandbox_notice(accept_hooks_only=self.plan.session.accept_hooks_only))
         while state.phase is SessionPhase.RUNNING:
             advanced = await steps.advance()
             if not advanced:
@@ -412,6 +414,7 @@ def progress_hook(progress: Progress) -> Any:
             "turns": counter.turns,
             "tool_calls": counter.tool_calls,
             "cost_usd": counter.cost_usd,
+            "cost_estimated": counter.cost_estimated,
         }
         if type(event) is ToolCall:
             changes["last_tool"] = event.name
