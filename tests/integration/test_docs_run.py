@@ -171,11 +171,14 @@ def _run_python(block: Block, folder: Path) -> None:
 
 def _check_toml(block: Block) -> None:
     data = tomllib.loads(block.body)
-    if "session" in data:
+    task = '\n[[task]]\nid = "t"\nprompt = "p"\nscope = ["a"]\n'
+    if "session" in data and "task" in data:
         parse_plan(block.body, path=block.name)
+    elif "session" in data:  # [session.*] tables: a plan around them
+        head = "" if "name" in data["session"] else '[session]\nname = "docs"\n\n'
+        parse_plan(head + block.body + task, path=block.name)
     elif "runners" in data:
-        minimal = '[session]\nname = "docs"\n\n[[task]]\nid = "t"\nprompt = "p"\nscope = ["a"]\n'
-        parse_plan(minimal + "\n" + block.body, path=block.name)
+        parse_plan('[session]\nname = "docs"\n' + task + "\n" + block.body, path=block.name)
 
 
 def _seawall_lines(body: str) -> list[list[str]]:
