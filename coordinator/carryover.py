@@ -84,7 +84,11 @@ class Carryover:
 
     ``plan`` is the plan's stable identity (see ``plan_identity``); with ``task_id`` and
     ``kind`` it makes the fingerprint. ``description`` is the one-line task shown in the
-    title (the task id when empty); the rest is evidence for the body.
+    title (the task id when empty); the rest is evidence for the body: ``final_text`` is
+    the agent's final message (an excerpt is shown, and the error signature is taken from
+    it when none was recorded), ``work_ref`` the ref holding the agent's work,
+    ``work_commit`` its last commit there (the ref moves on with later attempts) and
+    ``base`` the commit it started from, ``plan_path`` the plan file a rerun starts from.
     """
 
     plan: str
@@ -99,6 +103,11 @@ class Carryover:
     remaining: str = ""
     context: str = ""
     priority: Priority = Priority.HIGH
+    final_text: str = ""
+    work_ref: str = ""
+    work_commit: str = ""
+    base: str = ""
+    plan_path: str = ""
 
     def __post_init__(self) -> None:
         if not self.plan.strip() or not self.task_id.strip():
@@ -195,47 +204,6 @@ def find_marker(body: str) -> str | None:
     """The fingerprint in an issue body's carryover marker, if it has one."""
     match = MARKER_PATTERN.search(body or "")
     return match.group(1) if match else None
-
-
-def render_title(carryover: Carryover) -> str:
-    """``[Carryover] [SPIRAL] <task>`` on one line, at most ``TITLE_LIMIT`` characters."""
-    task = " ".join((carryover.description or carryover.task_id).split())
-    title = f"[Carryover] [{carryover.kind.value}] {task}"
-    return title if len(title) <= TITLE_LIMIT else title[: TITLE_LIMIT - 1].rstrip() + "…"
-
-
-def render_body(carryover: Carryover) -> str:
-    """The issue body: task, what was tried, evidence, session and wave, hidden marker."""
-    why = {
-        CarryoverKind.SPIRAL: "the task spiralled twice and was escalated",
-        CarryoverKind.FAILED: "the task failed (the session queues a fix task with corrected "
-        "instructions; this issue tracks the work in case that does not land)",
-    }[carryover.kind]
-    evidence = [
-        ("Spiral verdict", carryover.spiral_verdict),
-        ("Error signature", carryover.error_signature),
-        ("REMAINING", carryover.remaining),
-    ]
-    lines = [
-        f"## {carryover.kind.value}: {carryover.description or carryover.task_id}",
-        "",
-        f"seawall filed this carryover because {why}.",
-        "",
-        f"- **Task:** `{carryover.task_id}`",
-        f"- **Session:** `{carryover.session}`, wave {carryover.wave}",
-        f"- **Priority:** {carryover.priority.value}",
-        "",
-        "### What was tried",
-        "",
-        carryover.tried.strip() or "_not recorded_",
-        "",
-        "### Evidence",
-        "",
-        *(f"- **{name}:** {value.strip() or '_none_'}" for name, value in evidence),
-    ]
-    if carryover.context.strip():
-        lines += ["", "### Context", "", carryover.context.strip()]
-    return "\n".join([*lines, "", marker(carryover.fingerprint), ""])
 
 
 def render_seen_again(carryover: Carryover) -> str:
@@ -573,3 +541,6 @@ def _entry(agent: Mapping[str, Any], wave: int) -> LedgerEntry:
         issue=issue,
         summary=str(agent.get("summary", "")),
     )
+
+
+from coordinator.carryover_text import render_body, render_title  # noqa: E402  (uses Carryover)

@@ -1,7 +1,8 @@
-"""The exit codes of ``seawall run`` and ``seawall resume``: defined here and nowhere else.
+"""The exit codes of ``seawall``: defined here and nowhere else.
 
 The CLI returns them, ``SessionResult.exit_code`` computes them, the unattended runner
-maps them to outcomes, and the docs and ``run --help`` list them from :data:`MEANINGS`.
+maps them to outcomes, ``--help`` ends with :func:`help_epilog`, and README.md and
+docs/sessions.md hold the table :func:`markdown_table` renders (a test checks they agree).
 """
 
 from __future__ import annotations
@@ -10,18 +11,20 @@ from collections.abc import Mapping
 from enum import IntEnum
 from types import MappingProxyType
 
-__all__ = ["MEANINGS", "ExitCode", "describe"]
+__all__ = ["MEANINGS", "ExitCode", "describe", "help_epilog", "markdown_table"]
 
 
 class ExitCode(IntEnum):
     OK = 0  # every task finished and every merged wave passed its checks
     ERROR = 1  # an error of the caller or the environment; the message says what to change
+    USAGE = 2  # a command line seawall does not understand
     HALTED = 3  # the wave breaker halted the session
     CARRYOVER = 4  # finished, with carryover issues for what is left
     NOTHING_SUCCEEDED = 5  # finished, and nothing succeeded
     RATE_LIMITED = 6  # every failure was a provider rate limit
     CHECKS_FAILED = 7  # a wave merged with failing checks, or the base fails them
     AGENT_START = 8  # an agent program could not start or died before its first event
+    INTERRUPTED = 130  # Ctrl-C: the session is recorded and resumable
 
 
 MEANINGS: Mapping[ExitCode, str] = MappingProxyType(
@@ -29,6 +32,7 @@ MEANINGS: Mapping[ExitCode, str] = MappingProxyType(
         ExitCode.OK: "every task finished and every merged wave passed its checks",
         ExitCode.ERROR: "an error of the caller or the environment (the message says what "
         "to change)",
+        ExitCode.USAGE: "a command line seawall does not understand (the usage says why)",
         ExitCode.HALTED: "the wave breaker halted the session: fix the cause, then "
         "`seawall resume` (or `seawall kill`)",
         ExitCode.CARRYOVER: "finished, with carryover issues for what is left",
@@ -39,6 +43,8 @@ MEANINGS: Mapping[ExitCode, str] = MappingProxyType(
         'halted ("block")',
         ExitCode.AGENT_START: "an agent program could not start or died before its first "
         "event: the session halted; fix the program, then `seawall resume`",
+        ExitCode.INTERRUPTED: "interrupted (Ctrl-C): the session is recorded; the command "
+        "printed with it (`seawall resume ...`) continues it",
     }
 )
 
@@ -46,3 +52,18 @@ MEANINGS: Mapping[ExitCode, str] = MappingProxyType(
 def describe() -> str:
     """The exit codes in one sentence, for ``--help``."""
     return "Exit codes: " + "; ".join(f"{int(code)} {text}" for code, text in MEANINGS.items())
+
+
+def markdown_table() -> str:
+    """The table as README.md and docs/sessions.md hold it, in the order of the codes."""
+    rows = ["| code | meaning |", "| --- | --- |"]
+    rows += [f"| {int(code)} | {MEANINGS[code]} |" for code in sorted(MEANINGS)]
+    return "\n".join(rows)
+
+
+def help_epilog() -> str:
+    """The table as ``seawall --help``, ``run --help`` and ``resume --help`` end."""
+    width = max(len(str(int(code))) for code in MEANINGS)
+    lines = ["exit codes:"]
+    lines += [f"  {int(code):>{width}}  {MEANINGS[code]}" for code in sorted(MEANINGS)]
+    return "\n".join(lines)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from coordinator.errors import SessionLockedError, StateError
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "file_lock"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "file_lock", "lock_is_held"]
 
 
 def atomic_write_bytes(
@@ -88,3 +88,45 @@ def file_lock(path: Path, *, blocking: bool = True, what: str = "the session") -
         yield
     finally:
         os.close(fd)
+
+
+def lock_is_held(path: Path) -> bool:
+    """Whether some live process holds the ``file_lock`` on ``path`` right now.
+
+    On Linux the kernel's lock table (``/proc/locks``) answers without touching the
+    lock, so asking never makes a coordinator that starts at the same moment fail.
+    Elsewhere a non-blocking shared lock is tried and released at once.
+    """
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return False
+    table = _kernel_locks()
+    if table is not None:
+        return info.st_ino in table
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def _kernel_locks() -> set[int] | None:
+    """The inode of every file with a FLOCK lock, or None off Linux. Inodes only: an
+    overlay filesystem reports another device here than ``stat`` does."""
+    try:
+        text = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    held: set[int] = set()
+    for line in text.splitlines():
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a blocked waiter has "->"
+        if len(fields) < 6 or fields[1] != "FLOCK":
+            continue
+        with contextlib.suppress(ValueError):
+            held.add(int(fields[5].rsplit(":", 1)[-1]))
+    return held

@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from coordinator.errors import ConfigurationError
 from coordinator.model import Status, StatusReport
 
-__all__ = ["parse_status"]
+__all__ = ["error_in_text", "parse_status"]
 
 _FLAGS = re.IGNORECASE | re.ASCII
 _BOLD = r"(?:\*\*|__)"
@@ -65,6 +65,11 @@ _ERROR_LINE = re.compile(
     re.ASCII,
 )
 _ERROR_WINDOW = 5  # how many final non-blank lines error detection looks at
+_NAMED_ERROR = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception)"
+    r"(?::[ \t]*[^\n]*)?",
+    re.ASCII,
+)
 
 _WORDS = {
     "done": Status.DONE,
@@ -228,3 +233,12 @@ def _last_error_line(lines: list[str]) -> str:
         if _ERROR_LINE.match(line):
             return line.strip()
     return ""
+
+
+def error_in_text(text: str, *, limit: int = 200) -> str:
+    """The last error a text names, from its name to the end of its line
+    (``ModuleNotFoundError: No module named 'csvkit'``), anywhere in prose or a
+    STATUS line; else its last error-looking line; else ``""``."""
+    matches = list(_NAMED_ERROR.finditer(text))
+    found = matches[-1].group(0).strip() if matches else _last_error_line(text.splitlines())
+    return found if len(found) <= limit else found[: limit - 1] + "…"

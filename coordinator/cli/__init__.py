@@ -6,6 +6,10 @@ Only the module of the command being run is imported and only its parser built
 (``COMMANDS`` says which module registers which command; a test keeps it true), and
 heavy imports happen inside handlers, so ``seawall hook ...`` and ``--version`` start
 fast. ``--help`` and an unknown command build every parser.
+
+With ``--json`` anywhere on the command line, an error is JSON on stdout too:
+``{"error": {"type": ..., "message": ..., "exit_code": ...}}`` (and ``path``, ``task``,
+``field`` when the error names them), so a lead reading JSON never parses prose.
 """
 
 from __future__ import annotations
@@ -20,13 +24,15 @@ from coordinator.errors import SeawallError
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a start-up cost)
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
+    from typing import Any, NoReturn
 
 __all__ = ["build_parser", "main"]
 
 COMMAND_MODULES = (
     "coordinator.cli.plan",
     "coordinator.cli.session",
+    "coordinator.cli.wave",
+    "coordinator.cli.report",
     "coordinator.cli.worktrees",
     "coordinator.cli.restore",
     "coordinator.cli.carryover",
@@ -46,7 +52,8 @@ COMMANDS: dict[str, str] = {
     "resume": "coordinator.cli.session",
     "kill": "coordinator.cli.session",
     "reset": "coordinator.cli.session",
-    "wave": "coordinator.cli.session",
+    "wave": "coordinator.cli.wave",
+    "report": "coordinator.cli.report",
     "worktrees": "coordinator.cli.worktrees",
     "restore": "coordinator.cli.restore",
     "carryover": "coordinator.cli.carryover",
@@ -76,13 +83,35 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+class _UsageError(Exception):
+    """A command line argparse rejected, raised instead of exiting under ``--json``."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, except that under ``--json`` a usage error is raised, to be printed as JSON."""
+
+    json_errors = False
+
+    def error(self, message: str) -> NoReturn:
+        if _Parser.json_errors:
+            raise _UsageError(f"{self.prog}: {message}")
+        super().error(message)
+
+
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    epilog = None
+    if len(modules) > 1:  # the full help ends with the exit codes
+        from coordinator.exitcodes import help_epilog
+
+        epilog = help_epilog()
+    parser = _Parser(
         prog="seawall",
         description=(
             "Run a coding session as waves of coding agents: plan, isolate, scope, "
             "watch, merge, and carry over what is left."
         ),
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_VersionAction)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -91,8 +120,21 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
     return parser
 
 
+def _json_error(exc: BaseException, kind: str, code: int) -> int:
+    import json
+
+    error: dict[str, Any] = {"type": kind, "message": str(exc), "exit_code": code}
+    for name in ("path", "task", "field"):
+        value = getattr(exc, name, None)
+        if value is not None:
+            error[name] = str(value)
+    print(json.dumps({"error": error}))
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in argv
     module = COMMANDS.get(argv[0]) if argv else None
     if module is not None:  # build only the parser of the command being run
         parser = build_parser((module,))
@@ -100,20 +142,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser(())
     else:
         parser = build_parser(COMMAND_MODULES)
-    args = parser.parse_args(argv)
+    _Parser.json_errors = as_json
+    try:
+        args = parser.parse_args(argv)
+    except _UsageError as exc:
+        from coordinator.exitcodes import ExitCode
+
+        return _json_error(exc, "usage", ExitCode.USAGE)
+    finally:
+        _Parser.json_errors = False
     handler = getattr(args, "handler", None)
     if handler is None:
+        from coordinator.exitcodes import ExitCode
+
         parser.print_help()
-        return 2
+        return ExitCode.USAGE
     try:
         faults.arm_from_environment()
         code: int = handler(args)
     except SeawallError as exc:
+        from coordinator.exitcodes import ExitCode
+
+        if as_json:
+            return _json_error(exc, type(exc).__name__, ExitCode.ERROR)
         print(f"seawall: error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
+        return ExitCode.ERROR
+    except KeyboardInterrupt as exc:
+        from coordinator.exitcodes import ExitCode
+
+        if as_json:
+            return _json_error(exc, "interrupted", ExitCode.INTERRUPTED)
         print("seawall: interrupted", file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:  # the reader went away (`seawall plan | head`)
         sys.stderr.close()
         return 0

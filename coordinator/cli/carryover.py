@@ -20,16 +20,29 @@ __all__ = ["register"]
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``carryover list`` and ``carryover validate``."""
-    group = subparsers.add_parser("carryover", help="list and validate carryover issues")
+    group = subparsers.add_parser(
+        "carryover",
+        help="list and validate carryover issues",
+        description="The carryover issues of the configured tracker: list the open ones, or "
+        "file the ones a session's history lacks.",
+    )
     commands = group.add_subparsers(dest="carryover_command", metavar="COMMAND", required=True)
 
-    listing = commands.add_parser("list", help="list the open carryover issues")
+    listing = commands.add_parser(
+        "list",
+        help="list the open carryover issues",
+        description="List the open issues with the carryover label, over all pages.",
+    )
     _tracker_options(listing)
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(handler=_list)
 
     validate = commands.add_parser(
-        "validate", help="file the carryovers missing from the newest session's history"
+        "validate",
+        help="file the carryovers missing from the newest session's history",
+        description="Check that every SPIRAL or FAILED line of a session's Wave History has "
+        "its issue, and file the missing ones (deduplicated by fingerprint, so nothing is "
+        "filed twice).",
     )
     _tracker_options(validate)
     validate.add_argument("--session", help="session id (default: the newest under .seawall/)")

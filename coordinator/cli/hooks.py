@@ -27,16 +27,29 @@ HOOK_MODULES = {
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``hook`` and ``hooks`` to the command line."""
     hook = subparsers.add_parser(
-        "hook", help="Claude Code hook entry point (reads the hook JSON on stdin)"
+        "hook",
+        help="Claude Code hook entry point (reads the hook JSON on stdin)",
+        description="Answer one Claude Code hook event: read the documented hook JSON on "
+        "stdin, write the decision (JSON on stdout, or exit 2 with the reason on stderr).",
     )
     hook.add_argument("event", choices=sorted(HOOK_MODULES), help="the hook event to answer")
     hook.add_argument(
         "--session", default=None, help="the seawall session these hooks serve (a lead's settings)"
     )
     hook.set_defaults(handler=_run_hook)
-    hooks = subparsers.add_parser("hooks", help="manage seawall's Claude Code hooks")
+    hooks = subparsers.add_parser(
+        "hooks",
+        help="manage seawall's Claude Code hooks",
+        description="Install the hooks that enforce scope, commands and breakers inside the "
+        "Claude Code agents a lead dispatches.",
+    )
     actions = hooks.add_subparsers(dest="hooks_command", metavar="ACTION", required=True)
-    install = actions.add_parser("install", help="add seawall's hooks to .claude/settings.json")
+    install = actions.add_parser(
+        "install",
+        help="add seawall's hooks to .claude/settings.json",
+        description="Add seawall's hook entries to the repository's .claude/settings.json, "
+        "keeping every setting and hook already there.",
+    )
     install.add_argument("--repo", default=".", help="the repository (default: the current one)")
     install.add_argument(
         "--command", default=None, help="the seawall executable the hooks run (default: found)"

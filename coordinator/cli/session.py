@@ -1,11 +1,11 @@
-"""Session commands: run, demo, status, resume, wave prepare|review, reset, kill."""
+"""Session commands: run, demo, status, resume, reset, kill (step mode is in ``wave``)."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,22 +14,26 @@ if TYPE_CHECKING:
     from coordinator.model import Plan
     from coordinator.runner import AgentRunner
     from coordinator.session.engine import Session, SessionResult
+    from coordinator.state.store import StateStore
     from coordinator.tracker import IssueTracker
 
 __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from coordinator.exitcodes import describe
+    from coordinator.exitcodes import help_epilog
 
     run = subparsers.add_parser(
         "run",
         help="run a plan as waves of agents",
         description="Run a plan file as a session: waves of agents, merged in sequence, with "
-        f"carryover issues for what is left. {describe()}.",
+        "carryover issues for what is left. It ends by writing the session's HTML report.",
+        epilog=help_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("plan", help="the plan file (TOML)")
     _common(run)
+    _json(run)
     _hooks_only(run)
     run.set_defaults(handler=_run)
 
@@ -37,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "demo",
         help="an offline demo session on a throwaway repository",
         description="Run an offline session of scripted agents on a throwaway repository, "
-        "showing every recovery path, and print the final STATE.md.",
+        "showing every recovery path; it ends by pointing at the session's HTML report.",
     )
     demo.add_argument(
         "--dir",
@@ -47,8 +51,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     demo.add_argument(
         "--issues",
         type=Path,
-        help="the demo tracker's issue folder "
-        "(default: ~/.cache/seawall/demo-issues, kept across runs)",
+        help="the demo tracker's issue folder (default: issues/ next to the demo "
+        "repository, kept across runs in the same --dir)",
     )
     demo.set_defaults(handler=_demo)
 
@@ -58,17 +62,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Show a session's waves, agents and breaker.",
     )
     status.add_argument("--json", action="store_true", help="print JSON")
-    _where(status)
+    where_options(status)
     status.set_defaults(handler=_status)
 
     resume = subparsers.add_parser(
         "resume",
         help="finish an interrupted or halted session",
         description="Continue the newest unfinished session from its ledger: after a crash "
-        "(even SIGKILL) or a breaker trip. A tripped breaker is cleared, keeping its counters. "
-        f"The exit codes are those of `seawall run`. {describe()}.",
+        "(even SIGKILL) or a breaker trip. A tripped breaker is cleared, keeping its counters.",
+        epilog=help_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _where(resume)
+    where_options(resume)
     resume.add_argument("--runner", help="run every task with this runner")
     resume.add_argument("--tracker", help="file carryovers with this tracker")
     _hooks_only(resume)
@@ -78,6 +83,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="when the target branch moved under the session (someone else committed), "
         "merge the wave onto its new tip instead of halting",
     )
+    _json(resume)
     resume.set_defaults(handler=_resume)
 
     kill = subparsers.add_parser(
@@ -85,7 +91,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="end a halted session for good",
         description="Mark a session killed: it will not continue.",
     )
-    _where(kill)
+    where_options(kill)
+    _json(kill)
     kill.set_defaults(handler=_kill)
 
     reset = subparsers.add_parser(
@@ -94,49 +101,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Clear the per-agent breaker of TASK (hook mode) after a person reviewed it.",
     )
     reset.add_argument("--agent", required=True, metavar="TASK", help="the agent's task id")
-    _where(reset)
+    where_options(reset)
+    _json(reset)
     reset.set_defaults(handler=_reset)
 
-    wave = subparsers.add_parser(
-        "wave",
-        help="step mode for a lead agent that dispatches agents itself",
-        description="Step mode: `prepare` plans and prepares the next wave and prints each "
-        "agent's prompt, workspace and scope; `review` reads each agent's final text "
-        '(JSON {"outputs": {"TASK": "text"}} on stdin) and reviews, merges and recovers.',
-    )
-    steps = wave.add_subparsers(dest="step", metavar="STEP", required=True)
-    prepare = steps.add_parser("prepare", help="prepare the next wave")
-    prepare.add_argument("plan", nargs="?", help="the plan file (to start a new session)")
-    prepare.add_argument("--json", action="store_true", help="print JSON (the default)")
-    _where(prepare)
-    prepare.set_defaults(handler=_wave_prepare)
-    watch = steps.add_parser(
-        "watch",
-        help="watch the transcripts the lead's agents write, live",
-        description="Follow the agent transcript files in DIR (e.g. Claude Code's "
-        "subagents/agent-*.jsonl) while the prepared wave runs: detectors and breakers act "
-        "on every line, findings go to events.jsonl and trips to BLOCKED.md. Stops after "
-        "--for seconds or on Ctrl-C, then runs the post-wave checks.",
-    )
-    watch.add_argument("directory", type=Path, help="the folder the transcripts are written to")
-    watch.add_argument("--pattern", default="agent-*.jsonl", help="transcript file names")
-    watch.add_argument(
-        "--for",
-        dest="seconds",
-        type=float,
-        default=None,
-        help="stop after this many seconds (default: until Ctrl-C)",
-    )
-    _where(watch)
-    watch.set_defaults(handler=_wave_watch)
-    review = steps.add_parser("review", help="review the prepared wave")
-    review.add_argument("--json", action="store_true", help="print JSON (the default)")
-    review.add_argument("--input", type=Path, help="read the outputs from this file, not stdin")
-    _where(review)
-    review.set_defaults(handler=_wave_review)
+
+def _json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON (errors too)")
 
 
-def _where(parser: argparse.ArgumentParser) -> None:
+def where_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repo",
         type=Path,
@@ -202,23 +176,58 @@ def _tracker(plan: Plan, name: str | None, repo: Path) -> IssueTracker | None:
     return open_tracker(replace(plan.session.tracker, kind=name), root=repo.resolve())
 
 
-def _report(result: SessionResult) -> int:
+def result_payload(result: SessionResult) -> dict[str, Any]:
+    """How a session ended, as ``seawall run --json`` and ``seawall resume --json`` print it."""
+    return {
+        "session": result.session,
+        "phase": str(result.phase),
+        "exit_code": result.exit_code,
+        "waves": result.waves,
+        "done": list(result.done),
+        "carried_over": list(result.abandoned),
+        "merged": result.merged,
+        "breaker": dict(result.breaker),
+        "halt": dict(result.halt) if result.halt else None,
+        "state_md": str(result.state_md),
+        "report": None if result.report is None else str(result.report),
+    }
+
+
+def _report(result: SessionResult, *, as_json: bool = False) -> int:
+    from coordinator.state.ledger import SessionPhase
+
+    if as_json:
+        print(json.dumps(result_payload(result), indent=2))
+        return result.exit_code
     print(
         f"session {result.session}: {result.phase} after {result.waves} wave(s); "
         f"done: {', '.join(result.done) or 'none'}"
         + (f"; carried over: {', '.join(result.abandoned)}" if result.abandoned else "")
     )
-    if result.breaker.get("tripped"):
+    if result.phase is SessionPhase.HALTED and result.breaker.get("tripped"):
         print(f"breaker: {result.breaker.get('trigger')}: {result.breaker.get('detail')}")
         print("next: fix the cause and `seawall resume`, or `seawall kill`")
     elif result.halt:
         print(f"halted: {result.halt.get('reason')}: {result.halt.get('detail')}")
         print(f"next: {result.halt.get('next') or 'fix the cause, then `seawall resume`'}")
+    elif result.phase is SessionPhase.DONE and result.done and not result.merged:
+        print("the plan was already finished: every task is done and nothing new was merged")
     if result.checks_failed:
         waves = ", ".join(str(n) for n in result.checks_failed)
         print(f"checks: wave(s) {waves} merged with failing checks (see STATE.md)")
     print(f"state: {result.state_md}")
+    if result.report is not None:
+        print(f"report: {result.report}")
     return result.exit_code
+
+
+def _interrupted(repo: Path, session: str) -> None:
+    """What Ctrl-C leaves behind, and the command that continues it."""
+    print(
+        f"seawall: interrupted; session {session} is recorded. Continue it with: "
+        f"seawall resume --repo {shlex.quote(str(repo))} --session {shlex.quote(session)}",
+        file=sys.stderr,
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -239,7 +248,11 @@ def _run(args: argparse.Namespace) -> int:
     )
     print(f"seawall: session {session.session_id} on {session.repo}", file=sys.stderr)
     try:
-        return _report(anyio.run(session.run))
+        return _report(anyio.run(session.run), as_json=args.json)
+    except KeyboardInterrupt:
+        if session.state is not None:
+            _interrupted(session.repo, session.session_id)
+        raise
     except SeawallError:
         if session.state is not None:
             print(
@@ -268,31 +281,41 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"carryover issues ({len(issues)}) in {result.issues_dir}:")
     for issue in sorted(issues, key=lambda item: item.number):
         print(f"  #{issue.number}: {issue.title}")
-    print("run `seawall demo` again: the same carryovers are found, not filed twice")
+    again = f" --dir {shlex.quote(str(result.repo.parent))}"
+    print(f"run `seawall demo{again}` again: the same carryovers are found, not filed twice")
+    if result.report is not None:
+        print(f"report: {result.report}")
+        print(f"  open it with: seawall report --open --repo {shlex.quote(str(result.repo))}")
     return 0 if result.exit_code in (0, 4) else result.exit_code
 
 
-def _open(args: argparse.Namespace, **kwargs: Any) -> Session:
+def open_session(args: argparse.Namespace, **kwargs: Any) -> Session:
     from coordinator.session.engine import Session
 
     return Session.open(args.repo, args.session, **kwargs)
 
 
-def _state(args: argparse.Namespace) -> Any:
+def session_store(repo: Path, session: str | None) -> StateStore:
+    """The store of ``session`` in ``repo`` (default: the newest session there)."""
     from coordinator.errors import StateError
     from coordinator.state.store import StateStore, latest_session
 
-    repo = Path(args.repo).resolve()
-    session = args.session or latest_session(repo)
+    root = Path(repo).resolve()
+    session = session or latest_session(root)
     if session is None:
-        raise StateError(f"no seawall session in {repo}/.seawall")
-    return StateStore(repo, session)
+        raise StateError(f"no seawall session in {root}/.seawall")
+    return StateStore(root, session)
 
 
-def status_payload(state: Any) -> dict[str, Any]:
+def _state(args: argparse.Namespace) -> StateStore:
+    return session_store(args.repo, args.session)
+
+
+def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
     return {
         "session": state.session,
-        "phase": str(state.phase),
+        "phase": "interrupted" if interrupted else str(state.phase),
+        "next": "seawall resume" if interrupted or str(state.phase) == "halted" else None,
         "target_branch": state.target_branch,
         "cost_usd": state.cost_usd,
         "waves": [
@@ -306,15 +329,18 @@ def status_payload(state: Any) -> dict[str, Any]:
                 "agents": [
                     {
                         "task": agent.task,
-                        "status": agent.status,
+                        "status": agent.status or ("interrupted" if interrupted else None),
                         "summary": agent.summary,
                         "remaining": agent.remaining,
                         "inferred": agent.inferred,
+                        "reason": agent.reason,
+                        "turns": agent.turns,
+                        "tool_calls": agent.tool_calls,
+                        "cost_usd": agent.cost_usd,
+                        "elapsed_s": agent.elapsed_s,
                         "spiral": agent.spiral,
                         "issue": None if agent.issue is None else agent.issue.number,
                         "merged": agent.merged,
-                        "turns": agent.turns,
-                        "cost_usd": agent.cost_usd,
                         "cost_estimated": agent.cost_estimated,
                         "input_tokens": agent.input_tokens,
                         "output_tokens": agent.output_tokens,
@@ -332,16 +358,16 @@ def status_payload(state: Any) -> dict[str, Any]:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from coordinator.report import is_interrupted
+    from coordinator.state.render import render_state_md
+
     store = _state(args)
     state = store.load()
+    interrupted = is_interrupted(store, state)
     if args.json:
-        print(json.dumps(status_payload(state), indent=2))
+        print(json.dumps(status_payload(state, interrupted=interrupted), indent=2))
         return 0
-    print(
-        store.paths.state_md.read_text(encoding="utf-8")
-        if store.paths.state_md.exists()
-        else json.dumps(status_payload(state), indent=2)
-    )
+    print(render_state_md(state, interrupted=interrupted))
     return 0
 
 
@@ -350,7 +376,7 @@ def _resume(args: argparse.Namespace) -> int:
 
     from coordinator.session.engine import Session
 
-    probe = _open(args)
+    probe = open_session(args)
     session = Session.open(
         args.repo,
         probe.session_id,
@@ -358,7 +384,13 @@ def _resume(args: argparse.Namespace) -> int:
         tracker=_tracker(probe.plan, args.tracker, args.repo),
     )
     session.plan = _accepting(session.plan, args)
-    return _report(anyio.run(functools.partial(session.resume, rebase=args.rebase)))
+    try:
+        return _report(
+            anyio.run(functools.partial(session.resume, rebase=args.rebase)), as_json=args.json
+        )
+    except KeyboardInterrupt:
+        _interrupted(session.repo, session.session_id)
+        raise
 
 
 def _kill(args: argparse.Namespace) -> int:
@@ -370,7 +402,11 @@ def _kill(args: argparse.Namespace) -> int:
         state.phase = SessionPhase.KILLED
         store.save(state)
     store.events.append("session_killed")
-    print(f"session {state.session} killed; its work stays on refs/seawall/{state.session}/*")
+    refs = f"refs/seawall/{state.session}/*"
+    if args.json:
+        print(json.dumps({"session": state.session, "phase": str(state.phase), "refs": refs}))
+    else:
+        print(f"session {state.session} killed; its work stays on {refs}")
     return 0
 
 
@@ -380,107 +416,8 @@ def _reset(args: argparse.Namespace) -> int:
     store = _state(args)
     cleared = reset_agent_breaker(store.paths.repo, store.paths.session, args.agent)
     store.events.append("breaker_reset", agent=args.agent, cleared=cleared)
-    print(f"{args.agent}: breaker {'cleared' if cleared else 'was not tripped'}")
-    return 0
-
-
-def _wave_prepare(args: argparse.Namespace) -> int:
-    import anyio
-
-    from coordinator.plan import load_plan
-    from coordinator.session.engine import Session
-
-    if args.plan:
-        plan_path = Path(args.plan)
-        session = Session(
-            load_plan(plan_path),
-            repo=args.repo,
-            session_id=args.session,
-            plan_text=plan_path.read_text(encoding="utf-8"),
-        )
+    if args.json:
+        print(json.dumps({"agent": args.agent, "cleared": cleared}))
     else:
-        session = _open(args)
-    prepared = anyio.run(session.prepare_wave)
-    print(
-        json.dumps(
-            prepared or {"session": session.session_id, "wave": None, "done": True}, indent=2
-        )
-    )
-    return 0
-
-
-def _wave_review(args: argparse.Namespace) -> int:
-    import anyio
-
-    from coordinator.errors import StateError
-    from coordinator.lead.steps import dispatched_tasks, parse_outputs, read_outputs
-
-    data = read_outputs(args.input, None if args.input else sys.stdin.read())
-    where = str(args.input) if args.input else "standard input"
-    parse_outputs(data, None, where=where)  # the shape first: no session is needed for that
-    session = _open(args)
-    waiting = dispatched_tasks(session)
-    if waiting is None:
-        raise StateError("no prepared wave is waiting for review; run `wave prepare` first")
-    outputs = parse_outputs(data, waiting, where=where)
-    report = anyio.run(session.review_wave, outputs)
-    print(json.dumps(report, indent=2))
-    return 0
-
-
-def _wave_watch(args: argparse.Namespace) -> int:
-    import anyio
-
-    from coordinator.breakers.blocked import append_blocked_note
-    from coordinator.errors import StateError
-    from coordinator.model import Isolation
-    from coordinator.stagnation import AgentMonitor
-    from coordinator.tail import TranscriptTailer
-
-    session = _open(args)
-    state = session.store.load()
-    wave = state.current_wave
-    if wave is None:
-        raise StateError("no wave is prepared; run `seawall wave prepare` first")
-    config = session.plan.session
-
-    def monitor_for(agent: str, path: Path) -> AgentMonitor:
-        del path
-        return AgentMonitor(
-            session=state.session,
-            wave=wave.number,
-            agent=agent,
-            workspace=session.repo,
-            repo=session.repo,
-            isolation=Isolation(wave.isolation),
-            limits=config.breakers,
-            stagnation=config.stagnation,
-            event_log=session.store.events,
-        )
-
-    def on_trip(monitor: AgentMonitor, trip: Any) -> None:
-        append_blocked_note(
-            session.store.paths.blocked, trip, agent=monitor.agent, wave=wave.number
-        )
-        print(f"{monitor.agent}: {trip.message(monitor.agent)}", flush=True)
-
-    tailer = TranscriptTailer(
-        session=state.session,
-        repo=session.repo,
-        directory=args.directory,
-        monitor_for=monitor_for,
-        pattern=args.pattern,
-        on_trip=on_trip,
-    )
-
-    async def main() -> None:
-        with anyio.move_on_after(args.seconds):
-            await tailer.run()
-
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends the watch; findings follow
-        anyio.run(main)
-    findings = tailer.finish()
-    for agent, found in sorted(findings.items()):
-        patterns = ", ".join(str(f.pattern) for f in found) or "nothing"
-        print(f"{agent}: {patterns}")
+        print(f"{args.agent}: breaker {'cleared' if cleared else 'was not tripped'}")
     return 0

@@ -38,14 +38,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     commands = runner.add_subparsers(dest="runner_command", metavar="COMMAND", required=True)
     tick = commands.add_parser(
-        "tick", parents=[common], help="do one tick: run the next queued item, if allowed"
+        "tick",
+        parents=[common],
+        help="do one tick: run the next queued item, if allowed",
+        description="Run the next queued plan, unless another tick is running or the breaker "
+        "refuses new work; record the attempt and the tick.",
     )
     tick.set_defaults(handler=_tick)
-    enqueue = commands.add_parser("enqueue", parents=[common], help="add a plan file to the queue")
+    enqueue = commands.add_parser(
+        "enqueue",
+        parents=[common],
+        help="add a plan file to the queue",
+        description="Add a plan file to the end of the queue the ticks work through.",
+    )
     enqueue.add_argument("plan", metavar="PLAN", help="the plan file (TOML)")
     enqueue.set_defaults(handler=_enqueue)
     status = commands.add_parser(
-        "status", parents=[common], help="show queue, breaker, blocked reason and last ticks"
+        "status",
+        parents=[common],
+        help="show queue, breaker, blocked reason and last ticks",
+        description="Show the queue, the breaker, why new work is refused (if it is) and "
+        "the last ticks.",
     )
     status.add_argument("--json", action="store_true", help="print the state as JSON")
     status.add_argument("--ticks", type=int, default=5, metavar="N", help="last ticks to show")
@@ -54,6 +67,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "resume",
         parents=[common],
         help="clear the blocked reason and let the next tick run once despite the breaker",
+        description="Clear the queue's blocked reason; the next tick runs once even if the "
+        "breaker is open, and its outcome decides whether it closes.",
     )
     resume.set_defaults(handler=_resume)
 

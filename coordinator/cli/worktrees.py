@@ -13,14 +13,28 @@ if TYPE_CHECKING:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``worktrees list`` and ``worktrees prune``."""
-    group = subparsers.add_parser("worktrees", help="list or prune seawall's agent worktrees")
+    group = subparsers.add_parser(
+        "worktrees",
+        help="list or prune seawall's agent worktrees",
+        description="The agent worktrees seawall made (outside the working tree): who owns "
+        "each, how old it is, and whether it holds work that is not merged yet.",
+    )
     commands = group.add_subparsers(dest="worktrees_command", metavar="ACTION", required=True)
-    listing = commands.add_parser("list", help="list agent worktrees with owner, age and state")
+    listing = commands.add_parser(
+        "list",
+        help="list agent worktrees with owner, age and state",
+        description="List each agent worktree with its session, wave and task, its age, and "
+        "whether it is merged, unchanged, unmerged or dirty.",
+    )
     listing.add_argument("--repo", default=".", help="the repository (default: current folder)")
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
     listing.set_defaults(handler=_list)
     prune = commands.add_parser(
-        "prune", help="remove merged or unchanged worktrees; keep unmerged or dirty ones"
+        "prune",
+        help="remove merged or unchanged worktrees; keep unmerged or dirty ones",
+        description="Remove the worktrees whose work is merged or that never changed; keep "
+        "the ones with unmerged or uncommitted work and say why (--force removes them too, "
+        "after saving their work on its ref).",
     )
     prune.add_argument("--repo", default=".", help="the repository (default: current folder)")
     prune.add_argument(

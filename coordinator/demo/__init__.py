@@ -2,13 +2,14 @@
 
 It shows a parallel in-place wave, a worktree wave, a partial carried forward, a spiral
 re-scoped, a failed task with its carryover issue, a merge conflict resolved by policy,
-and the final STATE.md. The local tracker's issues live outside the throwaway
-repository, so running the demo twice files no duplicate issue.
+and ends with the session's HTML report. The local tracker's issues live with the demo:
+in ``issues/`` next to the throwaway repository (which each run recreates), so running
+the demo twice in the same folder finds its carryovers instead of filing them again,
+and two demo folders never share a tracker.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,8 @@ from coordinator.progress import Progress
 
 __all__ = ["DemoResult", "default_issues_dir", "prepare_demo_repo", "run_demo"]
 
+_REPO_NAME = "inventory"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DemoResult:
@@ -30,12 +33,12 @@ class DemoResult:
     state_md: Path
     issues_dir: Path
     exit_code: int
+    report: Path | None = None
 
 
-def default_issues_dir() -> Path:
-    """Where the demo's local tracker keeps its issues across runs."""
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "seawall" / "demo-issues"
+def default_issues_dir(directory: Path) -> Path:
+    """Where the demo in ``directory`` keeps its tracker: next to its repository."""
+    return directory / "issues"
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -75,10 +78,10 @@ async def run_demo(
     from coordinator.plan import load_plan
     from coordinator.session.engine import Session
 
-    issues_dir = issues_dir or default_issues_dir()
+    base = (directory or Path(tempfile.mkdtemp(prefix="seawall-demo-"))).resolve()
+    issues_dir = (issues_dir or default_issues_dir(base)).resolve()
     issues_dir.mkdir(parents=True, exist_ok=True)
-    base = directory or Path(tempfile.mkdtemp(prefix="seawall-demo-"))
-    repo = base / "inventory"
+    repo = base / _REPO_NAME
     if repo.exists():
         shutil.rmtree(repo)
     repo.mkdir(parents=True)
@@ -100,4 +103,5 @@ async def run_demo(
         state_md=result.state_md,
         issues_dir=issues_dir,
         exit_code=result.exit_code,
+        report=result.report,
     )

@@ -306,6 +306,8 @@ class _MergeState:
         self, change: AgentChange, source: pygit2.Commit, tree: pygit2.Oid
     ) -> pygit2.Commit:
         title = change.title.strip().splitlines()[0] if change.title.strip() else "agent changes"
+        # the task id leads the message once, even when the title already starts with it
+        title = title.removeprefix(f"{change.task_id}:").strip() or "agent changes"
         message = (
             f"{change.task_id}: {title}\n\n"
             f"Seawall-Session: {self.session_id}\n"

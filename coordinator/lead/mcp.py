@@ -47,11 +47,19 @@ def run_text(repo: Path, args: list[str], stdin: str | None = None) -> str:
         check=False,
     )
     if done.returncode != 0:
-        message = done.stderr.strip().removeprefix("seawall: error: ") or (
-            f"seawall {' '.join(args)} exited with {done.returncode}"
-        )
-        raise StateError(message)
+        message = _json_error(done.stdout) or done.stderr.strip().removeprefix("seawall: error: ")
+        raise StateError(message or f"seawall {' '.join(args)} exited with {done.returncode}")
     return done.stdout
+
+
+def _json_error(out: str) -> str:
+    """The message of a ``{"error": {...}}`` answer (``--json`` errors), else ``""``."""
+    try:
+        data = json.loads(out)
+    except json.JSONDecodeError:
+        return ""
+    error = data.get("error") if isinstance(data, dict) else None
+    return str(error.get("message", "")) if isinstance(error, dict) else ""
 
 
 def run_command(repo: Path, args: list[str], stdin: str | None = None) -> Any:

@@ -54,6 +54,8 @@ class SessionResult:
     state_md: Path
     rate_limited: bool = False
     halt: Mapping[str, Any] | None = None
+    report: Path | None = None  # the session's HTML report, once written
+    merged: int = 0  # agents whose work was merged, over all waves
     checks_failed: tuple[int, ...] = ()  # waves that merged with failing checks
 
     @property
@@ -197,7 +199,7 @@ class Session:
                 if again is not None:
                     self.progress.log(again)
                     self._save_now(state)
-                    return self.result()
+                    return self._ended()
                 state.phase = SessionPhase.RUNNING
                 self.progress.log("breaker cleared (counters kept); resuming")
             self._save_now(state)
@@ -237,9 +239,18 @@ class Session:
             if not advanced:
                 await steps.finish_session()
                 break
+        return self._ended()
+
+    def _ended(self) -> SessionResult:
+        """The result of a session that ended or halted, with its HTML report written."""
+        from coordinator.report import write_report
+
+        write_report(self.store)
         return self.result()
 
     def result(self) -> SessionResult:
+        from coordinator.report import report_path
+
         state = self._state()
         done = tuple(
             sorted(
@@ -263,8 +274,10 @@ class Session:
             abandoned=abandoned,
             breaker=dict(state.breaker),
             state_md=self.store.paths.state_md,
+            report=report if (report := report_path(self.store)).exists() else None,
             rate_limited=rate_limited(state),
             halt=dict(state.halt) or None,
+            merged=sum(1 for wave in state.waves for agent in wave.agents if agent.merged),
             checks_failed=tuple(
                 wave.number
                 for wave in state.waves
@@ -377,7 +390,10 @@ class Session:
                     self._start()
             state = self._state()
             steps = WaveSteps(self, state)
-            return await steps.prepare_for_lead()
+            prepared = await steps.prepare_for_lead()
+            if prepared is None:
+                self._ended()
+            return prepared
 
     async def review_wave(self, outputs: Mapping[str, str]) -> dict[str, Any]:
         """Step mode: review, merge and recover the prepared wave, given each agent's
@@ -388,7 +404,10 @@ class Session:
             if self.state is None:
                 self.state = self.store.load()
             steps = WaveSteps(self, self._state())
-            return await steps.review_from_lead(outputs)
+            report = await steps.review_from_lead(outputs)
+            if self._state().phase is not SessionPhase.RUNNING:
+                self._ended()
+            return report
 
 
 def progress_hook(progress: Progress) -> Any:

@@ -72,9 +72,7 @@ def merge_plan(repo: Path, wave: WaveRecord, *, strict: bool) -> MergePlan:
         if strict and agent.scope_violations:
             commit = without_paths(repo, wave.base, commit, agent.scope_violations)
         changes.append(
-            AgentChange(
-                task_id=agent.task, commit=commit, title=f"{agent.task}: {agent.summary or status}"
-            )
+            AgentChange(task_id=agent.task, commit=commit, title=agent.summary or str(status))
         )
     return MergePlan(changes=tuple(changes), refused=tuple(refused))
 

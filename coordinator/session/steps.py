@@ -858,11 +858,22 @@ class WaveSteps:
             session=self.state.session,
             wave=wave.number,
             description=task.prompt.strip().splitlines()[0][:80],
-            tried=record.summary or record.reason,
+            tried=record.summary or (record.reason if record.inferred else ""),
             spiral_verdict=(record.spiral or {}).get("summary", ""),
             error_signature=record.error_signature,
             remaining=record.remaining,
-            context="\n".join([record.reason, *(f"- {n}" for n in run_notes(record.run or {}))]),
+            # where a status was read says nothing; the ground of an inferred one does
+            context="\n".join(
+                [
+                    *([f"The status was inferred: {record.reason}."] if record.inferred else []),
+                    *(f"- {n}" for n in run_notes(record.run or {})),
+                ]
+            ),
+            final_text=record.final_text,
+            work_ref=self._work_ref(record),
+            work_commit=self._work(record),
+            base=wave.base,
+            plan_path=self.state.plan_path,
         )
         result = await anyio.to_thread.run_sync(self.session.filer().file, carryover)
         kill_point("after-issue-created")
@@ -884,6 +895,16 @@ class WaveSteps:
             error=result.error,
         )
         await self.session.save()
+
+    def _work_ref(self, record: AgentRecord) -> str:
+        """The ref that holds an agent's work (its checkpoint ref), or "" when it has none."""
+        from coordinator.git.repo import checkpoint_ref
+
+        return checkpoint_ref(self.state.session, record.task) if self._work(record) else ""
+
+    @staticmethod
+    def _work(record: AgentRecord) -> str:
+        return record.wip or record.checkpoint or ""
 
     async def _cleanup(self, wave: WaveRecord) -> None:
         self._close_manifest(wave)
@@ -1005,6 +1026,7 @@ class WaveSteps:
         if wave.phase is WavePhase.PREPARED:
             await self._ensure_workspaces(wave)
             wave.phase = WavePhase.DISPATCHED
+            wave.lead = True
             await self.session.save()
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
         return {

@@ -24,8 +24,18 @@ def _breaker(state: SessionState, config: SessionConfig) -> WaveBreaker:
 
 
 def wave_report(state: SessionState, wave: WaveRecord, config: SessionConfig) -> WaveReport:
-    """What the wave did, as the breaker's triggers read it."""
-    merged = sum(1 for agent in wave.agents if agent.merged)
+    """What the wave did, as the breaker's triggers read it.
+
+    A task that succeeded without changing a file (its work was already on the target)
+    landed as surely as a merged one: it is progress, not a stall, so a finished plan
+    run again ends as finished instead of tripping the stall trigger.
+    """
+    merged = sum(
+        1
+        for agent in wave.agents
+        if agent.merged
+        or (agent.status in (Status.DONE, Status.NO_TESTS_NEEDED) and not agent.touched)
+    )
     redispatched = tuple(a.task for a in wave.agents if state.task(a.task).attempts > 1)
     failures = {
         a.task: (a.error_signature or a.summary or a.reason,)

@@ -112,6 +112,7 @@ class WaveRecord:
     fix_tasks: list[str] = field(default_factory=list)
     # changes of a shared tree no agent may own: ref, files, left_in_place, restore command
     set_aside: dict[str, Any] | None = None
+    lead: bool = False  # dispatched by a lead agent (step mode), which reviews it later
     onto: str | None = None  # the target branch's later tip the wave is merged onto
 
     @property

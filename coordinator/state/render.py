@@ -1,21 +1,41 @@
-"""STATE.md: the ledger rendered for people. Never read back; ``state.json`` is the truth."""
+"""STATE.md: the ledger rendered for people. Never read back; ``state.json`` is the truth.
+
+A status the agent did not report (no STATUS line) is marked ``*`` with the ground it
+was inferred on. The wave graph and the per-agent timeline are in the HTML report
+(``seawall report``); STATE.md stays plain text.
+"""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
 
-__all__ = ["checks_line", "history_line", "render_state_md", "run_notes"]
+__all__ = [
+    "agent_figures",
+    "checks_line",
+    "checks_summary",
+    "history_line",
+    "render_state_md",
+    "run_notes",
+    "set_aside",
+]
 
-_MERMAID_ID = re.compile(r"[^A-Za-z0-9_]")
+
+def agent_figures(agent: AgentRecord) -> str:
+    """``4 turns · 3 tool calls · $0.04 · 12.0s``: what the agent spent."""
+    return (
+        f"{agent.turns} turns · {agent.tool_calls} tool calls · ${agent.cost_usd:.2f} · "
+        f"{agent.elapsed_s:.1f}s"
+    )
 
 
-def history_line(wave: WaveRecord, agent: AgentRecord) -> str:
-    """One Wave History line: ``- W2 · api-auth · SPIRAL (src/auth.py changed 4×) → issue #12``."""
-    status = (agent.status or "running").upper()
+def history_line(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool = False) -> str:
+    """One Wave History line: ``- W2 · api-auth · SPIRAL (src/auth.py changed 4×) · merged
+    · 5 turns · 4 tool calls · $0.09 · 0.1s → issue #12``; an inferred status is ``DONE*``."""
+    unknown = "interrupted" if interrupted else "running"
+    status = (agent.status or unknown).upper() + ("*" if agent.inferred else "")
     detail = ""
     if agent.spiral and agent.spiral.get("summary"):
         detail = f" ({agent.spiral['summary']})"
@@ -30,7 +50,8 @@ def history_line(wave: WaveRecord, agent: AgentRecord) -> str:
     suffix = f" {agent.issue.suffix()}" if agent.issue else ""
     merged = " · merged" if agent.merged else ""
     recovery = f" · {agent.recovery}" if agent.recovery else ""
-    line = f"- W{wave.number} · {agent.task} · {status}{detail}{merged}{recovery}{suffix}"
+    figures = f" · {agent_figures(agent)}" if agent.status else ""
+    line = f"- W{wave.number} · {agent.task} · {status}{detail}{merged}{recovery}{figures}{suffix}"
     notes = run_notes(agent.run or {})
     return "\n".join([line, *(f"  - {note}" for note in notes)])
 
@@ -69,16 +90,20 @@ def _one_line(text: str, limit: int = 120) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def render_state_md(state: SessionState) -> str:
+def render_state_md(state: SessionState, *, interrupted: bool = False) -> str:
+    """STATE.md of ``state``; ``interrupted`` when it is recorded as running but no
+    coordinator holds its lock any more (the phase then says so, with the way on)."""
+    phase = "interrupted: run `seawall resume`" if interrupted else str(state.phase)
     lines = [
         f"# Session {state.session}",
         "",
         f"- plan: `{state.plan_path}`" if state.plan_path else "- plan: (embedded)",
         f"- target branch: `{state.target_branch}` (started at `{state.start_commit[:12]}`)",
-        f"- phase: **{state.phase}**",
+        f"- phase: **{phase}**",
         f"- spend: ${state.cost_usd:.2f}",
+        "- report: `report.html` next to this file (`seawall report` writes it)",
     ]
-    if state.breaker.get("tripped"):
+    if state.breaker.get("tripped") and str(state.phase) == "halted":
         lines += [
             "",
             "## Breaker tripped",
@@ -108,7 +133,8 @@ def render_state_md(state: SessionState) -> str:
         if wave.fallback:
             lines.append(f"> worktree fallback: {wave.fallback}")
         lines.append("")
-        lines.extend(history_line(wave, agent) for agent in wave.agents)
+        lines.extend(history_line(wave, a, interrupted=interrupted) for a in wave.agents)
+        lines.extend(_wave_details(wave))
         for resolution in wave.resolutions:
             lines.append(
                 f"  - conflict `{resolution.get('path')}`: {resolution.get('rule')} "
@@ -116,40 +142,31 @@ def render_state_md(state: SessionState) -> str:
             )
         for dropped in wave.dropped:
             lines.append(f"  - dropped `{dropped.get('task')}`: {dropped.get('reason')}")
-        lines.extend(_set_aside_lines(wave.set_aside))
-        checks = _checks_line(wave)
+        checks = checks_summary(wave)
         if checks:
             lines.append(f"  - checks: {checks}")
+        lines.extend(_set_aside_lines(wave.set_aside))
         lines.append("")
     if state.pending:
         lines += ["## Pending", ""]
         lines += [f"- {task['id']} ({task.get('kind', 'implement')})" for task in state.pending]
         lines.append("")
-    lines += ["## Waves", "", "```mermaid", "flowchart LR"]
-    lines.extend(_mermaid(state))
-    lines += ["```", ""]
+    if any(agent.inferred for wave in state.waves for agent in wave.agents):
+        lines += ["\\* inferred: the agent wrote no STATUS line; the ground is given above.", ""]
     return "\n".join(lines)
 
 
-def _set_aside_lines(aside: dict[str, Any] | None) -> list[str]:
-    if not aside:
-        return []
-    lines = []
-    if aside.get("files"):
-        shown = ", ".join(f"`{path}`" for path in aside["files"][:20])
-        lines.append(
-            f"  - set aside on `{aside.get('ref')}` (outside every scope): {shown}; "
-            f"restore: `{aside.get('restore')}`"
-        )
-    if aside.get("left_in_place"):
-        shown = ", ".join(f"`{path}`" for path in aside["left_in_place"][:20])
-        lines.append(
-            f"  - your files changed during the wave, copied to `{aside.get('ref')}`: {shown}"
-        )
-    return lines
+def _wave_details(wave: WaveRecord) -> list[str]:
+    """The indented lines under a wave's agents: the ground of each inferred status."""
+    return [
+        f"  - {agent.task}: inferred ({agent.reason})"
+        for agent in wave.agents
+        if agent.inferred and agent.reason
+    ]
 
 
-def _checks_line(wave: WaveRecord) -> str | None:
+def checks_summary(wave: WaveRecord) -> str | None:
+    """A wave's check results in a few words; None when no check ran."""
     if not wave.checks:
         return None
     return checks_line(wave) or str(wave.checks.get("verdict") or "passed")
@@ -183,19 +200,29 @@ def checks_line(wave: WaveRecord) -> str | None:
     return None
 
 
-def _mermaid(state: SessionState) -> list[str]:
-    out: list[str] = []
-    previous: str | None = None
-    for wave in state.waves:
-        wave_id = f"W{wave.number}"
-        out.append(f'  subgraph {wave_id}["Wave {wave.number} ({wave.isolation})"]')
-        for agent in wave.agents:
-            node = _MERMAID_ID.sub("_", f"{wave_id}_{agent.task}")
-            out.append(f'    {node}["{agent.task}: {agent.status or "running"}"]')
-        out.append("  end")
-        if previous:
-            out.append(f"  {previous} --> {wave_id}")
-        previous = wave_id
-    if not out:
-        out.append('  empty["no waves yet"]')
-    return out
+def _set_aside_lines(aside: dict[str, Any] | None) -> list[str]:
+    if not aside:
+        return []
+    lines = []
+    if aside.get("files"):
+        shown = ", ".join(f"`{path}`" for path in aside["files"][:20])
+        lines.append(
+            f"  - set aside on `{aside.get('ref')}` (outside every scope): {shown}; "
+            f"restore: `{aside.get('restore')}`"
+        )
+    if aside.get("left_in_place"):
+        shown = ", ".join(f"`{path}`" for path in aside["left_in_place"][:20])
+        lines.append(
+            f"  - your files changed during the wave, copied to `{aside.get('ref')}`: {shown}"
+        )
+    return lines
+
+
+def set_aside(wave: WaveRecord) -> list[tuple[str, str]]:
+    """``(path, what became of it)`` for each file a wave set aside (changes no agent may
+    own, kept on a ref with the command that restores them) or left in place and copied."""
+    aside: dict[str, Any] = getattr(wave, "set_aside", None) or {}
+    ref, restore = aside.get("ref", ""), aside.get("restore", "")
+    found = [(str(p), f"set aside on {ref}; restore: {restore}") for p in aside.get("files", ())]
+    found += [(str(p), f"left in place, copied to {ref}") for p in aside.get("left_in_place", ())]
+    return found

@@ -16,12 +16,16 @@ def _demo(tmp_path: Path, name: str) -> tuple[subprocess.CompletedProcess[str], 
     directory = tmp_path / name
     done = subprocess.run(
         [sys.executable, "-m", "coordinator", "demo", "--dir", str(directory)],
-        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        env={**os.environ, "HOME": str(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "c")},
         capture_output=True,
         text=True,
         timeout=120,
     )
     return done, directory / "inventory"
+
+
+def _sessions(repo: Path) -> list[str]:
+    return [path.parent.name for path in (repo / ".seawall").glob("demo-*/state.json")]
 
 
 def _state(repo: Path) -> dict[str, object]:
@@ -56,16 +60,36 @@ def test_demo_shows_every_path_and_files_no_duplicates(tmp_path: Path) -> None:
     assert any(rule.startswith("both-added") for rule in rules)
     assert show(repo, "main", "docs/api.md") is not None
     assert "## Wave History" in done.stdout and "→ issue #1" in done.stdout
-    assert "```mermaid" in done.stdout
+    assert "```mermaid" not in done.stdout
     assert state["phase"] == "done"
+    # the summary points at the HTML report, which exists and names every agent
+    report = next(line for line in done.stdout.splitlines() if line.startswith("report: "))
+    page = Path(report.removeprefix("report: ")).read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and 'data-task="report-csv"' in page
+    # the tracker lives with the demo, not in a cache every clone shares
+    issue = (tmp_path / "first" / "issues" / "1.md").read_text(encoding="utf-8")
+    assert "- **Error signature:** ModuleNotFoundError: No module named 'csvkit'" in issue
+    assert "### Final message (excerpt)" in issue and "reported on line" not in issue
+    assert f"seawall resume --session {next(iter(_sessions(repo)))}" in issue
+    # merge commits name their task once
+    titles = subprocess.run(
+        ["git", "log", "--format=%s", "main"], cwd=repo, capture_output=True, text=True
+    ).stdout.splitlines()
+    assert "report-csv: report.py writes CSV with the standard library" in titles
+    assert not [t for t in titles if t.count(t.split(":", 1)[0] + ":") > 1]
+    assert not (tmp_path / "home").exists() and not (tmp_path / "c").exists()
 
-    again, repo2 = _demo(tmp_path, "second")
+    again, repo2 = _demo(tmp_path, "first")
     assert again.returncode == 0, again.stdout + again.stderr
     second = _state(repo2)
     waves2 = second["waves"]
     assert isinstance(waves2, list)
     csv = next(a for a in waves2[1]["agents"] if a["task"] == "report-csv")
     assert csv["issue"] == {"number": 1, "url": csv["issue"]["url"], "existing": True}
-    issues = list((tmp_path / "cache" / "seawall" / "demo-issues").glob("*.md"))
+    issues = list((tmp_path / "first" / "issues").glob("*.md"))
     assert len(issues) == 1
     assert "→ existing #1" in again.stdout
+    # a demo in another folder has a tracker of its own: its first carryover is new
+    other, _ = _demo(tmp_path, "other")
+    assert other.returncode == 0, other.stdout + other.stderr
+    assert "→ issue #1" in other.stdout and "→ existing" not in other.stdout

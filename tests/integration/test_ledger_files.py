@@ -47,9 +47,11 @@ def test_a_corrupt_ledger_is_named_by_every_command_with_its_backup(tmp_path: Pa
     for command in (["status", "--json"], ["resume"], ["kill"], ["status"]):
         done = seawall(*command, "--repo", str(repo), cwd=repo)
         assert done.returncode == 1, (command, done.stdout, done.stderr)
-        assert str(state) in done.stderr and "corrupt" in done.stderr, (command, done.stderr)
-        assert f"cp {backup} {state}" in done.stderr, (command, done.stderr)
-        assert "no unfinished" not in done.stderr
+        # under --json the error is JSON on stdout; otherwise prose on stderr
+        said = json.loads(done.stdout)["error"]["message"] if "--json" in command else done.stderr
+        assert str(state) in said and "corrupt" in said, (command, said)
+        assert f"cp {backup} {state}" in said, (command, said)
+        assert "no unfinished" not in said
     shutil.copyfile(backup, state)
     done = seawall("status", "--json", "--repo", str(repo), cwd=repo)
     assert done.returncode == 0, done.stderr

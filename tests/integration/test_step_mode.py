@@ -78,7 +78,10 @@ def test_review_rejects_bad_input(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     result = seawall("wave", "review", "--json", "--repo", str(repo), cwd=repo, stdin="[1, 2]")
     assert result.returncode == 1
-    assert "expected" in result.stderr
+    error = json.loads(result.stdout)["error"]  # under --json, the error is JSON too
+    assert error["type"] == "ConfigurationError" and "expected" in error["message"]
+    prose = seawall("wave", "review", "--repo", str(repo), cwd=repo, stdin="[1, 2]")
+    assert prose.returncode == 1 and "expected" in prose.stderr
 
 
 def test_wave_watch_follows_transcripts_and_records_findings(tmp_path: Path) -> None:

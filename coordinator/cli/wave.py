@@ -1,0 +1,168 @@
+"""Step mode for a lead agent that dispatches its agents itself: wave prepare|watch|review."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from coordinator.cli.session import open_session, where_options
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    wave = subparsers.add_parser(
+        "wave",
+        help="step mode for a lead agent that dispatches agents itself",
+        description="Step mode: `prepare` plans and prepares the next wave and prints each "
+        "agent's prompt, workspace and scope; `review` reads each agent's final text "
+        '(JSON {"outputs": {"TASK": "text"}} on stdin) and reviews, merges and recovers.',
+    )
+    steps = wave.add_subparsers(dest="step", metavar="STEP", required=True)
+    prepare = steps.add_parser(
+        "prepare",
+        help="prepare the next wave",
+        description="Plan and prepare the next wave (start a session when given a plan) "
+        "and print each agent's prompt, workspace and scope as JSON; "
+        '{"done": true} when no work is left.',
+    )
+    prepare.add_argument("plan", nargs="?", help="the plan file (to start a new session)")
+    prepare.add_argument("--json", action="store_true", help="print JSON (the default)")
+    where_options(prepare)
+    prepare.set_defaults(handler=_wave_prepare)
+    watch = steps.add_parser(
+        "watch",
+        help="watch the transcripts the lead's agents write, live",
+        description="Follow the agent transcript files in DIR (e.g. Claude Code's "
+        "subagents/agent-*.jsonl) while the prepared wave runs: detectors and breakers act "
+        "on every line, findings go to events.jsonl and trips to BLOCKED.md. Stops after "
+        "--for seconds or on Ctrl-C, then runs the post-wave checks.",
+    )
+    watch.add_argument("directory", type=Path, help="the folder the transcripts are written to")
+    watch.add_argument("--pattern", default="agent-*.jsonl", help="transcript file names")
+    watch.add_argument(
+        "--for",
+        dest="seconds",
+        type=float,
+        default=None,
+        help="stop after this many seconds (default: until Ctrl-C)",
+    )
+    where_options(watch)
+    watch.set_defaults(handler=_wave_watch)
+    review = steps.add_parser(
+        "review",
+        help="review the prepared wave",
+        description='Read each agent\'s final text (JSON {"outputs": {"TASK": "text"}} on '
+        "stdin or --input), then review, merge and recover the prepared wave; print the "
+        "wave's report as JSON.",
+    )
+    review.add_argument("--json", action="store_true", help="print JSON (the default)")
+    review.add_argument("--input", type=Path, help="read the outputs from this file, not stdin")
+    where_options(review)
+    review.set_defaults(handler=_wave_review)
+
+
+def _wave_prepare(args: argparse.Namespace) -> int:
+    import anyio
+
+    from coordinator.plan import load_plan
+    from coordinator.session.engine import Session
+
+    if args.plan:
+        plan_path = Path(args.plan)
+        session = Session(
+            load_plan(plan_path),
+            repo=args.repo,
+            session_id=args.session,
+            plan_text=plan_path.read_text(encoding="utf-8"),
+        )
+    else:
+        session = open_session(args)
+    prepared = anyio.run(session.prepare_wave)
+    print(
+        json.dumps(
+            prepared or {"session": session.session_id, "wave": None, "done": True}, indent=2
+        )
+    )
+    return 0
+
+
+def _wave_review(args: argparse.Namespace) -> int:
+    import anyio
+
+    from coordinator.errors import StateError
+    from coordinator.lead.steps import dispatched_tasks, parse_outputs, read_outputs
+
+    data = read_outputs(args.input, None if args.input else sys.stdin.read())
+    where = str(args.input) if args.input else "standard input"
+    parse_outputs(data, None, where=where)  # the shape first: no session is needed for that
+    session = open_session(args)
+    waiting = dispatched_tasks(session)
+    if waiting is None:
+        raise StateError("no prepared wave is waiting for review; run `wave prepare` first")
+    outputs = parse_outputs(data, waiting, where=where)
+    report = anyio.run(session.review_wave, outputs)
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+def _wave_watch(args: argparse.Namespace) -> int:
+    import anyio
+
+    from coordinator.breakers.blocked import append_blocked_note
+    from coordinator.errors import StateError
+    from coordinator.model import Isolation
+    from coordinator.stagnation import AgentMonitor
+    from coordinator.tail import TranscriptTailer
+
+    session = open_session(args)
+    state = session.store.load()
+    wave = state.current_wave
+    if wave is None:
+        raise StateError("no wave is prepared; run `seawall wave prepare` first")
+    config = session.plan.session
+
+    def monitor_for(agent: str, path: Path) -> AgentMonitor:
+        del path
+        return AgentMonitor(
+            session=state.session,
+            wave=wave.number,
+            agent=agent,
+            workspace=session.repo,
+            repo=session.repo,
+            isolation=Isolation(wave.isolation),
+            limits=config.breakers,
+            stagnation=config.stagnation,
+            event_log=session.store.events,
+        )
+
+    def on_trip(monitor: AgentMonitor, trip: Any) -> None:
+        append_blocked_note(
+            session.store.paths.blocked, trip, agent=monitor.agent, wave=wave.number
+        )
+        print(f"{monitor.agent}: {trip.message(monitor.agent)}", flush=True)
+
+    tailer = TranscriptTailer(
+        session=state.session,
+        repo=session.repo,
+        directory=args.directory,
+        monitor_for=monitor_for,
+        pattern=args.pattern,
+        on_trip=on_trip,
+    )
+
+    async def main() -> None:
+        with anyio.move_on_after(args.seconds):
+            await tailer.run()
+
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends the watch; findings follow
+        anyio.run(main)
+    findings = tailer.finish()
+    for agent, found in sorted(findings.items()):
+        patterns = ", ".join(str(f.pattern) for f in found) or "nothing"
+        print(f"{agent}: {patterns}")
+    return 0

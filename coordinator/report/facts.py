@@ -1,0 +1,171 @@
+"""What a session report shows, read from the ledger and the telemetry stream.
+
+The ledger (``state.json``) is the truth; ``events.jsonl`` only adds what the ledger
+does not keep (when each agent finished). Fields a ledger of an older or newer writer
+lacks read as empty, so a report of any session renders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
+from coordinator.state.render import set_aside
+
+__all__ = [
+    "AgentFacts",
+    "SessionFacts",
+    "Totals",
+    "WaveFacts",
+    "agent_tokens",
+    "gather",
+]
+
+_SUCCESS = ("done", "no-tests-needed")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentFacts:
+    """One agent of one wave as the report shows it."""
+
+    wave: int
+    record: AgentRecord
+    started_at: float
+    finished_at: float
+    tokens: int
+    diff: str = ""  # a patch file on disk, when one was written
+
+    @property
+    def task(self) -> str:
+        return self.record.task
+
+    @property
+    def status(self) -> str:
+        return self.record.status or "running"
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status in _SUCCESS
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaveFacts:
+    record: WaveRecord
+    agents: tuple[AgentFacts, ...]
+    merged: tuple[str, ...]
+    set_aside: tuple[tuple[str, str], ...]  # (path, what became of it)
+
+    @property
+    def number(self) -> int:
+        return self.record.number
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Totals:
+    agents: int = 0
+    succeeded: int = 0
+    turns: int = 0
+    tool_calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    wall_s: float = 0.0
+    merged: int = 0
+    conflicts: int = 0
+    issues: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionFacts:
+    state: SessionState
+    waves: tuple[WaveFacts, ...]
+    totals: Totals
+    phase_label: str  # the ledger's phase, or "interrupted" when its coordinator is gone
+    events: tuple[Mapping[str, Any], ...] = field(default=())
+
+
+def agent_tokens(agent: AgentRecord) -> int:
+    """Input plus output tokens, from the ledger's fields or the recorded run's counts."""
+    direct = sum(
+        int(getattr(agent, name, 0) or 0) for name in ("input_tokens", "output_tokens", "tokens")
+    )
+    if direct:
+        return direct
+    counts = (agent.run or {}).get("counts") or {}
+    return sum(int(counts.get(name) or 0) for name in ("input_tokens", "output_tokens", "tokens"))
+
+
+def gather(
+    state: SessionState,
+    events: Sequence[Mapping[str, Any]] = (),
+    diffs: Mapping[tuple[int, str], str] | None = None,
+    *,
+    interrupted: bool = False,
+) -> SessionFacts:
+    """The report's facts of ``state``; ``events`` are the session's telemetry records,
+    ``diffs`` the patch files by ``(wave, task)``, ``interrupted`` whether the session
+    is recorded as running while no coordinator holds its lock."""
+    finished = {
+        (int(e.get("wave") or 0), str(e.get("agent"))): e
+        for e in events
+        if e.get("event") == "agent_finished"
+    }
+    merges: dict[int, list[str]] = {}
+    for e in events:
+        if e.get("event") == "merge":
+            merges.setdefault(int(e.get("wave") or 0), []).extend(map(str, e.get("merged") or ()))
+    waves = tuple(_wave(wave, finished, merges, diffs or {}) for wave in state.waves)
+    return SessionFacts(
+        state=state,
+        waves=waves,
+        totals=_totals(state, waves),
+        phase_label="interrupted" if interrupted else str(state.phase),
+        events=tuple(events),
+    )
+
+
+def _wave(
+    wave: WaveRecord,
+    finished: Mapping[tuple[int, str], Mapping[str, Any]],
+    merges: Mapping[int, Sequence[str]],
+    diffs: Mapping[tuple[int, str], str],
+) -> WaveFacts:
+    agents = []
+    for agent in wave.agents:
+        event = finished.get((wave.number, agent.task))
+        end = float(event["ts"]) if event else (wave.finished_at if agent.status else 0.0)
+        start = end - agent.elapsed_s if end and agent.elapsed_s else wave.started_at
+        agents.append(
+            AgentFacts(
+                wave=wave.number,
+                record=agent,
+                started_at=start,
+                finished_at=end,
+                tokens=agent_tokens(agent),
+                diff=diffs.get((wave.number, agent.task), ""),
+            )
+        )
+    merged = tuple(merges.get(wave.number) or (a.task for a in wave.agents if a.merged))
+    return WaveFacts(
+        record=wave, agents=tuple(agents), merged=merged, set_aside=tuple(set_aside(wave))
+    )
+
+
+def _totals(state: SessionState, waves: Sequence[WaveFacts]) -> Totals:
+    agents = [a for w in waves for a in w.agents]
+    issues = sorted({t.issue.number for t in state.tasks.values() if t.issue is not None})
+    start = state.created_at or min((a.started_at for a in agents if a.started_at), default=0)
+    end = max((w.record.finished_at for w in waves), default=0.0) or state.updated_at
+    return Totals(
+        agents=len(agents),
+        succeeded=sum(1 for a in agents if a.succeeded),
+        turns=sum(a.record.turns for a in agents),
+        tool_calls=sum(a.record.tool_calls for a in agents),
+        tokens=sum(a.tokens for a in agents),
+        cost_usd=round(state.cost_usd or sum(a.record.cost_usd for a in agents), 4),
+        wall_s=max(0.0, end - start) if start and end else 0.0,
+        merged=sum(1 for a in agents if a.record.merged),
+        conflicts=sum(len(w.record.resolutions) for w in waves),
+        issues=tuple(issues),
+    )

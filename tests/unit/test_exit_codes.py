@@ -1,0 +1,76 @@
+"""One table of exit codes: the code returns them, and README, docs and --help agree."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from coordinator import exitcodes
+from coordinator.cli import build_parser
+from coordinator.exitcodes import MEANINGS, ExitCode
+from coordinator.session.engine import SessionResult
+from coordinator.state.ledger import SessionPhase
+
+ROOT = Path(__file__).resolve().parents[2]
+_BLOCK = re.compile(r"<!-- exit-codes:[^>]*-->\n(.*?)\n<!-- /exit-codes -->", re.S)
+
+
+@pytest.mark.parametrize("name", ["README.md", "docs/sessions.md"])
+def test_the_documents_hold_the_rendered_table(name: str) -> None:
+    blocks = _BLOCK.findall((ROOT / name).read_text(encoding="utf-8"))
+    assert blocks == [exitcodes.markdown_table()]
+
+
+def test_every_code_has_its_meaning_once() -> None:
+    assert set(MEANINGS) == set(ExitCode)
+    rows = exitcodes.markdown_table().splitlines()[2:]
+    assert [int(row.split("|")[1]) for row in rows] == sorted(int(c) for c in ExitCode)
+
+
+def _help(*argv: str) -> str:
+    parser = build_parser()
+    for action in parser._actions:
+        if argv and hasattr(action, "choices") and isinstance(action.choices, dict):
+            sub = action.choices.get(argv[0])
+            if sub is not None:
+                return str(sub.format_help())
+    return parser.format_help()
+
+
+@pytest.mark.parametrize("argv", [(), ("run",), ("resume",)])
+def test_help_ends_with_the_table(argv: tuple[str, ...]) -> None:
+    text = _help(*argv)
+    assert exitcodes.help_epilog() in text
+    for code, meaning in MEANINGS.items():
+        assert re.search(rf"^\s+{int(code)}\s+{re.escape(meaning)}$", text, re.M)
+
+
+def _result(
+    phase: SessionPhase,
+    *,
+    done: tuple[str, ...] = (),
+    abandoned: tuple[str, ...] = (),
+    halt: dict[str, str] | None = None,
+) -> SessionResult:
+    return SessionResult(
+        session="s",
+        phase=phase,
+        waves=1,
+        done=done,
+        abandoned=abandoned,
+        breaker={},
+        state_md=Path("STATE.md"),
+        halt=halt,
+    )
+
+
+def test_session_results_use_the_table() -> None:
+    assert _result(SessionPhase.DONE, done=("a",)).exit_code == ExitCode.OK
+    assert _result(SessionPhase.HALTED).exit_code == ExitCode.HALTED
+    limited = _result(SessionPhase.HALTED, halt={"reason": "rate-limited"})
+    assert limited.exit_code == ExitCode.RATE_LIMITED
+    assert _result(SessionPhase.DONE, done=("a",), abandoned=("b",)).exit_code == 4
+    assert _result(SessionPhase.DONE, abandoned=("b",)).exit_code == ExitCode.NOTHING_SUCCEEDED
+    assert (int(ExitCode.CARRYOVER), int(ExitCode.INTERRUPTED)) == (4, 130)

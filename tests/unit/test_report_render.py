@@ -1,0 +1,198 @@
+"""What STATE.md and the HTML report show of a ledger: figures per agent, inferred
+marks, trips with their evidence, set-aside files, checks, and an interrupted session."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+from coordinator.report import gather, render_page
+from coordinator.report.graph import wave_graph_svg
+from coordinator.state.ledger import (
+    AgentRecord,
+    IssueRef,
+    SessionState,
+    WavePhase,
+    WaveRecord,
+)
+from coordinator.state.render import render_state_md
+
+
+class _SetAsideWave(WaveRecord):
+    """A wave record as a writer that records set-aside files has it."""
+
+    __slots__ = ("set_aside",)
+    set_aside: dict[str, object]
+
+
+def _state() -> SessionState:
+    done = AgentRecord(
+        task="api",
+        status="done",
+        summary="added the API",
+        merged=True,
+        turns=7,
+        tool_calls=5,
+        cost_usd=0.42,
+        elapsed_s=61.5,
+        transcript="/r/.seawall/s/agents/api/w1-transcript.jsonl",
+    )
+    inferred = AgentRecord(
+        task="db",
+        status="failed",
+        inferred=True,
+        reason="no STATUS line; its output ends in an error (changed no files)",
+        turns=3,
+        tool_calls=9,
+        cost_usd=0.1,
+        elapsed_s=12.0,
+        trip={"breaker": "loop", "detail": "Bash:pytest 3× in a row", "evidence": "pytest -q"},
+        issue=IssueRef(number=7, url="https://tracker.invalid/7"),
+    )
+    wave = _SetAsideWave(
+        number=1,
+        tasks=[{"id": "api"}, {"id": "db", "depends_on": ["api"]}],
+        isolation="none",
+        enforcement="strict",
+        max_turns=15,
+        base="a" * 40,
+        phase=WavePhase.DONE,
+        agents=[done, inferred],
+        checks={
+            "passed": False,
+            "verdict": "failed-merged",
+            "failure": {"command": "pytest -q", "returncode": 1},
+        },
+        started_at=1_800_000_000.0,
+        finished_at=1_800_000_070.0,
+    )
+    wave.set_aside = {
+        "ref": "refs/seawall/s-1/set-aside/w1",
+        "files": ["notes.txt"],
+        "left_in_place": ["README.md"],
+        "restore": "seawall restore --wave 1",
+    }
+    pending = AgentRecord(task="docs")
+    retried = AgentRecord(task="db", status="done", turns=1, tool_calls=1)
+    second = WaveRecord(
+        number=2,
+        tasks=[{"id": "docs", "depends_on": ["api"]}, {"id": "db"}],
+        isolation="none",
+        enforcement="strict",
+        max_turns=15,
+        agents=[pending, retried],
+        started_at=1_800_000_080.0,
+    )
+    return SessionState(
+        session="s-1",
+        name="n",
+        repo="/r",
+        target_branch="main",
+        start_commit="b" * 40,
+        created_at=1_800_000_000.0,
+        waves=[wave, second],
+        cost_usd=0.52,
+        breaker={"tripped": True, "trigger": "stall", "detail": "no progress"},
+    )
+
+
+def test_state_md_gains_figures_marks_set_aside_files_and_checks() -> None:
+    text = render_state_md(_state())
+    assert (
+        "- W1 · api · DONE — added the API · merged · 7 turns · 5 tool calls · $0.42 · 61.5s"
+        in text
+    )
+    assert "- W1 · db · FAILED* (" in text and "→ issue #7" in text
+    assert "  - db: inferred (no STATUS line; its output ends in an error" in text
+    assert (
+        "  - set aside on `refs/seawall/s-1/set-aside/w1` (outside every scope): `notes.txt`; "
+        "restore: `seawall restore --wave 1`" in text
+    )
+    assert "copied to `refs/seawall/s-1/set-aside/w1`: `README.md`" in text
+    assert (
+        '  - checks: merged with failing checks (`pytest -q` exits 1) under checks_policy = "warn"'
+        in text
+    )
+    assert "- W2 · docs · RUNNING\n" in text and "```mermaid" not in text
+    # a trip recorded on a session that did not halt is no "Breaker tripped" banner
+    assert "## Breaker tripped" not in text
+
+
+def test_state_md_of_an_interrupted_session() -> None:
+    text = render_state_md(_state(), interrupted=True)
+    assert "- phase: **interrupted: run `seawall resume`**" in text
+    assert "- W2 · docs · INTERRUPTED" in text and "RUNNING" not in text
+
+
+class _Collect(HTMLParser):
+    """Every start tag's attributes, and whether the document is well nested."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.open: list[str] = []
+        self.errors: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        if tag not in {"meta", "br"}:  # the void elements the page writes without "/>"
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.open or self.open[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.open[-1:] or 'nothing'}")
+        else:
+            self.open.pop()
+
+
+def test_the_page_holds_the_ledger_and_is_well_formed() -> None:
+    state = _state()
+    page = render_page(gather(state, interrupted=True), base=Path("/r/.seawall/s"))
+    parser = _Collect()
+    parser.feed(page)
+    assert parser.errors == [] and parser.open == []
+    rows = {
+        (a["data-wave"], a["data-task"]): a["data-status"]
+        for tag, a in parser.tags
+        if tag == "tr" and "data-status" in a
+    }
+    assert rows == {
+        ("1", "api"): "done",
+        ("1", "db"): "failed",
+        ("2", "docs"): "running",
+        ("2", "db"): "done",
+    }
+    table = page.split('id="totals"', 1)[1].split("</table>", 1)[0]
+    totals = dict(re.findall(r'data-field="(\w+)" data-value="([^"]*)"', table))
+    assert totals["turns"] == "11" and totals["tool_calls"] == "15"
+    assert totals["cost_usd"] == "0.52" and totals["agents"] == "4"
+    assert 'data-phase="interrupted"' in page and "seawall resume" in page
+    assert "* inferred" in page and "pytest -q" in page  # the mark, the trip's evidence
+    assert (
+        '<span data-field="set_aside">notes.txt</span>: set aside on '
+        "refs/seawall/s-1/set-aside/w1; restore: seawall restore --wave 1" in page
+    )
+    assert "README.md</span>: left in place, copied to refs/seawall/s-1/set-aside/w1" in page
+    assert "merged with failing checks (`pytest -q` exits 1)" in page
+    assert 'href="agents/api/w1-transcript.jsonl"' in page  # relative to the page
+    assert 'href="https://tracker.invalid/7"' in page
+
+
+def test_text_from_the_ledger_is_escaped() -> None:
+    state = _state()
+    state.waves[0].agents[0].summary = "<script>alert(1)</script>"
+    page = render_page(gather(state), base=Path("/r"))
+    assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_the_graph_draws_every_agent_and_the_edges_between_waves() -> None:
+    facts = gather(_state())
+    svg = wave_graph_svg(facts.waves)
+    assert len(re.findall(r'<g class="node"', svg)) == 4
+    assert svg.count('class="edge dep"') == 1  # docs (wave 2) waited for api (wave 1)
+    assert svg.count('class="edge retry"') == 1  # db again in wave 2
+    assert "no wave has run yet" in wave_graph_svg(())
