@@ -47,7 +47,7 @@ class Sleeps(list[float]):
 
 
 def filer_for(tracker: IssueTracker, sleeps: Sleeps | None = None) -> CarryoverFiler:
-    retry = RetryPolicy(base_delay=0.01, sleep=sleeps if sleeps is not None else Sleeps())
+    retry = RetryPolicy(base_delay=0.01, settle=0.0, sleep=sleeps if sleeps is not None else Sleeps())
     return CarryoverFiler(tracker, session="s1", retry=retry)
 
 
@@ -83,12 +83,19 @@ def test_labels_are_created_before_the_issue(server: FakeServer) -> None:
     log = [(r.method, r.route) for r in service(server).requests]
     assert log == [
         ("GET", "issues"),
+        ("POST", "labels"),  # the claim on the fingerprint, a label the host holds
         ("GET", "labels"),
         ("POST", "labels"),
         ("POST", "labels"),
         ("POST", "issues"),
     ]
-    assert set(service(server).labels) == {"carryover", "priority:high", "status:failed"}
+    claim = f"claim:{result.fingerprint}"
+    assert set(service(server).labels) == {
+        "carryover",
+        "priority:high",
+        "status:failed",
+        claim,
+    }
 
 
 @pytest.mark.parametrize(

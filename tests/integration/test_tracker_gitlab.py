@@ -40,7 +40,7 @@ class Sleeps(list[float]):
 
 
 def filer_for(tracker: IssueTracker, sleeps: Sleeps | None = None) -> CarryoverFiler:
-    retry = RetryPolicy(base_delay=0.01, sleep=sleeps if sleeps is not None else Sleeps())
+    retry = RetryPolicy(base_delay=0.01, settle=0.0, sleep=sleeps if sleeps is not None else Sleeps())
     return CarryoverFiler(tracker, session="s1", retry=retry)
 
 
@@ -75,7 +75,8 @@ def test_labels_are_ensured_before_the_issue(server: FakeServer) -> None:
         result = filer_for(tracker).file(WORK)
     assert result.created and result.url and result.url.endswith("/group/demo/-/issues/1")
     log = [(r.method, r.route) for r in service(server).requests]
-    assert log == [("GET", "issues"), ("GET", "labels")] + [("POST", "labels")] * 3 + [
+    claim = ("POST", "labels")  # the claim on the fingerprint, a label the host holds
+    assert log == [("GET", "issues"), claim, ("GET", "labels")] + [("POST", "labels")] * 3 + [
         ("POST", "issues")
     ]
     assert service(server).issues[1]["labels"] == ["carryover", "priority:high", "status:spiral"]
