@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "coordinator.cli.carryover",
     "coordinator.cli.hooks",
     "coordinator.cli.unattended",
+    "coordinator.cli.adapters",
 )
 
 

@@ -37,6 +37,7 @@ def _plan(args: argparse.Namespace) -> int:
     plan = load_plan(args.plan)
     waves = plan_waves(plan)
     checks = {w.number: plan_collisions(w, policy=plan.session.overlap) for w in waves}
+    adapters = _adapters(plan)
     if args.json:
         payload: dict[str, Any] = {
             "session": plan.session.name,
@@ -61,6 +62,7 @@ def _plan(args: argparse.Namespace) -> int:
                 }
                 for wave in waves
             ],
+            "adapters": adapters,
         }
         print(json.dumps(payload, indent=2))
         return 0
@@ -69,6 +71,8 @@ def _plan(args: argparse.Namespace) -> int:
         f"session {session.name} ({session.session_type}): {len(plan.tasks)} tasks "
         f"in {len(waves)} waves"
     )
+    runners = ", ".join(f"{name} ({source})" for name, source in adapters["runners"].items())
+    print(f"tracker {adapters['tracker']}; runners: {runners or 'none'}")
     for wave in waves:
         print(f"\nwave {wave.number}: {len(wave.tasks)} agent(s), max {wave.max_turns} turns")
         print(f"  isolation   {wave.isolation}: {wave.isolation_reason}")
@@ -80,6 +84,29 @@ def _plan(args: argparse.Namespace) -> int:
             turns = f", max {task.max_turns} turns" if task.max_turns else ""
             print(f"  - {task.id} [{task.kind}{turns}] scope: {scope}")
     return 0
+
+
+def _adapters(plan: Any) -> dict[str, Any]:
+    """Build the plan's tracker and runners (a broken adapter fails here, naming the
+    field and the entry point) and say where each comes from."""
+    from pathlib import Path
+
+    from coordinator.preflight import checked_adapters, runner_names
+    from coordinator.registry import RUNNER_GROUP, TRACKER_GROUP, entry
+
+    def source(group: str, kind: str) -> str:
+        found = entry(group, kind)
+        return f"{found.name}, {found.source}"
+
+    with checked_adapters(plan, root=Path.cwd()):
+        kinds = {
+            name: (plan.runners[name].kind if name in plan.runners else name)
+            for name in runner_names(plan)
+        }
+        return {
+            "tracker": source(TRACKER_GROUP, plan.session.tracker.kind),
+            "runners": {name: source(RUNNER_GROUP, kind) for name, kind in kinds.items()},
+        }
 
 
 def _prompt(args: argparse.Namespace) -> int:

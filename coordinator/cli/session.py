@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from coordinator.model import Plan
+    from coordinator.preflight import Adapters
     from coordinator.runner import AgentRunner
     from coordinator.session.engine import Session, SessionResult
     from coordinator.tracker import IssueTracker
@@ -173,6 +174,16 @@ def _tracker(plan: Plan, name: str | None, repo: Path) -> IssueTracker | None:
     return open_tracker(replace(plan.session.tracker, kind=name), root=repo.resolve())
 
 
+def _adapters(plan: Plan, args: argparse.Namespace) -> Adapters:
+    """The plan's tracker and runners, built before anything runs (errors name the field)."""
+    from coordinator.preflight import build_adapters, with_tracker_kind
+
+    tracker = with_tracker_kind(plan.session.tracker, getattr(args, "tracker", None))
+    return build_adapters(
+        plan, root=args.repo.resolve(), runner=getattr(args, "runner", None), tracker=tracker
+    )
+
+
 def _report(result: SessionResult) -> int:
     print(
         f"session {result.session}: {result.phase} after {result.waves} wave(s); "
@@ -195,11 +206,13 @@ def _run(args: argparse.Namespace) -> int:
 
     plan_path = Path(args.plan)
     plan = load_plan(plan_path)
+    adapters = _adapters(plan, args)
     session = Session(
         plan,
         repo=args.repo,
-        runner=_runner(plan, args.runner),
-        tracker=_tracker(plan, args.tracker, args.repo),
+        runner=adapters.runner,
+        runners=adapters.runners,
+        tracker=adapters.tracker,
         plan_text=plan_path.read_text(encoding="utf-8"),
     )
     print(f"seawall: session {session.session_id} on {session.repo}", file=sys.stderr)
@@ -348,10 +361,14 @@ def _wave_prepare(args: argparse.Namespace) -> int:
 
     if args.plan:
         plan_path = Path(args.plan)
+        plan = load_plan(plan_path)
+        adapters = _adapters(plan, args)
         session = Session(
-            load_plan(plan_path),
+            plan,
             repo=args.repo,
             session_id=args.session,
+            runners=adapters.runners,
+            tracker=adapters.tracker,
             plan_text=plan_path.read_text(encoding="utf-8"),
         )
     else:

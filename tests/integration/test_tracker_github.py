@@ -47,7 +47,9 @@ class Sleeps(list[float]):
 
 
 def filer_for(tracker: IssueTracker, sleeps: Sleeps | None = None) -> CarryoverFiler:
-    retry = RetryPolicy(base_delay=0.01, settle=0.0, sleep=sleeps if sleeps is not None else Sleeps())
+    retry = RetryPolicy(
+        base_delay=0.01, settle=0.0, sleep=sleeps if sleeps is not None else Sleeps()
+    )
     return CarryoverFiler(tracker, session="s1", retry=retry)
 
 
