@@ -127,7 +127,7 @@ class CarryoverFiler:
         self.retry = retry or RetryPolicy()
         self.events = events
         self.lock_path = lock_path
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered by closing under serialised()
         self._index: dict[str, Issue] | None = None
         self._labels_ready: set[str] = set()
         self._noted: set[int] = set()
@@ -136,6 +136,15 @@ class CarryoverFiler:
         """The open carryover issues by fingerprint (lists them on first use; may raise)."""
         with self._lock:
             return dict(self._issues())
+
+    def index(self) -> Mapping[str, Issue]:
+        """The open carryover issues by fingerprint; call it inside ``serialised()``."""
+        return self._issues()
+
+    def drop(self, issue: Issue) -> None:
+        """Forget ``issue`` (it was closed); call it inside ``serialised()``."""
+        if self._index is not None:
+            self._index = {fp: i for fp, i in self._index.items() if i.number != issue.number}
 
     def forget(self) -> None:
         """Drop the cached index, so the next filing lists the label again."""

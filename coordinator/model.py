@@ -20,6 +20,7 @@ __all__ = [
     "CommandPolicyConfig",
     "Enforcement",
     "Isolation",
+    "OptionValue",
     "OverlapPolicy",
     "Plan",
     "RunnerSpec",
@@ -98,6 +99,11 @@ class Status(StrEnum):
 AUTO_MAX_TURNS: Mapping[SessionType, int] = MappingProxyType(
     {SessionType.HOUSEKEEPING: 8, SessionType.FEATURE: 15, SessionType.DEEP: 25}
 )
+
+
+#: A value of an adapter's ``options`` table: a TOML string, integer, float, boolean, or a
+#: list of strings.
+OptionValue = str | int | float | bool | tuple[str, ...]
 
 
 def _frozen_map(value: Mapping[str, str] | None = None) -> Mapping[str, str]:
@@ -201,6 +207,8 @@ class TrackerConfig:
     url: str | None = None  # GitHub Enterprise API URL or self-hosted GitLab URL
     label: str = "carryover"
     token_env: str | None = None  # defaults per tracker: GITHUB_TOKEN / GITLAB_TOKEN
+    #: the adapter's own settings (``[session.tracker.options]``), typed TOML values
+    options: Mapping[str, OptionValue] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

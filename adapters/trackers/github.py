@@ -28,6 +28,7 @@ from coordinator.tracker import (
     Issue,
     IssueTracker,
     PullRequest,
+    tracker_options,
 )
 
 try:
@@ -45,6 +46,14 @@ __all__ = ["DEFAULT_BASE_URL", "GitHubTracker"]
 
 DEFAULT_BASE_URL = "https://api.github.com"
 _T = TypeVar("_T")
+#: ``[session.tracker.options]`` the GitHub tracker accepts
+_OPTIONS: dict[str, type | tuple[type, ...]] = {
+    "timeout": float,
+    "per_page": int,
+    "request_interval": float,
+    "write_interval": float,
+    "label_color": str,
+}
 
 
 class GitHubTracker(IssueTracker):
@@ -95,11 +104,17 @@ class GitHubTracker(IssueTracker):
 
     @classmethod
     def from_config(cls, config: TrackerConfig, *, root: Path) -> GitHubTracker:
-        """``config.repository`` is ``owner/name``; ``config.url`` the Enterprise API URL."""
+        """``config.repository`` is ``owner/name``; ``config.url`` the Enterprise API URL;
+        ``config.options`` may set timeout, per_page, request_interval, write_interval and
+        label_color."""
         if not config.repository:
             raise ConfigurationError("the GitHub tracker needs repository = 'owner/name'")
+        options: dict[str, Any] = dict(tracker_options(config, _OPTIONS))
         return cls(
-            config.repository, base_url=config.url, token_env=config.token_env or "GITHUB_TOKEN"
+            config.repository,
+            base_url=config.url,
+            token_env=config.token_env or "GITHUB_TOKEN",
+            **options,  # checked against _OPTIONS
         )
 
     def list_issues(self, label: str) -> list[Issue]:

@@ -27,6 +27,7 @@ from coordinator.tracker import (
     Issue,
     IssueTracker,
     PullRequest,
+    tracker_options,
 )
 
 try:
@@ -44,6 +45,12 @@ __all__ = ["DEFAULT_URL", "GitLabTracker"]
 
 DEFAULT_URL = "https://gitlab.com"
 _T = TypeVar("_T")
+#: ``[session.tracker.options]`` the GitLab tracker accepts
+_OPTIONS: dict[str, type | tuple[type, ...]] = {
+    "timeout": float,
+    "per_page": int,
+    "label_color": str,
+}
 _NO_SDK_RETRY: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": False}
 
 
@@ -91,10 +98,17 @@ class GitLabTracker(IssueTracker):
 
     @classmethod
     def from_config(cls, config: TrackerConfig, *, root: Path) -> GitLabTracker:
-        """``config.repository`` is the project path; ``config.url`` a self-hosted URL."""
+        """``config.repository`` is the project path; ``config.url`` a self-hosted URL;
+        ``config.options`` may set timeout, per_page and label_color."""
         if not config.repository:
             raise ConfigurationError("the GitLab tracker needs repository = 'group/project'")
-        return cls(config.repository, url=config.url, token_env=config.token_env or "GITLAB_TOKEN")
+        options: dict[str, Any] = dict(tracker_options(config, _OPTIONS))
+        return cls(
+            config.repository,
+            url=config.url,
+            token_env=config.token_env or "GITLAB_TOKEN",
+            **options,  # checked against _OPTIONS
+        )
 
     def list_issues(self, label: str) -> list[Issue]:
         def read() -> list[Issue]:

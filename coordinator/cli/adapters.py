@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-__all__ = ["register"]
+__all__ = ["add_tracker_option", "parse_option", "register"]
 
 _PROBE_TIMEOUT = 20.0
 
@@ -47,6 +47,51 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     check.add_argument("--repo", type=Path, default=None, help="repository root (default: cwd)")
     check.add_argument("--json", action="store_true", help="print JSON")
     check.set_defaults(handler=_check)
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with VALUE read as a TOML value (``3``, ``true``, ``["a"]``), else a
+    string: ``--tracker-option timeout=5`` is the integer 5, ``url=x`` the string "x"."""
+    import tomllib
+
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    if isinstance(value, list):
+        value = tuple(str(item) for item in value)
+    return key.strip(), value
+
+
+def add_tracker_option(parser: argparse.ArgumentParser) -> None:
+    """``--tracker-option KEY=VALUE`` (repeatable): one of the tracker's ``options``."""
+    parser.add_argument(
+        "--tracker-option",
+        dest="tracker_options",
+        metavar="KEY=VALUE",
+        type=parse_option,
+        action="append",
+        default=[],
+        help="a tracker setting, as in [session.tracker.options] (repeatable; VALUE is "
+        'read as TOML: 5, true, "text"; anything else is a string)',
+    )
+
+
+def tracker_config(config: Any, args: argparse.Namespace) -> Any:
+    """``config`` with ``--tracker`` and ``--tracker-option`` applied."""
+    from dataclasses import replace
+    from types import MappingProxyType
+
+    kind = getattr(args, "tracker", None) or config.kind
+    pairs = getattr(args, "tracker_options", None) or []
+    if kind != config.kind:
+        config = replace(config, kind=kind, options=MappingProxyType({}))
+    if pairs:
+        config = replace(config, options=MappingProxyType({**config.options, **dict(pairs)}))
+    return config
 
 
 def _rows() -> list[dict[str, Any]]:

@@ -68,6 +68,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _where(resume)
     resume.add_argument("--runner", help="run every task with this runner")
     resume.add_argument("--tracker", help="file carryovers with this tracker")
+    from coordinator.cli.adapters import add_tracker_option
+
+    add_tracker_option(resume)
     resume.set_defaults(handler=_resume)
 
     kill = subparsers.add_parser(
@@ -153,6 +156,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
         default=Path.cwd(),
         help="the repository (default: the current directory)",
     )
+    from coordinator.cli.adapters import add_tracker_option
+
+    add_tracker_option(parser)
 
 
 def _runner(plan: Plan, name: str | None) -> AgentRunner | None:
@@ -164,21 +170,21 @@ def _runner(plan: Plan, name: str | None) -> AgentRunner | None:
     return build_runner(plan.runners.get(name) or RunnerSpec(name=name, kind=name))
 
 
-def _tracker(plan: Plan, name: str | None, repo: Path) -> IssueTracker | None:
-    if not name:
+def _tracker(plan: Plan, args: argparse.Namespace) -> IssueTracker | None:
+    if not args.tracker and not args.tracker_options:
         return None
-    from dataclasses import replace
-
+    from coordinator.cli.adapters import tracker_config
     from coordinator.tracker import open_tracker
 
-    return open_tracker(replace(plan.session.tracker, kind=name), root=repo.resolve())
+    return open_tracker(tracker_config(plan.session.tracker, args), root=args.repo.resolve())
 
 
 def _adapters(plan: Plan, args: argparse.Namespace) -> Adapters:
     """The plan's tracker and runners, built before anything runs (errors name the field)."""
-    from coordinator.preflight import build_adapters, with_tracker_kind
+    from coordinator.cli.adapters import tracker_config
+    from coordinator.preflight import build_adapters
 
-    tracker = with_tracker_kind(plan.session.tracker, getattr(args, "tracker", None))
+    tracker = tracker_config(plan.session.tracker, args)
     return build_adapters(
         plan, root=args.repo.resolve(), runner=getattr(args, "runner", None), tracker=tracker
     )
@@ -325,7 +331,7 @@ def _resume(args: argparse.Namespace) -> int:
         args.repo,
         probe.session_id,
         runner=_runner(probe.plan, args.runner),
-        tracker=_tracker(probe.plan, args.tracker, args.repo),
+        tracker=_tracker(probe.plan, args),
     )
     return _report(anyio.run(session.resume))
 

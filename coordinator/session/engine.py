@@ -293,6 +293,7 @@ class Session:
                 session=self.session_id,
                 label=self.plan.session.tracker.label,
                 events=self.store.events,
+                lock_path=self.repo / ".seawall" / "carryover.lock",
             )
         return self._filer
 

@@ -593,12 +593,34 @@ class WaveSteps:
             resolutions=wave.resolutions,
             dropped=wave.dropped,
         )
+        await self._close_landed(wave)
         line = f"wave {wave.number}: merged {len(merged)} agent(s) into {branch}"
         if wave.resolutions:
             line += f", {len(wave.resolutions)} conflict(s) resolved by policy"
         if wave.dropped:
             line += f", dropped {', '.join(d['task'] for d in wave.dropped)}"
         self.progress.log(line.removeprefix("seawall: "))
+
+    async def _close_landed(self, wave: WaveRecord) -> None:
+        """Landed tasks close their open carryover issues (from this or an earlier session)."""
+        from coordinator.carryover import plan_identity
+        from coordinator.closing import close_landed_wave
+
+        lines: list[str] = []
+
+        def close() -> Any:
+            return close_landed_wave(
+                self.session.filer(),
+                plan=plan_identity(self.session.plan),
+                wave=wave,
+                branch=self.state.target_branch,
+                events=self.events,
+                log=lines.append,
+            )
+
+        await anyio.to_thread.run_sync(close)
+        for line in lines:
+            self.progress.log(line)
 
     def _halt_on_conflict(self, wave: WaveRecord, detail: str, head: str | None) -> bool:
         """Halt the session on the wave breaker's merge-conflict trigger; the wave stays
