@@ -8,9 +8,11 @@ here; submodules hold the details. Names load on first use, so importing ``coord
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a start-up cost)
 if TYPE_CHECKING:
+    from typing import Any
+
     from coordinator.carryover import (
         Carryover,
         CarryoverFiler,

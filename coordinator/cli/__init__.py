@@ -2,7 +2,10 @@
 
 A group module exposes ``register(subparsers)``; it adds its parsers and sets a
 ``handler`` default: a function taking the parsed namespace and returning an exit code.
-Heavy imports happen inside handlers, so ``seawall hook ...`` starts fast.
+Only the module of the command being run is imported and only its parser built
+(``COMMANDS`` says which module registers which command; a test keeps it true), and
+heavy imports happen inside handlers, so ``seawall hook ...`` and ``--version`` start
+fast. ``--help`` and an unknown command build every parser.
 """
 
 from __future__ import annotations
@@ -10,10 +13,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
-from typing import Any
 
+from coordinator import faults
 from coordinator.errors import SeawallError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 __all__ = ["build_parser", "main"]
 
@@ -24,21 +31,39 @@ COMMAND_MODULES = (
     "coordinator.cli.carryover",
     "coordinator.cli.hooks",
     "coordinator.cli.unattended",
+    "coordinator.cli.lead",
     "coordinator.cli.adapters",
 )
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+COMMANDS: dict[str, str] = {
+    "plan": "coordinator.cli.plan",
+    "prompt": "coordinator.cli.plan",
+    "run": "coordinator.cli.session",
+    "demo": "coordinator.cli.session",
+    "status": "coordinator.cli.session",
+    "resume": "coordinator.cli.session",
+    "kill": "coordinator.cli.session",
+    "reset": "coordinator.cli.session",
+    "wave": "coordinator.cli.session",
+    "worktrees": "coordinator.cli.worktrees",
+    "carryover": "coordinator.cli.carryover",
+    "hook": "coordinator.cli.hooks",
+    "hooks": "coordinator.cli.hooks",
+    "runner": "coordinator.cli.unattended",
+    "next": "coordinator.cli.lead",
+    "mcp": "coordinator.cli.lead",
+}
 
-    try:
-        return version("seawall")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "0+unknown"
+
+def _version() -> str:
+    from coordinator.version import __version__
+
+    return __version__
 
 
 class _VersionAction(argparse.Action):
-    """``--version``, reading the installed version only when asked (it costs an import)."""
+    """``--version``: the version is a constant of the package, no metadata lookup."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
@@ -65,15 +90,20 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    # the hook commands run on every tool call of an agent: build only their parser
-    fast = argv[:1] in (["hook"], ["hooks"])
-    parser = build_parser(("coordinator.cli.hooks",) if fast else COMMAND_MODULES)
+    module = COMMANDS.get(argv[0]) if argv else None
+    if module is not None:  # build only the parser of the command being run
+        parser = build_parser((module,))
+    elif argv == ["--version"]:
+        parser = build_parser(())
+    else:
+        parser = build_parser(COMMAND_MODULES)
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return 2
     try:
+        faults.arm_from_environment()
         code: int = handler(args)
     except SeawallError as exc:
         print(f"seawall: error: {exc}", file=sys.stderr)
@@ -84,6 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`seawall plan | head`)
         sys.stderr.close()
         return 0
+    finally:
+        faults.disarm()
     return code
 
 

@@ -391,17 +391,17 @@ def _wave_prepare(args: argparse.Namespace) -> int:
 def _wave_review(args: argparse.Namespace) -> int:
     import anyio
 
-    from coordinator.errors import ConfigurationError
+    from coordinator.errors import StateError
+    from coordinator.lead.steps import dispatched_tasks, parse_outputs, read_outputs
 
-    raw = args.input.read_text(encoding="utf-8") if args.input else sys.stdin.read()
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ConfigurationError(f"wave review: the input is not JSON: {exc}") from exc
-    outputs = data.get("outputs", data) if isinstance(data, dict) else None
-    if not isinstance(outputs, dict) or not all(isinstance(v, str) for v in outputs.values()):
-        raise ConfigurationError('wave review: expected {"outputs": {"TASK": "final text"}}')
+    data = read_outputs(args.input, None if args.input else sys.stdin.read())
+    where = str(args.input) if args.input else "standard input"
+    parse_outputs(data, None, where=where)  # the shape first: no session is needed for that
     session = _open(args)
+    waiting = dispatched_tasks(session)
+    if waiting is None:
+        raise StateError("no prepared wave is waiting for review; run `wave prepare` first")
+    outputs = parse_outputs(data, waiting, where=where)
     report = anyio.run(session.review_wave, outputs)
     print(json.dumps(report, indent=2))
     return 0

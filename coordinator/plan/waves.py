@@ -10,7 +10,7 @@ from coordinator.model import CollisionRisk, Enforcement, Isolation, Plan, Sessi
 
 __all__ = ["build_graph", "plan_waves", "task_generations"]
 
-_RISK_ORDER = {CollisionRisk.LOW: 0, CollisionRisk.MEDIUM: 1, CollisionRisk.HIGH: 2}
+_HIGHEST_FIRST = (CollisionRisk.HIGH, CollisionRisk.MEDIUM)
 
 
 def build_graph(tasks: Sequence[Task]) -> nx.DiGraph[str]:
@@ -27,20 +27,16 @@ def task_generations(tasks: Sequence[Task]) -> list[list[Task]]:
     Dependencies on tasks not in ``tasks`` (already done) are ignored.
     """
     by_id = {task.id: task for task in tasks}
-    order = {task.id: index for index, task in enumerate(tasks)}
-    graph = build_graph([_local(task, by_id) for task in tasks])
+    graph: nx.DiGraph[str] = nx.DiGraph()
+    graph.add_nodes_from(by_id)
+    graph.add_edges_from((dep, task.id) for task in tasks for dep in task.depends_on)
+    if len(graph) != len(by_id):  # dependencies on tasks already done: not part of this graph
+        graph.remove_nodes_from([node for node in graph if node not in by_id])
+    order = {task_id: index for index, task_id in enumerate(by_id)}
     return [
         [by_id[task_id] for task_id in sorted(generation, key=order.__getitem__)]
         for generation in nx.topological_generations(graph)
     ]
-
-
-def _local(task: Task, by_id: dict[str, Task]) -> Task:
-    if all(dep in by_id for dep in task.depends_on):
-        return task
-    return Task(
-        id=task.id, prompt=task.prompt, depends_on=tuple(d for d in task.depends_on if d in by_id)
-    )
 
 
 def plan_waves(plan: Plan, *, first_wave: int = 1, base_is_stale: bool = False) -> tuple[Wave, ...]:
@@ -63,15 +59,40 @@ def plan_task_waves(
     """Plan waves for an arbitrary task list (used again for re-planning mid-session)."""
     cap = session.max_agents_per_wave
     waves: list[Wave] = []
+    decided: dict[tuple[int, CollisionRisk], Wave] = {}  # one decision per wave shape
     for generation in task_generations(tasks):
         for start in range(0, len(generation), cap):
             chunk = tuple(generation[start : start + cap])
-            waves.append(
-                make_wave(
-                    chunk, session, number=first_wave + len(waves), base_is_stale=base_is_stale
+            number = first_wave + len(waves)
+            key = (len(chunk), _risk(chunk))
+            like = decided.get(key)
+            if like is None:
+                like = decided[key] = make_wave(
+                    chunk, session, number=number, base_is_stale=base_is_stale
                 )
-            )
+                waves.append(like)
+            else:
+                waves.append(
+                    Wave(
+                        number=number,
+                        tasks=chunk,
+                        isolation=like.isolation,
+                        enforcement=like.enforcement,
+                        max_turns=like.max_turns,
+                        isolation_reason=like.isolation_reason,
+                        enforcement_reason=like.enforcement_reason,
+                    )
+                )
     return tuple(waves)
+
+
+def _risk(tasks: Sequence[Task]) -> CollisionRisk:
+    """The highest collision risk among ``tasks`` (LOW for none)."""
+    risks = {task.collision_risk for task in tasks}
+    for risk in _HIGHEST_FIRST:
+        if risk in risks:
+            return risk
+    return CollisionRisk.LOW
 
 
 def make_wave(
@@ -86,11 +107,7 @@ def make_wave(
     """A wave of ``tasks`` with isolation and enforcement resolved for it."""
     from coordinator.isolation import explain_enforcement, explain_isolation
 
-    risk = max(
-        (task.collision_risk for task in tasks),
-        key=_RISK_ORDER.__getitem__,
-        default=CollisionRisk.LOW,
-    )
+    risk = _risk(tasks)
     if isolation is None:
         resolved = explain_isolation(
             agent_count=len(tasks),

@@ -28,8 +28,9 @@ from coordinator.tail import TranscriptTailer
 from coordinator.telemetry import EventLog
 from coordinator.transcripts import TranscriptReader
 from tests.bench.harness import BenchResult, best_of
+from tests.fixtures_path import TRANSCRIPTS
 
-ROOT = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts"
+ROOT = TRANSCRIPTS
 WORKSPACE = Path("/nonexistent/bench-repo")
 
 

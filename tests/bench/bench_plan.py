@@ -1,14 +1,25 @@
-"""Planning a 10,000-task DAG, against networkx's own topological generations."""
+"""Planning a 10,000-task DAG, against networkx building the same graph and its generations.
+
+The fair baseline does the graph work any planner must do (build the DAG from the
+tasks, then ``nx.topological_generations``); seawall's figure adds what is its own:
+plan order within each generation, the wave cap, and isolation and enforcement per wave.
+The two are timed alternately, best of many, so a busy machine slows both alike.
+"""
 
 from __future__ import annotations
 
+import gc
 import random
+import time
+from collections.abc import Callable
 
 import networkx as nx
 
 from coordinator.model import SessionConfig, Task
 from coordinator.plan.waves import build_graph, plan_task_waves
-from tests.bench.harness import BenchResult, best_of
+from tests.bench.harness import BenchResult
+
+TARGET = 1.2
 
 
 def _tasks(count: int, seed: int = 7) -> list[Task]:
@@ -20,20 +31,42 @@ def _tasks(count: int, seed: int = 7) -> list[Task]:
     return tasks
 
 
+def _alternating(rounds: int, *funcs: Callable[[], object]) -> list[float]:
+    """The best time of each function over ``rounds`` rounds, run one after the other.
+
+    Each call starts from a collected heap, so one function's garbage is not another's
+    collection pause.
+    """
+    best = [float("inf")] * len(funcs)
+    for _ in range(rounds):
+        for index, func in enumerate(funcs):
+            gc.collect()
+            start = time.perf_counter()
+            func()
+            best[index] = min(best[index], time.perf_counter() - start)
+    return best
+
+
 def run() -> list[BenchResult]:
     tasks = _tasks(10_000)
     session = SessionConfig(max_agents_per_wave=8)
+    ours, fair = _alternating(
+        15,
+        lambda: plan_task_waves(tasks, session),
+        lambda: list(nx.topological_generations(build_graph(tasks))),
+    )
     graph = build_graph(tasks)
-    ours = best_of(3, lambda: plan_task_waves(tasks, session))
-    baseline = best_of(3, lambda: list(nx.topological_generations(graph)))
+    (generations_only,) = _alternating(5, lambda: list(nx.topological_generations(graph)))
     waves = plan_task_waves(tasks, session)
     return [
         BenchResult(
             name="plan 10,000-task DAG into waves",
             figure=ours * 1000,
-            baseline=baseline * 1000,
+            baseline=fair * 1000,
             unit="ms",
-            baseline_name="nx.topological_generations",
-            note=f"{len(waves)} waves; ours includes graph build, ordering, caps, isolation",
+            baseline_name="networkx graph build + topological_generations",
+            target=f"<= {TARGET}",
+            note=f"{len(waves)} waves; generations alone on a built graph "
+            f"{generations_only * 1000:.1f} ms",
         )
     ]

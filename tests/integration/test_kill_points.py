@@ -23,6 +23,8 @@ from coordinator.state.render import render_state_md
 from coordinator.state.store import load_state
 from tests.integration.sessionkit import git, make_repo, seawall, show, write_plan
 
+pytestmark = pytest.mark.slow
+
 CHECK = (
     "import os, pathlib, time\n"
     "mark = pathlib.Path(os.environ['KILL_TEST_DIR']) / 'check-started'\n"

@@ -21,11 +21,12 @@ from coordinator.breakers import AgentBreaker, BreakerKind, Trip
 from coordinator.events import ToolResult
 from coordinator.stagnation import GIT_WRITES, AgentMonitor, Finding, Pattern
 from coordinator.transcripts import parse_file
+from tests.fixtures_path import TRANSCRIPTS, transcripts_present
 
-ROOT = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts"
+ROOT = TRANSCRIPTS
 FILES = sorted(
     path for path in ROOT.rglob("*") if path.is_file() and path.suffix in (".jsonl", ".txt")
-) if ROOT.is_dir() else []  # fmt: skip
+) if transcripts_present() else []  # fmt: skip
 
 pytestmark = pytest.mark.skipif(
     not FILES, reason=f"real transcripts not found at {ROOT} (a clone without ../shared)"

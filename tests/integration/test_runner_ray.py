@@ -36,7 +36,7 @@ from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
 from coordinator.testing.runners import AgentRunnerContract
 
 # Ray 2.60 on Python 3.11 emits no warning here under -W error; none is filtered.
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 FAKE_BIN = Path(__file__).resolve().parents[1] / "fakes" / "bin"
 SESSION = "rs1"

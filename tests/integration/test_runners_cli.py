@@ -16,13 +16,14 @@ from coordinator.events import Event, Final, ToolCall, ToolResult, Usage
 from coordinator.model import RunnerSpec
 from coordinator.runner import AgentRequest, build_runner
 from coordinator.transcripts import parse_file
+from tests.fixtures_path import TRANSCRIPTS, transcripts_present
 
 pytestmark = pytest.mark.anyio
 
 FAKE_BIN = Path(__file__).resolve().parents[1] / "fakes" / "bin"
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts"
+FIXTURES = TRANSCRIPTS
 needs_fixtures = pytest.mark.skipif(
-    not FIXTURES.is_dir(), reason=f"real transcripts not present at {FIXTURES}"
+    not transcripts_present(), reason=f"real transcripts not present at {FIXTURES}"
 )
 
 

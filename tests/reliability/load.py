@@ -101,7 +101,7 @@ def make_agent(figures: LoadFigures, steps: int, probe: str | None) -> CallableR
             await anyio.lowlevel.checkpoint()
         return "STATUS: done — load"
 
-    return CallableRunner(agent)  # type: ignore[arg-type]
+    return CallableRunner(agent)
 
 
 def run_load(

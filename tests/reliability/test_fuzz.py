@@ -136,7 +136,8 @@ def mutated_records(draw: st.DrawFn) -> dict[str, Any]:
             record = _replace(record, parent_path, parent)
     if not isinstance(record, dict):
         record = {"type": "assistant", "message": record}
-    return record
+    result: dict[str, Any] = record
+    return result
 
 
 LINES = st.one_of(
@@ -281,7 +282,8 @@ def plan_documents(draw: st.DrawFn) -> str:
     for _ in range(draw(st.integers(0, 4))):
         keys = draw(st.lists(st.sampled_from(TASK_KEYS), unique=True, max_size=7))
         tasks.append({key: draw(_value(key)) for key in keys})
-    if tasks or draw(st.booleans()):
+    keep_tasks: bool = bool(tasks) or draw(st.booleans())
+    if keep_tasks:
         data["task"] = tasks if draw(st.integers(0, 9)) else draw(JSON_VALUES)
     if draw(st.integers(0, 9)) == 0:
         data[draw(st.text(max_size=8))] = draw(JSON_VALUES)

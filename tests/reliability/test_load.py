@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from coordinator.breakers.agent import AgentBreaker
 from coordinator.events import ToolCall, ToolResult
 from coordinator.model import BreakerLimits
 from tests.reliability.load import check_load, run_load
+
+pytestmark = pytest.mark.slow
 
 
 def test_100_agents_x_1000_events_lose_nothing_and_trip_only_the_loopers(

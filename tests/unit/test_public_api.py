@@ -42,7 +42,7 @@ def test_every_name_resolves_to_a_public_object() -> None:
 
 def test_unknown_name_is_an_attribute_error() -> None:
     try:
-        coordinator.nothing_here  # type: ignore[attr-defined]  # noqa: B018
+        coordinator.nothing_here  # noqa: B018
     except AttributeError as exc:
         assert "nothing_here" in str(exc)
     else:  # pragma: no cover

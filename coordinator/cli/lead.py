@@ -1,0 +1,66 @@
+"""``seawall next`` (the lead agent's one loop step) and ``seawall mcp`` (the MCP server)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    nxt = subparsers.add_parser(
+        "next",
+        help="the one step a lead agent loops on: prepare, review, or finish",
+        description="Step mode in one command. Without --input: prepare the next wave (or "
+        "show the wave waiting for review again). With --input (or - for standard input): "
+        'review the dispatched wave from {"outputs": {"TASK": "final text"}}, merge it, and '
+        'prepare the next. When nothing is left the answer says "done": true. The answer '
+        "is JSON (schema seawall.next/1).",
+    )
+    nxt.add_argument("plan", nargs="?", type=Path, help="the plan file (to start a session)")
+    nxt.add_argument(
+        "--input",
+        help="the outputs document: a file, or - for standard input",
+    )
+    nxt.add_argument("--json", action="store_true", help="print JSON (the default)")
+    nxt.add_argument("--repo", type=Path, default=Path.cwd(), help="the repository (default: here)")
+    nxt.add_argument("--session", help="the session id (default: the newest unfinished)")
+    nxt.set_defaults(handler=_next)
+
+    mcp = subparsers.add_parser(
+        "mcp",
+        help="serve seawall's step mode to a lead agent over MCP (stdio)",
+        description="A Model Context Protocol server on standard input and output: tools "
+        "for plan, next, status, trips, reset and carryovers, and each session's STATE.md "
+        "as a resource. Needs the mcp extra: pip install 'seawall[mcp]'.",
+    )
+    mcp.add_argument("--repo", type=Path, default=Path.cwd(), help="the repository (default: here)")
+    mcp.set_defaults(handler=_mcp)
+
+
+def _next(args: argparse.Namespace) -> int:
+    import anyio
+
+    from coordinator.lead.session import open_for_lead
+    from coordinator.lead.steps import next_step, read_outputs
+
+    data: object | None = None
+    if args.input is not None:
+        if args.input == "-":
+            data = read_outputs(None, sys.stdin.read())
+        else:
+            data = read_outputs(Path(args.input))
+    session = open_for_lead(args.repo, plan=args.plan, session_id=args.session)
+    answer = anyio.run(next_step, session, data)
+    print(json.dumps(answer, indent=2))
+    return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from coordinator.lead.mcp import serve
+
+    serve(Path(args.repo))
+    return 0

@@ -1,0 +1,155 @@
+"""``seawall mcp``: seawall's step mode as a Model Context Protocol server (stdio).
+
+Each tool runs the same ``seawall`` command a person or a shell-driving lead would run,
+with ``--json``, in a child process, and answers with that command's JSON: the MCP
+server adds no behaviour of its own, so what a lead sees through MCP and through the
+command line cannot drift apart, and a failure in one call (an error, even a crash)
+leaves the server serving. A command's error is a tool error carrying its message.
+The session's STATE.md is a resource, ``seawall://sessions/{session}/STATE.md``.
+
+Needs the ``mcp`` extra (``pip install 'seawall[mcp]'``): the official MCP SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from coordinator.errors import MissingExtraError, StateError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+__all__ = ["build_server", "run_command", "run_text", "serve"]
+
+INSTRUCTIONS = """\
+seawall runs a coding session as waves of agents that you dispatch yourself.
+Loop: call `next` with the plan path; dispatch every agent of the returned wave with its
+prompt, in its workspace; call `next` again with {"TASK": "final message"} as outputs;
+repeat until the answer says done. `status` shows the session, `trips` the agents a
+breaker stopped, `reset` clears one after review, `carryovers` lists the open issues."""
+
+COMMAND_TIMEOUT_S = 3600.0  # a review merges and runs the checks: allow it time
+
+
+def run_text(repo: Path, args: list[str], stdin: str | None = None) -> str:
+    """Run ``seawall ARGS`` in ``repo`` and return what it printed; raise on failure."""
+    done = subprocess.run(
+        [sys.executable, "-m", "coordinator", *args],
+        cwd=repo,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT_S,
+        check=False,
+    )
+    if done.returncode != 0:
+        message = done.stderr.strip().removeprefix("seawall: error: ") or (
+            f"seawall {' '.join(args)} exited with {done.returncode}"
+        )
+        raise StateError(message)
+    return done.stdout
+
+
+def run_command(repo: Path, args: list[str], stdin: str | None = None) -> Any:
+    """Run ``seawall ARGS`` in ``repo`` and return its JSON answer; raise on failure."""
+    out = run_text(repo, args, stdin)
+    try:
+        return json.loads(out)
+    except json.JSONDecodeError:
+        raise StateError(f"seawall {' '.join(args)} printed no JSON: {out[:200]!r}") from None
+
+
+def _where(repo: Path, session: str | None) -> list[str]:
+    return ["--repo", str(repo), *(["--session", session] if session else [])]
+
+
+def build_server(repo: Path) -> MCPServer:
+    """The MCP server for the repository ``repo``."""
+    try:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+    except ImportError as exc:
+        raise MissingExtraError(package="mcp", extra="mcp", purpose="seawall mcp") from exc
+    root = Path(repo).resolve()
+    server: MCPServer = MCPServer("seawall", instructions=INSTRUCTIONS)
+
+    def call(args: list[str], stdin: str | None = None) -> Any:
+        try:
+            return run_command(root, args, stdin)
+        except (StateError, subprocess.TimeoutExpired) as exc:
+            raise ToolError(str(exc)) from exc
+
+    @server.tool(description="The waves a plan file makes, with isolation and scope per wave.")
+    def plan(plan: str) -> dict[str, Any]:
+        result: dict[str, Any] = call(["plan", plan, "--json"])
+        return result
+
+    @server.tool(
+        name="next",
+        description="One step of the wave loop. Without outputs: prepare the next wave (the "
+        "plan path starts a session). With outputs (task id -> the agent's final message): "
+        "review and merge the dispatched wave, then prepare the next. Says done when "
+        "nothing is left.",
+    )
+    def next_(
+        plan: str | None = None,
+        outputs: dict[str, str] | None = None,
+        session: str | None = None,
+    ) -> dict[str, Any]:
+        args = ["next", *([plan] if plan else []), "--json", *_where(root, session)]
+        stdin = None
+        if outputs is not None:
+            args += ["--input", "-"]
+            stdin = json.dumps({"outputs": outputs})
+        result: dict[str, Any] = call(args, stdin)
+        return result
+
+    @server.tool(description="The session's waves and agents: status, summary, merged, issue.")
+    def status(session: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = call(["status", "--json", *_where(root, session)])
+        return result
+
+    @server.tool(description="The agents a breaker stopped (status blocked), with the reason.")
+    def trips(session: str | None = None) -> list[dict[str, Any]]:
+        state = call(["status", "--json", *_where(root, session)])
+        return [
+            {"wave": wave["number"], "task": agent["task"], "reason": agent["summary"]}
+            for wave in state.get("waves", [])
+            for agent in wave.get("agents", [])
+            if agent.get("status") == "blocked"
+        ]
+
+    @server.tool(description="Clear an agent's tripped breaker after you reviewed the cause.")
+    def reset(agent: str, session: str | None = None) -> dict[str, Any]:
+        try:
+            message = run_text(root, ["reset", "--agent", agent, *_where(root, session)])
+        except (StateError, subprocess.TimeoutExpired) as exc:
+            raise ToolError(str(exc)) from exc
+        return {"agent": agent, "message": message.strip()}
+
+    @server.tool(description="The open carryover issues of this repository's tracker.")
+    def carryovers() -> Any:
+        return call(["carryover", "list", "--json", "--repo", str(root)])
+
+    @server.resource(
+        "seawall://sessions/{session}/STATE.md",
+        name="STATE.md",
+        description="The session's state, rendered for people.",
+        mime_type="text/markdown",
+    )
+    def state_md(session: str) -> str:
+        path = root / ".seawall" / session / "STATE.md"
+        if "/" in session or session.startswith(".") or not path.is_file():
+            raise ToolError(f"no STATE.md for session {session!r} in {root}/.seawall")
+        return path.read_text(encoding="utf-8")
+
+    return server
+
+
+def serve(repo: Path) -> None:
+    """Serve ``repo`` over standard input and output until the client goes away."""
+    build_server(repo).run("stdio")

@@ -1,0 +1,44 @@
+"""Opening the session a lead agent works in: a new one from a plan, or the newest one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from coordinator.errors import ConfigurationError
+from coordinator.plan import load_plan
+from coordinator.session.engine import Session
+from coordinator.state.store import latest_session
+
+__all__ = ["open_for_lead"]
+
+
+def open_for_lead(
+    repo: Path, *, plan: Path | None = None, session_id: str | None = None
+) -> Session:
+    """The session to step: from ``plan`` when no unfinished session exists, else reopened.
+
+    A plan given while an unfinished session of the repository exists continues that
+    session (a lead that repeats its first command must not start a second session); a
+    different plan file is an error that names both.
+    """
+    root = Path(repo).resolve()
+    existing = session_id or latest_session(root, unfinished=True)
+    if existing is not None:
+        session = Session.open(root, existing)
+        if plan is not None:
+            recorded = session.state.plan_path if session.state else ""
+            if recorded and Path(recorded).resolve() != plan.resolve():
+                raise ConfigurationError(
+                    f"{plan}: session {existing} of {root} is still unfinished with plan "
+                    f"{recorded}; finish it (or `seawall kill --session {existing}`) first"
+                )
+        return session
+    if plan is None:
+        raise ConfigurationError(
+            f"no unfinished seawall session in {root}: give the plan file to start one"
+        )
+    try:
+        text = plan.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigurationError(f"{plan}: no such plan file") from None
+    return Session(load_plan(plan), repo=root, plan_text=text)

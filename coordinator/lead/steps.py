@@ -1,0 +1,158 @@
+"""``seawall next``: the one step a lead agent loops on, and the checks on what it hands back.
+
+The loop, whole::
+
+    seawall next PLAN --json                       # prepares wave 1: prompts, workspaces
+    # ... dispatch each agent, collect its final text ...
+    seawall next --json --input outputs.json       # reviews and merges; prepares the next
+    # ... until the answer says "done": true
+
+``next_step`` decides from the ledger what comes next: with outputs for the dispatched
+wave it reviews that wave (and then prepares the next one, so one call moves the loop a
+whole step); with a wave dispatched and no outputs it shows that wave again (a lead that
+lost its context can ask again); otherwise it prepares the next wave; when nothing is
+left it finishes the session. Every answer carries ``"schema"`` and ``"action"``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from coordinator.errors import ConfigurationError, StateError
+from coordinator.session.engine import Session
+from coordinator.state.ledger import WavePhase
+
+__all__ = ["NEXT_SCHEMA", "dispatched_tasks", "next_step", "parse_outputs", "read_outputs"]
+
+NEXT_SCHEMA = "seawall.next/1"
+
+
+def read_outputs(path: Path | None, stdin_text: str | None = None) -> object:
+    """The lead's JSON, from ``path`` or the given standard input text, parsed."""
+    where = str(path) if path is not None else "standard input"
+    if path is not None:
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConfigurationError(f"--input {path}: no such file") from None
+        except OSError as exc:
+            raise ConfigurationError(f"--input {path}: cannot be read: {exc.strerror}") from None
+    else:
+        raw = stdin_text or ""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"{where}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+
+
+def parse_outputs(
+    data: object, tasks: Iterable[str] | None, *, where: str = "input"
+) -> dict[str, str]:
+    """Check the lead's ``{"outputs": {"TASK": "final text"}}`` against the wave's tasks.
+
+    The ``outputs`` wrapper is required (a bare mapping is refused: it is too easily a
+    different document), every key must be a task of the dispatched wave (a misspelt id
+    would otherwise leave the real task without output and merge it as partial), and
+    every value must be a string. A task with no entry is reviewed as having given no
+    output, which the review reports. ``tasks`` None checks the shape alone.
+    """
+    known = None if tasks is None else list(tasks)
+    if not isinstance(data, Mapping) or "outputs" not in data:
+        got = (
+            f"an object with keys {sorted(map(str, data))}"
+            if isinstance(data, Mapping)
+            else (f"a JSON {type(data).__name__}")
+        )
+        raise ConfigurationError(
+            f'{where}: expected {{"outputs": {{"TASK": "final text", ...}}}}, got {got}'
+        )
+    extra = sorted(str(key) for key in data if key != "outputs")
+    if extra:
+        raise ConfigurationError(f"{where}: unknown key {extra[0]!r}; only 'outputs' is read")
+    outputs = data["outputs"]
+    if not isinstance(outputs, Mapping):
+        raise ConfigurationError(f"{where}: outputs must be an object of task id to final text")
+    checked: dict[str, str] = {}
+    for task, text in outputs.items():
+        if known is not None and task not in known:
+            close = difflib.get_close_matches(str(task), known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigurationError(
+                f"{where}: outputs.{task}: not a task of the dispatched wave "
+                f"({', '.join(known) or 'none'}){hint}"
+            )
+        if not isinstance(text, str):
+            raise ConfigurationError(
+                f"{where}: outputs.{task}: the final text must be a string, "
+                f"not {type(text).__name__}"
+            )
+        checked[str(task)] = text
+    return checked
+
+
+def dispatched_tasks(session: Session) -> list[str] | None:
+    """The task ids of the wave waiting for review, or None when no wave waits."""
+    if session.state is None:
+        if not session.store.exists():
+            return None
+        session.state = session.store.load()
+    wave = session.state.current_wave
+    if wave is None or wave.phase is not WavePhase.DISPATCHED:
+        return None
+    return [agent.task for agent in wave.agents]
+
+
+async def next_step(session: Session, data: object | None = None) -> dict[str, Any]:
+    """Move the lead's loop one step; ``data`` is the lead's outputs document, if any."""
+    waiting = dispatched_tasks(session)
+    review: dict[str, Any] | None = None
+    if data is not None:
+        if waiting is None:
+            raise StateError(
+                f"session {session.session_id}: outputs were given but no wave is waiting "
+                "for review; run `seawall next` without --input to prepare one"
+            )
+        outputs = parse_outputs(data, waiting)
+        review = await session.review_wave(outputs)
+    elif waiting is not None:
+        prepared = await session.prepare_wave()  # shows the dispatched wave again
+        return _answer(session, "dispatch", prepared=prepared, again=True)
+    prepared = await session.prepare_wave()
+    if prepared is None:
+        return _answer(session, "done", review=review)
+    return _answer(session, "dispatch", prepared=prepared, review=review)
+
+
+def _answer(
+    session: Session,
+    action: str,
+    *,
+    prepared: dict[str, Any] | None = None,
+    review: dict[str, Any] | None = None,
+    again: bool = False,
+) -> dict[str, Any]:
+    answer: dict[str, Any] = {
+        "schema": NEXT_SCHEMA,
+        "session": session.session_id,
+        "action": action,
+        "done": action == "done",
+    }
+    if review is not None:
+        answer["reviewed"] = review
+    if prepared is not None:
+        answer["wave"] = prepared
+        answer["again"] = again
+        answer["then"] = (
+            "dispatch every agent with its prompt in its workspace, then run "
+            f"`seawall next --session {session.session_id} --input OUTPUTS.json` with "
+            '{"outputs": {"TASK": "the agent\'s final message"}}'
+        )
+    else:
+        answer["then"] = "nothing is left: the session is finished"
+    return answer
