@@ -19,7 +19,7 @@ import importlib
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, entry_points, version
+from importlib.metadata import entry_points
 from types import MappingProxyType
 from typing import Any
 
@@ -121,10 +121,9 @@ def _kind(group: str) -> str:
 
 
 def _own_version() -> str:
-    try:
-        return version(_OWN_DISTRIBUTION)
-    except PackageNotFoundError:
-        return "0+unknown"
+    from coordinator.version import __version__
+
+    return __version__
 
 
 def entries(group: str) -> list[AdapterEntry]:

@@ -53,6 +53,7 @@ COMMANDS: dict[str, str] = {
     "runner": "coordinator.cli.unattended",
     "next": "coordinator.cli.lead",
     "mcp": "coordinator.cli.lead",
+    "adapters": "coordinator.cli.adapters",
 }
 
 
