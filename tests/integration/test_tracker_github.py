@@ -10,7 +10,7 @@ import pytest
 from adapters.trackers.github import GitHubTracker
 from coordinator.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy
 from coordinator.errors import ConfigurationError
-from coordinator.testing.trackers import TrackerConformance
+from coordinator.testing.trackers import FaultHook, TrackerConformance
 from coordinator.tracker import IssueTracker, TrackerUnavailableError
 from tests.fakes.github_server import GitHubService, github_server, rate_limited_403, secondary_429
 from tests.fakes.tracker_http import FakeServer, Fault
@@ -58,11 +58,24 @@ WORK = Carryover(plan="demo", task_id="parser", kind=CarryoverKind.FAILED, sessi
 
 class TestGitHubConformance(TrackerConformance):
     secret = TOKEN
+    client_timeout = 1.0
 
     @pytest.fixture
     def tracker(self, server: FakeServer) -> Iterator[IssueTracker]:
         with tracker_for(server, per_page=3) as tracker:
             yield tracker
+
+    @pytest.fixture
+    def fault_hook(self, server: FakeServer) -> FaultHook:
+        return service(server)
+
+    @pytest.fixture
+    def second_tracker(self, server: FakeServer) -> Iterator[IssueTracker]:
+        with tracker_for(server) as tracker:
+            yield tracker
+
+    def rate_limit_faults(self) -> list[tuple[Fault, float]]:
+        return [(secondary_429(7), 7.0), (rate_limited_403(), 3600.0)]
 
 
 def test_lists_250_issues_in_three_pages_without_extra_requests(server: FakeServer) -> None:

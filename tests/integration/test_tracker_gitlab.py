@@ -10,7 +10,7 @@ import pytest
 from adapters.trackers.gitlab import GitLabTracker
 from coordinator.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy
 from coordinator.errors import ConfigurationError, TrackerError
-from coordinator.testing.trackers import TrackerConformance
+from coordinator.testing.trackers import FaultHook, TrackerConformance
 from coordinator.tracker import IssueTracker, TrackerUnavailableError
 from tests.fakes.gitlab_server import GitLabService, gitlab_server, too_many_requests
 from tests.fakes.tracker_http import FakeServer, Fault
@@ -51,11 +51,24 @@ WORK = Carryover(plan="demo", task_id="parser", kind=CarryoverKind.SPIRAL, sessi
 
 class TestGitLabConformance(TrackerConformance):
     secret = TOKEN
+    client_timeout = 0.5
 
     @pytest.fixture
     def tracker(self, server: FakeServer) -> Iterator[IssueTracker]:
         with tracker_for(server, per_page=3) as tracker:
             yield tracker
+
+    @pytest.fixture
+    def fault_hook(self, server: FakeServer) -> FaultHook:
+        return service(server)
+
+    @pytest.fixture
+    def second_tracker(self, server: FakeServer) -> Iterator[IssueTracker]:
+        with tracker_for(server) as tracker:
+            yield tracker
+
+    def rate_limit_faults(self) -> list[tuple[Fault, float]]:
+        return [(too_many_requests(7), 7.0)]
 
 
 def test_lists_250_issues_in_three_pages(server: FakeServer) -> None:
