@@ -17,6 +17,7 @@ KIT_MODULES = (
     "coordinator.testing.trackers",
     "coordinator.testing.tracker_faults",
     "coordinator.testing.runners",
+    "coordinator.testing.runner_processes",
 )
 
 pytest.register_assert_rewrite(*KIT_MODULES)

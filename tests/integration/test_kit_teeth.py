@@ -1,4 +1,4 @@
-"""The tracker kit catches the dangerous bugs, with messages that name them.
+"""The kits catch the dangerous bugs, with messages that name them.
 
 Each deliberately buggy GitHub tracker below runs the kit in a real ``pytest``
 subprocess, as a third party's suite would, with the kit loaded through seawall's
@@ -15,9 +15,14 @@ import sys
 import textwrap
 from pathlib import Path
 
+import anyio
 import pytest
 
+from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
+from coordinator.testing.runner_processes import ProcessRunnerContract
+
 ROOT = Path(__file__).resolve().parents[2]
+KIT_AGENT = ROOT / "tests" / "fakes" / "bin" / "kit_agent.py"
 
 _PRELUDE = """
 from collections.abc import Iterator, Sequence
@@ -188,3 +193,51 @@ def test_the_correct_tracker_passes_the_same_kit(
 ) -> None:
     assert "::TestCorrect::" not in kit_run.stdout, kit_run.stdout[-3000:]
     assert " passed" in kit_run.stdout
+
+
+class DirectChildOnly(AgentRunner):
+    """A buggy runner: no process group of its own for the agent, and a stop kills only
+    the direct child."""
+
+    async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
+        env = {**os.environ, "SEAWALL_TASK_ID": request.task_id}
+        process = await anyio.open_process(
+            [sys.executable, str(KIT_AGENT)], cwd=request.workspace, env=env
+        )
+        assert process.stdin is not None
+        await process.stdin.aclose()
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                await request.stop.wait()
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            await process.wait()
+            group.cancel_scope.cancel()
+        if process.returncode is None:
+            process.kill()  # the bug: the direct child only
+            await process.wait()
+        await process.aclose()
+        return AgentResult(
+            task_id=request.task_id,
+            exit_code=process.returncode,
+            cancelled=request.stop.is_set,
+            stop_reason=request.stop.reason or "",
+            is_error=True,
+        )
+
+
+@pytest.mark.slow
+def test_the_runner_kit_fails_a_runner_that_kills_only_its_direct_child(tmp_path: Path) -> None:
+    """The kit's check, run on the buggy runner here, fails naming the bug; the kit module
+    is rewritten by seawall's pytest plugin, so the failure shows the comparison too."""
+    kit = ProcessRunnerContract()
+    kit.stop_bound = 2.0  # the grandchild is given 2 s to go; it never goes
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    with pytest.raises(AssertionError) as failure:
+        anyio.run(kit.test_a_stop_ends_the_agents_grandchildren_too, DirectChildOnly(), workspace)
+    message = str(failure.value)
+    assert "the runner killed only its direct child" in message
+    assert "assert not True" in message, "the kit module's assertion was rewritten"
