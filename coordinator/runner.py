@@ -160,6 +160,7 @@ class AgentResult:
     transcript_path: Path | None = None
     stderr_tail: str = ""
     duration_s: float = 0.0
+    queued_s: float = 0.0  # time spent waiting for a worker before the agent started
 
     @property
     def interrupted(self) -> bool:

@@ -122,6 +122,7 @@ class Job:
     checkpoint_every: float
     local_root: str  # the worktree on the coordinator: paths in events are rewritten to it
     scratch_dir: str | None  # where the worker makes its temporary clone (None: the default)
+    hub_name: str = ""  # the hub actor's name: a worker whose hub was lost finds its successor
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,12 +12,19 @@ Duties of :func:`run_remote`:
    so the coordinator's copy holds the edit when it sees the event.
 4. Obey the hub's stop flag (the wrapped runner ends its agent and returns).
 5. At the end take a last checkpoint (a ``wip`` one when the stop was not clean) and
-   return the final state, a bundle of what the coordinator lacks and the transcript
-   files. A failure to set up is returned as ``setup_error`` (the agent never started).
+   return the final state, a bundle of everything since the agent's start and the
+   transcript files. A failure to set up is returned as ``setup_error`` (the agent never
+   started).
+
+The hub is a convenience for live events, never a dependency of the agent: a worker
+whose hub is lost keeps its agent running, looks for the hub's successor under the same
+name, and starts its messages over there (numbered from 0, with a whole checkpoint
+first); the task's own result carries the final state whole whatever the hub saw.
 """
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import traceback
 from collections.abc import Callable
@@ -46,6 +53,9 @@ __all__ = ["STOP_POLL", "run_remote"]
 
 STOP_POLL = 1.0
 """Seconds one long poll of the hub's stop flag waits."""
+
+HUB_RETRY = 0.5
+"""Seconds between looks for a lost hub's successor."""
 
 _MAX_TRANSCRIPT = 64 * 1024 * 1024
 
@@ -113,6 +123,7 @@ class _Remote:
         self.pending: dict[str, tuple[str, ...]] = {}
         self.sent = 0
         self.puts: list[Any] = []  # hub calls not yet known to be done
+        self.base_known = frozenset(self.known)  # what the coordinator had before the start
         self.roots = tuple(dict.fromkeys((str(root.resolve()), str(root))))
         self.lock = anyio.Lock()  # one checkpoint at a time: each bundle builds on the last
 
@@ -125,7 +136,17 @@ class _Remote:
 
             _done, self.puts = ray.wait(self.puts, num_returns=len(self.puts), timeout=0)
 
+    def started(self) -> None:
+        """Tell the coordinator the agent starts now, here (its time limit starts now)."""
+        import os
+
+        import ray
+
+        node = ray.get_runtime_context().get_node_id()
+        self.put("started", {"node": node, "pid": os.getpid()})
+
     async def run(self, inner: AgentRunner) -> WorkerOutcome:
+        self.started()
         workspace = self.root / self.job.subdir if self.job.subdir else self.root
         workspace.mkdir(parents=True, exist_ok=True)
         self.scratch.mkdir(parents=True, exist_ok=True)
@@ -158,11 +179,14 @@ class _Remote:
             if result is None or result.interrupted:
                 reason = (result.stop_reason if result else "") or runner_error or "crashed"
                 await self.checkpointer.awip(reason)
+            # the final state travels whole: the hub may have lost earlier notes
+            self.known = set(self.base_known)
             final = await anyio.to_thread.run_sync(self._note)
-        if self.puts:  # every message is in the hub before the task ends
+        if self.puts:  # every message is in the hub before the task ends, if it is there
             import ray
 
-            await anyio.to_thread.run_sync(ray.get, self.puts)
+            with contextlib.suppress(ray.exceptions.RayError):
+                await anyio.to_thread.run_sync(ray.get, self.puts)
         return WorkerOutcome(
             result=None if result is None else _result_dict(result),
             final=final,
@@ -196,12 +220,36 @@ class _Remote:
         import ray
 
         while True:
-            reason = await anyio.to_thread.run_sync(
-                ray.get, self.hub.wait_stop.remote(self.run_id, STOP_POLL), abandon_on_cancel=True
-            )
+            try:
+                reason = await anyio.to_thread.run_sync(
+                    ray.get,
+                    self.hub.wait_stop.remote(self.run_id, STOP_POLL),
+                    abandon_on_cancel=True,
+                )
+            except ray.exceptions.RayError:
+                await self._find_hub()
+                continue
             if reason is not None:
                 request.stop.stop(str(reason))
                 return
+
+    async def _find_hub(self) -> None:
+        """The lost hub's successor, once the coordinator made it; messages start over."""
+        import ray
+
+        while True:
+            await anyio.sleep(HUB_RETRY)
+            try:
+                hub: Any = await anyio.to_thread.run_sync(ray.get_actor, self.job.hub_name)
+                await anyio.to_thread.run_sync(ray.get, hub.ping.remote())
+            except (ValueError, ray.exceptions.RayError):
+                continue  # not made yet (a name that is not there is a ValueError)
+            async with self.lock:
+                self.hub, self.sent, self.puts = hub, 0, []
+                self.known = set(self.base_known)
+                self.started()
+                self.put("checkpoint", await anyio.to_thread.run_sync(self._note))
+            return
 
     def _note(self) -> CheckpointNote:
         """The agent's state now, with a bundle of the commits not yet sent."""

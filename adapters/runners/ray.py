@@ -68,12 +68,20 @@ _OPTIONS = (
     "inner",
     "address",
     "num_cpus",
+    "num_gpus",
     "memory",
+    "resources",
+    "labels",
+    "prefer_labels",
+    "strategy",
+    "queue_timeout",
     "runtime_env",
     "stop_grace",
     "checkpoint_every",
     "scratch_dir",
 )
+_STRATEGIES = ("DEFAULT", "SPREAD")
+HUB_CHECK = 5.0  # seconds a health check of the hub may take before it counts as lost
 
 
 def _import_ray() -> Any:
@@ -96,11 +104,14 @@ def parse_memory(text: str) -> int:
 
 @dataclass(slots=True)
 class _Stop:
-    """Why the coordinator ended the run, if it did."""
+    """Why the coordinator ended the run, if it did; where and when the agent started."""
 
-    kind: str = ""  # "", "cancelled", "timed_out"
+    kind: str = ""  # "", "cancelled", "timed_out", "unplaced"
     reason: str = ""
     forced: bool = False
+    started: anyio.Event | None = None
+    started_at: float | None = None
+    node: str = ""  # the Ray node the agent runs on, once it started
 
 
 @dataclass(slots=True)
@@ -136,7 +147,13 @@ class RayRunner(AgentRunner):
         *,
         address: str | None = None,
         num_cpus: float = 1.0,
+        num_gpus: float = 0.0,
         memory: int | None = None,
+        resources: Mapping[str, float] | None = None,
+        labels: Mapping[str, str] | None = None,
+        prefer_labels: Mapping[str, str] | None = None,
+        strategy: str = "DEFAULT",
+        queue_timeout: float | None = None,
         runtime_env: Mapping[str, Any] | None = None,
         init_options: Mapping[str, Any] | None = None,
         stop_grace: float = 10.0,
@@ -152,14 +169,29 @@ class RayRunner(AgentRunner):
                 "the ray runner wraps a RunnerSpec or a factory returning an AgentRunner, "
                 f"not {inner!r}"
             )
-        if num_cpus < 0 or (memory is not None and memory <= 0):
-            raise ConfigurationError("the ray runner's num_cpus and memory must be positive")
+        if num_cpus < 0 or num_gpus < 0 or (memory is not None and memory <= 0):
+            raise ConfigurationError(
+                "the ray runner's num_cpus, num_gpus and memory must be positive"
+            )
+        if strategy not in _STRATEGIES:
+            raise ConfigurationError(
+                f"the ray runner's strategy must be one of {', '.join(_STRATEGIES)}, "
+                f"not {strategy!r} (labels and prefer_labels place by node label)"
+            )
+        if queue_timeout is not None and queue_timeout <= 0:
+            raise ConfigurationError("the ray runner's queue_timeout must be positive")
         if stop_grace <= 0 or poll <= 0 or checkpoint_every < 0:
             raise ConfigurationError("the ray runner's stop_grace and poll must be positive")
         self.inner = inner
         self.address = address
         self.num_cpus = num_cpus
+        self.num_gpus = num_gpus
         self.memory = memory
+        self.resources = dict(resources or {})
+        self.labels = dict(labels or {})
+        self.prefer_labels = dict(prefer_labels or {})
+        self.strategy = strategy
+        self.queue_timeout = queue_timeout
         self.runtime_env = dict(runtime_env) if runtime_env is not None else None
         self.init_options = dict(init_options or {})
         self.stop_grace = stop_grace
@@ -169,6 +201,7 @@ class RayRunner(AgentRunner):
         self._lock: anyio.Lock | None = None
         self._started_ray = False
         self._hub: tuple[str, Any] | None = None
+        self._hub_name = f"seawall-hub-{secrets.token_hex(6)}"
         self._remote: Any = None
         self._bases: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
 
@@ -207,7 +240,17 @@ class RayRunner(AgentRunner):
                 inner,
                 address=options.get("address") or None,
                 num_cpus=float(options.get("num_cpus", "1")),
+                num_gpus=float(options.get("num_gpus", "0")),
                 memory=parse_memory(options["memory"]) if options.get("memory") else None,
+                resources=_json_table(spec.name, "resources", options.get("resources"), float),
+                labels=_json_table(spec.name, "labels", options.get("labels"), str),
+                prefer_labels=_json_table(
+                    spec.name, "prefer_labels", options.get("prefer_labels"), str
+                ),
+                strategy=options.get("strategy", "DEFAULT").upper(),
+                queue_timeout=(
+                    float(options["queue_timeout"]) if options.get("queue_timeout") else None
+                ),
                 runtime_env=_runtime_env(spec.name, options.get("runtime_env")),
                 stop_grace=float(options.get("stop_grace", "10")),
                 checkpoint_every=float(options.get("checkpoint_every", "30")),
@@ -230,13 +273,58 @@ class RayRunner(AgentRunner):
                 self._started_ray = self.address is None
             job = str(ray.get_runtime_context().get_job_id())
             if self._hub is None or self._hub[0] != job:
-                actor = ray.remote(Hub).options(num_cpus=0, max_concurrency=1000)
-                self._hub = (job, actor.remote())
+                self._hub = (job, await self._new_hub(ray))
                 self._bases.clear()
                 from adapters.runners._ray_worker import run_remote
 
                 self._remote = ray.remote(run_remote)
             return ray
+
+    async def _new_hub(self, ray: Any) -> Any:
+        """A hub actor on this (the coordinator's) node, under the runner's hub name.
+
+        Pinned here, it is lost only with the coordinator's own node, never with a
+        worker's. The name of a hub that just died may not be free yet: retry briefly.
+        """
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        here = NodeAffinitySchedulingStrategy(
+            node_id=ray.get_runtime_context().get_node_id(), soft=False
+        )
+        actor = ray.remote(Hub).options(
+            num_cpus=0, max_concurrency=1000, name=self._hub_name, scheduling_strategy=here
+        )
+        for attempt in range(50):
+            try:
+                return actor.remote()
+            except ValueError:  # the name is still held by the hub that was lost
+                if attempt == 49:
+                    raise
+                await anyio.sleep(0.2)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _live_hub(self, ray: Any, lost: Any) -> Any:
+        """The hub to use after ``lost`` failed a call: it again if a health check
+        passes, else a new one (made once, shared by every run that noticed)."""
+        assert self._lock is not None and self._hub is not None
+        async with self._lock:
+            job, current = self._hub
+            if current is not lost:
+                return current  # another run replaced it already
+            try:
+                with anyio.fail_after(HUB_CHECK):
+                    await _wait(ray, current.ping.remote())
+                return current
+            except (TimeoutError, ray.exceptions.RayError):
+                pass
+            with contextlib.suppress(ray.exceptions.RayError, ValueError):
+                ray.kill(current, no_restart=True)
+            self._hub = (job, await self._new_hub(ray))
+            return self._hub[1]
+
+    def _current_hub(self) -> Any:
+        assert self._hub is not None
+        return self._hub[1]
 
     def close(self) -> None:
         """Shut down the local Ray this runner started, if it started one."""
@@ -275,8 +363,6 @@ class RayRunner(AgentRunner):
             return _stopped_before(request)
         local = await anyio.to_thread.run_sync(LocalWorktree.open, request)
         ray = await self._connect()
-        assert self._hub is not None
-        hub = self._hub[1]
         base = await self._base_bundle(ray, local)
         extra = None
         if local.ref_value is not None:  # an earlier dispatch's checkpoints stay reachable
@@ -285,22 +371,43 @@ class RayRunner(AgentRunner):
             )
         job = self._job(request, local)
         run_id = secrets.token_hex(8)
-        options: dict[str, Any] = {"num_cpus": self.num_cpus, "max_retries": 0}
-        if self.memory is not None:
-            options["memory"] = self.memory
-        if self.runtime_env is not None:
-            options["runtime_env"] = self.runtime_env
-        task = self._remote.options(**options).remote(job, base, extra, hub, run_id)
-        stop = _Stop()
+        task = self._remote.options(**self._placement()).remote(
+            job, base, extra, self._current_hub(), run_id
+        )
+        stop = _Stop(started=anyio.Event())
         settled = _Settled()
         try:
-            await self._supervise(ray, request, task, hub, run_id, local, emitter, stop, settled)
+            await self._supervise(ray, request, task, run_id, local, emitter, stop, settled)
         finally:
             with anyio.CancelScope(shield=True):
                 if not settled.done:  # outer cancellation: end the remote agent, then go on
-                    await self._end(ray, task, hub, run_id, "the coordinator was cancelled")
-                hub.drop.remote(run_id)
-        return await self._result(request, local, emitter, stop, settled, started)
+                    await self._end(ray, task, run_id, "the coordinator was cancelled")
+                with contextlib.suppress(ray.exceptions.RayError):
+                    self._current_hub().drop.remote(run_id)
+        return await self._result(ray, request, local, emitter, stop, settled, started)
+
+    def _placement(self) -> dict[str, Any]:
+        """The Ray task options that place one agent: resources, labels, strategy."""
+        options: dict[str, Any] = {"num_cpus": self.num_cpus, "max_retries": 0}
+        if self.num_gpus:
+            options["num_gpus"] = self.num_gpus
+        if self.memory is not None:
+            options["memory"] = self.memory
+        if self.resources:
+            options["resources"] = dict(self.resources)
+        if self.runtime_env is not None:
+            options["runtime_env"] = self.runtime_env
+        if self.labels or self.prefer_labels:
+            from ray.util import scheduling_strategies as strategies
+
+            within: Any = strategies.In  # untyped in Ray
+            options["scheduling_strategy"] = strategies.NodeLabelSchedulingStrategy(
+                hard={key: within(value) for key, value in self.labels.items()},
+                soft={key: within(value) for key, value in self.prefer_labels.items()},
+            )
+        elif self.strategy != "DEFAULT":
+            options["scheduling_strategy"] = self.strategy
+        return options
 
     def _job(self, request: AgentRequest, local: LocalWorktree) -> Job:
         spec = self.inner if isinstance(self.inner, RunnerSpec) else None
@@ -323,6 +430,7 @@ class RayRunner(AgentRunner):
             checkpoint_every=self.checkpoint_every,
             local_root=str(local.worktree),
             scratch_dir=self.scratch_dir,
+            hub_name=self._hub_name,
         )
 
     async def _supervise(
@@ -330,7 +438,6 @@ class RayRunner(AgentRunner):
         ray: Any,
         request: AgentRequest,
         task: Any,
-        hub: Any,
         run_id: str,
         local: LocalWorktree,
         emitter: Emitter,
@@ -338,59 +445,116 @@ class RayRunner(AgentRunner):
         settled: _Settled,
     ) -> None:
         async with anyio.create_task_group() as group:
-            group.start_soon(self._pump, hub, run_id, local, emitter)
+            group.start_soon(self._pump, ray, run_id, local, emitter, stop)
             watch = anyio.CancelScope()
-            group.start_soon(self._watch, ray, request, task, hub, run_id, stop, watch)
+            group.start_soon(self._watch, ray, request, task, run_id, stop, watch)
             try:
                 settled.outcome = await _wait(ray, task)
             except ray.exceptions.RayError as exc:
                 settled.error = exc
             settled.done = True
             watch.cancel()
-            hub.close.remote(run_id)
+            with contextlib.suppress(ray.exceptions.RayError):
+                self._current_hub().close.remote(run_id)
 
     async def _watch(
         self,
         ray: Any,
         request: AgentRequest,
         task: Any,
-        hub: Any,
         run_id: str,
         stop: _Stop,
         scope: anyio.CancelScope,
     ) -> None:
+        """Stop the agent on the coordinator's signal, on its time limit (counted from
+        when it started on a worker, not from when it was queued), or when no worker
+        took it within ``queue_timeout``."""
+        assert stop.started is not None
         with scope:
-            limit = request.time_limit
-            with anyio.move_on_after(limit if limit is not None else float("inf")):
-                stop.reason = await request.stop.wait()
-                stop.kind = "cancelled"
+            clock = anyio.CancelScope()
+            async with anyio.create_task_group() as group:
+
+                async def limits() -> None:
+                    assert stop.started is not None
+                    with anyio.move_on_after(self.queue_timeout or float("inf")):
+                        await stop.started.wait()
+                    if not stop.started.is_set():
+                        stop.kind = "unplaced"
+                        stop.reason = (
+                            f"no Ray node took the agent within {self.queue_timeout:g} s "
+                            f"(it asks for {self._asks()})"
+                        )
+                        clock.cancel()
+                        return
+                    if request.time_limit is not None:
+                        clock.deadline = anyio.current_time() + request.time_limit
+
+                group.start_soon(limits)
+                with clock:
+                    stop.reason = await request.stop.wait()
+                    stop.kind = "cancelled"
+                group.cancel_scope.cancel()
             if not stop.kind:
                 stop.kind, stop.reason = "timed_out", "time limit"
-            hub.stop.remote(run_id, stop.reason)
+            if stop.kind == "unplaced":
+                ray.cancel(task, force=True)
+                return
+            await self._signal_stop(ray, run_id, stop.reason)
             await anyio.sleep(self.stop_grace)
             stop.forced = True
             ray.cancel(task, force=True)
 
-    async def _pump(self, hub: Any, run_id: str, local: LocalWorktree, emitter: Emitter) -> None:
+    def _asks(self) -> str:
+        asks = [f"num_cpus={self.num_cpus:g}"]
+        if self.num_gpus:
+            asks.append(f"num_gpus={self.num_gpus:g}")
+        asks += [f"{name}={amount:g}" for name, amount in self.resources.items()]
+        asks += [f"label {key}={value}" for key, value in self.labels.items()]
+        return ", ".join(asks)
+
+    async def _signal_stop(self, ray: Any, run_id: str, reason: str) -> None:
+        """Raise the run's stop flag on the hub, on a new hub if this one is lost."""
+        hub = self._current_hub()
+        try:
+            await _wait(ray, hub.stop.remote(run_id, reason))
+        except ray.exceptions.RayError:
+            hub = await self._live_hub(ray, hub)
+            with contextlib.suppress(ray.exceptions.RayError):
+                await _wait(ray, hub.stop.remote(run_id, reason))
+
+    async def _pump(
+        self, ray: Any, run_id: str, local: LocalWorktree, emitter: Emitter, stop: _Stop
+    ) -> None:
         """Hand the worker's messages on, in order, until the run is closed. A lost hub
-        ends the stream; the task's own result still brings the agent's final state."""
-        ray = _import_ray()
+        is replaced and polled again (the worker starts its messages over there, and the
+        stop flag is raised again if it was); the task's own result still brings the
+        agent's final state."""
+        hub = self._current_hub()
         while True:
             try:
                 messages, closed = await _wait(ray, hub.take.remote(run_id, self.poll))
             except ray.exceptions.RayError:
-                return
+                hub = await self._live_hub(ray, hub)
+                if stop.kind in ("cancelled", "timed_out"):
+                    with contextlib.suppress(ray.exceptions.RayError):
+                        hub.stop.remote(run_id, stop.reason)
+                continue
             for kind, payload in messages:
                 if kind == "event":
                     await emitter(decode_event(payload))
                 elif kind == "checkpoint":
                     await anyio.to_thread.run_sync(local.apply, payload)
+                elif kind == "started" and stop.started is not None:
+                    stop.node = str(payload.get("node", ""))
+                    if not stop.started.is_set():
+                        stop.started_at = anyio.current_time()
+                        stop.started.set()
             if closed:
                 return
 
-    async def _end(self, ray: Any, task: Any, hub: Any, run_id: str, reason: str) -> None:
+    async def _end(self, ray: Any, task: Any, run_id: str, reason: str) -> None:
         """Stop the remote agent: the stop flag, then force after ``stop_grace``."""
-        hub.stop.remote(run_id, reason)
+        await self._signal_stop(ray, run_id, reason)
         with anyio.move_on_after(self.stop_grace):
             with contextlib.suppress(ray.exceptions.RayError):  # it ended; how no longer matters
                 await _wait(ray, task)
@@ -399,6 +563,7 @@ class RayRunner(AgentRunner):
 
     async def _result(
         self,
+        ray: Any,
         request: AgentRequest,
         local: LocalWorktree,
         emitter: Emitter,
@@ -407,6 +572,8 @@ class RayRunner(AgentRunner):
         started: float,
     ) -> AgentResult:
         outcome = settled.outcome
+        if stop.kind == "unplaced":
+            raise RunnerError(f"task {request.task_id!r}: {stop.reason}")
         if outcome is not None and outcome.setup_error:
             raise RunnerError(
                 f"task {request.task_id!r}: cannot start the agent on Ray: {outcome.setup_error}"
@@ -437,14 +604,11 @@ class RayRunner(AgentRunner):
                 stop_reason=stop.reason,
             )
         elif settled.error is not None:
-            first = str(settled.error).strip().splitlines()
             fields.update(
                 exit_code=None,
                 is_error=True,
                 cancelled=True,
-                stop_reason=f"the Ray worker died ({type(settled.error).__name__}"
-                + (f": {first[0][:300]}" if first else "")
-                + ")",
+                stop_reason=await anyio.to_thread.run_sync(_lost_reason, ray, stop, settled.error),
                 stderr_tail=str(settled.error)[-8000:],
             )
         elif outcome is not None and outcome.crash:
@@ -457,9 +621,45 @@ class RayRunner(AgentRunner):
             tool_calls=counter.tool_calls,
             cost_usd=counter.cost_usd,
             transcript_path=request.transcript_path,
-            duration_s=anyio.current_time() - started,
+            duration_s=anyio.current_time() - (stop.started_at or started),
+            queued_s=(stop.started_at or anyio.current_time()) - started,
             **fields,
         )
+
+
+def _lost_reason(ray: Any, stop: _Stop, error: BaseException) -> str:
+    """Why the remote task ended without a result: its node was lost, or its worker died."""
+    first = str(error).strip().splitlines()
+    detail = f"{type(error).__name__}" + (f": {first[0][:300]}" if first else "")
+    if stop.node:
+        alive = {node.get("NodeID"): node.get("Alive") for node in ray.nodes()}
+        if not alive.get(stop.node, False):
+            return (
+                f"node lost: the Ray node running the agent ({stop.node[:12]}) left the "
+                f"cluster; its mirrored checkpoints are kept ({detail})"
+            )
+    return f"the Ray worker died ({detail})"
+
+
+def _json_table(runner: str, key: str, raw: str | None, kind: type[Any]) -> dict[str, Any]:
+    """A JSON object option (``resources``, ``labels``) with values of ``kind``."""
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"runner {runner!r}: options.{key} must be a JSON object: {exc}"
+        ) from None
+    numbers = (int, float) if kind is float else (kind,)
+    if not isinstance(value, dict) or not all(
+        isinstance(item, numbers) and not isinstance(item, bool) for item in value.values()
+    ):
+        expected = "numbers" if kind is float else "strings"
+        raise ConfigurationError(
+            f"runner {runner!r}: options.{key} must be a JSON object of {expected}, not {raw!r}"
+        )
+    return {str(name): kind(item) for name, item in value.items()}
 
 
 async def _wait(ray: Any, ref: Any) -> Any:
