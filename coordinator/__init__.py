@@ -59,10 +59,20 @@ if TYPE_CHECKING:
     )
     from coordinator.plan import load_plan, parse_plan, plan_waves
     from coordinator.prompting import render_agent_prompt
+    from coordinator.registry import AdapterError
     from coordinator.runner import AgentRequest, AgentResult, AgentRunner, StopSignal
     from coordinator.session.engine import Session, SessionResult
     from coordinator.status import parse_status
-    from coordinator.tracker import Issue, IssueTracker, open_tracker
+    from coordinator.tracker import (
+        Capability,
+        Issue,
+        IssueTracker,
+        PullRequest,
+        TrackerRateLimitError,
+        TrackerUnavailableError,
+        open_tracker,
+        tracker_options,
+    )
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
@@ -120,15 +130,30 @@ _EXPORTS: dict[str, str] = {
     ),
     **dict.fromkeys(["Session", "SessionResult"], "coordinator.session.engine"),
     "parse_status": "coordinator.status",
-    **dict.fromkeys(["Issue", "IssueTracker", "open_tracker"], "coordinator.tracker"),
+    **dict.fromkeys(
+        [
+            "Capability",
+            "Issue",
+            "IssueTracker",
+            "PullRequest",
+            "TrackerRateLimitError",
+            "TrackerUnavailableError",
+            "open_tracker",
+            "tracker_options",
+        ],
+        "coordinator.tracker",
+    ),
+    "AdapterError": "coordinator.registry",
 }
 
 __all__ = [
+    "AdapterError",
     "AgentRequest",
     "AgentResult",
     "AgentRunner",
     "BreakerLimits",
     "Budgets",
+    "Capability",
     "Carryover",
     "CarryoverFiler",
     "CarryoverKind",
@@ -147,6 +172,7 @@ __all__ = [
     "MissingExtraError",
     "Plan",
     "PlanError",
+    "PullRequest",
     "RunnerError",
     "RunnerSpec",
     "SeawallError",
@@ -165,6 +191,8 @@ __all__ = [
     "ToolResult",
     "TrackerConfig",
     "TrackerError",
+    "TrackerRateLimitError",
+    "TrackerUnavailableError",
     "Turn",
     "Usage",
     "Wave",
@@ -180,6 +208,7 @@ __all__ = [
     "render_agent_prompt",
     "resolve_enforcement",
     "resolve_isolation",
+    "tracker_options",
 ]
 
 
