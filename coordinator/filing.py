@@ -42,7 +42,7 @@ from coordinator.tracker import (
     TrackerUnavailableError,
 )
 
-__all__ = ["CarryoverFiler", "RetryPolicy", "file_carryover", "is_transient"]
+__all__ = ["CarryoverFiler", "RetryPolicy", "file_carryover", "is_transient", "retrying"]
 
 _T = TypeVar("_T")
 
@@ -281,16 +281,7 @@ class CarryoverFiler:
 
     def retrying(self, operation: Callable[[], _T]) -> _T:
         """Run a read or an idempotent write with bounded retries of transient faults."""
-        attempt = 0
-        while True:
-            try:
-                return operation()
-            except TrackerError as exc:
-                delay = self.retry.delay(exc, attempt)
-                if delay is None:
-                    raise
-                self.retry.sleep(delay)
-            attempt += 1
+        return retrying(self.retry, operation)
 
     def _emit(self, carryover: Carryover, result: CarryoverResult) -> None:
         if self.events is None:
@@ -308,6 +299,20 @@ class CarryoverFiler:
             tracker=self.tracker.name,
             error=result.error,
         )
+
+
+def retrying(policy: RetryPolicy, operation: Callable[[], _T]) -> _T:
+    """Run a read or an idempotent write, retrying transient faults as ``policy`` says."""
+    attempt = 0
+    while True:
+        try:
+            return operation()
+        except TrackerError as exc:
+            delay = policy.delay(exc, attempt)
+            if delay is None:
+                raise
+            policy.sleep(delay)
+        attempt += 1
 
 
 def _num(issue: Issue) -> int:

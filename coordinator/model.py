@@ -20,9 +20,11 @@ __all__ = [
     "CommandPolicyConfig",
     "Enforcement",
     "Isolation",
+    "NotifyConfig",
     "OptionValue",
     "OverlapPolicy",
     "Plan",
+    "PublishConfig",
     "RunnerSpec",
     "SessionConfig",
     "SessionType",
@@ -212,6 +214,27 @@ class TrackerConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PublishConfig:
+    """``[session.publish]``: at the end, push the session's branch and open a pull
+    request (GitHub) or merge request (GitLab) on the session's tracker host."""
+
+    remote: str = "origin"  # a git remote name or URL
+    branch: str | None = None  # the branch pushed; default: the session's target branch
+    base: str = "main"  # the branch the request merges into
+    title: str | None = None  # default: "seawall: <session name>"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotifyConfig:
+    """``[session.notify]``: a webhook that gets a small JSON body on these events."""
+
+    url: str
+    events: tuple[str, ...] = ("trip", "halt", "finish")
+    timeout: float = 5.0  # seconds per delivery attempt
+    attempts: int = 3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SessionConfig:
     name: str = "session"
     session_type: SessionType = SessionType.FEATURE
@@ -229,6 +252,8 @@ class SessionConfig:
     spiral: SpiralConfig = field(default_factory=SpiralConfig)
     commands: CommandPolicyConfig = field(default_factory=CommandPolicyConfig)
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
+    publish: PublishConfig | None = None
+    notify: NotifyConfig | None = None
 
     def resolved_max_turns(self) -> int:
         if self.max_turns == "auto":

@@ -1,4 +1,4 @@
-"""Adapters checked before anything runs: the plan's tracker and runners, constructed.
+"""Adapters checked before anything runs: the plan's tracker, runners and publisher.
 
 ``seawall plan``, ``seawall run`` and ``seawall wave prepare`` call ``build_adapters``
 before wave 1, so a misspelled ``kind``, a third-party package that does not import,
@@ -60,6 +60,7 @@ def build_adapters(
     config = tracker or plan.session.tracker
     built_tracker = _tracker(plan, config, root)
     try:
+        _publisher(plan, built_tracker)
         if runner:
             only = _runner(plan, runner, field="--runner")
             return Adapters(tracker=built_tracker, runners=MappingProxyType({}), runner=only)
@@ -95,6 +96,15 @@ def _tracker(plan: Plan, config: TrackerConfig, root: Path) -> IssueTracker:
         raise _plan_error(plan, "session.tracker.kind", exc) from exc
     assert isinstance(built, IssueTracker)  # build checked the class
     return built
+
+
+def _publisher(plan: Plan, host: IssueTracker) -> None:
+    from coordinator.publish import check_publisher
+
+    try:
+        check_publisher(host, plan.session.publish)
+    except ConfigurationError as exc:
+        raise PlanError(str(exc), path=plan.path or "<plan>", field="session.publish") from exc
 
 
 def _runner(plan: Plan, name: str, *, field: str) -> AgentRunner:

@@ -849,11 +849,50 @@ class WaveSteps:
                         wave.agent(entry.task).issue = ref
         if self.state.pending:
             self.progress.log(f"{len(self.state.pending)} task(s) still pending")
+        if self.config.publish is not None:
+            await self._publish()
         self.state.phase = SessionPhase.DONE
         await self.session.save()
         self.events.append(
             "session_finished", cost_usd=self.state.cost_usd, waves=len(self.state.waves)
         )
+
+    async def _publish(self) -> None:
+        """Push the branch and find or open its pull request (idempotent; never raises)."""
+        from coordinator.publish import publish_session, render_summary
+
+        config = self.config.publish
+        assert config is not None
+        summary = render_summary(self.state)
+
+        def publish() -> Any:
+            return publish_session(
+                self.session.tracker(),
+                config,
+                repo=self.repo,
+                session_dir=self.paths.root,
+                target_branch=self.state.target_branch,
+                title=config.title or f"seawall: {self.state.name}",
+                summary=summary,
+            )
+
+        result = await anyio.to_thread.run_sync(publish)
+        request = result.request
+        self.events.append(
+            "published",
+            branch=result.branch,
+            base=result.base,
+            commit=result.commit,
+            number=request.number if request else None,
+            url=request.url if request else None,
+            created=result.created,
+            error=result.error,
+        )
+        if request is not None:
+            verb = "opened" if result.created else "found open"
+            self.progress.log(f"published {result.branch}: {verb} #{request.number} {request.url}")
+        else:
+            self.progress.log(f"warning: publishing {result.branch} failed: {result.error}")
 
     def _has_unfiled(self) -> bool:
         return any(
