@@ -99,12 +99,17 @@ def _tracker(plan: Plan, config: TrackerConfig, root: Path) -> IssueTracker:
 
 
 def _publisher(plan: Plan, host: IssueTracker) -> None:
+    from coordinator.notify import check_notify
     from coordinator.publish import check_publisher
 
     try:
         check_publisher(host, plan.session.publish)
     except ConfigurationError as exc:
         raise PlanError(str(exc), path=plan.path or "<plan>", field="session.publish") from exc
+    try:
+        check_notify(plan.session.notify)
+    except ConfigurationError as exc:
+        raise PlanError(str(exc), path=plan.path or "<plan>", field="session.notify") from exc
 
 
 def _runner(plan: Plan, name: str, *, field: str) -> AgentRunner:

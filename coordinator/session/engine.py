@@ -9,11 +9,13 @@ tracker's fingerprint markers.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
 import time
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -176,12 +178,22 @@ class Session:
         from coordinator.session.steps import WaveSteps
 
         steps = WaveSteps(self, state)
-        while state.phase is SessionPhase.RUNNING:
-            advanced = await steps.advance()
-            if not advanced:
-                await steps.finish_session()
-                break
+        with self._notifier():
+            while state.phase is SessionPhase.RUNNING:
+                advanced = await steps.advance()
+                if not advanced:
+                    await steps.finish_session()
+                    break
         return self.result()
+
+    def _notifier(self) -> AbstractContextManager[object]:
+        """The ``[session.notify]`` webhook for the loop's duration (or nothing)."""
+        config = self.plan.session.notify
+        if config is None:
+            return contextlib.nullcontext()
+        from coordinator.notify import Notifier
+
+        return Notifier(config, events=self.store.events, name=self.plan.session.name)
 
     def result(self) -> SessionResult:
         state = self._state()
