@@ -81,6 +81,7 @@ _OPTIONS = (
     "scratch_dir",
 )
 _STRATEGIES = ("DEFAULT", "SPREAD")
+_SECRET = re.compile(r"TOKEN|SECRET|PASSW|API_?KEY|CREDENTIAL|_KEY$", re.IGNORECASE)
 HUB_CHECK = 5.0  # seconds a health check of the hub may take before it counts as lost
 
 
@@ -397,15 +398,12 @@ class RayRunner(AgentRunner):
             options["resources"] = dict(self.resources)
         if self.runtime_env is not None:
             options["runtime_env"] = self.runtime_env
-        if self.labels or self.prefer_labels:
-            from ray.util import scheduling_strategies as strategies
-
-            within: Any = strategies.In  # untyped in Ray
-            options["scheduling_strategy"] = strategies.NodeLabelSchedulingStrategy(
-                hard={key: within(value) for key, value in self.labels.items()},
-                soft={key: within(value) for key, value in self.prefer_labels.items()},
-            )
-        elif self.strategy != "DEFAULT":
+        if self.prefer_labels:  # try the preferred nodes first, then any the labels allow
+            options["label_selector"] = {**self.labels, **self.prefer_labels}
+            options["fallback_strategy"] = [{"label_selector": dict(self.labels)}]
+        elif self.labels:
+            options["label_selector"] = dict(self.labels)
+        if self.strategy != "DEFAULT":
             options["scheduling_strategy"] = self.strategy
         return options
 
@@ -698,4 +696,11 @@ def _runtime_env(name: str, raw: str | None) -> dict[str, Any] | None:
         ) from None
     if not isinstance(value, dict):
         raise ConfigurationError(f"runner {name!r}: runtime_env must be a JSON object")
+    for key, item in dict(value.get("env_vars") or {}).items():
+        if _SECRET.search(str(key)) and "${" not in str(item):
+            raise ConfigurationError(
+                f"runner {name!r}: runtime_env.env_vars.{key} looks like a secret written "
+                "into the plan, which the session keeps in its ledger; set it on the workers "
+                f'and write {key} = "${{{key}}}" (Ray takes it from the worker\'s environment)'
+            )
     return value

@@ -700,6 +700,31 @@ def test_from_spec_reads_options_and_the_inner_runner() -> None:
     assert runner.scratch_dir == "/data/seawall"
 
 
+def test_from_spec_reads_placement() -> None:
+    spec = RunnerSpec(
+        name="gpu",
+        kind="ray",
+        options={
+            "inner": "command",
+            "num_gpus": "1",
+            "resources": '{"a100": 1, "licence": 0.5}',
+            "labels": '{"zone": "eu"}',
+            "prefer_labels": '{"pool": "fast"}',
+            "strategy": "spread",
+            "queue_timeout": "90",
+            "runtime_env": '{"env_vars": {"ANTHROPIC_API_KEY": "${ANTHROPIC_API_KEY}"}}',
+        },
+    )
+    runner = RayRunner.from_spec(spec)
+    assert runner.num_gpus == 1.0 and runner.queue_timeout == 90.0
+    assert runner.resources == {"a100": 1.0, "licence": 0.5}
+    placement = runner._placement()
+    assert placement["num_gpus"] == 1.0 and placement["resources"] == runner.resources
+    assert placement["label_selector"] == {"zone": "eu", "pool": "fast"}
+    assert placement["fallback_strategy"] == [{"label_selector": {"zone": "eu"}}]
+    assert placement["scheduling_strategy"] == "SPREAD"
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -710,6 +735,15 @@ def test_from_spec_reads_options_and_the_inner_runner() -> None:
         ({"inner": "command", "runtime_env": "{nope"}, "runtime_env"),
         ({"inner": "ray"}, "cannot wrap"),
         ({"inner": "command", "num_cpus": "many"}, "runner 'r'"),
+        ({"inner": "command", "resources": '{"gpu": "one"}'}, "resources must be a JSON object"),
+        ({"inner": "command", "labels": '["pool"]'}, "labels must be a JSON object"),
+        ({"inner": "command", "strategy": "PACKED"}, "strategy must be one of"),
+        ({"inner": "command", "queue_timeout": "0"}, "queue_timeout must be positive"),
+        (
+            {"inner": "command", "runtime_env": '{"env_vars": {"ANTHROPIC_API_KEY": "sk-1"}}'},
+            r"ANTHROPIC_API_KEY looks like a secret .* "
+            r"ANTHROPIC_API_KEY = \"\$\{ANTHROPIC_API_KEY\}",
+        ),
     ],
 )
 def test_from_spec_rejects_bad_options(options: dict[str, str], message: str) -> None:

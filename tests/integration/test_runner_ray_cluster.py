@@ -12,6 +12,7 @@ stopped at the end (found by its temporary directory), never another Ray on the 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import signal
@@ -36,6 +37,7 @@ from tests.integration.test_runner_ray import (
     agent_script,
     command_spec,
     files_of,
+    git,
     gone,
     make_repo,
     run_wave,
@@ -295,3 +297,133 @@ async def test_a_placement_no_node_can_take_is_a_runner_error(
     runs = await run_wave(repo, base, impossible, ["healthy"])
     assert "no Ray node took the agent within 3 s" in runs["healthy"].runner_error
     assert "gpu-a100=1" in runs["healthy"].runner_error
+
+
+RETRY_AGENT = '''
+"""The first attempt writes V = 1, records its pid and hangs (its node is then lost);
+a retry writes V = 2 and finishes. Other tasks write their file and finish."""
+import json, os, sys, time
+from pathlib import Path
+
+def out(record):
+    sys.stdout.write(json.dumps(record) + "\\n")
+    sys.stdout.flush()
+
+def write(n, path, content):
+    target = Path(path).absolute()
+    message = {"id": f"m{n}", "type": "message", "role": "assistant", "content": [
+        {"type": "tool_use", "id": f"t{n}", "name": "Write",
+         "input": {"file_path": str(target), "content": content}}]}
+    out({"type": "assistant", "message": message, "session_id": "s"})
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(content)
+    out({"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": f"t{n}", "content": "ok"}]}, "session_id": "s"})
+
+task = os.environ["SEAWALL_TASK_ID"]
+marks = Path(os.environ["RETRY_MARKS"])
+sys.stdin.read()
+out({"type": "system", "subtype": "init", "session_id": "s"})
+if task == "victim" and not (marks / "tried").exists():
+    (marks / "tried").write_text("1")
+    write(1, "src/victim.py", "V = 1\\n")
+    (marks / "victim.pid").write_text(str(os.getpid()))
+    time.sleep(120)
+elif task == "victim":
+    write(2, "src/victim.py", "V = 2\\n")
+else:
+    write(3, f"src/{task}.py", f"{task.upper()} = 1\\n")
+final = "STATUS: done"
+out({"type": "assistant", "message": {"id": "m9", "type": "message", "role": "assistant",
+     "content": [{"type": "text", "text": final}]}, "session_id": "s"})
+out({"type": "result", "subtype": "success", "is_error": False, "result": final,
+     "num_turns": 1, "session_id": "s"})
+'''
+
+CLUSTER_PLAN = """
+[session]
+name = "rayc"
+isolation = "worktree"
+agent = "head"
+
+[runners.head]
+kind = "ray"
+argv = {argv}
+env = {{ RETRY_MARKS = {marks} }}
+[runners.head.options]
+inner = "command"
+"inner.output" = "stream-json"
+labels = '{{"pool": "head"}}'
+scratch_dir = {scratch}
+
+# preferred, not required: a retry may run elsewhere once the node is gone
+[runners.second]
+kind = "ray"
+argv = {argv}
+env = {{ RETRY_MARKS = {marks} }}
+[runners.second.options]
+inner = "command"
+"inner.output" = "stream-json"
+prefer_labels = '{{"pool": "second"}}'
+scratch_dir = {scratch}
+
+[[task]]
+id = "healthy"
+prompt = "Do healthy."
+scope = ["src/healthy.py"]
+
+[[task]]
+id = "victim"
+prompt = "Do victim."
+scope = ["src/victim.py"]
+agent = "second"
+
+[[task]]
+id = "after"
+prompt = "Do after."
+scope = ["src/after.py"]
+depends_on = ["victim"]
+"""
+
+
+async def test_a_session_retries_the_agent_of_a_lost_node_and_goes_on(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    from coordinator.plan.loader import parse_plan
+    from coordinator.session.engine import Session
+
+    agent = tmp_path / "retry_agent.py"
+    agent.write_text(RETRY_AGENT)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    plan = parse_plan(
+        CLUSTER_PLAN.format(
+            argv=json.dumps([sys.executable, str(agent)]),
+            marks=json.dumps(str(marks)),
+            scratch=json.dumps(str(tmp_path / "scratch")),
+        )
+    )
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    session = Session(plan, repo=repo, session_id="rayc-1")
+
+    async def lose_the_second_node() -> None:
+        await _wait_for(marks / "victim.pid", within=120)
+        await anyio.sleep(1.0)  # its first write is mirrored to the coordinator
+        cluster.kill_second()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(lose_the_second_node)
+        result = await session.run()
+    assert session.state is not None
+    first = {agent.task: agent for agent in session.state.waves[0].agents}
+    assert first["healthy"].status == "done" and first["healthy"].merged
+    assert first["victim"].status == "partial"
+    victim_run = first["victim"].run or {}
+    assert str(victim_run.get("stop_reason", "")).startswith("node lost:"), victim_run
+    assert set(result.done) == {"healthy", "victim", "after"}, result
+    assert git(repo, "show", "main:src/victim.py") == "V = 2"
+    assert git(repo, "show", "main:src/after.py") == "AFTER = 1"
+    pid = int((marks / "victim.pid").read_text())
+    assert await gone(pid, within=30), f"the first victim agent {pid} outlived its node"
+    cluster.add_second()
