@@ -65,7 +65,10 @@ def test_demo_shows_every_path_and_files_no_duplicates(tmp_path: Path) -> None:
     waves2 = second["waves"]
     assert isinstance(waves2, list)
     csv = next(a for a in waves2[1]["agents"] if a["task"] == "report-csv")
-    assert csv["issue"] == {"number": 1, "url": csv["issue"]["url"], "existing": True}
-    issues = list((tmp_path / "cache" / "seawall" / "demo-issues").glob("*.md"))
-    assert len(issues) == 1
-    assert "→ existing #1" in again.stdout
+    # the first run's carryover was closed when the fix landed in wave 3, so the second
+    # run's failure is new work: a new issue, closed again when its fix lands
+    assert csv["issue"] == {"number": 2, "url": csv["issue"]["url"], "existing": False}
+    issues = sorted((tmp_path / "cache" / "seawall" / "demo-issues").glob("*.md"))
+    assert len(issues) == 2
+    assert all("state: closed" in path.read_text() for path in issues)
+    assert "landed; closed issue #2" in again.stderr
