@@ -46,7 +46,8 @@ def atomic_write_bytes(
 def atomic_write_text(
     path: Path, text: str, *, before_replace: Callable[[], None] | None = None
 ) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), before_replace=before_replace)
+    # a file name that is not UTF-8 (a surrogate-escaped byte) is written as its bytes
+    atomic_write_bytes(path, text.encode("utf-8", "surrogateescape"), before_replace=before_replace)
 
 
 def _fsync_dir(directory: Path) -> None:

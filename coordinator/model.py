@@ -16,6 +16,7 @@ __all__ = [
     "AUTO_MAX_TURNS",
     "BreakerLimits",
     "Budgets",
+    "ChecksPolicy",
     "CollisionRisk",
     "CommandPolicyConfig",
     "Enforcement",
@@ -71,6 +72,14 @@ class OverlapPolicy(StrEnum):
 
     SPLIT = "split"  # run the overlapping tasks in sequential sub-waves
     WORKTREE = "worktree"  # move the wave to worktrees
+
+
+class ChecksPolicy(StrEnum):
+    """What a failing check does to the merge of a wave."""
+
+    BLOCK = "block"  # drop the merge that broke it; a failing base merges nothing
+    BASELINE = "baseline"  # only failures the base does not have block
+    WARN = "warn"  # merge anyway, and say so everywhere
 
 
 class TaskKind(StrEnum):
@@ -244,6 +253,7 @@ class SessionConfig:
     max_agents_per_wave: int = 6
     budgets: Budgets = field(default_factory=Budgets)
     checks: tuple[str, ...] = ()
+    checks_policy: ChecksPolicy = ChecksPolicy.BLOCK
     agent: str = "scripted"  # default runner name
     overlap: OverlapPolicy = OverlapPolicy.SPLIT
     breakers: BreakerLimits = field(default_factory=BreakerLimits)

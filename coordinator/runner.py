@@ -45,6 +45,7 @@ __all__ = [
     "Emitter",
     "RunCounter",
     "RunCounts",
+    "RunnerProbe",
     "StopSignal",
     "build_runner",
 ]
@@ -105,7 +106,9 @@ class AgentRequest:
     ``max_turns`` is a hint passed to the agent CLI; the coordinator's own count is the
     limit (it calls ``stop.stop(...)``). ``time_limit`` is wall-clock seconds, enforced by
     the runner. ``transcript_path`` is where the runner keeps the agent's raw output
-    (its parent directory is created); None keeps no transcript.
+    (its parent directory is created); None keeps no transcript. ``manifest`` is the
+    wave's scope manifest and ``manifest_sha256`` its digest: the agent's hooks are told
+    both, so they never look for a manifest where the agent could have written one.
     """
 
     task_id: str
@@ -117,6 +120,8 @@ class AgentRequest:
     env: Mapping[str, str] = field(default_factory=_frozen_env)
     time_limit: float | None = None
     transcript_path: Path | None = None
+    manifest: Path | None = None
+    manifest_sha256: str = ""
     stop: StopSignal = field(default_factory=StopSignal, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -135,6 +140,9 @@ class AgentRequest:
         }
         if self.max_turns is not None:
             env["SEAWALL_MAX_TURNS"] = str(self.max_turns)
+        if self.manifest is not None:
+            env["SEAWALL_MANIFEST"] = str(Path(self.manifest).absolute())
+            env["SEAWALL_MANIFEST_SHA256"] = self.manifest_sha256
         return env
 
 
@@ -276,6 +284,19 @@ class Emitter:
             await outcome
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunnerProbe:
+    """The program a runner starts, for the preflight before a session's first wave.
+
+    ``executable`` must resolve on the agent's PATH (``env`` may set it); with
+    ``version_args`` the program must also run them (e.g. ``--version``) and exit 0.
+    """
+
+    executable: str
+    version_args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=_frozen_env)
+
+
 class AgentRunner(abc.ABC):
     """Runs one coding agent for one request. Implementations are adapters.
 
@@ -300,6 +321,11 @@ class AgentRunner(abc.ABC):
     @abc.abstractmethod
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
         """Run one agent to its end; see the class docstring for the duties."""
+
+    def probe(self) -> RunnerProbe | None:
+        """The program this runner starts, checked before the first wave (see
+        ``RunnerProbe``); None for runners that start no local program."""
+        return None
 
     @classmethod
     def from_spec(cls, spec: RunnerSpec) -> Self:

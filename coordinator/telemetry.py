@@ -25,8 +25,10 @@ class EventLog:
     """Appends telemetry records to an ``events.jsonl`` file.
 
     Each record is written with a single ``write`` on an ``O_APPEND`` descriptor, so
-    lines from several processes never interleave. Telemetry must never stop a
-    session: a full disk drops the record with one warning on stderr.
+    lines from several processes never interleave. A file whose last line was torn by a
+    crash is repaired on the first write (the torn line is ended), so it cannot swallow
+    the next record. Telemetry must never stop a session: a full disk drops the record
+    with one warning on stderr.
     """
 
     def __init__(self, path: Path, *, session: str) -> None:
@@ -34,6 +36,7 @@ class EventLog:
         self.session = session
         self._lock = threading.Lock()
         self._warned = False
+        self._repaired = False
         #: called with each record after it is written (a session's webhook notifier);
         #: a listener must not raise or block
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
@@ -46,8 +49,11 @@ class EventLog:
         with self._lock:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
                 try:
+                    if not self._repaired:
+                        _end_torn_line(fd)
+                        self._repaired = True
                     os.write(fd, line.encode("utf-8"))
                 finally:
                     os.close(fd)
@@ -64,6 +70,13 @@ class EventLog:
         for listener in tuple(self.listeners):
             listener(record)
         return record
+
+
+def _end_torn_line(fd: int) -> None:
+    """End the file's last line when a crash left it without its newline."""
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        os.write(fd, b"\n")
 
 
 def read_events(path: Path, *, event: str | None = None) -> Iterator[dict[str, Any]]:

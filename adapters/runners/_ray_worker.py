@@ -61,10 +61,15 @@ _MAX_TRANSCRIPT = 64 * 1024 * 1024
 
 
 def run_remote(
-    job: Job, base_bundle: bytes, extra_bundle: bytes | None, hub: Any, run_id: str
+    job: Job, base_chain: list[Any], extra_bundle: bytes | None, hub: Any, run_id: str
 ) -> WorkerOutcome:
-    """Run one agent on this worker; see the module docstring."""
-    bundles = [base_bundle] if extra_bundle is None else [base_bundle, extra_bundle]
+    """Run one agent on this worker; see the module docstring. ``base_chain`` is the
+    object refs of the history bundles, oldest first (each builds on the one before)."""
+    import ray
+
+    bundles: list[bytes] = list(ray.get(base_chain))
+    if extra_bundle is not None:
+        bundles.append(extra_bundle)
     if job.scratch_dir:
         Path(job.scratch_dir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="seawall-ray-", dir=job.scratch_dir) as scratch:
@@ -190,7 +195,7 @@ class _Remote:
         return WorkerOutcome(
             result=None if result is None else _result_dict(result),
             final=final,
-            transcripts=_transcripts(self.scratch),
+            transcripts=_transcripts(self.scratch, self.roots, self.job.local_root),
             runner_error=runner_error,
             crash=crash,
         )
@@ -275,13 +280,19 @@ def _result_dict(result: AgentResult) -> dict[str, Any]:
     return data
 
 
-def _transcripts(folder: Path) -> dict[str, bytes]:
-    """The files the wrapped runner kept next to its transcript (transcript, prompt)."""
+def _transcripts(folder: Path, roots: tuple[str, ...], local_root: str) -> dict[str, bytes]:
+    """The files the wrapped runner kept next to its transcript (transcript, prompt),
+    with this worker's clone paths rewritten to the coordinator's worktree, as in events."""
     files: dict[str, bytes] = {}
     if not folder.is_dir():
         return files
+    olds = [root.encode() for root in sorted(roots, key=len, reverse=True)]
+    new = local_root.encode()
     for path in sorted(folder.iterdir()):
         if path.is_file():
             with path.open("rb") as handle:
-                files[path.name] = handle.read(_MAX_TRANSCRIPT)
+                data = handle.read(_MAX_TRANSCRIPT)
+            for old in olds:
+                data = data.replace(old, new)
+            files[path.name] = data
     return files

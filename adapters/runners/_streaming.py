@@ -15,7 +15,14 @@ from adapters.runners._process import (
 from coordinator.errors import ConfigurationError
 from coordinator.events import Event
 from coordinator.model import RunnerSpec
-from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn, Emitter
+from coordinator.runner import (
+    AgentRequest,
+    AgentResult,
+    AgentRunner,
+    EmitFn,
+    Emitter,
+    RunnerProbe,
+)
 
 __all__ = ["LineParser", "StreamingCliRunner", "spec_options"]
 
@@ -51,6 +58,10 @@ class StreamingCliRunner(AgentRunner):
     def argv(self, request: AgentRequest) -> list[str]:
         """The command line for ``request`` (the prompt goes on stdin)."""
         raise NotImplementedError
+
+    def probe(self) -> RunnerProbe:
+        """The CLI must resolve and answer ``--version`` before the first wave."""
+        return RunnerProbe(executable=self.executable, version_args=("--version",), env=self.env)
 
     def parser(self) -> LineParser:
         """A fresh parser for one run."""

@@ -33,7 +33,14 @@ from adapters.runners._process import (
 from coordinator.errors import ConfigurationError
 from coordinator.events import Final, Message
 from coordinator.model import RunnerSpec
-from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn, Emitter
+from coordinator.runner import (
+    AgentRequest,
+    AgentResult,
+    AgentRunner,
+    EmitFn,
+    Emitter,
+    RunnerProbe,
+)
 from coordinator.transcripts import TranscriptReader
 
 __all__ = ["CommandRunner", "OutputFormat"]
@@ -89,6 +96,10 @@ class CommandRunner(AgentRunner):
                 "known: output, kill_grace"
             )
         return cls(spec.argv, env=spec.env, output=output, kill_grace=grace)
+
+    def probe(self) -> RunnerProbe:
+        """The command's program must resolve before the first wave."""
+        return RunnerProbe(executable=self.argv[0], env=self.env)
 
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
         """Run the command for ``request``; see ``AgentRunner`` for the duties."""

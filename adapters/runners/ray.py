@@ -2,9 +2,10 @@
 
 For a wave with more agents than one machine can build and test at once. Per ``run()``:
 
-1. The agent's branch travels as git bundles through Ray's object store (the history up
-   to the agent's start commit once per commit, shared by the agents of a wave; a small
-   extra bundle for an earlier checkpoint ref): no shared filesystem or git server.
+1. The agent's branch travels as git bundles through Ray's object store: a chain per
+   repository, the first with the history up to the first wave's base, each later one
+   with only the commits since (shared by the agents of a wave), plus a small extra
+   bundle for an earlier checkpoint ref. No shared filesystem or git server.
 2. A Ray task (``num_cpus`` / ``memory`` / ``runtime_env`` per agent) clones them on some
    worker, checks out the agent's branch, rebuilds the wrapped runner and runs it there
    (see ``adapters.runners._ray_worker``).
@@ -55,13 +56,13 @@ from adapters.runners._ray_wire import (
     encode_spec,
 )
 from coordinator.errors import ConfigurationError, MissingExtraError, RunnerError
-from coordinator.git.repo import open_repository
+from coordinator.git.repo import common_dir, open_repository
 from coordinator.model import RunnerSpec
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn, Emitter
 
 __all__ = ["RayRunner", "parse_memory"]
 
-_BASE_CACHE = 8  # start commits whose bundles stay in the object store
+_BASE_CACHE = 8  # repositories whose bundle chains stay in the object store
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "B": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 _OPTIONS = (
@@ -204,7 +205,8 @@ class RayRunner(AgentRunner):
         self._hub: tuple[str, Any] | None = None
         self._hub_name = f"seawall-hub-{secrets.token_hex(6)}"
         self._remote: Any = None
-        self._bases: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
+        self._bases: OrderedDict[tuple[str, str], list[tuple[str, Any]]] = OrderedDict()
+        self.bundled_bytes = 0  # bytes of history bundles put in the object store, in all
 
     @classmethod
     def from_spec(cls, spec: RunnerSpec) -> Self:
@@ -334,25 +336,34 @@ class RayRunner(AgentRunner):
             self._started_ray = False
         self._hub = None
 
-    async def _base_bundle(self, ray: Any, local: LocalWorktree) -> Any:
-        """The object holding the history up to ``local.head`` (one per start commit)."""
-        common = str(open_repository(local.worktree).path)
-        key = (str(ray.get_runtime_context().get_job_id()), common, local.head)
+    async def _base_bundle(self, ray: Any, local: LocalWorktree) -> list[Any]:
+        """The objects holding the history up to ``local.head``: a chain of bundles per
+        repository, each with the commits since the one before (a new wave's base adds
+        only the commits merged since the last wave's), shared by every agent."""
+        repo = open_repository(local.worktree)
+        key = (str(ray.get_runtime_context().get_job_id()), str(common_dir(repo)))
         assert self._lock is not None
         async with self._lock:
-            ref = self._bases.get(key)
-            if ref is None:
-                data = await anyio.to_thread.run_sync(
-                    lambda: bundle(local.worktree, [f"refs/heads/{local.branch}"])
-                )
-                if data is None:
-                    raise RunnerError(f"the branch {local.branch} has no commits to send")
-                ref = await anyio.to_thread.run_sync(ray.put, data)
-                self._bases[key] = ref
-                while len(self._bases) > _BASE_CACHE:
-                    self._bases.popitem(last=False)
+            chain = self._bases.setdefault(key, [])
+            tips = [tip for tip, _ in chain]
+            if local.head in tips:
+                return [ref for _, ref in chain[: tips.index(local.head) + 1]]
+            known: list[str] = []
+            if chain and repo.descendant_of(local.head, chain[-1][0]):
+                known = [chain[-1][0]]
+            else:
+                chain.clear()  # history rewritten (or the first wave): start over whole
+            refs = [f"refs/heads/{local.branch}"]
+            data = await anyio.to_thread.run_sync(lambda: bundle(local.worktree, refs, known=known))
+            if data is None and not known:
+                raise RunnerError(f"the branch {local.branch} has no commits to send")
+            if data is not None:
+                chain.append((local.head, await anyio.to_thread.run_sync(ray.put, data)))
+                self.bundled_bytes += len(data)
             self._bases.move_to_end(key)
-            return ref
+            while len(self._bases) > _BASE_CACHE:
+                self._bases.popitem(last=False)
+            return [ref for _, ref in chain]
 
     # -- one run ---------------------------------------------------------------------
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from pathlib import PurePath
+from pathlib import Path
 
-from coordinator.breakers.signature import output_digest
+from coordinator.breakers.signature import FailurePrint, failure_print, output_digest, same_failure
 
 EVIDENCE_CHARS = 160
 
@@ -44,22 +44,58 @@ class Pending:
 
 
 class Repeat:
-    """The loop breaker's memory of one call key: streak and last result."""
+    """The loop breaker's memory of one call key: streak and last result.
 
-    __slots__ = ("digest", "streak", "text")
+    Two successful results are the same when their outputs are equal (durations
+    aside); two failures when they are the same error (``same_failure``), so one
+    added warning line does not make an identical failure look new. Digests are
+    computed only when a repeat has to be compared (or saved).
+    """
 
-    def __init__(self, streak: int, text: str | None, digest: str | None) -> None:
+    __slots__ = ("digest", "failed", "failure", "streak", "text")
+
+    def __init__(
+        self,
+        streak: int,
+        text: str | None,
+        digest: str | None,
+        failure: FailurePrint | None = None,
+        *,
+        failed: bool | None = None,
+    ) -> None:
         self.streak = streak
         self.text = text  # the last result, digested only when a repeat differs from it
         self.digest = digest
+        self.failure = failure  # the last result's failure print, once computed
+        self.failed = failure is not None if failed is None else failed
+
+    @classmethod
+    def first(cls, text: str, *, ok: bool) -> Repeat:
+        """The memory of a call key seen once, with its result."""
+        return cls(1, text, None, failed=not ok)
 
     def result_digest(self) -> str | None:
-        if self.digest is None and self.text is not None:
+        if self.digest is None and self.text is not None and not self.failed:
             self.digest = output_digest(self.text)
         return self.digest
 
-    def same_result(self, text: str) -> bool:
-        """Whether ``text`` equals the last result (timings aside); remembers ``text``."""
+    def failure_print(self) -> FailurePrint | None:
+        if self.failure is None and self.failed and self.text is not None:
+            self.failure = failure_print(self.text)
+        return self.failure
+
+    def same_result(self, text: str, *, ok: bool = True) -> bool:
+        """Whether ``text`` equals the last result; remembers ``text``."""
+        if not ok:
+            before = self.failure_print() if self.failed else None
+            same = before is not None and (
+                text == self.text or same_failure(before, failure_print(text))
+            )
+            self.text, self.digest, self.failure, self.failed = text, None, None, True
+            return same
+        if self.failed:  # it failed before and passes now: a new answer
+            self.text, self.digest, self.failure, self.failed = text, None, None, False
+            return False
         if text == self.text:
             return True
         same = self.result_digest() == output_digest(text)
@@ -67,12 +103,42 @@ class Repeat:
         return same
 
 
+class FailureCounts:
+    """How often one command failed with each distinct error (bounded, serializable)."""
+
+    __slots__ = ("clusters",)
+
+    LIMIT = 8  # distinct errors remembered per command; the oldest is forgotten first
+
+    def __init__(self, clusters: list[tuple[FailurePrint, int]] | None = None) -> None:
+        self.clusters: list[tuple[FailurePrint, int]] = clusters or []
+
+    def add(self, text: str) -> int:
+        """Count one failure; returns how many times this same error has been seen."""
+        printed = failure_print(text)
+        for index, (seen, count) in enumerate(self.clusters):
+            if same_failure(seen, printed):
+                self.clusters[index] = (seen, count + 1)
+                return count + 1
+        self.clusters.append((printed, 1))
+        if len(self.clusters) > self.LIMIT:
+            del self.clusters[0]
+        return 1
+
+    def to_list(self) -> list[list[object]]:
+        return [[sorted(seen), count] for seen, count in self.clusters]
+
+    @classmethod
+    def from_list(cls, data: object) -> FailureCounts:
+        if not isinstance(data, list):  # an older state file's digests: start counting again
+            return cls()
+        return cls(
+            [(FailurePrint(frozenset(str(line) for line in seen)), int(n)) for seen, n in data]
+        )
+
+
 def normal_path(path: str) -> str:
     return os.path.normpath(path)
-
-
-def command_id(command: str) -> str:
-    return " ".join(command.split())
 
 
 def first_line(text: str) -> str:
@@ -82,6 +148,13 @@ def first_line(text: str) -> str:
     return "(no output)"
 
 
-def is_blocked_note(path: str) -> bool:
-    parts = PurePath(path).parts
-    return bool(parts) and parts[-1] == "BLOCKED.md" and ".seawall" in parts
+def is_stop_note(path: str, stop_note: Path | None, cwd: Path | None) -> bool:
+    """Whether ``path`` (relative to ``cwd``) is exactly the session's BLOCKED.md."""
+    if stop_note is None:
+        return False
+    target = Path(path).expanduser()
+    if not target.is_absolute():
+        if cwd is None:
+            return False
+        target = cwd / target
+    return os.path.realpath(target) == os.path.realpath(stop_note)

@@ -11,29 +11,29 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from coordinator.breakers._memory import (
+    FailureCounts,
     Pending,
     Repeat,
-    command_id,
     compact_key,
     first_line,
-    is_blocked_note,
     normal_path,
     short,
 )
+from coordinator.breakers._saved import dump_state, load_state
+from coordinator.breakers.admission import Effect, after_trip
 from coordinator.breakers.commands import (
-    cleanup_refusal,
+    command_key,
     is_verify_command,
-    is_wait_command,
     verify_passed,
+    verify_run,
 )
 from coordinator.breakers.keys import call_key
-from coordinator.breakers.polls import BackgroundWatch, is_poll_tool, timed_out
-from coordinator.breakers.signature import signature_digest
+from coordinator.breakers.polls import BackgroundWatch, backgrounds, timed_out
 from coordinator.breakers.trip import (
-    CLEANUP_ALLOWANCE,
     Admission,
     BreakerKind,
     BreakerNotice,
@@ -45,12 +45,12 @@ from coordinator.events import (
     EDIT_TOOLS,
     SHELL_TOOLS,
     Event,
+    Final,
     Message,
     ToolCall,
     ToolResult,
     Usage,
     edited_paths,
-    read_path,
     shell_command,
 )
 from coordinator.model import BreakerLimits
@@ -58,7 +58,10 @@ from coordinator.model import BreakerLimits
 __all__ = ["AgentBreaker", "BreakerListener", "BreakerStatistics"]
 
 BreakerListener = Callable[[BreakerNotice], None]
-_SCHEMA = 1
+RUN_KEY = "(the run)"
+"""The failure key of a whole run: a failed ``Final`` (Codex ``turn.failed``, a Claude
+``result`` with ``is_error``), so an agent restarted only to fail the same way trips
+like a command failing identically."""
 _REMEMBERED_CALLS = 512
 """Distinct call keys the loop breaker remembers (least recently seen forgotten first):
 a loop repeats a few recent calls, and an agent's memory must not grow with its calls."""
@@ -116,11 +119,16 @@ class AgentBreaker:
         self.trip: Trip | None = None
         self._pending: dict[str, Pending] = {}
         self._repeats: dict[str, Repeat] = {}
-        self._command_failures: dict[str, dict[str, int]] = {}
+        self._command_failures: dict[str, FailureCounts] = {}
         self._background = BackgroundWatch()
         self._listeners: list[BreakerListener] = []
 
     # -- public surface -------------------------------------------------------------
+
+    @property
+    def background(self) -> BackgroundWatch:
+        """The files this agent's background commands write (kept across ``reset``)."""
+        return self._background
 
     @property
     def state(self) -> BreakerState:
@@ -138,6 +146,8 @@ class AgentBreaker:
             return self._on_result(event)
         if type(event) is Usage or type(event) is Message:
             return None  # time is checked on turns, calls and results
+        if type(event) is Final:
+            return self._on_final(event)
         return self._check_time()
 
     def observe_call(self, call: ToolCall, key: str | None = None) -> Trip | None:
@@ -148,8 +158,14 @@ class AgentBreaker:
         """``observe`` for a result (skips the type dispatch)."""
         return self._on_result(result)
 
-    def admit(self, call: ToolCall) -> Admission:
-        """Hook mode, before a call runs: allow it (and count it) or refuse it."""
+    def admit(
+        self, call: ToolCall, *, stop_note: Path | None = None, cwd: Path | None = None
+    ) -> Admission:
+        """Hook mode, before a call runs: allow it (and count it) or refuse it.
+
+        ``stop_note`` is the session's BLOCKED.md: after a trip, edits of exactly that
+        file stay open (paths in the call are relative to ``cwd``).
+        """
         if self.trip is None:
             warned_before = self.warned
             trip = self._on_call(call, None)
@@ -157,7 +173,7 @@ class AgentBreaker:
                 return Admission(allowed=False, reason=trip.message(self.agent), trip=trip)
             warning = self._warning_text() if self.warned and not warned_before else None
             return Admission(allowed=True, warning=warning)
-        return self._admit_tripped(call, self.trip)
+        return self._admit_tripped(call, self.trip, stop_note, cwd)
 
     def check_time(self) -> Trip | None:
         """Trip session-time if the wall clock ran out (also checked on every event)."""
@@ -188,14 +204,17 @@ class AgentBreaker:
         paths: tuple[str, ...] = ()
         if name in SHELL_TOOLS:
             command = shell_command(call)
-            poll = command is not None and is_wait_command(command)
-            if command is not None and arguments.get("run_in_background") is True:
-                self._background.started(command)
+            poll = False
+            if command is not None:
+                if backgrounds(call, command):
+                    self._background.started(command)
+                else:
+                    poll = self._background.is_wait(call, command)
         elif name in EDIT_TOOLS:
             paths = edited_paths(call)
             poll = False
         else:
-            poll = is_poll_tool(call) or self._background.is_watched_read(read_path(call))
+            poll = self._background.is_wait(call)
         self._pending[call.call_id] = Pending(key, name, command, paths, poll)
         if self.trip is not None:
             return None
@@ -240,13 +259,15 @@ class AgentBreaker:
         command = pending.command
         verified = (
             command is not None
-            and verify_passed(command, exit_ok=ok, output=result.text)
+            and ok
             and self._verify_matters(pending.key)
             and is_verify_command(command)
+            and verify_passed(command, exit_ok=ok, output=result.text)
         )
         if verified:
-            self._verified()
-        poll = pending.poll or self._update_repeat(pending.key, result.text, verified)
+            assert command is not None
+            self._verified(clears_trip=verify_run(command))
+        poll = pending.poll or self._update_repeat(pending.key, result.text, verified, ok)
         if self.trip is not None:
             return None
         if poll:
@@ -271,19 +292,19 @@ class AgentBreaker:
         """Whether a passing verify would change anything (else its parse is skipped)."""
         return bool(self.edits_since_verify) or self.trip is not None or key in self._repeats
 
-    def _update_repeat(self, key: str, text: str, verified: bool) -> bool:
+    def _update_repeat(self, key: str, text: str, verified: bool, ok: bool) -> bool:
         """Record a result for the loop breaker; True when it was a wait (result changed)."""
         repeat = self._repeats.get(key)
         if verified:
             self._repeats.pop(key, None)  # passing verifies are never loops
             return False
         if repeat is None:
-            self._repeats[key] = Repeat(1, text, None)
+            self._repeats[key] = Repeat.first(text, ok=ok)
             if len(self._repeats) > _REMEMBERED_CALLS:
                 del self._repeats[next(iter(self._repeats))]
             return False
         self._repeats[key] = self._repeats.pop(key)  # now the most recently seen
-        if repeat.same_result(text):
+        if repeat.same_result(text, ok=ok):
             repeat.streak += 1
             return False
         repeat.streak = 1
@@ -310,23 +331,29 @@ class AgentBreaker:
             )
         return self._check_time()
 
+    def _on_final(self, final: Final) -> Trip | None:
+        """A run ended: a failed one is a failure of the run (its text is the error)."""
+        if self.trip is not None:
+            return None
+        if not final.is_error:
+            return self._count_outcome(True, RUN_KEY, "")
+        return self._count_outcome(False, RUN_KEY, final.text or final.subtype or "failed")
+
     def _count_outcome(self, ok: bool, command: str | None, text: str) -> Trip | None:
         if ok:
             self.consecutive_failures = 0
-            if command is not None:
-                self._command_failures.pop(command_id(command), None)
+            if command is not None and self._command_failures:
+                self._command_failures.pop(command_key(command), None)
             return self._check_time()
         self.consecutive_failures += 1
         if command is not None:
-            per_command = self._command_failures.setdefault(command_id(command), {})
-            signature = signature_digest(text)
-            count = per_command.get(signature, 0) + 1
-            per_command[signature] = count
+            counts = self._command_failures.setdefault(command_key(command), FailureCounts())
+            count = counts.add(text)
             if count >= self.limits.max_same_command_failures:
+                what = "the run" if command == RUN_KEY else f"`{short(command)}`"
                 return self._trip(
                     BreakerKind.COMMAND_FAILURES,
-                    f"`{short(command)}` failed {count} times with the same error: "
-                    f"{short(first_line(text))}",
+                    f"{what} failed {count} times with the same error: {short(first_line(text))}",
                     count,
                     self.limits.max_same_command_failures,
                 )
@@ -340,9 +367,12 @@ class AgentBreaker:
             )
         return self._check_time()
 
-    def _verified(self) -> None:
+    def _verified(self, *, clears_trip: bool) -> None:
+        """A verify passed. Only a verify run alone (``verify_run``) clears the trip;
+        a verify inside a longer command line still resets the edit count."""
         self.edits_since_verify = 0
-        if self.trip is not None and self.trip.kind is BreakerKind.UNVERIFIED_EDITS:
+        trip = self.trip
+        if clears_trip and trip is not None and trip.kind is BreakerKind.UNVERIFIED_EDITS:
             self.trip = None
             self._notify(
                 BreakerNotice(
@@ -379,28 +409,18 @@ class AgentBreaker:
         for listener in self._listeners:
             listener(notice)
 
-    def _admit_tripped(self, call: ToolCall, trip: Trip) -> Admission:
-        paths = edited_paths(call)
-        if paths and all(is_blocked_note(path) for path in paths):
-            return Admission(allowed=True, reason="BLOCKED.md stays open after a trip", trip=trip)
-        command = shell_command(call)
-        if trip.self_service and command is not None and is_verify_command(command):
+    def _admit_tripped(
+        self, call: ToolCall, trip: Trip, stop_note: Path | None, cwd: Path | None
+    ) -> Admission:
+        admission, effect = after_trip(
+            call, trip, agent=self.agent, cleanup_used=self.cleanup_used,
+            stop_note=stop_note, cwd=cwd,
+        )  # fmt: skip
+        if effect is Effect.COUNT:
             self._on_call(call, None)
-            return Admission(allowed=True, reason="a verify run may clear this trip", trip=trip)
-        if command is None:
-            return Admission(allowed=False, reason=trip.message(self.agent), trip=trip)
-        refusal = cleanup_refusal(command)
-        if refusal is not None:
-            return Admission(
-                allowed=False, reason=f"{trip.message(self.agent)} {refusal}.", trip=trip
-            )
-        if self.cleanup_used >= CLEANUP_ALLOWANCE:
-            reason = f"{trip.message(self.agent)} The cleanup allowance is spent."
-            return Admission(allowed=False, reason=reason, trip=trip)
-        self.cleanup_used += 1
-        left = CLEANUP_ALLOWANCE - self.cleanup_used
-        reason = f"cleanup command allowed after {trip.kind.label} ({left} left; the trip stays)"
-        return Admission(allowed=True, reason=reason, trip=trip, cleanup=True)
+        elif effect is Effect.CLEANUP:
+            self.cleanup_used += 1
+        return admission
 
     # -- persistence ----------------------------------------------------------------
 
@@ -414,26 +434,7 @@ class AgentBreaker:
 
     def to_dict(self) -> dict[str, Any]:
         """Everything needed to resume counting in another process (JSON-safe)."""
-        return {
-            "schema": _SCHEMA,
-            "agent": self.agent,
-            "started_at": self._started,
-            "tool_calls": self.tool_calls,
-            "edits_since_verify": self.edits_since_verify,
-            "consecutive_failures": self.consecutive_failures,
-            "consecutive_polls": self.consecutive_polls,
-            "files": sorted(self.files),
-            "warned": self.warned,
-            "cleanup_used": self.cleanup_used,
-            "trip": None if self.trip is None else self.trip.to_dict(),
-            "pending": {
-                call_id: [p.key, p.shown, p.command, list(p.paths), p.poll]
-                for call_id, p in self._pending.items()
-            },
-            "repeats": {key: [r.streak, r.result_digest()] for key, r in self._repeats.items()},
-            "command_failures": self._command_failures,
-            "background": self._background.to_dict(),
-        }
+        return dump_state(self)
 
     @classmethod
     def from_dict(
@@ -450,28 +451,7 @@ class AgentBreaker:
             started_at=float(data["started_at"]),
             agent=str(data.get("agent", "TASK")),
         )
-        breaker.tool_calls = int(data["tool_calls"])
-        breaker.edits_since_verify = int(data["edits_since_verify"])
-        breaker.consecutive_failures = int(data["consecutive_failures"])
-        breaker.consecutive_polls = int(data["consecutive_polls"])
-        breaker.files = {str(path) for path in data["files"]}
-        breaker.warned = bool(data["warned"])
-        breaker.cleanup_used = int(data["cleanup_used"])
-        trip = data.get("trip")
-        breaker.trip = None if trip is None else Trip.from_dict(trip)
-        breaker._pending = {
-            str(call_id): Pending(str(k), str(s), c, tuple(p), bool(poll))
-            for call_id, (k, s, c, p, poll) in data["pending"].items()
-        }
-        breaker._repeats = {
-            str(key): Repeat(int(streak), None, digest)
-            for key, (streak, digest) in data["repeats"].items()
-        }
-        breaker._command_failures = {
-            str(cmd): {str(sig): int(n) for sig, n in sigs.items()}
-            for cmd, sigs in data["command_failures"].items()
-        }
-        breaker._background = BackgroundWatch.from_dict(data.get("background", {}))
+        load_state(breaker, data)
         return breaker
 
 
@@ -489,5 +469,4 @@ _STATE_FIELDS = (
     "_pending",
     "_repeats",
     "_command_failures",
-    "_background",
 )

@@ -12,16 +12,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from coordinator.shell import ShellParseError, SimpleCommand, simple_commands
+from coordinator.shell.gitargv import read_git
 
 __all__ = [
     "CLEANUP_COMMANDS",
     "GitInvocation",
     "cleanup_refusal",
+    "command_key",
     "git_invocations",
     "is_verify_command",
     "is_wait_command",
     "parse_commands",
+    "reads_only",
     "verify_passed",
+    "verify_run",
 ]
 
 CLEANUP_COMMANDS = (
@@ -86,7 +90,14 @@ def _plain_argv(command: str) -> tuple[str, ...] | None:
     if commands is None or len(commands) != 1:
         return None
     only = commands[0]
-    if only.redirects or only.assignments or only.wrappers or only.opaque or any(only.dynamic):
+    if (
+        only.redirects
+        or only.assignments
+        or only.wrappers
+        or only.opaque
+        or only.subshell  # a background job, a pipeline or a ( ) group
+        or any(only.dynamic)
+    ):
         return None
     return only.argv if only.argv else None
 
@@ -95,8 +106,23 @@ def _base(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
 
+# options that ask a tool about itself (or plan a run) instead of running checks
+_INFO_OPTIONS = frozenset(
+    {"--version", "-V", "--help", "-h", "--collect-only", "--co", "--list", "--listTests",
+     "--showConfig", "--dry-run", "--fixtures", "--markers"}
+)  # fmt: skip
+_NO_CHECKS_RAN = re.compile(
+    r"\bno tests ran\b|\bcollected 0 items\b|\bno tests? (?:were |was )?found\b|\bran 0 tests\b"
+    r"|\bno test files found\b|\b0 tests? (?:passed|run|executed)\b|\bno test suite found\b",
+    re.IGNORECASE,
+)
+# what may stand next to the one verify of a verify run: a ``cd`` before it, or a
+# filter of its output (``pytest -q 2>&1 | tail -5``)
+_BESIDE_VERIFY = frozenset({"cd", "pushd", "tail", "head", "grep", "cat", "wc", "sort", "uniq"})
+
+
 def _argv_verifies(argv: Sequence[str]) -> bool:
-    if not argv:
+    if not argv or not _INFO_OPTIONS.isdisjoint(argv):
         return False
     head = _base(argv[0])
     rest = [arg for arg in argv[1:] if not arg.startswith("-")]
@@ -113,6 +139,8 @@ def _argv_verifies(argv: Sequence[str]) -> bool:
             tail = tail[1:]
         return _argv_verifies(tail)
     if head in _MAKES:
+        if not {"-n", "--just-print", "--recon", "-q", "--question"}.isdisjoint(argv):
+            return False  # make plans the run and builds nothing
         return not rest or any(target in _MAKE_TARGETS for target in rest)
     if head in _PACKAGE_MANAGERS and rest:
         if rest[0] in {"test", "t", "build"}:
@@ -131,24 +159,111 @@ def is_verify_command(command: str) -> bool:
     return commands is not None and any(_argv_verifies(cmd.argv) for cmd in commands)
 
 
-_WAITS = frozenset({"sleep", "wait"})
+_WAITS = frozenset({"sleep", "wait", "true", ":"})
 
 
 @lru_cache(maxsize=4096)
 def is_wait_command(command: str) -> bool:
-    """True when the command waits on purpose (``sleep 30 && gh pr checks``): a poll."""
-    if "sleep" not in command and "wait" not in command and "--watch" not in command:
+    """True when the command only waits (``sleep 30``, ``wait``): nothing else runs.
+
+    ``sleep 2 && pnpm test`` is a test run that starts late, not a wait: spec 003's
+    list of waits is narrow, and a wrapper around a real command never exempts it.
+    """
+    if "sleep" not in command and "wait" not in command:
         return False
     commands = parse_commands(command)
-    return commands is not None and any(
-        cmd.name in _WAITS or "--watch" in cmd.argv for cmd in commands
+    if not commands:
+        return False
+    return all(cmd.name in _WAITS and not cmd.redirects for cmd in commands)
+
+
+@lru_cache(maxsize=4096)
+def verify_run(command: str) -> bool:
+    """True when ``command`` is one verify command alone: a test or build run, with at
+    most a ``cd`` before it and a filter of its output after it. ``pytest -q; sed -i …``
+    is not (a second command does other work); ``pytest --version`` runs no check."""
+    if not _VERIFY_HINT.search(command):
+        return False
+    commands = parse_commands(command)
+    if not commands:
+        return False
+    verifies = 0
+    for cmd in commands:
+        if cmd.written_files or cmd.opaque or cmd.dynamic_name or cmd.wrappers:
+            return False
+        if _argv_verifies(cmd.argv):
+            verifies += 1
+        elif cmd.name not in _BESIDE_VERIFY or (cmd.name in ("cd", "pushd") and cmd.subshell):
+            return False
+    return verifies == 1
+
+
+_READ_PROGRAMS = frozenset(
+    {"cat", "head", "tail", "less", "more", "wc", "ls", "pwd", "echo", "printf", "grep",
+     "egrep", "fgrep", "rg", "ag", "stat", "file", "tree", "du", "df", "which", "type",
+     "date", "whoami", "uname", "id", "sort", "uniq", "cut", "tr", "diff", "cmp", "jq",
+     "nl", "basename", "dirname", "realpath", "readlink", "test", "[", "true", "false",
+     "sleep", "cd", "pushd", "popd", "column", "fd", "sha256sum", "md5sum", "hexdump", "od"}
+)  # fmt: skip
+_GIT_READS = frozenset(
+    {"status", "diff", "log", "show", "blame", "rev-parse", "ls-files", "grep", "shortlog",
+     "describe", "rev-list", "cat-file", "ls-tree", "whatchanged", "reflog"}
+)  # fmt: skip
+_FIND_ACTIONS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fls",
+                           "-fprintf", "-fprint0"})  # fmt: skip
+
+
+def _reads_only(cmd: SimpleCommand) -> bool:
+    name = cmd.name
+    if name == "git":
+        return len(cmd.argv) > 1 and cmd.argv[1] in _GIT_READS and "--output" not in cmd.argv
+    if name == "sed":
+        return not any(arg.startswith(("-i", "--in-place")) for arg in cmd.argv[1:])
+    if name == "find":
+        return _FIND_ACTIONS.isdisjoint(cmd.argv)
+    return name in _READ_PROGRAMS
+
+
+@lru_cache(maxsize=4096)
+def reads_only(command: str) -> bool:
+    """True when every program ``command`` runs only reads (``cat``, ``grep``,
+    ``git diff``, ``sed -n``, ``find`` without actions) and nothing is redirected into
+    a file. Unknown programs, substitutions the reader cannot see and wrappers are not."""
+    commands = parse_commands(command)
+    if not commands:
+        return False
+    return all(
+        not cmd.written_files
+        and not cmd.opaque
+        and not cmd.dynamic_name
+        and not cmd.assignments
+        and _reads_only(cmd)
+        for cmd in commands
     )
 
 
+@lru_cache(maxsize=4096)
+def command_key(command: str) -> str:
+    """What "the same command" means: the programs and their arguments as the shell
+    passes them (quoting and blank space gone), operands in order and options after
+    them, sorted (flag order does not make another attempt). Unparsable text is
+    compared blank-collapsed."""
+    commands = parse_commands(command)
+    if not commands:
+        return " ".join(command.split())
+    parts: list[str] = []
+    for cmd in commands:
+        options = sorted(word for word in cmd.argv[1:] if word.startswith("-"))
+        operands = [word for word in cmd.argv[1:] if not word.startswith("-")]
+        parts.append(" ".join((cmd.name, *operands, *options)))
+    return " ; ".join(parts)
+
+
 def verify_passed(command: str, *, exit_ok: bool, output: str) -> bool:
-    """Whether a verify command passed: exit status 0, and, when a pipe can hide the
-    status (``pytest | tail``), no failure summary in its output."""
-    if not exit_ok:
+    """Whether a verify command passed and ran checks: exit status 0, no word that no
+    test ran, and, when a pipe can hide the status (``pytest | tail``), no failure
+    summary in its output."""
+    if not exit_ok or _NO_CHECKS_RAN.search(output) is not None:
         return False
     return "|" not in command or _FAILURE_MARKERS.search(output) is None
 
@@ -173,38 +288,18 @@ class GitInvocation:
     after_init: bool = False
 
 
-_GLOBAL_WITH_VALUE = frozenset(
-    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"}
-)
-
-
 def _git_invocation(argv: Sequence[str], cwd: str | None, after_init: bool) -> GitInvocation | None:
-    values: dict[str, str] = {}
-    index = 1
-    while index < len(argv) and argv[index].startswith("-"):
-        option = argv[index]
-        name, _, inline = option.partition("=")
-        if name in _GLOBAL_WITH_VALUE and not inline:
-            if index + 1 >= len(argv):
-                return None
-            inline = argv[index + 1]
-            index += 1
-        if name == "-C":
-            base = values.get("-C")
-            values["-C"] = inline if base is None or inline.startswith("/") else f"{base}/{inline}"
-        elif name in ("--git-dir", "--work-tree"):
-            values[name] = inline
-        index += 1
-    if index >= len(argv):
+    read = read_git(argv)
+    if read.subcommand is None or read.missing_value:
         return None
     return GitInvocation(
-        subcommand=argv[index],
-        args=tuple(argv[index + 1 :]),
-        directory=values.get("-C"),
-        git_dir=values.get("--git-dir"),
-        work_tree=values.get("--work-tree"),
+        subcommand=read.subcommand,
+        args=read.args,
+        directory=read.directory,
+        git_dir=read.git_dir,
+        work_tree=read.work_tree,
         cwd=cwd,
-        global_options=index > 1,
+        global_options=bool(read.global_options) or read.unknown_global is not None,
         after_init=after_init,
     )
 

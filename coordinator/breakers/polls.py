@@ -1,23 +1,62 @@
 """Polls and waits: calls the loop breaker does not count (spec 003, "Waiting on a long
-command"). A poll asks a background task for its output or reads a file a background
-command of the agent's was told to write; ``AgentBreaker`` adds the third kind, a
-repeated call whose result changed.
+command"). A poll asks a background task for its output, or reads a file a background
+command of the agent's was told to write (through the Read tool or the shell: ``cat``,
+``tail``, ``sleep 30 && tail -n 20 out.log``), even while it is still empty; a command
+that only sleeps is a wait too. ``AgentBreaker`` adds the third kind, a repeated call
+whose result changed. Nothing else is a wait: ``sleep 2 && pnpm test`` is a test run.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
-from coordinator.breakers.commands import is_wait_command
-from coordinator.events import ToolCall
-from coordinator.shell import ShellParseError, simple_commands
+from coordinator.breakers.commands import is_wait_command as pure_wait
+from coordinator.breakers.commands import parse_commands
+from coordinator.events import SHELL_TOOLS, ToolCall, read_path, shell_command
+from coordinator.shell import SimpleCommand
 
-__all__ = ["POLL_TOOLS", "BackgroundWatch", "is_poll_tool", "timed_out"]
+__all__ = ["POLL_TOOLS", "BackgroundWatch", "backgrounds", "is_poll_tool", "timed_out"]
 
 POLL_TOOLS = frozenset({"BashOutput", "TaskOutput", "AgentOutputTool"})
 _TIMEOUT_PREFIXES = ("Command timed out after", "command timed out", "Timed out after")
+_WAITS = frozenset({"sleep", "wait", "true", ":"})
+# readers of a file, and their options that take a value (``tail -n 20 out.log``)
+_READERS: Mapping[str, frozenset[str]] = {
+    "cat": frozenset(),
+    "tail": frozenset({"-n", "-c", "--lines", "--bytes", "-s", "--sleep-interval", "--pid"}),
+    "head": frozenset({"-n", "-c", "--lines", "--bytes"}),
+    "less": frozenset(),
+    "more": frozenset(),
+    "wc": frozenset(),
+    "stat": frozenset({"-c", "--format"}),
+    "ls": frozenset(),
+    "grep": frozenset({"-e", "-f", "-m", "-A", "-B", "-C", "--max-count"}),
+    "egrep": frozenset({"-e", "-f", "-m", "-A", "-B", "-C"}),
+    "rg": frozenset({"-e", "-m", "-A", "-B", "-C", "-g"}),
+}
+_PATTERN_FIRST = frozenset({"grep", "egrep", "rg"})
+# a lone ``&`` (not ``&&``, ``>&``, ``&>``, ``|&``): a job sent to the background
+_BACKGROUND = re.compile(r"(?<![&>|<])&(?![&>])")
+_SEPARATORS = re.compile(r"[;&|\n]+")
+_NEEDS_PARSE = re.compile(r"[\"'`$\\(){}]")  # quoting or expansion: only the parser can tell
+
+
+def _heads_may_wait(command: str) -> bool:
+    """A cheap test that every command of a command line starts with a wait or a
+    reader; ``False`` means it surely is no wait. Past the first quote or expansion
+    only the parser can tell, so only the plain text before it is tested."""
+    plain = _NEEDS_PARSE.search(command)
+    if plain is not None:
+        command = command[: plain.start()]
+    for piece in _SEPARATORS.split(command):
+        words = [word for word in piece.split() if "=" not in word] or [""]
+        head = words[0].rsplit("/", 1)[-1]
+        if head and head not in _WAITS and head not in _READERS:
+            return False
+    return True
 
 
 def timed_out(text: str) -> bool:
@@ -25,31 +64,50 @@ def timed_out(text: str) -> bool:
     return text.startswith(_TIMEOUT_PREFIXES)
 
 
-def is_poll_tool(call: ToolCall, command: str | None = None) -> bool:
-    """True for a call that asks a background task for its output, or a shell command
-    that waits on purpose (``sleep``, ``wait``, ``--watch``)."""
+def is_poll_tool(call: ToolCall) -> bool:
+    """True for a call that asks a background task for its output (Claude Code's
+    ``BashOutput``/``TaskOutput``, an empty Codex ``write_stdin``)."""
     if call.name in POLL_TOOLS:
         return True
-    if command is not None:
-        return is_wait_command(command)
     if call.name == "write_stdin":  # Codex: an empty write only polls the session
         return not call.arguments.get("chars")
     return False
 
 
-class BackgroundWatch:
-    """The files the agent's background commands were told to write."""
+def backgrounds(call: ToolCall, command: str) -> bool:
+    """Whether a shell call starts a background job (``run_in_background`` or ``&``)."""
+    return call.arguments.get("run_in_background") is True or (
+        "&" in command and _BACKGROUND.search(command) is not None
+    )
 
-    __slots__ = ("_names",)
+
+def _operands(cmd: SimpleCommand) -> list[str]:
+    takes_value = _READERS[cmd.name]
+    operands: list[str] = []
+    skip = False
+    for word in cmd.argv[1:]:
+        if skip:
+            skip = False
+        elif word.startswith("-") and word != "-":
+            skip = word in takes_value
+        else:
+            operands.append(word)
+    return operands[1:] if cmd.name in _PATTERN_FIRST else operands
+
+
+class BackgroundWatch:
+    """The files the agent's background commands were told to write, and what a wait is."""
+
+    __slots__ = ("_memo", "_names")
 
     def __init__(self, names: set[str] | None = None) -> None:
         self._names: set[str] = names or set()
+        self._memo: tuple[str, bool] = ("", False)  # the last call judged, and the answer
 
     def started(self, command: str) -> None:
         """Remember the redirect and ``tee`` targets of a backgrounded command."""
-        try:
-            commands = simple_commands(command)
-        except ShellParseError:
+        commands = parse_commands(command)
+        if commands is None:
             return  # unknown targets: reads stay counted, which errs towards tripping late
         for cmd in commands:
             targets = list(cmd.written_files)
@@ -64,6 +122,42 @@ class BackgroundWatch:
         if path.endswith(".output") and "tasks" in PurePath(path).parts:
             return True  # Claude Code's own background task output files
         return bool(self._names) and path.rsplit("/", 1)[-1] in self._names
+
+    def is_wait(self, call: ToolCall, command: str | None = None) -> bool:
+        """Whether ``call`` is a poll or a wait (see the module's rule). The answer for
+        the last call is kept: the breaker and the detectors of one agent share a watch
+        and ask about the same call."""
+        if call.call_id and self._memo[0] == call.call_id:
+            return self._memo[1]
+        if call.name in SHELL_TOOLS:
+            command = command if command is not None else shell_command(call)
+            answer = command is not None and self.is_wait_command(command)
+        else:
+            answer = is_poll_tool(call) or self.is_watched_read(read_path(call))
+        self._memo = (call.call_id, answer)
+        return answer
+
+    def is_wait_command(self, command: str) -> bool:
+        """A shell command that only sleeps, or only reads watched files after sleeping."""
+        if ".output" not in command and not any(name in command for name in self._names):
+            # no watched file named: only a command that does nothing but sleep can wait
+            return ("sleep" in command or "wait" in command) and pure_wait(command)
+        if not _heads_may_wait(command):
+            return False
+        commands = parse_commands(command)
+        if not commands:
+            return False
+        for cmd in commands:
+            if cmd.written_files or cmd.dynamic_name or cmd.opaque:
+                return False
+            if cmd.name in _WAITS:
+                continue
+            if cmd.name not in _READERS:
+                return False
+            operands = _operands(cmd)
+            if not operands or not all(self.is_watched_read(path) for path in operands):
+                return False
+        return True
 
     def to_dict(self) -> dict[str, Any]:
         return {"names": sorted(self._names)}

@@ -12,8 +12,16 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import lru_cache
+from typing import NewType
 
-__all__ = ["error_signature", "output_digest", "signature_digest"]
+__all__ = [
+    "FailurePrint",
+    "error_signature",
+    "failure_print",
+    "output_digest",
+    "same_failure",
+    "signature_digest",
+]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _TIMESTAMP = re.compile(
@@ -34,7 +42,7 @@ _NOISY_LINE = re.compile(
     rf"^[^\n]*?(?:{_URL.pattern}|{_DURATION.pattern})[^\n]*(?:\n|$)",
     re.IGNORECASE | re.MULTILINE,
 )
-_NOISE = re.compile(f"(?=\\d)(?:{_TIMESTAMP.pattern}|{_DURATION_TOKEN.pattern})", re.IGNORECASE)
+_DURATION_ONLY = re.compile(f"(?=\\d)(?:{_DURATION_TOKEN.pattern})", re.IGNORECASE)
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _HEX = re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b")
 # a path: a blank-delimited word with a slash in it, up to punctuation (linear time)
@@ -74,18 +82,53 @@ def signature_digest(text: str) -> str:
     return hashlib.sha256(error_signature(text).encode("utf-8")).hexdigest()[:16]
 
 
+FailurePrint = NewType("FailurePrint", frozenset[str])
+"""The normalized lines of one failure's output, each as a short digest."""
+
+_PRINT_LINES = 64  # distinct lines kept of one failure (head first): bounded state
+_NEAR_SHARE = 0.8  # of the larger print's lines that must be shared to be "the same"
+
+
+@lru_cache(maxsize=256)
+def failure_print(text: str) -> FailurePrint:
+    """The lines of ``error_signature(text)`` as a set of short digests (at most 64)."""
+    lines: set[str] = set()
+    for line in error_signature(text).splitlines():
+        lines.add(hashlib.blake2b(line.encode("utf-8"), digest_size=5).hexdigest())
+        if len(lines) >= _PRINT_LINES:
+            break
+    return FailurePrint(frozenset(lines))
+
+
+def same_failure(first: FailurePrint, second: FailurePrint) -> bool:
+    """Whether two failures are the same error: equal signatures, or one with at most
+    one line the other lacks (an added warning), or 80 % of the larger one's lines
+    shared. A wholly different error shares almost nothing and stays different."""
+    if first == second:
+        return True
+    shared = len(first & second)
+    if not shared:
+        return False
+    larger = max(len(first), len(second))
+    if larger - shared <= 1 and min(len(first), len(second)) == shared:
+        return True
+    return shared >= _NEAR_SHARE * larger
+
+
 def output_digest(text: str) -> str:
-    """A digest of a tool's output that ignores colour, timestamps and durations only.
+    """A digest of a tool's output that ignores colour and durations only.
 
     Lighter than ``error_signature``: "20% done" and "40% done" differ (the output
-    changed), "5 passed in 0.31s" and "5 passed in 0.29s" do not. Outputs over 16 KiB
-    are compared as they are (a difference then counts as a change: a wait, never a loop).
+    changed), "5 passed in 0.31s" and "5 passed in 0.29s" do not. A clock time is
+    content: polling ``date`` or a job's progress sees a new answer each time (a wait,
+    not a loop). Outputs over 16 KiB are compared as they are (a difference then
+    counts as a change: a wait, never a loop).
     """
     if len(text) > _OUTPUT_CHARS:
         return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
     if "\x1b" in text:
         text = _ANSI.sub("", text)
-    text = _NOISE.sub("", text)
+    text = _DURATION_ONLY.sub("", text)
     if len(text) < _SHORT_OUTPUT:
         return "=" + text  # short enough to keep as it is
     return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()

@@ -17,7 +17,12 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from coordinator.breakers.signature import signature_digest
+from coordinator.breakers.signature import (
+    FailurePrint,
+    failure_print,
+    same_failure,
+    signature_digest,
+)
 from coordinator.errors import StateError
 from coordinator.model import WaveBreakerConfig
 
@@ -182,22 +187,29 @@ class WaveBreaker:
         return WaveTrigger.STALL, f"{stalled} consecutive waves merged nothing and made no commit"
 
     def _identical(self, report: WaveReport) -> tuple[WaveTrigger, str] | None:
+        """Errors repeat when they are the same failure (``same_failure``: one added
+        warning line does not make a new error); review findings when equal."""
         last: dict[str, list[str]] = self.counters["last_signatures"]
         cycles: dict[str, int] = self.counters["identical_failure_cycles"]
         fired: tuple[WaveTrigger, str] | None = None
         for task in sorted({*report.failures, *report.fingerprints, *report.redispatched}):
             # a task that ran this wave without failing ends its chain of identical cycles
-            signatures = {signature_digest(text) for text in report.failures.get(task, ())}
+            texts = report.failures.get(task, ())
+            signatures = {_error_key(text) for text in texts}
             signatures |= {f"finding:{fp}" for fp in report.fingerprints.get(task, ())}
-            repeated = signatures & set(last.get(task, ()))
+            before = last.get(task, ())
+            repeated = {s for s in signatures if any(_same(s, old) for old in before)}
             cycles[task] = cycles.get(task, 1) + 1 if repeated else (1 if signatures else 0)
             last[task] = sorted(signatures)
             if fired is None and repeated and cycles[task] >= self.config.identical_failure_cycles:
                 which = "finding" if any(s.startswith("finding:") for s in repeated) else "error"
+                shown = sorted(repeated)[0]
+                if not shown.startswith("finding:"):
+                    shown = signature_digest(next(t for t in texts if _error_key(t) == shown))
                 fired = (
                     WaveTrigger.IDENTICAL_FAILURE,
                     f"task {task!r} failed with the same {which} signature "
-                    f"({sorted(repeated)[0]}) in {cycles[task]} consecutive rework cycles",
+                    f"({shown}) in {cycles[task]} consecutive rework cycles",
                 )
         return fired
 
@@ -293,6 +305,21 @@ class WaveBreaker:
             self._last_report = None if last is None else _report_from(last)
         except (KeyError, ValueError, TypeError) as exc:
             raise StateError(f"the wave breaker state is unreadable: {exc}") from exc
+
+
+def _error_key(text: str) -> str:
+    """An error as the counters keep it: its failure print, one digest per line."""
+    return "error:" + " ".join(sorted(failure_print(text)))
+
+
+def _same(key: str, old: str) -> bool:
+    if key.startswith("error:") and old.startswith("error:"):
+        return same_failure(_print(key), _print(old))
+    return key == old
+
+
+def _print(key: str) -> FailurePrint:
+    return FailurePrint(frozenset(key.removeprefix("error:").split()))
 
 
 def _copy_counters(counters: Mapping[str, Any]) -> dict[str, Any]:

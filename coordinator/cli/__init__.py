@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "coordinator.cli.hooks",
     "coordinator.cli.unattended",
     "coordinator.cli.lead",
+    "coordinator.cli.replay",
     "coordinator.cli.adapters",
 )
 
@@ -53,6 +54,7 @@ COMMANDS: dict[str, str] = {
     "runner": "coordinator.cli.unattended",
     "next": "coordinator.cli.lead",
     "mcp": "coordinator.cli.lead",
+    "replay": "coordinator.cli.replay",
     "adapters": "coordinator.cli.adapters",
 }
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coordinator.runner import AgentRunner
 
 __all__ = ["add_tracker_option", "parse_option", "register"]
-
-_PROBE_TIMEOUT = 20.0
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -160,7 +160,7 @@ def _check_all() -> list[dict[str, Any]]:
 def _check_plan(args: argparse.Namespace) -> list[dict[str, Any]]:
     from coordinator.errors import ConfigurationError, TrackerError
     from coordinator.plan import load_plan
-    from coordinator.preflight import checked_adapters
+    from coordinator.plan_adapters import checked_adapters
 
     plan = load_plan(args.plan)
     root = (args.repo or Path.cwd()).resolve()
@@ -175,7 +175,7 @@ def _check_plan(args: argparse.Namespace) -> list[dict[str, Any]]:
                 tracker.update(ok=False, detail=str(exc))
             results.append(tracker)
             for name, runner in adapters.runners.items():
-                ok, detail = _probe(runner)
+                ok, detail = _probe(name, runner, root)
                 results.append({"name": name, "kind": "runner", "ok": ok, "detail": detail})
     except ConfigurationError as exc:
         results.append(
@@ -184,22 +184,16 @@ def _check_plan(args: argparse.Namespace) -> list[dict[str, Any]]:
     return results
 
 
-def _probe(runner: object) -> tuple[bool, str]:
-    """Ask the runner's executable for ``--version``; runners without one pass as built."""
-    executable = getattr(runner, "executable", None)
-    if not isinstance(executable, str) or not executable:
-        return True, f"built ({type(runner).__name__}; no executable to probe)"
+def _probe(name: str, runner: AgentRunner, cwd: Path) -> tuple[bool, str]:
+    """The session preflight's probe: the runner's program resolves and answers."""
+    from coordinator.errors import RunnerError
+    from coordinator.preflight import probe_runner
+
+    probe = runner.probe()
+    if probe is None:
+        return True, f"built ({type(runner).__name__} starts no local program)"
     try:
-        done = subprocess.run(
-            [executable, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=_PROBE_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, f"{executable} --version failed: {exc}"
-    first = (done.stdout or done.stderr).strip().splitlines()[:1]
-    if done.returncode != 0:
-        return False, f"{executable} --version exited {done.returncode}: {' '.join(first)}"
-    return True, f"{executable}: {' '.join(first) or 'no version printed'}"
+        probe_runner(name, probe, cwd=cwd)
+    except RunnerError as exc:
+        return False, str(exc)
+    return True, f"`{' '.join((probe.executable, *probe.version_args))}` answered"

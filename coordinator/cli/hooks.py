@@ -30,6 +30,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "hook", help="Claude Code hook entry point (reads the hook JSON on stdin)"
     )
     hook.add_argument("event", choices=sorted(HOOK_MODULES), help="the hook event to answer")
+    hook.add_argument(
+        "--session", default=None, help="the seawall session these hooks serve (a lead's settings)"
+    )
     hook.set_defaults(handler=_run_hook)
     hooks = subparsers.add_parser("hooks", help="manage seawall's Claude Code hooks")
     actions = hooks.add_subparsers(dest="hooks_command", metavar="ACTION", required=True)
@@ -38,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     install.add_argument(
         "--command", default=None, help="the seawall executable the hooks run (default: found)"
     )
+    install.add_argument("--session", default=None, help="name this session in the hook commands")
     install.set_defaults(handler=_install)
 
 
@@ -48,7 +52,10 @@ def _run_hook(args: argparse.Namespace) -> int:
     try:
         payload = read_payload(sys.stdin)
         module = importlib.import_module(HOOK_MODULES[event])
-        response: HookResponse = module.handle(payload, os.environ)
+        env: dict[str, str] = dict(os.environ)
+        if args.session and not env.get("SEAWALL_SESSION"):
+            env["SEAWALL_SESSION"] = args.session
+        response: HookResponse = module.handle(payload, env)
     except HookInputError as exc:
         response = _failed(event, f"seawall: the hook input cannot be read: {exc}")
     except Exception as exc:  # noqa: BLE001 - a guard that crashes must not let the call through
@@ -75,7 +82,7 @@ def _install(args: argparse.Namespace) -> int:
 
     from coordinator.hooks.install import install_hooks
 
-    result = install_hooks(Path(args.repo), command=args.command)
+    result = install_hooks(Path(args.repo), command=args.command, session=args.session)
     state = "updated" if result.changed else "already up to date"
     print(f"{result.path}: {state} ({', '.join(result.events)} -> {result.command} hook ...)")
     return 0

@@ -91,7 +91,7 @@ def _adapters(plan: Any) -> dict[str, Any]:
     field and the entry point) and say where each comes from."""
     from pathlib import Path
 
-    from coordinator.preflight import checked_adapters, runner_names
+    from coordinator.plan_adapters import checked_adapters, runner_names
     from coordinator.registry import RUNNER_GROUP, TRACKER_GROUP, entry
 
     def source(group: str, kind: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from coordinator.model import Plan
-    from coordinator.preflight import Adapters
+    from coordinator.plan_adapters import Adapters
     from coordinator.runner import AgentRunner
     from coordinator.session.engine import Session, SessionResult
     from coordinator.tracker import IssueTracker
@@ -20,12 +21,13 @@ __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from coordinator.exitcodes import describe
+
     run = subparsers.add_parser(
         "run",
         help="run a plan as waves of agents",
         description="Run a plan file as a session: waves of agents, merged in sequence, with "
-        "carryover issues for what is left. Exit codes: 0 all done, 3 halted by the breaker, "
-        "4 done with carryovers, 5 nothing succeeded, 1 error.",
+        f"carryover issues for what is left. {describe()}.",
     )
     run.add_argument("plan", help="the plan file (TOML)")
     _common(run)
@@ -63,7 +65,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "resume",
         help="finish an interrupted or halted session",
         description="Continue the newest unfinished session from its ledger: after a crash "
-        "(even SIGKILL) or a breaker trip. A tripped breaker is cleared, keeping its counters.",
+        "(even SIGKILL) or a breaker trip. A tripped breaker is cleared, keeping its counters. "
+        f"The exit codes are those of `seawall run`. {describe()}.",
     )
     _where(resume)
     resume.add_argument("--runner", help="run every task with this runner")
@@ -71,6 +74,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     from coordinator.cli.adapters import add_tracker_option
 
     add_tracker_option(resume)
+    resume.add_argument(
+        "--rebase",
+        action="store_true",
+        help="when the target branch moved under the session (someone else committed), "
+        "merge the wave onto its new tip instead of halting",
+    )
     resume.set_defaults(handler=_resume)
 
     kill = subparsers.add_parser(
@@ -182,7 +191,7 @@ def _tracker(plan: Plan, args: argparse.Namespace) -> IssueTracker | None:
 def _adapters(plan: Plan, args: argparse.Namespace) -> Adapters:
     """The plan's tracker and runners, built before anything runs (errors name the field)."""
     from coordinator.cli.adapters import tracker_config
-    from coordinator.preflight import build_adapters
+    from coordinator.plan_adapters import build_adapters
 
     tracker = tracker_config(plan.session.tracker, args)
     return build_adapters(
@@ -199,6 +208,12 @@ def _report(result: SessionResult) -> int:
     if result.breaker.get("tripped"):
         print(f"breaker: {result.breaker.get('trigger')}: {result.breaker.get('detail')}")
         print("next: fix the cause and `seawall resume`, or `seawall kill`")
+    elif result.halt:
+        print(f"halted: {result.halt.get('reason')}: {result.halt.get('detail')}")
+        print(f"next: {result.halt.get('next') or 'fix the cause, then `seawall resume`'}")
+    if result.checks_failed:
+        waves = ", ".join(str(n) for n in result.checks_failed)
+        print(f"checks: wave(s) {waves} merged with failing checks (see STATE.md)")
     print(f"state: {result.state_md}")
     return result.exit_code
 
@@ -286,6 +301,7 @@ def status_payload(state: Any) -> dict[str, Any]:
                 "enforcement": wave.enforcement,
                 "base": wave.base,
                 "phase": str(wave.phase),
+                "checks": wave.checks,
                 "agents": [
                     {
                         "task": agent.task,
@@ -304,6 +320,7 @@ def status_payload(state: Any) -> dict[str, Any]:
         ],
         "pending": [task["id"] for task in state.pending],
         "breaker": state.breaker,
+        "halt": state.halt or None,
     }
 
 
@@ -333,7 +350,7 @@ def _resume(args: argparse.Namespace) -> int:
         runner=_runner(probe.plan, args.runner),
         tracker=_tracker(probe.plan, args),
     )
-    return _report(anyio.run(session.resume))
+    return _report(anyio.run(functools.partial(session.resume, rebase=args.rebase)))
 
 
 def _kill(args: argparse.Namespace) -> int:

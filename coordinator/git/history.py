@@ -1,4 +1,9 @@
-"""Per-agent history since the wave base: its checkpoints and its own commits."""
+"""Per-agent history since the wave base: its checkpoints and its own commits.
+
+A change names every path it touches: a rename both its source (deleted) and its
+destination, and a copy its destination; a file whose mode alone changed
+(``chmod +x``) is a change too, with both modes recorded.
+"""
 
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ __all__ = [
     "HistoryEntry",
     "agent_history",
     "commit_changes",
+    "tree_changes",
 ]
 
 
@@ -42,6 +48,7 @@ class EntryKind(StrEnum):
 
 class ChangeKind(StrEnum):
     ADDED = "added"
+    COPIED = "copied"
     MODIFIED = "modified"
     DELETED = "deleted"
     RENAMED = "renamed"
@@ -57,6 +64,19 @@ class FileChange:
     old_path: str | None
     old_blob: str | None
     new_blob: str | None
+    old_mode: int | None = None
+    new_mode: int | None = None
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every path this change writes: a rename's source (it disappears) and its target."""
+        if self.kind is ChangeKind.RENAMED and self.old_path and self.old_path != self.path:
+            return (self.old_path, self.path)
+        return (self.path,)
+
+    @property
+    def mode_changed(self) -> bool:
+        return None not in (self.old_mode, self.new_mode) and self.old_mode != self.new_mode
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,8 +104,13 @@ class AgentHistory:
 
     @property
     def changed_paths(self) -> frozenset[str]:
+        """Every path the agent's history changed, both sides of each rename included."""
         return frozenset(
-            change.path for line in self.timelines for entry in line for change in entry.changes
+            path
+            for line in self.timelines
+            for entry in line
+            for change in entry.changes
+            for path in change.paths
         )
 
 
@@ -94,6 +119,7 @@ _KINDS = {
     DeltaStatus.DELETED: ChangeKind.DELETED,
     DeltaStatus.MODIFIED: ChangeKind.MODIFIED,
     DeltaStatus.RENAMED: ChangeKind.RENAMED,
+    DeltaStatus.COPIED: ChangeKind.COPIED,
     DeltaStatus.TYPECHANGE: ChangeKind.TYPE_CHANGED,
 }
 
@@ -172,6 +198,17 @@ def commit_changes(repo: pygit2.Repository, commit: pygit2.Commit) -> tuple[File
         diff = commit.parents[0].tree.diff_to_tree(commit.tree)
     else:
         diff = commit.tree.diff_to_tree(swap=True)
+    return _changes(diff)
+
+
+def tree_changes(repo: pygit2.Repository, base: str, head: str) -> tuple[FileChange, ...]:
+    """The paths that differ between commits ``base`` and ``head``, renames followed."""
+    old = resolve_commit(repo, base).tree
+    new = resolve_commit(repo, head).tree
+    return _changes(old.diff_to_tree(new))
+
+
+def _changes(diff: pygit2.Diff) -> tuple[FileChange, ...]:
     deltas = list(diff.deltas)
     statuses = {delta.status for delta in deltas}
     if DeltaStatus.ADDED in statuses and DeltaStatus.DELETED in statuses:
@@ -185,5 +222,14 @@ def _change(delta: pygit2.DiffDelta) -> FileChange:
     old = None if kind is ChangeKind.ADDED else str(delta.old_file.id)
     new = None if kind is ChangeKind.DELETED else str(delta.new_file.id)
     path = delta.old_file.path if kind is ChangeKind.DELETED else delta.new_file.path
-    old_path = delta.old_file.path if kind is ChangeKind.RENAMED else None
-    return FileChange(path=path, kind=kind, old_path=old_path, old_blob=old, new_blob=new)
+    renamed = kind in (ChangeKind.RENAMED, ChangeKind.COPIED)
+    old_path = delta.old_file.path if renamed else None
+    return FileChange(
+        path=path,
+        kind=kind,
+        old_path=old_path,
+        old_blob=old,
+        new_blob=new,
+        old_mode=None if kind is ChangeKind.ADDED else int(delta.old_file.mode),
+        new_mode=None if kind is ChangeKind.DELETED else int(delta.new_file.mode),
+    )

@@ -168,14 +168,20 @@ def merge_wave(
     wave: int,
     drop: Mapping[str, str] | None = None,
     on_merged: Callable[[AgentMerge], None] | None = None,
+    onto: str | None = None,
 ) -> MergeResult:
     """Merge ``changes`` in order onto ``base`` in memory and return the integration.
 
     ``drop`` maps task ids to leave out to the reason. ``on_merged`` is called after each
-    agent (for progress events). Raises ``GitError`` only for unknown commits.
+    agent (for progress events). ``onto`` is a later commit of the target branch (it
+    moved while the wave ran): the agents' changes against ``base`` are merged onto it,
+    the branch's own changes counting as an earlier merge ("the target branch"). Raises
+    ``GitError`` only for unknown commits.
     """
     repo = open_repository(repo_path)
     state = _MergeState(repo, resolve_commit(repo, base), session_id, wave)
+    if onto is not None:
+        state.start_at(resolve_commit(repo, onto))
     agents: list[AgentMerge] = []
     for change in changes:
         if drop and change.task_id in drop:
@@ -192,7 +198,7 @@ def merge_wave(
         if on_merged is not None:
             on_merged(merged)
     return MergeResult(
-        base=str(state.base.id),
+        base=str(state.start.id),
         integration=str(state.head.id),
         agents=tuple(agents),
         fix_tasks=tuple(state.fix_tasks),
@@ -210,6 +216,7 @@ class _MergeState:
     ) -> None:
         self.repo = repo
         self.base = base
+        self.start = base  # what the integration is built on: the base, or a later tip
         self.head = base
         self.session_id = session_id
         self.wave = wave
@@ -259,6 +266,15 @@ class _MergeState:
             task_id=change.task_id, status=MergeStatus.MERGED, source=str(source.id),
             commit=str(self.head.id), resolutions=resolutions,
         )  # fmt: skip
+
+    def start_at(self, tip: pygit2.Commit) -> None:
+        """Build the integration on ``tip``, a later commit of the target branch: what it
+        changed since the base is treated as merged already, so overlapping agent changes
+        go through the conflict policy against it."""
+        self.start = self.head = tip
+        paths = set(_delta(self.base.tree, tip.tree))
+        self._own(paths, "the target branch")
+        self._mark_changed(paths)
 
     def _mark_changed(self, paths: set[str]) -> None:
         self.changed.update(paths)

@@ -27,6 +27,7 @@ __all__ = [
     "GitOutput",
     "agent_branch",
     "checkpoint_ref",
+    "common_dir",
     "dirty_paths",
     "ensure_excluded",
     "open_repository",
@@ -102,6 +103,7 @@ def pin_base(repo_path: str | os.PathLike[str]) -> BasePin:
     a branch to advance when the wave's work is merged.
     """
     repo = open_repository(repo_path)
+    require_no_operation(repo)
     if repo.head_is_unborn:
         raise GitError(
             f"{workdir(repo)} has no commits yet; make an initial commit before a session"
@@ -113,6 +115,43 @@ def pin_base(repo_path: str | os.PathLike[str]) -> BasePin:
         )
     head = repo.head
     return BasePin(branch=head.shorthand, commit=str(head.target))
+
+
+_OPERATIONS = {
+    pygit2.enums.RepositoryState.MERGE: ("a merge", "git merge --continue` or `git merge --abort"),
+    pygit2.enums.RepositoryState.REVERT: (
+        "a revert",
+        "git revert --continue` or `git revert --abort",
+    ),
+    pygit2.enums.RepositoryState.REVERT_SEQUENCE: (
+        "a revert",
+        "git revert --continue` or `git revert --abort",
+    ),
+    pygit2.enums.RepositoryState.CHERRYPICK: (
+        "a cherry-pick",
+        "git cherry-pick --continue` or `git cherry-pick --abort",
+    ),
+    pygit2.enums.RepositoryState.CHERRYPICK_SEQUENCE: (
+        "a cherry-pick",
+        "git cherry-pick --continue` or `git cherry-pick --abort",
+    ),
+    pygit2.enums.RepositoryState.BISECT: ("a bisect", "git bisect reset"),
+}
+
+
+def require_no_operation(repo: pygit2.Repository) -> None:
+    """Raise ``GitError`` while a merge, rebase, cherry-pick, revert or bisect is in
+    progress in ``repo``: seawall must not move a branch under an unfinished operation."""
+    state = pygit2.enums.RepositoryState(repo.state())
+    if state is pygit2.enums.RepositoryState.NONE:
+        return
+    what, finish = _OPERATIONS.get(
+        state, ("a rebase", "git rebase --continue` or `git rebase --abort")
+    )
+    raise GitError(
+        f"{what} is in progress in {workdir(repo)} ({state.name}); finish it first "
+        f"(`{finish}`), then run seawall again"
+    )
 
 
 def safe_component(text: str) -> str:
@@ -141,13 +180,19 @@ def agent_branch(session_id: str, wave: int, task_id: str) -> str:
     return f"seawall/{safe_component(session_id)}/w{int(wave)}/{safe_component(task_id)}"
 
 
+def common_dir(repo: pygit2.Repository) -> Path:
+    """The repository's common git directory: the same for the main tree and every
+    linked worktree (a worktree's own git directory names it in ``commondir``)."""
+    path = Path(repo.path)
+    commondir = path / "commondir"
+    if commondir.is_file():
+        return (path / commondir.read_text().strip()).resolve()
+    return path.resolve()
+
+
 def ensure_excluded(repo: pygit2.Repository) -> None:
     """Make git ignore ``.seawall/`` through ``info/exclude`` (never the user's .gitignore)."""
-    common = Path(repo.path)
-    commondir = common / "commondir"
-    if commondir.is_file():  # a linked worktree: info/ lives in the common directory
-        common = (common / commondir.read_text().strip()).resolve()
-    exclude = common / "info" / "exclude"
+    exclude = common_dir(repo) / "info" / "exclude"
     line = f"/{SEAWALL_DIR}/"
     existing = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
     if line in existing.splitlines():
@@ -221,22 +266,28 @@ def run_git(
     check: bool = True,
     input_text: str | None = None,
 ) -> GitOutput:
-    """Run ``git <args>`` in ``cwd``. With ``check``, a non-zero exit raises ``GitError``."""
+    """Run ``git <args>`` in ``cwd``. With ``check``, a non-zero exit raises ``GitError``.
+
+    Paths are bytes to git: arguments, input and stdout carry file names that are not
+    UTF-8 as ``surrogateescape`` strings (the way ``os.fsdecode`` and pygit2 give them).
+    """
     argv = ("git", *args)
     try:
         done = subprocess.run(
-            argv,
+            [os.fsencode(arg) for arg in argv],
             cwd=cwd,
             env=_git_env(env),
-            input=input_text,
+            input=None if input_text is None else input_text.encode("utf-8", "surrogateescape"),
             capture_output=True,
-            text=True,
             check=False,
         )
     except FileNotFoundError as exc:
         raise GitError("the git executable was not found on PATH") from exc
     output = GitOutput(
-        args=tuple(args), returncode=done.returncode, stdout=done.stdout, stderr=done.stderr
+        args=tuple(args),
+        returncode=done.returncode,
+        stdout=done.stdout.decode("utf-8", "surrogateescape"),
+        stderr=done.stderr.decode("utf-8", "replace"),
     )
     if check and not output.ok:
         raise GitError(f"`git {' '.join(args)}` failed: {output.stderr.strip()}")

@@ -29,6 +29,7 @@ from coordinator.git.repo import (
     open_repository,
     ref_target,
     repo_relative,
+    require_no_operation,
     resolve_commit,
     run_git,
     workdir,
@@ -106,6 +107,7 @@ def advance_target(
     from it, ``DirtyWorkingTreeError`` when user changes are in the way.
     """
     repo = open_repository(repo_path)
+    require_no_operation(repo)
     root = workdir(repo)
     ref_name = f"refs/heads/{branch}"
     old = _expect_branch(repo, ref_name, expected_old)

@@ -8,6 +8,7 @@ overlap with what is already merged.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 
 import pygit2
@@ -38,12 +39,13 @@ def update_tree(
         else:
             direct[head] = entry
     builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
+    raw: dict[bytes, BlobEntry] = {}  # names that are not UTF-8, inserted as bytes
     for name, entry in direct.items():
         if entry is None:
             if builder.get(name) is not None:
                 builder.remove(name)
         else:
-            builder.insert(name, entry[0], entry[1])
+            _insert(builder, raw, name, entry)
     for name, sub_changes in nested.items():
         if direct.get(name) is not None:
             continue  # the path is a file now; what was below it is gone with the folder
@@ -60,8 +62,45 @@ def update_tree(
             if builder.get(name) is not None:
                 builder.remove(name)
         else:
-            builder.insert(name, new_id, FileMode.TREE)
-    return builder.write()
+            _insert(builder, raw, name, (new_id, FileMode.TREE))
+    written = builder.write()
+    return _with_raw_names(repo, written, raw) if raw else written
+
+
+def _insert(
+    builder: pygit2.TreeBuilder, raw: dict[bytes, BlobEntry], name: str, entry: BlobEntry
+) -> None:
+    """Insert ``name``; a name that is not UTF-8 (a file name git reported as bytes,
+    decoded with ``surrogateescape``) is kept aside for :func:`_with_raw_names`."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        if builder.get(name) is not None:
+            builder.remove(name)
+        raw[os.fsencode(name)] = entry
+        return
+    builder.insert(name, entry[0], entry[1])
+
+
+def _with_raw_names(
+    repo: pygit2.Repository, tree_id: pygit2.Oid, extra: Mapping[bytes, BlobEntry]
+) -> pygit2.Oid:
+    """The tree ``tree_id`` plus ``extra`` entries whose names are bytes, written as a raw
+    tree object (pygit2's tree builder only takes UTF-8 names)."""
+    entries: dict[bytes, BlobEntry] = {
+        item.raw_name or b"": (item.id, int(item.filemode))
+        for item in repo[tree_id].peel(pygit2.Tree)
+    }
+    entries.update(extra)
+
+    def order(name: bytes) -> bytes:  # git sorts a folder as if its name ended in "/"
+        return name + b"/" if entries[name][1] == FileMode.TREE else name
+
+    body = b"".join(
+        b"%o %s\0%s" % (entries[name][1], name, entries[name][0].raw)
+        for name in sorted(entries, key=order)
+    )
+    return repo.odb.write(pygit2.enums.ObjectType.TREE, body)
 
 
 def ancestors(paths: Iterable[str]) -> set[str]:

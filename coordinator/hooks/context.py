@@ -1,26 +1,32 @@
 """Which session, wave and agent a hook call belongs to.
 
 Claude Code runs the hooks of every agent with the same settings, so each call must
-find out whose call it is. In order:
+find out whose call it is. The hook is told, never guesses from where the agent works:
+a directory an agent can write (its ``cwd``, anything it created) is never searched
+for a manifest. In order:
 
-1. ``SEAWALL_SESSION`` set (seawall's runners export it, with ``SEAWALL_WAVE`` and
-   ``SEAWALL_TASK_ID``, into every agent they start): that session's manifest (the
-   named wave, else its newest), and the named task. A named session whose manifest is
-   missing or corrupt, or a task missing from it, is a failure of the guard, which
-   ``FAIL_MATRIX`` closes in strict (``SEAWALL_ENFORCEMENT`` gives the level to apply
-   when no readable manifest says it; the default is ``strict``).
-2. No session named: the live manifests under the repository (not closed, and written
-   in the last 12 hours: an older unclosed one is a crashed session's), newest first.
-   An agent whose workspace (a worktree) contains the hook's ``cwd`` is that agent.
-   Otherwise the newest live manifest applies: its single agent, or, for an in-place
-   wave whose agents share one tree and cannot be told apart, the union of the wave's
-   scopes. A corrupt newest manifest is a failure, as above.
-3. No live manifest: not a seawall agent (``Failure.NO_SESSION``): no scope to check,
-   only the command gate.
+1. ``SEAWALL_MANIFEST`` set (seawall's runners export it with ``SEAWALL_SESSION``,
+   ``SEAWALL_WAVE``, ``SEAWALL_TASK_ID`` and ``SEAWALL_MANIFEST_SHA256`` into every
+   agent they start): that manifest file, which must be
+   ``<repo>/.seawall/<session>/wave-<n>/scope.json``, whose bytes must have the digest
+   given (or, without one, the digest seawall wrote beside it), and the named task.
+2. ``SEAWALL_SESSION`` set (by a runner, or in the hook command of a lead's settings,
+   ``seawall hook pre-tool-use --session S``): that session's manifest in the
+   repository (the named wave, else its newest), checked against the digest beside it.
+3. Neither: the live manifests of the repository (not closed, and written in the last
+   12 hours: an older unclosed one is a crashed session's), newest first. An agent
+   whose workspace (a worktree) contains the hook's ``cwd`` is that agent; otherwise
+   the newest live manifest applies: its single agent, or, for an in-place wave whose
+   agents share one tree, the union of the wave's scopes. No live manifest: not a
+   seawall agent (``Failure.NO_SESSION``): no scope to check, only the command gate.
 
-The repository is found from ``SEAWALL_REPO``, else by walking up from ``cwd`` to a
-directory with ``.seawall/`` (through a worktree's ``.git`` file to its main
-repository), else ``CLAUDE_PROJECT_DIR``.
+A named session whose manifest is missing, corrupt or changed, or a task missing from
+it, is a failure of the guard, which ``FAIL_MATRIX`` closes in strict
+(``SEAWALL_ENFORCEMENT`` gives the level to apply when no readable manifest says it;
+the default is ``strict``).
+
+The repository is ``SEAWALL_REPO``, else ``CLAUDE_PROJECT_DIR`` (the main repository
+when that is a worktree, through its ``.git`` file); never a walk up from ``cwd``.
 """
 
 from __future__ import annotations
@@ -97,7 +103,10 @@ def resolve_context(payload: Mapping[str, object], env: Mapping[str, str]) -> Ho
     raw_cwd = payload.get("cwd")
     cwd = Path(raw_cwd) if isinstance(raw_cwd, str) and raw_cwd else Path.cwd()
     fallback = _fallback_enforcement(env)
-    repo = find_repository(cwd, env)
+    named = env.get("SEAWALL_MANIFEST", "").strip()
+    if named:
+        return _from_named_manifest(cwd, Path(named), env, fallback)
+    repo = find_repository(env)
     session = env.get("SEAWALL_SESSION", "").strip()
     if session:
         return _from_env(cwd, repo, session, env, fallback)
@@ -106,18 +115,19 @@ def resolve_context(payload: Mapping[str, object], env: Mapping[str, str]) -> Ho
     return _from_manifests(cwd, repo, fallback)
 
 
-def find_repository(cwd: Path, env: Mapping[str, str]) -> Path | None:
-    """The repository whose ``.seawall/`` holds the session state, or None."""
+def find_repository(env: Mapping[str, str]) -> Path | None:
+    """The repository whose ``.seawall/`` holds the session state, or None.
+
+    ``SEAWALL_REPO``, else ``CLAUDE_PROJECT_DIR`` (the main repository when that is a
+    worktree of it).
+    """
     if env.get("SEAWALL_REPO"):
         return Path(env["SEAWALL_REPO"])
-    for directory in (cwd, *cwd.parents):
-        if (directory / ".seawall").is_dir():
-            return directory
-        main = _main_repository(directory / ".git")
-        if main is not None and (main / ".seawall").is_dir():
-            return main
     project = env.get("CLAUDE_PROJECT_DIR")
-    return Path(project) if project else None
+    if not project:
+        return None
+    main = _main_repository(Path(project) / ".git")
+    return main if main is not None else Path(project)
 
 
 def _main_repository(git_file: Path) -> Path | None:
@@ -167,24 +177,66 @@ def _from_env(
             path = found[0]
         if not path.exists():
             return failed(Failure.MANIFEST_MISSING, f"no scope manifest at {path}")
-        manifest = load_manifest(path, session=session)
+        manifest = load_manifest(path, session=session, digest="")
     except (ManifestError, ConfigurationError, ValueError) as exc:
         return failed(Failure.MANIFEST_CORRUPT, str(exc))
+    return _with_task(cwd, repo, manifest, env)
+
+
+def _from_named_manifest(
+    cwd: Path, path: Path, env: Mapping[str, str], fallback: Enforcement
+) -> HookContext:
+    """The manifest a runner named, at its one legitimate place, with its digest."""
+
+    def failed(failure: Failure, detail: str, repo: Path | None = None) -> HookContext:
+        return HookContext(
+            cwd=cwd, repo=repo, enforcement=fallback, failure=failure, detail=detail, how="env"
+        )
+
+    parts = path.parts
+    shaped = (
+        path.is_absolute()
+        and len(parts) >= 5
+        and parts[-1] == "scope.json"
+        and parts[-2].startswith("wave-")
+        and parts[-4] == ".seawall"
+    )
+    if not shaped:
+        return failed(Failure.MANIFEST_CORRUPT, f"SEAWALL_MANIFEST {str(path)!r} is not a manifest")
+    repo = path.parents[3]
+    stated = env.get("SEAWALL_REPO", "").strip()
+    if stated and os.path.realpath(stated) != os.path.realpath(repo):
+        return failed(Failure.MANIFEST_CORRUPT, f"SEAWALL_MANIFEST {path} is not under {stated}")
+    if not path.exists():
+        return failed(Failure.MANIFEST_MISSING, f"no scope manifest at {path}", repo)
+    session = env.get("SEAWALL_SESSION", "").strip() or None
+    try:
+        manifest = load_manifest(
+            path, session=session, digest=env.get("SEAWALL_MANIFEST_SHA256", "")
+        )
+    except ManifestError as exc:
+        return failed(Failure.MANIFEST_CORRUPT, str(exc), repo)
+    return _with_task(cwd, repo, manifest, env)
+
+
+def _with_task(
+    cwd: Path, repo: Path, manifest: ScopeManifest, env: Mapping[str, str]
+) -> HookContext:
     task = env.get("SEAWALL_TASK_ID", "").strip()
-    if task:
-        agent = manifest.agent(task)
-        if agent is None:
-            return HookContext(
-                cwd=cwd,
-                repo=repo,
-                enforcement=manifest.enforcement,
-                manifest=manifest,
-                failure=Failure.UNKNOWN_AGENT,
-                detail=f"task {task!r} has no scope in wave {manifest.wave}",
-                how="env",
-            )
-        return _agent_context(cwd, repo, manifest, agent, "env")
-    return _agent_context(cwd, repo, manifest, _agent_by_cwd(manifest, cwd), "env")
+    if not task:
+        return _agent_context(cwd, repo, manifest, _agent_by_cwd(manifest, cwd), "env")
+    agent = manifest.agent(task)
+    if agent is None:
+        return HookContext(
+            cwd=cwd,
+            repo=repo,
+            enforcement=manifest.enforcement,
+            manifest=manifest,
+            failure=Failure.UNKNOWN_AGENT,
+            detail=f"task {task!r} has no scope in wave {manifest.wave}",
+            how="env",
+        )
+    return _agent_context(cwd, repo, manifest, agent, "env")
 
 
 def _from_manifests(cwd: Path, repo: Path, fallback: Enforcement) -> HookContext:
@@ -194,7 +246,7 @@ def _from_manifests(cwd: Path, repo: Path, fallback: Enforcement) -> HookContext
         if _age(path, now) > STALE_AFTER_S:
             break  # newest first: the rest are older still
         try:
-            manifest = load_manifest(path)
+            manifest = load_manifest(path, digest="")
         except ManifestError as exc:
             if index == 0:
                 return HookContext(

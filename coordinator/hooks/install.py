@@ -24,6 +24,7 @@ from typing import Any
 
 from coordinator.errors import ConfigurationError
 from coordinator.fsutil import atomic_write_text
+from coordinator.scope.manifest import validate_session_id
 
 __all__ = ["HOOKS", "InstallResult", "default_command", "install_hooks", "settings_path"]
 
@@ -34,7 +35,8 @@ HOOKS: dict[str, tuple[str | None, str]] = {
     "SubagentStop": (None, "subagent-stop"),
 }
 _OURS = re.compile(
-    r"(?:^|[\s/\"'])seawall(?:\.exe)?[\"']?\s+hook\s+(pre-tool-use|post-tool-use|subagent-stop)\s*$"
+    r"(?:^|[\s/\"'])seawall(?:\.exe)?[\"']?\s+hook\s+(pre-tool-use|post-tool-use|subagent-stop)"
+    r"(?:\s+--session\s+\S+)?\s*$"
 )
 _TIMEOUT_S = 30
 
@@ -62,9 +64,16 @@ def default_command() -> str:
     return str(sibling) if sibling.exists() else "seawall"
 
 
-def install_hooks(repo: Path, *, command: str | None = None) -> InstallResult:
-    """Add seawall's PreToolUse, PostToolUse and SubagentStop hooks to the repository."""
+def install_hooks(
+    repo: Path, *, command: str | None = None, session: str | None = None
+) -> InstallResult:
+    """Add seawall's PreToolUse, PostToolUse and SubagentStop hooks to the repository.
+
+    With ``session``, each hook command names it (``--session S``): the hooks then serve
+    that session's manifests only.
+    """
     base = command or default_command()
+    suffix = f" --session {validate_session_id(session)}" if session else ""
     path = settings_path(repo)
     settings = _load(path)
     before = json.dumps(settings, sort_keys=False)
@@ -73,7 +82,7 @@ def install_hooks(repo: Path, *, command: str | None = None) -> InstallResult:
         raise ConfigurationError(f"{path}: 'hooks' is not an object; fix it by hand first")
     for event, (matcher, name) in HOOKS.items():
         hooks[event] = _merged(
-            hooks.get(event), event, matcher, f"{_quote(base)} hook {name}", path
+            hooks.get(event), event, matcher, f"{_quote(base)} hook {name}{suffix}", path
         )
     changed = json.dumps(settings, sort_keys=False) != before
     if changed:

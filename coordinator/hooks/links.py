@@ -56,11 +56,13 @@ def breaker_admit(ctx: HookContext, payload: Mapping[str, Any]) -> tuple[str, st
     """Before a call: (refusal reason or "", warning or "") from the agent's breaker."""
     if ctx.repo is None or ctx.session is None or ctx.task_id is None:
         return "", ""
+    from coordinator.breakers.blocked import blocked_path
     from coordinator.breakers.store import open_breaker
 
     limits = ctx.manifest.limits if ctx.manifest is not None else None
+    stop_note = blocked_path(ctx.repo, ctx.session)
     with open_breaker(ctx.repo, ctx.session, ctx.task_id, limits=limits) as breaker:
-        admission = breaker.admit(_tool_call(payload))
+        admission = breaker.admit(_tool_call(payload), stop_note=stop_note, cwd=ctx.cwd)
     if not admission.allowed:
         return admission.reason or "seawall: this agent's breaker has tripped", ""
     return "", admission.warning or ""

@@ -2,14 +2,15 @@
 
 Checks, in order: the agent's breaker (after a trip only the cleanup allowance and the
 session's BLOCKED.md notes pass), then the file scope of Edit, Write, MultiEdit and
-NotebookEdit, and for Bash the command policy of every simple command plus the scope
-of every file the command visibly writes. Outside a seawall session only the command
-gate (the default deny list) applies, as a hard deny.
+NotebookEdit; for Bash the command policy of every simple command (for an agent, the
+allow-list: ``coordinator.scope.programs`` and ``coordinator.scope.gitpolicy``) plus
+the scope of every file the command visibly writes; any other tool (MCP tools and the
+rest) by its path-like arguments (``coordinator.scope.tools``). Outside a seawall
+session only the command gate (the default deny list) applies, as a hard deny.
 """
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from coordinator.hooks import links
 from coordinator.hooks.context import HookContext, resolve_context
 from coordinator.hooks.protocol import HookResponse, pre_tool_use_context, pre_tool_use_deny
 from coordinator.model import Enforcement
+from coordinator.scope.bashwrites import PathTarget, write_targets
 from coordinator.scope.commands import CommandContext, CommandPolicy, FindingKind
 from coordinator.scope.enforce import (
     ALLOW,
@@ -29,8 +31,9 @@ from coordinator.scope.enforce import (
     decide_failure,
 )
 from coordinator.scope.matcher import ScopeMatcher
-from coordinator.scope.writes import written_paths
-from coordinator.shell import ShellParseError, SimpleCommand, simple_commands
+from coordinator.scope.programs import variable_reason
+from coordinator.scope.tools import other_tool_paths
+from coordinator.shell import ShellParseError, SimpleCommand, read_line
 
 __all__ = ["FILE_TOOLS", "check_call", "handle"]
 
@@ -40,7 +43,6 @@ FILE_TOOLS: Mapping[str, str] = {
     "MultiEdit": "file_path",
     "NotebookEdit": "notebook_path",
 }
-_CD = frozenset({"cd", "pushd", "popd"})
 
 
 def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
@@ -53,7 +55,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
     refusal, warning = links.breaker_admit(ctx, payload)
     if refusal:
         return pre_tool_use_deny(refusal)
-    verdicts = check_call(ctx, tool, tool_input)
+    verdicts = check_call(ctx, tool, tool_input, env=env)
     for verdict in verdicts:
         links.record(ctx, verdict, tool=tool)
     denied = [v.message for v in verdicts if v.decision is Decision.DENY]
@@ -67,7 +69,13 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
     return HookResponse.allow()
 
 
-def check_call(ctx: HookContext, tool: str, tool_input: Mapping[str, Any]) -> list[Verdict]:
+def check_call(
+    ctx: HookContext,
+    tool: str,
+    tool_input: Mapping[str, Any],
+    *,
+    env: Mapping[str, str] | None = None,
+) -> list[Verdict]:
     """Every warned or denied finding on one tool call (an empty list allows it)."""
     if tool in FILE_TOOLS:
         path = tool_input.get(FILE_TOOLS[tool])
@@ -78,8 +86,24 @@ def check_call(ctx: HookContext, tool: str, tool_input: Mapping[str, Any]) -> li
         command = tool_input.get("command")
         if not isinstance(command, str):
             return _nonallow([_failure(ctx, Failure.BAD_INPUT, "Bash has no command", cmd=True)])
-        return _nonallow(_check_bash(ctx, command))
-    return []
+        return _nonallow(_check_bash(ctx, command, env or {}))
+    if ctx.manifest is None and ctx.failure in (None, Failure.NO_SESSION):
+        return []  # not a seawall agent: only the command gate applies
+    return _nonallow(_check_other_tool(ctx, tool, tool_input))
+
+
+def _check_other_tool(ctx: HookContext, tool: str, tool_input: Mapping[str, Any]) -> list[Verdict]:
+    """A tool other than the built-in ones: judged by its path-like arguments."""
+    judged = other_tool_paths(tool, tool_input)
+    if judged.read_only:
+        return []
+    if judged.refusal:
+        problem = f"{tool}: {judged.refusal}"
+        return [decide(ctx.enforcement, error_class=ErrorClass.COMMAND_BLOCKED, problem=problem)]
+    if not judged.paths:
+        problem = f"{tool} has no path argument to judge: what it writes is not known"
+        return [_failure(ctx, Failure.UNKNOWN_WRITE, problem)]
+    return [_check_path(ctx, path, ctx.cwd) for path in judged.paths]
 
 
 def _nonallow(verdicts: list[Verdict]) -> list[Verdict]:
@@ -109,11 +133,11 @@ def _scope_problem(reason: str, matcher: ScopeMatcher) -> str:
     return f"{reason} (this task may change: {grants})"
 
 
-def _check_bash(ctx: HookContext, command: str) -> list[Verdict]:
+def _check_bash(ctx: HookContext, command: str, env: Mapping[str, str]) -> list[Verdict]:
     gate_only = ctx.failure is Failure.NO_SESSION or (ctx.manifest is None and not ctx.failure)
     enforcement = Enforcement.STRICT if gate_only else ctx.enforcement
     try:
-        commands = simple_commands(command)
+        line = read_line(command)
     except ShellParseError as exc:
         if gate_only:
             return []  # outside a session only the deny list is armed
@@ -121,9 +145,13 @@ def _check_bash(ctx: HookContext, command: str) -> list[Verdict]:
         return [_failure(ctx, Failure.UNPARSEABLE_COMMAND, problem, cmd=True)]
     matcher = None if gate_only else ctx.matcher()
     policy = CommandPolicy(ctx.manifest.commands if ctx.manifest else None)
-    command_ctx = CommandContext(cwd=ctx.cwd, shared_tree=ctx.shared_tree, matcher=matcher)
+    command_ctx = CommandContext(
+        cwd=ctx.cwd, shared_tree=ctx.shared_tree, matcher=matcher, agent=not gate_only
+    )
     verdicts: list[Verdict] = []
-    for cmd in commands:
+    if not gate_only:
+        verdicts.extend(_check_assignments(ctx, line.assignments))
+    for cmd in line.commands:
         for finding in policy.check_simple(cmd, command_ctx):
             problem = f"`{finding.command}`: {finding.reason}"
             if finding.kind is FindingKind.DENIED:
@@ -133,75 +161,35 @@ def _check_bash(ctx: HookContext, command: str) -> list[Verdict]:
             elif not gate_only:
                 verdicts.append(_failure(ctx, Failure.UNKNOWN_PROGRAM, problem, cmd=True))
     if not gate_only:
-        verdicts.extend(_check_writes(ctx, commands))
+        verdicts.extend(_check_writes(ctx, line.commands, line.assignments, env))
     return verdicts
 
 
-def _check_writes(ctx: HookContext, commands: list[SimpleCommand]) -> list[Verdict]:
-    """Scope of every file the commands visibly write, from every directory it may run in.
-
-    A ``cd`` of the main shell into an existing directory moves the working directory;
-    any other ``cd`` (in a subshell, a pipeline, to a directory that may not exist)
-    only adds a place the following writes may land, and each place must be in scope.
-    """
-    cwds: list[Path | None] = [ctx.cwd]
+def _check_assignments(ctx: HookContext, assignments: tuple[str, ...]) -> list[Verdict]:
+    """Variables set for the rest of the line: ``GIT_*`` refused, code loaders unknown."""
     verdicts: list[Verdict] = []
-    for cmd in commands:
-        if cmd.name in _CD:
-            target = _cd_target(cmd, cwds[-1])
-            moves_main_shell = not cmd.subshell and not cmd.wrappers and len(cwds) == 1
-            if moves_main_shell and target is not None and target.is_dir():
-                cwds = [target]  # the main shell moved; later commands run there
-            else:
-                cwds.append(target)  # it may or may not apply later: check every place
-            continue
-        if cmd.name == "ln":
-            verdicts.extend(_check_link_targets(ctx, cmd, cwds))
-        for path, dynamic in written_paths(cmd):
-            if dynamic:
-                problem = f"`{shlex.join(cmd.argv)}` writes to {path!r}, not known before it runs"
-                verdicts.append(_failure(ctx, Failure.UNKNOWN_WRITE, problem))
-                continue
-            if path.startswith("/") or path.startswith("~"):
-                verdicts.append(_check_path(ctx, path, ctx.cwd))
-                continue
-            if any(cwd is None for cwd in cwds):
-                problem = f"`{shlex.join(cmd.argv)}` writes {path!r} in a directory not known"
-                verdicts.append(_failure(ctx, Failure.UNKNOWN_WRITE, problem))
-                continue
-            verdicts.extend(_check_path(ctx, path, cwd) for cwd in dict.fromkeys(cwds) if cwd)
+    for name in (a.split("=", 1)[0].removesuffix("+") for a in assignments):
+        if name.startswith("GIT_"):
+            problem = f"`{name}=`: it points git at other state; agents may not set GIT_*"
+            verdicts.append(
+                decide(ctx.enforcement, error_class=ErrorClass.COMMAND_BLOCKED, problem=problem)
+            )
+        elif why := variable_reason(name):
+            verdicts.append(_failure(ctx, Failure.UNKNOWN_PROGRAM, f"`{name}=`: {why}", cmd=True))
     return verdicts
 
 
-def _check_link_targets(
-    ctx: HookContext, cmd: SimpleCommand, cwds: list[Path | None]
+def _check_writes(
+    ctx: HookContext,
+    commands: list[SimpleCommand],
+    assignments: tuple[str, ...],
+    env: Mapping[str, str],
 ) -> list[Verdict]:
-    """``ln [-s] TARGET... LINK``: a link may only point into the scope.
-
-    A symbolic link's relative target is read from the link's directory, as the
-    kernel will; a hard link's from the working directory.
-    """
-    operands = [a for a in cmd.argv[1:] if not a.startswith("-")]
-    if len(operands) < 2:
-        return []
-    symbolic = any(a.startswith("-") and not a.startswith("--") and "s" in a for a in cmd.argv[1:])
-    symbolic = symbolic or "--symbolic" in cmd.argv
+    """Scope of every file the commands visibly write, from every directory it may run in."""
     verdicts: list[Verdict] = []
-    for cwd in dict.fromkeys(cwds):
-        if cwd is None:
-            return [_failure(ctx, Failure.UNKNOWN_WRITE, "a link is made in a directory not known")]
-        link = cwd / operands[-1]
-        base = link if link.is_dir() else link.parent
-        for target in operands[:-1]:
-            verdicts.append(_check_path(ctx, target, base if symbolic else cwd))
+    for target in write_targets(commands, cwd=ctx.cwd, assignments=assignments, env=env):
+        if isinstance(target, PathTarget):
+            verdicts.append(_check_path(ctx, target.path, target.cwd))
+        else:
+            verdicts.append(_failure(ctx, Failure.UNKNOWN_WRITE, target.problem))
     return verdicts
-
-
-def _cd_target(cmd: SimpleCommand, cwd: Path | None) -> Path | None:
-    args = [a for a in cmd.argv[1:] if not a.startswith("-")]
-    if cmd.name == "popd" or cwd is None or len(args) != 1 or any(cmd.dynamic[1:]):
-        return None
-    target = args[0]
-    if target.startswith("~"):
-        return None
-    return cwd / target

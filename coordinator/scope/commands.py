@@ -7,11 +7,16 @@ deletes, ``git reset --hard``, ``git clean -f``, ``git stash`` and branch switch
 shared tree, ``git checkout``/``git restore`` of paths outside the scope, ``rm -r`` of
 the root, the home directory or the whole workspace, and a few machine-level commands.
 
+For a dispatched agent (``CommandContext.agent``) the policy is an allow-list on top:
+programs whose writes are known (``coordinator.scope.programs``) and git that only
+reads (``coordinator.scope.gitpolicy``); ``GIT_*`` variables are refused.
+
 Overlays (``CommandPolicyConfig``) are command prefixes in shell syntax whose tokens may
-use ``*`` globs. ``allow`` lifts a default deny for the commands it matches; ``deny``
-adds one, and wins over ``allow``. A line that cannot be parsed, a program named by an
-unresolved expansion, or a shell reading an invisible script is *unknown*: the
-enforcement level decides what unknown means (denied in strict).
+use ``*`` globs. ``allow`` lifts a default deny (or an allow-list refusal) for the
+commands it matches; ``deny`` adds one, and wins over ``allow``. A line that cannot be
+parsed, a program named by an unresolved expansion, a program off the allow-list or a
+shell reading an invisible script is *unknown*: the enforcement level decides what
+unknown means (denied in strict).
 """
 
 from __future__ import annotations
@@ -26,8 +31,11 @@ from pathlib import Path
 
 from coordinator.errors import ConfigurationError
 from coordinator.model import CommandPolicyConfig
+from coordinator.scope.gitpolicy import git_refusal
 from coordinator.scope.matcher import ScopeMatcher
+from coordinator.scope.programs import unknown_reason, variable_reason
 from coordinator.shell import ShellParseError, SimpleCommand, simple_commands
+from coordinator.shell.gitargv import git_argv
 
 __all__ = [
     "CommandContext",
@@ -37,9 +45,7 @@ __all__ = [
     "git_argv",
 ]
 
-_GIT_OPTS_WITH_ARG = frozenset(
-    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"}
-)
+
 _FORCE_PUSH_OPTIONS = frozenset(
     {"--force", "--force-with-lease", "--force-if-includes", "--mirror", "--delete", "--prune"}
 )
@@ -68,25 +74,10 @@ class CommandContext:
     shared_tree: bool = True
     matcher: ScopeMatcher | None = None
     home: str = ""
+    agent: bool = False  # a dispatched agent: the allow-list and the git policy apply
 
 
 _Rule = Callable[[SimpleCommand, tuple[str, ...], CommandContext], str | None]
-
-
-def git_argv(argv: Sequence[str]) -> tuple[str, ...]:
-    """``git`` argv without its global options: ``git -C x -c a=b push`` -> ``git push``."""
-    out = ["git"]
-    i = 1
-    while i < len(argv):
-        word = argv[i]
-        if word in _GIT_OPTS_WITH_ARG:
-            i += 2
-            continue
-        if word.startswith("--") or word in ("-p", "-P"):  # --opt or --opt=value, pager
-            i += 1
-            continue
-        break
-    return (*out, *argv[i:])
 
 
 class CommandPolicy:
@@ -115,6 +106,8 @@ class CommandPolicy:
             return [_unknown("opaque", cmd.opaque, shown)]
         if cmd.argv and cmd.dynamic_name:
             return [_unknown("dynamic-program", f"the program {cmd.argv[0]!r} is not known", shown)]
+        if context.agent and _git_alias(cmd.argv) is not None:
+            return _agent_findings(cmd, shown)  # ``git -c`` is refused to agents outright
         alias = _git_alias(cmd.argv)
         if alias is not None:
             return self._check_alias(cmd, alias, context)
@@ -124,7 +117,7 @@ class CommandPolicy:
                 return [_denied(f"plan deny {shlex.join(prefix)!r}", "the plan denies it", shown)]
         if any(_prefix_matches(prefix, view) for prefix in self.allow for view in views):
             return []
-        findings = []
+        findings = _agent_findings(cmd, shown) if context.agent else []
         for name, rule in _RULES:
             reason = rule(cmd, views[-1], context)
             if reason:
@@ -160,6 +153,35 @@ def _git_alias(argv: Sequence[str]) -> str | tuple[str, ...] | None:
         return ("git", *shlex.split(value), *rest[2:])
     except ValueError:
         return "'"  # an alias that does not even split: unparseable
+
+
+def _agent_findings(cmd: SimpleCommand, shown: str) -> list[CommandFinding]:
+    """The allow-list: what an agent may run is what seawall knows the writes of."""
+    names = [a.split("=", 1)[0].removesuffix("+") for a in _exported(cmd)]
+    variables = [name for name in names if name.startswith("GIT_")]
+    if variables:
+        reason = f"{variables[0]} points git at other state; agents may not set GIT_*"
+        return [_denied("git-environment", reason, shown)]
+    loaders = [why for name in names if (why := variable_reason(name))]
+    if loaders:
+        return [_unknown("code-variable", loaders[0], shown)]
+    if cmd.name == "git":
+        refusal = git_refusal(cmd)
+        if refusal is None:
+            return []
+        unknown, reason = refusal
+        finding = _unknown if unknown else _denied
+        return [finding("git-unknown" if unknown else "git", reason, shown)]
+    why = unknown_reason(cmd)
+    return [_unknown("not-allow-listed", why, shown)] if why else []
+
+
+def _exported(cmd: SimpleCommand) -> list[str]:
+    """Assignments ``cmd`` makes for the programs it runs (prefix, ``export``, ``env``)."""
+    found = list(cmd.assignments)
+    if cmd.name in ("export", "declare", "typeset", "local", "readonly", "env"):
+        found.extend(a for a in cmd.argv[1:] if "=" in a and not a.startswith("-"))
+    return found
 
 
 def _unknown(rule: str, reason: str, shown: str) -> CommandFinding:
@@ -283,7 +305,7 @@ def _checkout_switches(args: tuple[str, ...], ctx: CommandContext) -> bool:
         return False
     if {"-b", "-B", "--orphan", "--detach"} & set(args):
         return True
-    operands = [a for a in args if not a.startswith("-")]
+    operands = [a for a in args if a == "-" or not a.startswith("-")]
     return len(operands) == 1 and not (ctx.cwd / operands[0]).exists()
 
 
@@ -300,16 +322,34 @@ def _checkout_paths(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandConte
     return None
 
 
+_PATHSPEC_OPTION_ARGS = frozenset({"-s", "--source", "-b", "-B", "--orphan", "--conflict"})
+
+
 def _pathspecs(argv: tuple[str, ...], ctx: CommandContext) -> list[str]:
+    """The paths ``git checkout``/``git restore`` would overwrite.
+
+    ``git checkout [TREE-ISH] [--] PATH...``: without ``--``, a first operand that is
+    not an existing path is the tree-ish (``git checkout main src/app.py``), not a path.
+    """
     if len(argv) < 3 or argv[0] != "git" or argv[1] not in ("checkout", "restore"):
         return []
     args = argv[2:]
     if "--" in args:
         return list(args[args.index("--") + 1 :])
-    operands = [a for a in args if not a.startswith("-")]
+    operands: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg.startswith("-") and arg != "-":
+            skip = arg in _PATHSPEC_OPTION_ARGS
+        else:
+            operands.append(arg)
     if argv[1] == "restore":
         return operands
-    return operands if len(operands) > 1 or (operands and (ctx.cwd / operands[0]).exists()) else []
+    if operands and not (ctx.cwd / operands[0]).exists():
+        operands = operands[1:]  # the tree-ish (a branch, a commit, ``-``)
+    return operands
 
 
 def _rm_root(cmd: SimpleCommand, argv: tuple[str, ...], ctx: CommandContext) -> str | None:

@@ -5,11 +5,17 @@ enforcement and isolation, each agent's allowed paths and workspace, and the com
 policy. A manifest only ever applies to its own session: ``load_manifest`` refuses one
 whose recorded session differs from the session asked for, or from the directory it
 lives in (a manifest copied from another session).
+
+Every write of a manifest also writes its SHA-256 digest beside it
+(``scope.json.sha256``); seawall's runners pass the path and the digest to each agent
+(``SEAWALL_MANIFEST``, ``SEAWALL_MANIFEST_SHA256``), and the hook checks the digest on
+every call, so a manifest changed after it was written is refused.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import re
 import time
@@ -29,8 +35,10 @@ __all__ = [
     "ScopeManifest",
     "build_manifest",
     "close_manifest",
+    "digest_path",
     "find_manifests",
     "load_manifest",
+    "manifest_digest",
     "manifest_path",
     "validate_session_id",
     "write_manifest",
@@ -151,9 +159,9 @@ def build_manifest(
 
 
 def write_manifest(manifest: ScopeManifest) -> Path:
-    """Write ``manifest`` atomically to its place in its repository; return the path."""
+    """Write ``manifest`` and its digest atomically to their place; return the path."""
     path = manifest_path(Path(manifest.repo), manifest.session, manifest.wave)
-    atomic_write_text(path, json.dumps(manifest.to_dict(), indent=2, sort_keys=True) + "\n")
+    _write(path, manifest)
     return path
 
 
@@ -161,17 +169,43 @@ def close_manifest(path: Path) -> ScopeManifest:
     """Mark a wave's manifest finished, so hooks stop guessing it is the live one."""
     manifest = load_manifest(path)
     closed = replace(manifest, closed=round(time.time(), 3))
-    atomic_write_text(path, json.dumps(closed.to_dict(), indent=2, sort_keys=True) + "\n")
+    _write(path, closed)
     return closed
 
 
-def load_manifest(path: Path, *, session: str | None = None) -> ScopeManifest:
+def _write(path: Path, manifest: ScopeManifest) -> None:
+    data = (json.dumps(manifest.to_dict(), indent=2, sort_keys=True) + "\n").encode("utf-8")
+    atomic_write_text(digest_path(path), hashlib.sha256(data).hexdigest() + "\n")
+    atomic_write_text(path, data.decode("utf-8"))
+
+
+def digest_path(path: Path) -> Path:
+    """Where the digest of the manifest at ``path`` is kept."""
+    return path.with_name(path.name + ".sha256")
+
+
+def manifest_digest(path: Path) -> str:
+    """The SHA-256 of the manifest file's bytes; raise ``ManifestError`` when unreadable."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise ManifestError(f"scope manifest {path} is unreadable: {exc}") from exc
+
+
+def load_manifest(
+    path: Path, *, session: str | None = None, digest: str | None = None
+) -> ScopeManifest:
     """Read and validate a manifest; raise ``ManifestError`` when it cannot be trusted.
 
-    With ``session`` given, a manifest of any other session is refused.
+    With ``session`` given, a manifest of any other session is refused. With ``digest``
+    given, a manifest whose bytes do not have that SHA-256 is refused; ``digest=""``
+    checks the digest kept beside the manifest instead (refused when it is missing).
     """
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = Path(path).read_bytes()
+        if digest is not None:
+            _check_digest(path, raw, digest)
+        data = json.loads(raw.decode("utf-8"))
     except FileNotFoundError as exc:
         raise ManifestError(f"no scope manifest at {path}") from exc
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -185,6 +219,17 @@ def load_manifest(path: Path, *, session: str | None = None) -> ScopeManifest:
     if session is not None and manifest.session != session:
         raise ManifestError(f"scope manifest {path} belongs to session {manifest.session!r}")
     return manifest
+
+
+def _check_digest(path: Path, raw: bytes, digest: str) -> None:
+    expected = digest.strip().lower()
+    if not expected:
+        try:
+            expected = digest_path(path).read_text(encoding="utf-8").strip().lower()
+        except OSError as exc:
+            raise ManifestError(f"scope manifest {path} has no digest beside it: {exc}") from exc
+    if hashlib.sha256(raw).hexdigest() != expected:
+        raise ManifestError(f"scope manifest {path} changed after seawall wrote it")
 
 
 def find_manifests(repo: Path, session: str | None = None) -> list[Path]:

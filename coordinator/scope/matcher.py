@@ -14,8 +14,9 @@ is allowed only by an absolute grant. Paths with a NUL byte, control or invisibl
 format characters, overlong paths, and names whose Unicode has more than one form
 (NFC/NFKC differ: look-alikes that normalise to another path) and existing files with
 more than one hard link are refused: which file they name is ambiguous. seawall's own
-state and guard files (``.seawall/``, ``.git/``, ``.claude/settings*.json``) are never
-writable through a grant; the one carve-out is the session's own ``BLOCKED.md`` notes.
+state and guard files (any ``.seawall`` or ``.git`` component at any depth,
+``.claude/settings*.json``) are never writable through a grant; the one carve-out is
+the session's own ``BLOCKED.md`` notes.
 """
 
 from __future__ import annotations
@@ -38,11 +39,21 @@ __all__ = [
     "ambiguity",
     "compile_grant",
     "grant_matches",
+    "protected",
 ]
 
 MAX_PATH_BYTES = 4096
 MAX_COMPONENT_BYTES = 255
-_PROTECTED = re.compile(r"(?:\.seawall|\.git)(?:/.*)?|\.claude/settings(?:\.local)?\.json")
+_PROTECTED = re.compile(r"\.claude/settings(?:\.local)?\.json")
+_STATE_DIRS = frozenset({".seawall", ".git"})
+
+
+def protected(rel: str) -> bool:
+    """Whether a workspace-relative path is seawall or git state: a ``.seawall`` or
+    ``.git`` component at any depth (in any letter case), or Claude Code's settings."""
+    if _PROTECTED.fullmatch(rel):
+        return True
+    return any(part.casefold() in _STATE_DIRS for part in rel.split("/"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,6 +67,11 @@ class PathVerdict:
     carved_out: bool = False
 
 
+# ``os.fsdecode`` and pygit2 give a byte of a name that is not UTF-8 as one of these
+# (``surrogateescape``); such a name is exact, not a look-alike of another one
+_RAW_BYTE_FIRST, _RAW_BYTE_LAST = 0xDC80, 0xDCFF
+
+
 def ambiguity(path: str) -> str | None:
     """Why ``path`` does not name one file unambiguously, or None when it does."""
     if "\x00" in path:
@@ -66,6 +82,8 @@ def ambiguity(path: str) -> str | None:
         if len(part.encode("utf-8", "surrogatepass")) > MAX_COMPONENT_BYTES:
             return f"a path component is longer than {MAX_COMPONENT_BYTES} bytes"
     for char in path:
+        if _RAW_BYTE_FIRST <= ord(char) <= _RAW_BYTE_LAST:
+            continue  # a byte of a name that is not UTF-8: one file, named exactly
         category = unicodedata.category(char)
         if category in ("Cc", "Cf", "Cs", "Co", "Cn"):
             return f"the path contains an invisible or control character (U+{ord(char):04X})"
@@ -146,9 +164,9 @@ class ScopeMatcher:
             )
         rel = _relative(resolved, self.workspace)
         shown = rel if rel is not None else resolved
-        if rel is not None and _PROTECTED.fullmatch(rel):
+        if protected(rel if rel is not None else resolved.lstrip("/")):
             return PathVerdict(
-                allowed=False, path=shown, reason=f"{rel} is seawall or git state, not task files"
+                allowed=False, path=shown, reason=f"{shown} is seawall or git state, not task files"
             )
         if _relative(resolved, self.state_root / ".seawall") is not None:
             return PathVerdict(allowed=False, path=shown, reason="seawall state is not task files")
@@ -164,7 +182,7 @@ class ScopeMatcher:
 
     def matches_relative(self, rel: str) -> bool:
         """Lexical check of a workspace-relative path (as git reports it); no disk access."""
-        if ambiguity(rel) or _PROTECTED.fullmatch(rel):
+        if ambiguity(rel) or protected(rel):
             return False
         parts = [p for p in rel.split("/") if p not in ("", ".")]
         if ".." in parts:

@@ -95,15 +95,8 @@ def verify_wave(
 
 def changed_paths(repo: Path, base: str, head: str) -> tuple[str, ...]:
     """Paths that differ between commits ``base`` and ``head`` (both sides of a rename)."""
-    import pygit2
+    from coordinator.git.history import tree_changes
+    from coordinator.git.repo import open_repository
 
-    repository = pygit2.Repository(str(repo))
-    old = repository.revparse_single(base).peel(pygit2.Commit).tree
-    new = repository.revparse_single(head).peel(pygit2.Commit).tree
-    diff = old.diff_to_tree(new)
-    diff.find_similar()
-    paths: dict[str, None] = {}
-    for delta in diff.deltas:
-        paths[delta.old_file.path] = None
-        paths[delta.new_file.path] = None
-    return tuple(paths)
+    changes = tree_changes(open_repository(repo), base, head)
+    return tuple(dict.fromkeys(path for change in changes for path in change.paths))

@@ -17,8 +17,8 @@ from typing import Any
 import anyio
 
 from coordinator.breakers.trip import Trip
-from coordinator.errors import GitError
-from coordinator.events import Event, ToolCall, ToolResult, Turn, edited_paths
+from coordinator.errors import GitError, RunnerError
+from coordinator.events import Event, Final, ToolCall, ToolResult, Turn, edited_paths
 from coordinator.git.checkpoints import Checkpointer
 from coordinator.git.repo import repo_relative
 from coordinator.model import BreakerLimits, Isolation, StagnationConfig
@@ -69,6 +69,8 @@ class AgentRun:
     findings: list[dict[str, Any]] = field(default_factory=list)
     transcript: str = ""
     checkpoint_error: str = ""  # the agent's files could not be recorded (they stay on disk)
+    start_failure: str = ""  # why the agent never started (or died before its first event)
+    stderr_tail: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +90,8 @@ class AgentRun:
             "findings": list(self.findings),
             "transcript": self.transcript,
             "checkpoint_error": self.checkpoint_error,
+            "start_failure": self.start_failure,
+            "stderr_tail": self.stderr_tail,
         }
 
     @classmethod
@@ -111,6 +115,8 @@ class AgentRun:
             findings=list(data.get("findings", [])),
             transcript=str(data.get("transcript", "")),
             checkpoint_error=str(data.get("checkpoint_error", "")),
+            start_failure=str(data.get("start_failure", "")),
+            stderr_tail=str(data.get("stderr_tail", "")),
         )
 
 
@@ -174,9 +180,12 @@ async def run_agent(
         "saw_errors": False,
         "last_error": "",
         "checkpoint_error": "",
+        "events": 0,
     }
 
     async def emit(event: Event) -> None:
+        if not (type(event) is Final and not event.text):  # a runner's own end-of-run note
+            state["events"] += 1
         counter.observe(event)
         if on_event is not None:
             on_event(job.task_id, event, counter)
@@ -203,8 +212,11 @@ async def run_agent(
 
     result: AgentResult | None = None
     runner_error = ""
+    start_failure = ""
     try:
         result = await job.runner.run(job.request, emit)
+    except RunnerError as exc:  # the program could not be started at all
+        runner_error = start_failure = str(exc)
     except Exception as exc:  # noqa: BLE001 - a runner that breaks is this agent's outcome
         runner_error = f"{type(exc).__name__}: {exc}"
     final_paths = tuple(sorted(touched.union(job.scope_paths() if job.in_place else ())))
@@ -222,6 +234,8 @@ async def run_agent(
     final_text = result.final_text if result else ""
     if not final_text and counter.final is not None:
         final_text = counter.final.text
+    if result is not None and checkpoint is None and job.checkpointer.tip is None:
+        start_failure = _died_at_start(result, events=int(state["events"]), touched=touched)
     return AgentRun(
         task_id=job.task_id,
         is_error=bool(result and result.is_error) or bool(runner_error),
@@ -246,7 +260,19 @@ async def run_agent(
         truncated=interrupted and not runner_error,
         saw_errors=bool(state["saw_errors"]) or bool(result and result.is_error),
         last_error=str(state["last_error"]),
+        start_failure=start_failure,
+        stderr_tail=result.stderr_tail[-2000:] if result else "",
     )
+
+
+def _died_at_start(result: AgentResult, *, events: int, touched: set[str]) -> str:
+    """Why an agent that ended by itself, failing, before its first event and without
+    changing a file, never really started; "" when it did start."""
+    if events or touched or result.interrupted or not result.is_error:
+        return ""
+    code = result.exit_code
+    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exited {code}"
+    return f"the agent {how} before its first event"
 
 
 async def _guarded(state: dict[str, Any], step: Awaitable[str | None]) -> str | None:

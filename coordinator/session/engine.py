@@ -24,10 +24,12 @@ import anyio
 
 from coordinator.errors import StateError
 from coordinator.events import Event, ToolCall
+from coordinator.exitcodes import ExitCode
 from coordinator.model import Plan, RunnerSpec, Status, Task
 from coordinator.plan.loader import parse_plan
 from coordinator.progress import Progress, make_progress
 from coordinator.runner import AgentRunner, RunCounter, build_runner
+from coordinator.session.tasks import task_from_dict
 from coordinator.state.ledger import (
     SessionPhase,
     SessionState,
@@ -51,18 +53,28 @@ class SessionResult:
     state_md: Path
     rate_limited: bool = False
     halt: Mapping[str, Any] | None = None
+    checks_failed: tuple[int, ...] = ()  # waves that merged with failing checks
 
     @property
     def exit_code(self) -> int:
-        """0 all done; 3 halted by the breaker; 4 done with carryovers; 5 nothing
-        succeeded; 6 nothing succeeded and every failure was a provider rate limit."""
+        """What ``seawall run`` returns; the codes and their meanings are
+        :class:`coordinator.exitcodes.ExitCode`."""
         if self.phase is SessionPhase.HALTED:
-            return 6 if (self.halt or {}).get("reason") == "rate-limited" else 3
+            return _HALT_CODES.get(str((self.halt or {}).get("reason")), ExitCode.HALTED)
+        if self.checks_failed:
+            return ExitCode.CHECKS_FAILED
         if not self.abandoned:
-            return 0
+            return ExitCode.OK
         if self.done:
-            return 4
-        return 6 if self.rate_limited else 5
+            return ExitCode.CARRYOVER
+        return ExitCode.RATE_LIMITED if self.rate_limited else ExitCode.NOTHING_SUCCEEDED
+
+
+_HALT_CODES: Mapping[str, ExitCode] = {
+    "rate-limited": ExitCode.RATE_LIMITED,
+    "checks-fail-at-base": ExitCode.CHECKS_FAILED,
+    "agent-start": ExitCode.AGENT_START,
+}
 
 
 _RATE_LIMIT = re.compile(
@@ -119,6 +131,7 @@ class Session:
         self._plan_text = plan_text
         self._save_lock = anyio.Lock()
         self.state: SessionState | None = None
+        self.rebase = False  # a moved target branch: merge the wave onto its new tip
 
     # -- construction from the ledger -----------------------------------------------
 
@@ -145,16 +158,31 @@ class Session:
     # -- the driven loop --------------------------------------------------------------
 
     async def run(self) -> SessionResult:
-        """Run the session to its end (or until the wave breaker halts it)."""
-        with self.store.lock():
-            state = self._start()
-            return await self._loop(state)
+        """Run the session to its end (or until the wave breaker halts it).
 
-    async def resume(self) -> SessionResult:
-        """Continue an interrupted or halted session from its ledger."""
-        with self.store.lock():
+        Every runner the plan uses is probed first (see ``coordinator.preflight``): one
+        that cannot start raises ``RunnerError`` before any session state is written.
+        """
+        with self.repository_lock("run"):
+            self.preflight()
+            with self.store.lock():
+                state = self._start()
+                return await self._loop(state)
+
+    async def resume(self, *, rebase: bool = False) -> SessionResult:
+        """Continue an interrupted or halted session from its ledger.
+
+        With ``rebase``, a wave whose target branch moved while it ran (someone else
+        committed) is merged onto the branch's new tip instead of halting again.
+        """
+        self.rebase = rebase
+        from coordinator.git.repo import open_repository, require_no_operation
+
+        with self.repository_lock("resume"), self.store.lock():
             state = self.state or self.store.load()
             self.state = state
+            require_no_operation(open_repository(self.repo))
+            self.preflight()
             if state.phase is SessionPhase.KILLED:
                 raise StateError(f"session {state.session} was killed; start a new one")
             if state.phase is SessionPhase.HALTED and state.halt:
@@ -173,6 +201,29 @@ class Session:
                 self.progress.log("breaker cleared (counters kept); resuming")
             self._save_now(state)
             return await self._loop(state)
+
+    def repository_lock(self, command: str) -> AbstractContextManager[None]:
+        """One live session per repository (see ``coordinator.state.repolock``)."""
+        from coordinator.git.repo import ensure_excluded, open_repository
+        from coordinator.state.repolock import repository_lock
+
+        ensure_excluded(open_repository(self.repo))
+        return repository_lock(
+            self.repo, session=self.session_id, command=command, on_takeover=self.progress.log
+        )
+
+    def preflight(self) -> None:
+        """Check that the program of every runner the plan's tasks use can start."""
+        from coordinator.preflight import preflight_runners
+
+        pending = [task_from_dict(t) for t in self.state.pending] if self.state else []
+        preflight_runners(
+            (
+                (task.agent or self.plan.session.agent, self.runner_for(task))
+                for task in (*self.plan.tasks, *pending)
+            ),
+            cwd=self.repo,
+        )
 
     async def _loop(self, state: SessionState) -> SessionResult:
         from coordinator.session.steps import WaveSteps
@@ -221,6 +272,12 @@ class Session:
             state_md=self.store.paths.state_md,
             rate_limited=rate_limited(state),
             halt=dict(state.halt) or None,
+            checks_failed=tuple(
+                wave.number
+                for wave in state.waves
+                if wave.target_after is not None
+                and (wave.checks or {}).get("verdict") in ("known-failures", "failed-merged")
+            ),
         )
 
     # -- state ------------------------------------------------------------------------
@@ -320,24 +377,26 @@ class Session:
         """
         from coordinator.session.steps import WaveSteps
 
-        if self.state is None:
-            if self.store.exists():
-                self.state = self.store.load()
-            else:
-                self._start()
-        state = self._state()
-        steps = WaveSteps(self, state)
-        return await steps.prepare_for_lead()
+        with self.repository_lock("wave prepare"):
+            if self.state is None:
+                if self.store.exists():
+                    self.state = self.store.load()
+                else:
+                    self._start()
+            state = self._state()
+            steps = WaveSteps(self, state)
+            return await steps.prepare_for_lead()
 
     async def review_wave(self, outputs: Mapping[str, str]) -> dict[str, Any]:
         """Step mode: review, merge and recover the prepared wave, given each agent's
         final text by task id. Returns the wave's report."""
         from coordinator.session.steps import WaveSteps
 
-        if self.state is None:
-            self.state = self.store.load()
-        steps = WaveSteps(self, self._state())
-        return await steps.review_from_lead(outputs)
+        with self.repository_lock("wave review"):
+            if self.state is None:
+                self.state = self.store.load()
+            steps = WaveSteps(self, self._state())
+            return await steps.review_from_lead(outputs)
 
 
 def progress_hook(progress: Progress) -> Any:

@@ -14,14 +14,21 @@ from typing import Any
 
 import pygit2
 
-from coordinator.git.checks import WaveIntegration, integrate_wave
+from coordinator.git.checks import CheckRun, WaveIntegration, integrate_wave
 from coordinator.git.merge import AgentChange, AgentMerge
 from coordinator.git.repo import dirty_paths, open_repository
 from coordinator.git.target import advance_target, restore_agent_files
-from coordinator.model import Status
+from coordinator.model import ChecksPolicy, Status
 from coordinator.state.ledger import WaveRecord
 
-__all__ = ["MergePlan", "branch_tip", "merge_plan", "restore_in_place", "run_integration"]
+__all__ = [
+    "MergePlan",
+    "branch_tip",
+    "checks_record",
+    "merge_plan",
+    "restore_in_place",
+    "run_integration",
+]
 
 MERGEABLE = frozenset({Status.DONE, Status.NO_TESTS_NEEDED, Status.PARTIAL})
 
@@ -92,6 +99,7 @@ def run_integration(
     checks: Sequence[str],
     timeout: float | None,
     on_merged: Callable[[AgentMerge], None] | None = None,
+    policy: ChecksPolicy = ChecksPolicy.BLOCK,
 ) -> WaveIntegration:
     return integrate_wave(
         repo,
@@ -102,17 +110,20 @@ def run_integration(
         commands=checks,
         timeout=timeout,
         on_merged=on_merged,
+        policy=policy,
+        onto=wave.onto,
     )
 
 
 def record_integration(wave: WaveRecord, result: WaveIntegration) -> list[dict[str, Any]]:
     """Copy the merge outcome into the wave's ledger record; return the conflict fix tasks."""
     merge = result.merge
-    wave.integration = merge.integration
+    # a merge the checks refused is not kept: a resume merges and checks again
+    wave.integration = merge.integration if result.mergeable else None
     by_task = {agent.task_id: agent for agent in merge.agents}
     for agent in wave.agents:
         merged = by_task.get(agent.task)
-        agent.merged = bool(merged and merged.merged)
+        agent.merged = bool(merged and merged.merged and result.mergeable)
     wave.resolutions = [
         {
             "path": r.path,
@@ -126,20 +137,7 @@ def record_integration(wave: WaveRecord, result: WaveIntegration) -> list[dict[s
     wave.dropped = [
         {"task": a.task_id, "reason": a.reason} for a in merge.agents if a.status == "dropped"
     ]
-    wave.checks = (
-        None
-        if result.checks is None
-        else {
-            "passed": result.checks.passed,
-            "runs": result.check_runs,
-            "failure": None
-            if result.checks.failure is None
-            else {
-                "command": result.checks.failure.command,
-                "output": result.checks.failure.output[-2000:],
-            },
-        }
-    )
+    wave.checks = checks_record(result)
     return [
         {
             "id": fix.id,
@@ -152,6 +150,39 @@ def record_integration(wave: WaveRecord, result: WaveIntegration) -> list[dict[s
         }
         for fix in merge.fix_tasks
     ]
+
+
+def checks_record(result: WaveIntegration) -> dict[str, Any] | None:
+    """The ledger's account of a wave's checks: policy, verdict, and what failed where."""
+    if result.checks is None:
+        return None
+    return {
+        "passed": result.checks.passed,
+        "policy": str(result.policy),
+        "verdict": str(result.verdict),
+        "runs": result.check_runs,
+        "commit": result.checks.commit,
+        "failure": _failure(result.checks),
+        "no_tests": result.checks.no_baseline,
+        "baseline": None
+        if result.baseline is None
+        else {
+            "commit": result.baseline.commit,
+            "failure": _failure(result.baseline),
+            "no_tests": result.baseline.no_baseline,
+        },
+    }
+
+
+def _failure(run: CheckRun) -> dict[str, Any] | None:
+    failure = run.failure
+    if failure is None:
+        return None
+    return {
+        "command": failure.command,
+        "returncode": failure.returncode,
+        "output": failure.output[-2000:],
+    }
 
 
 def branch_tip(repo: Path, branch: str) -> str | None:
@@ -174,14 +205,14 @@ def advance(repo: Path, wave: WaveRecord, branch: str) -> None:
     """Move ``branch`` from the wave base to its integration, updating the main tree."""
     assert wave.integration is not None
     paths = in_place_paths(wave)
-    if wave.integration == wave.base:
-        restore_in_place(repo, wave.base, paths)
+    if wave.integration == wave.start:
+        restore_in_place(repo, wave.start, paths)
         return
     if _half_advanced(repo, wave):
         _finish_half_advance(repo, wave, branch)
         return
     advance_target(
-        repo, branch=branch, expected_old=wave.base, new=wave.integration, agent_paths=paths
+        repo, branch=branch, expected_old=wave.start, new=wave.integration, agent_paths=paths
     )
 
 
@@ -202,7 +233,7 @@ def _finish_half_advance(repo: Path, wave: WaveRecord, branch: str) -> None:
     assert wave.integration is not None
     message = "seawall: advance after merged wave (resumed)"
     ref = f"refs/heads/{branch}"
-    run_git(["update-ref", "-m", message, ref, wave.integration, wave.base], cwd=repo)
+    run_git(["update-ref", "-m", message, ref, wave.integration, wave.start], cwd=repo)
 
 
 def restore_in_place(repo: Path, base: str, paths: Sequence[str]) -> None:

@@ -27,6 +27,12 @@ from coordinator.plan.waves import make_wave
 from coordinator.prompting import render_agent_prompt
 from coordinator.runner import AgentRequest
 from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
+from coordinator.session.halts import (
+    halt_on_base_checks,
+    halt_on_start_failures,
+    rebase_wave,
+    report_checks,
+)
 from coordinator.session.integrate import (
     advance,
     branch_tip,
@@ -86,6 +92,9 @@ class WaveSteps:
             await self._dispatch(wave)
         if wave.phase is WavePhase.DISPATCHED:
             await self._salvage(wave)
+            if halt_on_start_failures(self, wave):
+                await self.session.save()
+                return True
             await self._settle_in_place(wave)
             await self._review(wave)
         if wave.phase is WavePhase.REVIEWED:
@@ -206,6 +215,33 @@ class WaveSteps:
             limits=self.config.breakers,
         )
         write_manifest(manifest)
+        self._snapshot_repo_state(wave)
+
+    def _snapshot_repo_state(self, wave: WaveRecord) -> None:
+        """Record hooks, configuration and refs before agents run (the post-wave check)."""
+        from coordinator.scope.repostate import save_snapshot, snapshot, snapshot_path
+
+        path = snapshot_path(self.repo, self.state.session, wave.number)
+        save_snapshot(snapshot(self.repo, session=self.state.session), path)
+
+    def _check_repo_state(self, wave: WaveRecord) -> None:
+        """Hooks, configuration, refs and pushes an agent changed: reported, and put back
+        in strict (what was planted is kept, never deleted)."""
+        from coordinator.scope.repostate import AgentTrace, check_wave_state
+
+        name = f"w{wave.number}-transcript.jsonl"
+        traces = [
+            AgentTrace.of(a.task, a.workspace, self.paths.agent_dir(a.task) / name)
+            for a in wave.agents
+        ]
+        strict = Enforcement(wave.enforcement) is Enforcement.STRICT
+        session, number = self.state.session, wave.number
+        changes = check_wave_state(
+            self.repo, session=session, wave=number, agents=traces, restore_changes=strict
+        )
+        for change in changes:
+            self.events.append("repo_state_changed", wave=wave.number, **change.record())
+            self.progress.log(f"wave {wave.number}: {change.describe()}")
 
     def _close_manifest(self, wave: WaveRecord) -> None:
         from coordinator.scope.manifest import close_manifest, manifest_path
@@ -242,7 +278,10 @@ class WaveSteps:
 
     async def _dispatch(self, wave: WaveRecord) -> None:
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
-        jobs = [self._job(wave, agent, tasks[agent.task]) for agent in wave.agents]
+        # after a halt on agents that could not start, only those run again
+        jobs = [
+            self._job(wave, agent, tasks[agent.task]) for agent in wave.agents if agent.run is None
+        ]
         wave.phase = WavePhase.DISPATCHED
         await self.session.save()
         self.progress.wave_started(
@@ -270,6 +309,15 @@ class WaveSteps:
                 "workspaces; fix the cause, then `seawall resume` records and reviews them."
             )
 
+    def _manifest_fields(self, wave: WaveRecord) -> dict[str, Any]:
+        """The wave's manifest and its digest, for the agent's hooks (none: not written)."""
+        from coordinator.scope.manifest import manifest_digest, manifest_path
+
+        path = manifest_path(self.repo, self.state.session, wave.number)
+        if not path.exists():
+            return {}
+        return {"manifest": path, "manifest_sha256": manifest_digest(path)}
+
     def _job(self, wave: WaveRecord, agent: AgentRecord, task: Task) -> AgentJob:
         in_place = wave.isolation == Isolation.NONE
         checkpointer = self._checkpointer(wave, agent)
@@ -283,6 +331,7 @@ class WaveSteps:
             max_turns=task.max_turns or wave.max_turns,
             time_limit=self.config.budgets.agent_minutes * 60.0,
             transcript_path=transcript,
+            **self._manifest_fields(wave),
         )
 
         def scope_paths() -> tuple[str, ...]:
@@ -337,14 +386,14 @@ class WaveSteps:
         kill_point("after-agent-finished")
 
     async def _write_run_record(self, wave: WaveRecord, run: AgentRun) -> None:
-        path = self._run_file(wave, run.task_id)
+        path = self.run_file(wave, run.task_id)
         text = json.dumps(run.to_dict())
         try:
             await anyio.to_thread.run_sync(lambda: atomic_write_text(path, text))
         except StateError as exc:  # the ledger save after the wave reports the disk
             self.progress.log(f"warning: W{wave.number} {run.task_id}: {exc}")
 
-    def _run_file(self, wave: WaveRecord, task_id: str) -> Path:
+    def run_file(self, wave: WaveRecord, task_id: str) -> Path:
         return self.paths.agent_dir(task_id) / f"w{wave.number}-run.json"
 
     def _apply_run(self, record: AgentRecord, run: AgentRun) -> None:
@@ -402,7 +451,7 @@ class WaveSteps:
         for record in wave.agents:
             if record.run is not None:
                 continue
-            recorded = self._run_file(wave, record.task)
+            recorded = self.run_file(wave, record.task)
             if recorded.exists():
                 self._apply_run(
                     record, AgentRun.from_dict(record.task, json.loads(recorded.read_text()))
@@ -474,6 +523,8 @@ class WaveSteps:
     async def _review(self, wave: WaveRecord) -> None:
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
         enforcement = Enforcement(wave.enforcement)
+        if enforcement is not Enforcement.OFF:
+            await anyio.to_thread.run_sync(self._check_repo_state, wave)
         for record in wave.agents:
             run = self._runs.get(record.task) or AgentRun.from_dict(record.task, record.run or {})
             history = await anyio.to_thread.run_sync(self._history, wave, record)
@@ -553,15 +604,18 @@ class WaveSteps:
             wave.phase = WavePhase.MERGED  # the advance happened before the crash
             await self.session.save()
             return
-        if tip != wave.base:
+        if tip is not None and tip != wave.start and self.session.rebase:
+            rebase_wave(self, wave, tip)
+        elif tip != wave.start:
             detail = (
-                f"{branch} moved from the wave base {wave.base[:12]} to {str(tip)[:12]} while "
-                "the wave ran; nothing was merged"
+                f"{branch} moved from {wave.start[:12]} (the wave's base) to {str(tip)[:12]} "
+                "while the wave ran; nothing was merged. `seawall resume --rebase` merges the "
+                "wave onto the new tip"
             )
             if self._halt_on_conflict(wave, detail, tip):
                 await self.session.save()
                 return
-            raise GitError(f"{detail}. Move it back, or start a new session.")
+            raise GitError(f"{detail}, or move the branch back.")
         plan = merge_plan(self.repo, wave, strict=wave.enforcement == Enforcement.STRICT)
 
         def integrate() -> Any:
@@ -573,10 +627,16 @@ class WaveSteps:
                 checks=self.config.checks,
                 timeout=self.config.budgets.agent_minutes * 60.0,
                 on_merged=lambda _merged: kill_point("between-merges"),
+                policy=self.config.checks_policy,
             )
 
         result = await anyio.to_thread.run_sync(integrate)
         fixes = record_integration(wave, result)
+        report_checks(self, wave)
+        if not result.mergeable:
+            halt_on_base_checks(self, wave)
+            await self.session.save()
+            return
         self._queue_conflict_fixes(wave, fixes)
         await self.session.save()  # the integration is recorded before the branch moves
         kill_point("before-advance")

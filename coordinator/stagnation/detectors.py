@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from coordinator.breakers._memory import FailureCounts, Repeat
+from coordinator.breakers.commands import command_key
 from coordinator.breakers.keys import PAGINATION_ARGS, canonical_json, split_pagination, turn_key
-from coordinator.breakers.polls import is_poll_tool
-from coordinator.breakers.signature import output_digest, signature_digest
+from coordinator.breakers.polls import BackgroundWatch, backgrounds
 from coordinator.events import (
     EDIT_TOOLS,
     SHELL_TOOLS,
@@ -122,30 +123,51 @@ class PaginationDetector:
 class TurnKeyDetector:
     """Turn-key repetition: 3 identical consecutive turn keys (pagination stripped).
 
-    A repeat whose result differs from the one before (normalized, so timings do not
-    count) saw something new: it is a wait and starts the count again. Polls of
-    background output are exempt.
+    A repeat whose result differs from the one before (durations aside; a clock time
+    or a progress line is a new answer) saw something new: it is a wait and starts the
+    count again. Polls and waits are exempt: asking a background task for its output,
+    reading (through Read or the shell) a file a background command writes, sleeping.
     """
 
-    __slots__ = ("_agent", "_best", "_key", "_last_result", "_pending", "_run", "_threshold")
+    __slots__ = (
+        "_agent",
+        "_background",
+        "_best",
+        "_key",
+        "_last",
+        "_pending",
+        "_run",
+        "_shared",
+        "_threshold",
+    )
 
-    def __init__(self, *, agent: str, threshold: int = 3) -> None:
+    def __init__(
+        self, *, agent: str, threshold: int = 3, background: BackgroundWatch | None = None
+    ) -> None:
+        """``background`` is a watch shared with the agent's breaker, which records the
+        background commands itself; without one the detector keeps its own."""
         self._agent = agent
         self._threshold = threshold
         self._key = ""
         self._run = 0
-        self._last_result: str | None = None
+        self._last: Repeat | None = None
         self._pending: dict[str, str] = {}
         self._best: dict[str, int] = {}
+        self._shared = background is not None
+        self._background = background if background is not None else BackgroundWatch()
 
     def observe_call(self, call: ToolCall, key: str | None = None) -> None:
-        if is_poll_tool(call):
+        command = shell_command(call) if call.name in SHELL_TOOLS else None
+        if command is not None and backgrounds(call, command):
+            if not self._shared:
+                self._background.started(command)
+        elif self._background.is_wait(call, command):
             return
         key = key if key is not None else turn_key(call.name, call.arguments)
         if key == self._key:
             self._run += 1
         else:
-            self._key, self._run, self._last_result = key, 1, None
+            self._key, self._run, self._last = key, 1, None
         self._pending[call.call_id] = key
         if self._run >= self._threshold and self._run > self._best.get(key, 0):
             self._best[key] = self._run
@@ -159,12 +181,11 @@ class TurnKeyDetector:
                 self._drop_best(key)
             self._run -= 1
             return
-        if self._run < 2:
-            self._last_result = result.text
+        ok = not failed(result)
+        if self._last is None:
+            self._last = Repeat.first(result.text, ok=ok)
             return
-        previous = self._last_result
-        self._last_result = result.text
-        if previous is not None and output_digest(previous) != output_digest(result.text):
+        if not self._last.same_result(result.text, ok=ok):
             if self._best.get(key) == self._run:
                 self._drop_best(key)  # the run that reached the threshold was a wait
             self._run = 1
@@ -201,8 +222,8 @@ class ErrorEchoDetector:
         self._agent = agent
         self._threshold = threshold
         self._pending: dict[str, tuple[ToolCall, str | None]] = {}
-        self._counts: dict[tuple[str, str], int] = {}
-        self._fired: dict[tuple[str, str], Finding] = {}
+        self._counts: dict[str, FailureCounts] = {}
+        self._fired: list[Finding] = []
 
     def observe_call(self, call: ToolCall, key: str | None = None) -> None:
         self._pending[call.call_id] = (call, key)
@@ -216,9 +237,7 @@ class ErrorEchoDetector:
         if pending is None or not failed(result):
             return None
         fix = _fix_key(*pending)
-        echo = (fix, signature_digest(result.text))
-        count = self._counts.get(echo, 0) + 1
-        self._counts[echo] = count
+        count = self._counts.setdefault(fix, FailureCounts()).add(result.text)
         if count != self._threshold:
             return None
         finding = Finding(
@@ -232,20 +251,20 @@ class ErrorEchoDetector:
             error_class=classify_error(result.text, exit_code=result.exit_code),
             subject=fix,
         )
-        self._fired[echo] = finding
+        self._fired.append(finding)
         return finding
 
 
 def _fix_key(call: ToolCall, key: str | None) -> str:
     """What "the same fix" means: for an edit, the file and the text it tries to
     replace (a changed replacement is a trivial variant); for a command, the command
-    with its blank space collapsed; otherwise the turn key."""
+    as ``command_key`` reads it (blank space, quoting and flag order do not make
+    another attempt); otherwise the turn key."""
     if call.name in EDIT_TOOLS:
         old = _old_strings(call.arguments)
         return f"{call.name}:{','.join(edited_paths(call))}:{' '.join(old.split())}"
     if call.name in SHELL_TOOLS:
-        command = shell_command(call) or ""
-        return f"{call.name}:{' '.join(command.split())}"
+        return f"{call.name}:{command_key(shell_command(call) or '')}"
     return key if key is not None else turn_key(call.name, call.arguments)
 
 

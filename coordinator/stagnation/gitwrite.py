@@ -10,6 +10,7 @@ worktree) and ``push`` are not.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from coordinator.breakers.commands import GitInvocation, git_invocations
@@ -19,21 +20,48 @@ from coordinator.stagnation.finding import Finding, Pattern, Source, Verdict
 
 __all__ = ["GIT_WRITES", "GitWriteDetector", "git_write"]
 
-GIT_WRITES = frozenset({"add", "commit", "stash", "push", "mv", "rm", "reset"})
+_ALWAYS = frozenset(
+    {"add", "commit", "stash", "push", "mv", "rm", "reset", "restore", "pull", "merge",
+     "rebase", "cherry-pick", "revert", "am", "clean", "apply"}
+)  # fmt: skip
+GIT_WRITES = _ALWAYS | {"checkout", "checkout --"}
 _READ_ONLY_STASH = frozenset({"list", "show"})
+_DRY_RUN = {
+    "clean": frozenset({"-n", "--dry-run"}),
+    "apply": frozenset({"--check", "--stat", "--numstat", "--summary"}),
+}
+_BRANCH_CHECKOUT = frozenset({"-b", "-B", "--orphan", "-t", "--track", "--detach"})
+_PATH_CHECKOUT = frozenset({"--theirs", "--ours", "-p", "--patch", "-m", "--merge"})
 _SHARED_EVEN_IN_OWN_WORKTREE = frozenset({"stash", "push"})
+# a git write needs one of these words somewhere in the command line (a cheap first test)
+_WRITE_WORD = re.compile("|".join(sorted(GIT_WRITES - {"checkout --"}, key=len, reverse=True)))
 
 
-def git_write(invocation: GitInvocation) -> str | None:
-    """The write a git call makes (``"commit"``, ``"checkout --"``), or None for a read."""
+def git_write(invocation: GitInvocation, directory: Path | None = None) -> str | None:
+    """The write a git call makes (``"commit"``, ``"checkout --"``), or None for a read.
+
+    ``git checkout`` writes files when it names paths: after ``--``, with
+    ``--theirs``/``--ours``/``--patch``, with a tree-ish and paths, or with one operand
+    that is a file or directory in ``directory`` (else it switches branches: not a write).
+    """
     sub = invocation.subcommand
+    args = invocation.args
     if sub == "stash":
-        first = next((arg for arg in invocation.args if not arg.startswith("-")), "")
+        first = next((arg for arg in args if not arg.startswith("-")), "")
         return None if first in _READ_ONLY_STASH else "stash"
-    if sub in GIT_WRITES:
-        return sub
-    if sub == "checkout" and "--" in invocation.args:
+    if sub in _ALWAYS:
+        return None if not _DRY_RUN.get(sub, frozenset()).isdisjoint(args) else sub
+    if sub != "checkout":
+        return None
+    if "--" in args:
         return "checkout --"
+    if not _BRANCH_CHECKOUT.isdisjoint(args):
+        return None
+    operands = [arg for arg in args if not arg.startswith("-")]
+    if not _PATH_CHECKOUT.isdisjoint(args) or len(operands) > 1 or operands == ["."]:
+        return "checkout"
+    if operands and directory is not None and (directory / operands[0]).exists():
+        return "checkout"
     return None
 
 
@@ -57,34 +85,49 @@ class GitWriteDetector:
         self.occurrences = 0
 
     def observe_call(self, call: ToolCall) -> Finding | None:
+        """The first new kind of git write ``call`` makes (see ``observe_all``)."""
+        found = self.observe_all(call)
+        return found[0] if found else None
+
+    def observe_all(self, call: ToolCall) -> list[Finding]:
+        """A finding for each kind of git write ``call`` makes into the shared tree for
+        the first time (``git add -A && git commit`` records both)."""
         command = shell_command(call)
-        if command is None or "git" not in command:
-            return None
+        if command is None or "git" not in command or _WRITE_WORD.search(command) is None:
+            return []
         invocations = git_invocations(command)
         if not invocations:
-            return None
+            return []
         base = self._call_directory(call)
+        found: list[Finding] = []
         for invocation in invocations:
-            write = git_write(invocation)
+            if invocation.after_init:
+                continue  # a scratch repository made by this same command line
+            target = self._target(invocation, base)
+            if target is None:
+                continue  # unknown directory: prefer a false negative
+            write = git_write(invocation, target)
             if write is None:
                 continue
-            where = self._shared_target(invocation, write, base)
+            where = self._shared_target(write, target)
             if where is None:
                 continue
             self.occurrences += 1
             if write in self._seen:
                 continue
             self._seen.add(write)
-            return Finding(
-                agent=self._agent,
-                pattern=Pattern.GIT_WRITE,
-                source=Source.TAIL,
-                verdict=Verdict.SURFACE,
-                occurrences=1,
-                evidence=f"`git {write}` in {where} (`{' '.join(command.split())[:160]}`)",
-                subject=write,
+            found.append(
+                Finding(
+                    agent=self._agent,
+                    pattern=Pattern.GIT_WRITE,
+                    source=Source.TAIL,
+                    verdict=Verdict.SURFACE,
+                    occurrences=1,
+                    evidence=f"`git {write}` in {where} (`{' '.join(command.split())[:160]}`)",
+                    subject=write,
+                )
             )
-        return None
+        return found
 
     def _call_directory(self, call: ToolCall) -> Path:
         for name in ("cwd", "workdir"):
@@ -116,13 +159,8 @@ class GitWriteDetector:
             directory = self._resolve(directory, invocation.git_dir).parent
         return directory
 
-    def _shared_target(self, invocation: GitInvocation, write: str, base: Path) -> str | None:
+    def _shared_target(self, write: str, target: Path) -> str | None:
         """A description of the shared tree the write lands in, or None if it does not."""
-        if invocation.after_init:
-            return None  # a scratch repository made by this same command line
-        target = self._target(invocation, base)
-        if target is None:
-            return None  # unknown directory: prefer a false negative
         own_worktree = self._isolation is Isolation.WORKTREE and self._workspace != self._repo
         if own_worktree and _within(target, self._workspace):
             if write in _SHARED_EVEN_IN_OWN_WORKTREE:

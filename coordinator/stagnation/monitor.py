@@ -69,7 +69,12 @@ class AgentMonitor:
         self.event_log = event_log
         self.breaker = breaker or AgentBreaker(limits=limits, clock=clock, agent=agent)
         self.stagnation = AgentStagnation(
-            config=stagnation, agent=agent, workspace=workspace, repo=repo, isolation=isolation
+            config=stagnation,
+            agent=agent,
+            workspace=workspace,
+            repo=repo,
+            isolation=isolation,
+            background=self.breaker.background,  # one watch of background jobs per agent
         )
         self._findings: list[Finding] = []
         self._listeners: list[FindingListener] = []
@@ -95,8 +100,9 @@ class AgentMonitor:
         breaker = self.breaker
         already = breaker.trip is not None
         if type(event) is ToolCall:
-            key, finding = self.stagnation.observe_call(event)
-            self._record(finding)
+            key, found = self.stagnation.observe_call(event)
+            for finding in found:
+                self._record(finding)
             trip = breaker.observe_call(event, key)
         elif type(event) is ToolResult:
             self._record(self.stagnation.observe_result(event))
@@ -106,8 +112,8 @@ class AgentMonitor:
             return None
         elif type(event) is Usage:
             return None
-        else:
-            trip = breaker.check_time()
+        else:  # a turn checks the clock; a failed run counts as a failure
+            trip = breaker.observe(event)
         if trip is not None and not already:
             self._trip_record(trip)
         return trip

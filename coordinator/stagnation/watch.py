@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from coordinator.breakers.keys import PAGINATION_ARGS, call_key, turn_key
+from coordinator.breakers.polls import BackgroundWatch
 from coordinator.events import SHELL_TOOLS, Event, Message, ToolCall, ToolResult
 from coordinator.model import Isolation, StagnationConfig, Status
 from coordinator.stagnation.detectors import (
@@ -39,10 +40,13 @@ class AgentStagnation:
         workspace: Path | None = None,
         repo: Path | None = None,
         isolation: Isolation = Isolation.NONE,
+        background: BackgroundWatch | None = None,
     ) -> None:
         config = config or StagnationConfig()
         self._pagination = PaginationDetector(agent=agent, threshold=config.pagination_reads)
-        self._turn_keys = TurnKeyDetector(agent=agent, threshold=config.turn_key_repeats)
+        self._turn_keys = TurnKeyDetector(
+            agent=agent, threshold=config.turn_key_repeats, background=background
+        )
         self._echo = ErrorEchoDetector(agent=agent, threshold=config.error_echo_repeats)
         self._status = StatusPartialDetector(agent=agent)
         self._git = (
@@ -69,18 +73,19 @@ class AgentStagnation:
         return self._status.status
 
     def observe(self, event: Event) -> Finding | None:
-        """Feed one event; return the live finding it produced, if any."""
+        """Feed one event; return the (first) live finding it produced, if any."""
         if type(event) is ToolCall:
-            return self.observe_call(event)[1]
+            found = self.observe_call(event)[1]
+            return found[0] if found else None
         if type(event) is ToolResult:
             return self.observe_result(event)
         if type(event) is Message:
             return self.observe_message(event)
         return None
 
-    def observe_call(self, call: ToolCall) -> tuple[str, Finding | None]:
+    def observe_call(self, call: ToolCall) -> tuple[str, tuple[Finding, ...]]:
         """Feed a call; returns its full call key (so the breaker need not compute the
-        canonical JSON again) and the git-write finding it produced, if any."""
+        canonical JSON again) and the git-write findings it produced (one per kind)."""
         arguments = call.arguments
         full = call_key(call.name, arguments)
         key = full if PAGINATION_ARGS.isdisjoint(arguments) else turn_key(call.name, arguments)
@@ -88,8 +93,10 @@ class AgentStagnation:
         self._turn_keys.observe_call(call, key)
         self._echo.observe_call(call, key)
         if self._git is None or call.name not in SHELL_TOOLS:
-            return full, None
-        return full, self._keep(self._git.observe_call(call))
+            return full, ()
+        found = tuple(self._git.observe_all(call))
+        self._findings.extend(found)
+        return full, found
 
     def observe_result(self, result: ToolResult) -> Finding | None:
         """Feed a result; returns the error-echo finding it completed, if any."""

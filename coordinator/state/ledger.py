@@ -107,6 +107,12 @@ class WaveRecord:
     finished_at: float = 0.0
     target_after: str | None = None
     fix_tasks: list[str] = field(default_factory=list)
+    onto: str | None = None  # the target branch's later tip the wave is merged onto
+
+    @property
+    def start(self) -> str:
+        """The commit the wave's merge is built on and the target branch moves from."""
+        return self.onto or self.base
 
     def agent(self, task: str) -> AgentRecord:
         for record in self.agents:

@@ -6,7 +6,7 @@ import re
 
 from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
 
-__all__ = ["history_line", "render_state_md"]
+__all__ = ["checks_line", "history_line", "render_state_md"]
 
 _MERMAID_ID = re.compile(r"[^A-Za-z0-9_]")
 
@@ -61,8 +61,10 @@ def render_state_md(state: SessionState) -> str:
             "",
             f"- reason: {state.halt.get('reason')}",
             f"- detail: {state.halt.get('detail')}",
-            "- next: `seawall resume` when the cause is gone",
+            f"- next: {state.halt.get('next') or '`seawall resume` when the cause is gone'}",
         ]
+        if state.halt.get("stderr"):
+            lines += ["", "```", str(state.halt["stderr"]).rstrip(), "```"]
     lines += ["", "## Wave History", ""]
     if not state.waves:
         lines.append("(no wave has run yet)")
@@ -81,6 +83,9 @@ def render_state_md(state: SessionState) -> str:
             )
         for dropped in wave.dropped:
             lines.append(f"  - dropped `{dropped.get('task')}`: {dropped.get('reason')}")
+        checks = _checks_line(wave)
+        if checks:
+            lines.append(f"  - checks: {checks}")
         lines.append("")
     if state.pending:
         lines += ["## Pending", ""]
@@ -90,6 +95,40 @@ def render_state_md(state: SessionState) -> str:
     lines.extend(_mermaid(state))
     lines += ["```", ""]
     return "\n".join(lines)
+
+
+def _checks_line(wave: WaveRecord) -> str | None:
+    if not wave.checks:
+        return None
+    return checks_line(wave) or str(wave.checks.get("verdict") or "passed")
+
+
+def checks_line(wave: WaveRecord) -> str | None:
+    """One line on a wave's checks for the console and STATE.md; None when they passed
+    (or there are none)."""
+    checks = wave.checks or {}
+    verdict = checks.get("verdict")
+    failure = checks.get("failure") or {}
+    what = (
+        f"`{failure.get('command')}` exits {failure.get('returncode')}"
+        if failure
+        else "the checks fail"
+    )
+    if verdict == "failed-merged":
+        return f'merged with failing checks ({what}) under checks_policy = "warn"'
+    if verdict == "known-failures":
+        return (
+            f"merged with failing checks ({what}): the base {wave.base[:12]} fails them "
+            'the same way (checks_policy = "baseline")'
+        )
+    if verdict == "base-fails":
+        return (
+            f"not merged: the checks fail on the wave base {wave.base[:12]} too ({what}; "
+            'checks_policy = "block")'
+        )
+    if checks.get("no_tests"):
+        return "the checks found no tests to run"
+    return None
 
 
 def _mermaid(state: SessionState) -> list[str]:

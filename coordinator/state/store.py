@@ -42,6 +42,11 @@ class SessionPaths:
         return self.root / "state.json"
 
     @property
+    def backup(self) -> Path:
+        """The ledger as it was before the last save."""
+        return self.root / "state.json.bak"
+
+    @property
     def events(self) -> Path:
         return self.root / "events.jsonl"
 
@@ -88,22 +93,38 @@ class StateStore:
         text = json.dumps(state.to_dict(), indent=2, sort_keys=False, default=str) + "\n"
         from coordinator.faults import kill_point
 
+        _keep_backup(self.paths.state, self.paths.backup)
         atomic_write_text(
             self.paths.state, text, before_replace=lambda: kill_point("while-writing-state")
         )
         atomic_write_text(self.paths.state_md, render_state_md(state))
 
 
+def _keep_backup(state: Path, backup: Path) -> None:
+    """Keep the current ledger as ``backup`` before it is replaced: a second name for the
+    same file (the save writes a new file), so it costs no copy."""
+    if not state.exists():
+        return
+    spare = backup.with_name(backup.name + ".tmp")
+    try:
+        spare.unlink(missing_ok=True)
+        spare.hardlink_to(state)
+        spare.replace(backup)
+    except OSError:
+        pass  # the backup is a convenience; the save itself reports a full disk
+
+
 def load_state(path: Path) -> SessionState:
-    """Load and check a ``state.json``; a corrupt or unknown-schema file is a StateError."""
+    """Load and check a ``state.json``; a corrupt or unknown-schema file is a StateError
+    that names the file and, when there is one, the backup that can replace it."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise StateError(f"no session state at {path}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StateError(f"{path} is unreadable or corrupt: {exc}") from exc
+        raise StateError(f"{path} is unreadable or corrupt: {exc}{_backup_hint(path)}") from exc
     if not isinstance(data, dict):
-        raise StateError(f"{path} does not hold a session ledger")
+        raise StateError(f"{path} does not hold a session ledger{_backup_hint(path)}")
     schema = data.get("schema")
     if schema != SCHEMA_VERSION:
         raise StateError(
@@ -112,7 +133,20 @@ def load_state(path: Path) -> SessionState:
     try:
         return SessionState.from_dict(data)
     except (KeyError, TypeError, ValueError) as exc:
-        raise StateError(f"{path} is not a valid session ledger: {exc}") from exc
+        raise StateError(
+            f"{path} is not a valid session ledger: {exc}{_backup_hint(path)}"
+        ) from exc
+
+
+def _backup_hint(path: Path) -> str:
+    backup = path.with_name(path.name + ".bak")
+    if not backup.exists():
+        return "; there is no backup of it"
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(backup.stat().st_mtime))
+    return (
+        f"; the ledger before its last save is kept at {backup} (saved {stamp}): "
+        f"`cp {backup} {path}` to use it"
+    )
 
 
 def find_sessions(repo: Path) -> Iterator[tuple[Path, float]]:
@@ -130,10 +164,7 @@ def latest_session(repo: Path, *, unfinished: bool = False) -> str | None:
     for path, _ in candidates:
         if not unfinished:
             return path.parent.name
-        try:
-            state = load_state(path)
-        except StateError:
-            continue
+        state = load_state(path)  # a corrupt ledger is named, not taken for no session
         if state.phase in (SessionPhase.RUNNING, SessionPhase.HALTED):
             return state.session
     return None

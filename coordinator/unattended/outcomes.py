@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from enum import StrEnum
 from types import MappingProxyType
 
+from coordinator.exitcodes import ExitCode
+
 __all__ = [
     "BLOCKED_PREFIX",
     "ENVIRONMENTAL_PUBLISH_GATES",
@@ -91,11 +93,16 @@ ENVIRONMENTAL_PUBLISH_GATES: frozenset[str] = frozenset({"remote", "push", "pr-c
 # a wall-clock timeout is ``timed-out``.
 EXIT_CODE_OUTCOMES: Mapping[int, Outcome] = MappingProxyType(
     {
-        0: Outcome.DONE,
-        4: Outcome.PARTIAL,  # success with carryover: it did work, so it ends a chain
-        3: Outcome.NEEDS_INPUT,  # the session halted on its own breaker: parked
-        5: Outcome.FAILED,  # nothing succeeded
-        6: Outcome.RATE_LIMITED,
+        ExitCode.OK: Outcome.DONE,
+        ExitCode.CARRYOVER: Outcome.PARTIAL,  # success with carryover: it did work
+        ExitCode.HALTED: Outcome.NEEDS_INPUT,  # the session's own breaker halted: parked
+        ExitCode.NOTHING_SUCCEEDED: Outcome.FAILED,
+        ExitCode.RATE_LIMITED: Outcome.RATE_LIMITED,
+        # the work was done and a person must look at the checks: parked
+        ExitCode.CHECKS_FAILED: Outcome.VERIFICATION_FAILED,
+        # the agent program does not start: the machine's failure, every next item
+        # meets it, so it counts (this is what the runner-level breaker is for)
+        ExitCode.AGENT_START: Outcome.FAILED,
     }
 )
 

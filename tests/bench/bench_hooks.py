@@ -62,6 +62,7 @@ def run() -> list[BenchResult]:
         write_manifest(build_manifest(session="bench", wave=wave, repo=repo))
         base_env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp}
         agent_env = {**base_env, "SEAWALL_SESSION": "bench", "SEAWALL_TASK_ID": "t1"}
+        agent_env["CLAUDE_PROJECT_DIR"] = str(repo)
         bash = {
             "session_id": "b", "transcript_path": f"{tmp}/t.jsonl", "cwd": tmp,
             "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_1",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from coordinator.git import AgentChange, integrate_wave, merge_wave, run_checks
-from coordinator.git.checks import bisect_merges
+from coordinator.git.checks import CheckVerdict, bisect_merges
 from coordinator.git.merge import MergeStatus
 from tests.integration.test_git_support import agent_commit, git, head, make_repo
 
@@ -94,4 +94,5 @@ def test_a_failure_already_at_the_base_drops_nobody(repo: Path) -> None:
     )
     assert not integration.passed
     assert integration.dropped == {}
+    assert integration.verdict is CheckVerdict.BASE_FAILS and not integration.mergeable
     assert all(agent.merged for agent in integration.merge.agents)

@@ -99,7 +99,12 @@ def pre(
 
 
 def agent_env(repo: Path, task: str = "t1", **extra: str) -> dict[str, str]:
-    return {**_base_env(repo), "SEAWALL_SESSION": SESSION, "SEAWALL_TASK_ID": task, **extra}
+    return {**project_env(repo), "SEAWALL_SESSION": SESSION, "SEAWALL_TASK_ID": task, **extra}
+
+
+def project_env(repo: Path) -> dict[str, str]:
+    """What Claude Code gives every hook: the project directory it was started in."""
+    return {**_base_env(repo), "CLAUDE_PROJECT_DIR": str(repo)}
 
 
 def decision(out: dict[str, Any] | None) -> str | None:
@@ -178,9 +183,9 @@ def test_off_allows_silently(repo: Path) -> None:
         ("echo x | tee other/log", "echo x | tee src/app/log"),
         ("echo x > $OUT", "echo x > src/app/out.txt"),
         ("bash -c 'echo x > other/y.py'", "bash -c 'echo x > src/app/y.py'"),
-        ("git push --force", "git push"),
+        ("git push --force", "git status"),
         ("git stash", "git stash list"),
-        ("git checkout -- other/y.py", "git checkout -- src/app/x.py"),
+        ("git checkout -- other/y.py", "git diff -- src/app/x.py"),
         ("echo 'unbalanced", "echo 'balanced'"),
     ],
 )
@@ -230,7 +235,7 @@ def test_corrupt_manifest_fails_closed_in_strict(repo: Path) -> None:
     _, out, _ = run_hook("pre-tool-use", payload, agent_env(repo, SEAWALL_ENFORCEMENT="warn"))
     assert out is not None and "additionalContext" in out["hookSpecificOutput"]
     # without a named session the newest manifest is the guess, and it is corrupt too
-    _, out, _ = run_hook("pre-tool-use", payload, _base_env(repo))
+    _, out, _ = run_hook("pre-tool-use", payload, project_env(repo))
     assert decision(out) == "deny"
 
 
@@ -266,7 +271,7 @@ def test_worktree_agent_is_found_from_cwd(repo: Path, tmp_path: Path) -> None:
     worktree = tmp_path / "wt-t1"
     git(repo, "worktree", "add", "-q", str(worktree))
     make_manifest(repo, workspaces={"t1": worktree, "t2": repo})
-    env = _base_env(repo)  # no SEAWALL_* variables: found through the worktree's .git file
+    env = project_env(repo)  # no SEAWALL_* variables: the lead's project directory
     _, out, _ = run_hook(
         "pre-tool-use", pre(worktree, "Write", {"file_path": str(worktree / "src/app/n.py")}), env
     )
@@ -283,7 +288,7 @@ def test_worktree_agent_is_found_from_cwd(repo: Path, tmp_path: Path) -> None:
 
 def test_in_place_wave_without_task_id_uses_the_union(repo: Path) -> None:
     make_manifest(repo)
-    env = _base_env(repo)
+    env = project_env(repo)
     _, out, _ = run_hook(
         "pre-tool-use", pre(repo, "Write", {"file_path": str(repo / "docs/a.md")}), env
     )
@@ -298,9 +303,8 @@ def test_a_closed_manifest_is_no_longer_guessed(repo: Path) -> None:
     from coordinator.scope.manifest import close_manifest
 
     close_manifest(make_manifest(repo))
-    _, out, _ = run_hook(
-        "pre-tool-use", pre(repo, "Write", {"file_path": str(repo / "other/y.py")}), _base_env(repo)
-    )
+    payload = pre(repo, "Write", {"file_path": str(repo / "other/y.py")})
+    _, out, _ = run_hook("pre-tool-use", payload, project_env(repo))
     assert out is None
 
 
@@ -498,7 +502,7 @@ def test_a_stale_unclosed_manifest_is_no_longer_guessed(repo: Path) -> None:
     old = path.stat().st_mtime - 13 * 3600
     os.utime(path, (old, old))
     payload = pre(repo, "Write", {"file_path": str(repo / "other/y.py")})
-    _, out, _ = run_hook("pre-tool-use", payload, _base_env(repo))
+    _, out, _ = run_hook("pre-tool-use", payload, project_env(repo))
     assert out is None
     _, out, _ = run_hook("pre-tool-use", payload, agent_env(repo))  # named: still applies
     assert decision(out) == "deny"

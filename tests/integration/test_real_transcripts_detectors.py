@@ -1,27 +1,30 @@
-"""Detectors and breakers over real public agent transcripts (read in place).
+"""Detectors and breakers scored over real public agent transcripts (read in place).
 
-The transcripts live outside the project (``../shared/fixtures/transcripts``, with
+The transcripts live outside the project (``$SEAWALL_FIXTURES/transcripts``, with
 their sources and licences in its SOURCES.md); these tests skip when that folder is
-absent. On real, productive work nothing may trip. The one exception is asserted
-explicitly: in spotter session ae4a77f8 the agent ran the same ``git commit`` into the
-same failing pre-commit check (Dialyzer) three times, edits between notwithstanding,
-and then bypassed the check with ``--no-verify``: exactly the "fails identically"
-stall of spec 000 and the error echo of spec 004.
+absent. ``transcript_labels`` holds careful human labels of their stretches, stuck or
+only looking stuck. The score: every stuck stretch is flagged by the breaker the label
+names within one step of where a careful reader would stop the agent; no productive
+stretch trips anything; nothing trips outside a stuck stretch; and no detector finding
+(git writes aside, which are surfaced, not judged) appears outside one.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 from coordinator.breakers import AgentBreaker, BreakerKind, Trip
 from coordinator.events import ToolResult
+from coordinator.replay import ReplayRecord, ReplayReport, replay_file
 from coordinator.stagnation import GIT_WRITES, AgentMonitor, Finding, Pattern
 from coordinator.transcripts import parse_file
 from tests.fixtures_path import TRANSCRIPTS, transcripts_present
+from tests.integration.transcript_labels import LABELS, Stretch
 
 ROOT = TRANSCRIPTS
 FILES = sorted(
@@ -33,8 +36,28 @@ pytestmark = pytest.mark.skipif(
 )
 
 STUCK_COMMIT = "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
-EXPECTED_TRIPS = {STUCK_COMMIT: [BreakerKind.COMMAND_FAILURES]}
-EXPECTED_OTHER_FINDINGS = {STUCK_COMMIT: [Pattern.ERROR_ECHO]}
+
+
+@cache
+def replayed(relative: str) -> ReplayReport:
+    return replay_file(ROOT / relative, workspace=Path("/nonexistent/replay"))
+
+
+def stuck_steps(relative: str) -> set[int]:
+    return {
+        step
+        for label in LABELS
+        if label.stuck and label.file == relative
+        for step in range(label.first, label.last + 1)
+    }
+
+
+def ids(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if ROOT in path.parents else path.name
+
+
+def label_id(label: Stretch) -> str:
+    return f"{label.file.rsplit('/', 1)[-1]}:{label.first}-{label.last}"
 
 
 def watch(path: Path, workspace: Path) -> tuple[list[Trip], tuple[Finding, ...], Counter[str]]:
@@ -53,18 +76,56 @@ def watch(path: Path, workspace: Path) -> tuple[list[Trip], tuple[Finding, ...],
     return trips, monitor.finish(), kinds
 
 
-def ids(path: Path) -> str:
-    return str(path.relative_to(ROOT)) if ROOT in path.parents else path.name
+@pytest.mark.parametrize("label", LABELS, ids=label_id)
+def test_each_label_points_at_its_stretch(label: Stretch) -> None:
+    report = replayed(label.file)
+    at_first = [r for r in report.records if r.step == label.first and r.kind in ("call", "final")]
+    assert at_first, f"{label.file} has no step {label.first}"
+    assert label.marker in at_first[0].evidence, at_first[0]
+    assert max(r.step for r in report.records) >= label.last
+    assert label.stuck == (label.stop_at is not None) == (label.breaker is not None)
+
+
+@pytest.mark.parametrize("label", [label for label in LABELS if label.stuck], ids=label_id)
+def test_every_stuck_stretch_is_flagged_within_one_step(label: Stretch) -> None:
+    assert label.stop_at is not None
+    trips = [t for t in replayed(label.file).trips if label.first <= t.step <= label.last]
+    assert trips, f"the stuck stretch was not flagged ({label.reason})"
+    first: ReplayRecord = trips[0]
+    assert abs(first.step - label.stop_at) <= 1, (first.step, label.stop_at, first.evidence)
+    assert first.name == f"breaker/{label.breaker}"
+
+
+@pytest.mark.parametrize("label", [label for label in LABELS if not label.stuck], ids=label_id)
+def test_no_productive_stretch_trips(label: Stretch) -> None:
+    trips = [t for t in replayed(label.file).trips if label.first <= t.step <= label.last]
+    assert trips == [], label.reason
 
 
 @pytest.mark.parametrize("path", FILES, ids=ids)
-def test_productive_real_work_trips_nothing(path: Path, tmp_path: Path) -> None:
-    trips, findings, kinds = watch(path, tmp_path)
+def test_nothing_trips_or_is_found_outside_a_stuck_stretch(path: Path) -> None:
+    relative = str(path.relative_to(ROOT))
+    report = replayed(relative)
+    stuck = stuck_steps(relative)
     if "acompact" not in path.name:  # a context-compaction agent makes no tool calls
-        assert kinds["ToolCall"] > 0, "the transcript parser found no tool calls"
-    assert [trip.kind for trip in trips] == EXPECTED_TRIPS.get(path.name, [])
-    other = [f.pattern for f in findings if f.pattern is not Pattern.GIT_WRITE]
-    assert other == EXPECTED_OTHER_FINDINGS.get(path.name, [])
+        assert any(r.kind == "call" for r in report.records), "the parser found no tool calls"
+    assert [t for t in report.trips if t.step not in stuck] == []
+    judged = [f for f in report.findings if f.name != Pattern.GIT_WRITE.value]
+    assert [f for f in judged if f.line == 0 or f.step not in stuck] == []
+
+
+def test_the_score_over_all_labels() -> None:
+    """The whole score at once: flagged stuck stretches, clean productive ones."""
+    flagged = clean = 0
+    for label in LABELS:
+        trips = [t for t in replayed(label.file).trips if label.first <= t.step <= label.last]
+        if label.stuck:
+            assert label.stop_at is not None
+            flagged += bool(trips) and abs(trips[0].step - label.stop_at) <= 1
+        else:
+            clean += not trips
+    stuck = sum(label.stuck for label in LABELS)
+    assert (flagged, clean) == (stuck, len(LABELS) - stuck)
 
 
 @pytest.mark.parametrize("path", [p for p in FILES if "subagents" in p.parts], ids=ids)

@@ -386,6 +386,9 @@ async def test_a_run_alone_fetches_branch_checkpoints_and_files(
     transcript = request.transcript_path
     assert transcript is not None and '"type": "result"' in transcript.read_text()
     assert (transcript.parent / "gamma.prompt.md").read_text() == "Do gamma."
+    # the transcript's paths are the coordinator's, like the events' (not the worker's clone)
+    assert str(workspace / "src" / "core.py") in transcript.read_text()
+    assert "seawall-ray-" not in transcript.read_text()
 
 
 async def test_a_second_dispatch_keeps_the_first_ones_checkpoints_reachable(
@@ -798,3 +801,47 @@ class TestRayRunnerContract(AgentRunnerContract):
         path = tmp_path / "workspace"
         git(repo, "worktree", "add", "-q", "-b", "seawall/conformance/w1/agent", str(path))
         return path
+
+
+async def test_history_bundles_grow_by_the_new_commits_only(
+    local_ray: None, tmp_path: Path, agent_script: Path
+) -> None:
+    from adapters.runners._ray_local import LocalWorktree
+
+    repo = tmp_path / "repo"
+    base = make_repo(repo)
+    for n in range(300):  # some history worth bundling
+        (repo / "src" / f"m{n}.py").write_text(f"N = {n}\n" * 40)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "many files")
+    first_base = git(repo, "rev-parse", "HEAD")
+    runner = ray_runner(agent_script, {})
+    the_ray = await runner._connect()
+
+    def request_for(task: str, workspace: Path) -> AgentRequest:
+        return AgentRequest(task_id=task, prompt="p", workspace=workspace, session=SESSION)
+
+    one = await make_worktree(repo, first_base, "one")
+    chain = await runner._base_bundle(the_ray, LocalWorktree.open(request_for("one", one)))
+    whole = runner.bundled_bytes
+    assert len(chain) == 1 and whole > 10_000
+    (repo / "src" / "new.py").write_text("NEW = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the next wave's base")
+    second_base = git(repo, "rev-parse", "HEAD")
+    (ws,) = await prepare_workspaces(
+        repo, session_id=SESSION, wave=2, base=second_base, task_ids=["two"],
+        isolation=Isolation.WORKTREE,
+    )  # fmt: skip
+    two = Path(ws.path)
+    chain = await runner._base_bundle(the_ray, LocalWorktree.open(request_for("two", two)))
+    assert len(chain) == 2
+    assert runner.bundled_bytes - whole < whole / 10  # only the new commit travelled
+    # the same base again adds nothing
+    again = await runner._base_bundle(the_ray, LocalWorktree.open(request_for("one", one)))
+    assert len(again) == 1 and runner.bundled_bytes - whole < whole / 10
+    assert base != first_base != second_base
+    # a worker builds the whole history from the chain: the agent sees the new file
+    env = write_spec(tmp_path, {"two": {"steps": [], "final": "STATUS: done"}})
+    result = await ray_runner(agent_script, env).run(request_for("two", two), lambda e: None)
+    assert not result.is_error, result.stderr_tail

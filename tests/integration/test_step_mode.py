@@ -171,7 +171,12 @@ def test_hooks_use_the_plans_breaker_limits(tmp_path: Path) -> None:
     wave = json.loads(
         seawall("wave", "prepare", str(plan), "--repo", str(repo), cwd=repo, check=True).stdout
     )
-    env = {"SEAWALL_SESSION": wave["session"], "SEAWALL_WAVE": "1", "SEAWALL_TASK_ID": "a"}
+    env = {
+        "SEAWALL_SESSION": wave["session"],
+        "SEAWALL_WAVE": "1",
+        "SEAWALL_TASK_ID": "a",
+        "CLAUDE_PROJECT_DIR": str(repo),
+    }
     call = {
         "session_id": "x",
         "transcript_path": str(tmp_path / "t.jsonl"),

@@ -124,11 +124,28 @@ def test_everything_but_cleanup_is_refused_after_a_trip() -> None:
 
 def test_blocked_md_stays_open_after_a_trip() -> None:
     breaker = tripped_breaker()
+    stop_note = Path("/repo/.seawall/s1/BLOCKED.md")
     note = call("Edit", file_path="/repo/.seawall/s1/BLOCKED.md", old_string="", new_string="x")
-    assert breaker.admit(note).allowed
-    other = call("Edit", file_path="/repo/docs/BLOCKED.md", old_string="", new_string="x")
-    assert not breaker.admit(other).allowed
+    assert breaker.admit(note, stop_note=stop_note).allowed
+    relative = call("Write", file_path=".seawall/s1/BLOCKED.md", content="x")
+    assert breaker.admit(relative, stop_note=stop_note, cwd=Path("/repo")).allowed
     assert breaker.cleanup_used == 0
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/repo/docs/BLOCKED.md",
+        "/repo/.seawall/other-session/BLOCKED.md",  # another session's note
+        "/repo/src/.seawall/s1/BLOCKED.md",  # a .seawall component deeper down
+        "/repo/.seawall/s1/BLOCKED.md.bak",
+    ],
+)
+def test_only_the_sessions_own_stop_note_stays_open(path: str) -> None:
+    breaker = tripped_breaker()
+    edit = call("Edit", file_path=path, old_string="", new_string="x")
+    assert not breaker.admit(edit, stop_note=Path("/repo/.seawall/s1/BLOCKED.md")).allowed
+    assert not breaker.admit(edit).allowed  # no stop note given: none is open
 
 
 def test_unverified_edits_lets_a_verify_run_through_and_clear_it() -> None:

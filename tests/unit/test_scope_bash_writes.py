@@ -13,8 +13,8 @@ from coordinator.hooks.pre_tool_use import check_call
 from coordinator.model import Enforcement, Isolation
 from coordinator.scope.enforce import Decision, Failure
 from coordinator.scope.manifest import AgentScope, ScopeManifest
-from coordinator.scope.writes import written_paths
 from coordinator.shell import simple_commands
+from coordinator.shell.writes import writes
 
 
 @pytest.fixture
@@ -68,9 +68,9 @@ WRITES = [
     ("perl -pi -e s/a/b/ other/y.py", "perl -pi -e s/a/b/ src/app/x.py"),
     ("truncate -s 0 other/y.py", "truncate -s 0 src/app/x.py"),
     ("dd if=/dev/zero of=other/blob count=1", "dd if=/dev/zero of=src/app/blob count=1"),
-    ("git rm other/y.py", "git rm src/app/x.py"),
-    ("git mv src/app/x.py other/x.py", "git mv src/app/x.py src/app/z.py"),
-    ("git apply fix.patch", "git apply --check fix.patch"),
+    ("git rm other/y.py", "git status > src/app/plan"),
+    ("git mv src/app/x.py other/x.py", "git ls-files src/app"),
+    ("git apply fix.patch", "git diff -- src/app"),
     ("patch -p1 < fix.patch", "patch --dry-run -p1 < fix.patch"),
     ("echo x > /tmp/outside-file", "echo x > /dev/null"),
     ("echo x > ~/notes", "echo x 2>/dev/stderr"),
@@ -83,7 +83,7 @@ WRITES = [
     ("cd $D && echo x > y.py", "cd src/app && echo x > /dev/null"),
     ("cd nowhere; echo x > y.py", "cd nowhere; echo x > /dev/null"),
     ("bash -c 'echo x > other/y.py'", "bash -c 'echo x > src/app/y.py'"),
-    ("sudo tee other/y.py < /dev/null", "sudo tee src/app/y.py < /dev/null"),
+    ("timeout 5 tee other/y.py < /dev/null", "timeout 5 tee src/app/y.py < /dev/null"),
     ("echo $(echo x > other/y.py)", "echo $(echo x > src/app/y.py)"),
     ("ln -s /etc src/app/etc", "ln -s sub src/app/sublink"),
     ("ln -s ../../other src/app/o", "ln -s ../app/x.py src/app/sub/l"),
@@ -123,7 +123,7 @@ def test_unknown_writes_follow_the_matrix(repo: Path) -> None:
 
 def test_written_paths_sees_the_usual_writers() -> None:
     def paths(command: str) -> list[str]:
-        return [p for cmd in simple_commands(command) for p, _ in written_paths(cmd)]
+        return [w.path for cmd in simple_commands(command) for w in writes(cmd)]
 
     assert paths("cp -r a b dest/") == ["dest/"]
     assert paths("mv a b dest/") == ["dest/", "a", "b"]

@@ -26,6 +26,8 @@ from coordinator.unattended.outcomes import (
         (3, Outcome.NEEDS_INPUT),
         (5, Outcome.FAILED),
         (6, Outcome.RATE_LIMITED),
+        (7, Outcome.VERIFICATION_FAILED),
+        (8, Outcome.FAILED),
         (1, Outcome.FAILED),
         (2, Outcome.FAILED),
         (127, Outcome.FAILED),
@@ -43,9 +45,11 @@ def test_the_mapping_is_data_and_read_only() -> None:
         3: "needs-input",
         5: "failed",
         6: "rate-limited",
+        7: "verification-failed",
+        8: "failed",
     }
     with pytest.raises(TypeError):
-        EXIT_CODE_OUTCOMES[7] = Outcome.DONE  # type: ignore[index]
+        EXIT_CODE_OUTCOMES[9] = Outcome.DONE  # type: ignore[index]
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ task follows the n-th attempt (the last repeats). An attempt may have:
 - ``writes``: ``{path: content}`` files written in the working directory;
 - ``commits``: a list of ``{"writes": {...}, "message": "..."}`` made one after another;
 - ``marker``: a file created (absolute path) once the agent has started;
+- ``env_to``: a file (absolute path) the agent's ``SEAWALL_*`` variables are written to;
 - ``sleep``: seconds to wait before finishing;
 - ``final``: the text printed on stdout (the final message);
 - ``exit``: the exit code.
@@ -33,6 +34,9 @@ def main() -> int:
     sys.stdin.read()
     if attempt.get("marker"):
         Path(attempt["marker"]).write_text(str(os.getpid()))
+    if attempt.get("env_to"):
+        told = {k: v for k, v in os.environ.items() if k.startswith("SEAWALL_")}
+        Path(attempt["env_to"]).write_text(json.dumps(told))
     for path, content in attempt.get("writes", {}).items():
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)

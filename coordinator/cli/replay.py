@@ -1,0 +1,87 @@
+"""``seawall replay FILE... [--json]``: run recorded transcripts through the breakers.
+
+Each file is one agent's transcript (Claude Code session or subagent JSONL,
+``--output-format stream-json``, Codex ``exec --json``, or a log embedding them). Every
+event, trip and finding is printed with its file and line, so limits can be tuned
+on one's own history: with a plan's ``[session.breakers]`` and ``[session.stagnation]``
+limits (``--plan``), else the defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``replay``."""
+    replay = subparsers.add_parser(
+        "replay",
+        help="replay transcripts through the detectors and breakers",
+        description="Replay agent transcripts through the detectors and breakers and print "
+        "every event, trip and finding with its line number. After a trip the breaker is "
+        "reset and the replay goes on. Exit codes: 0 nothing tripped, 3 a breaker tripped, "
+        "1 error.",
+    )
+    replay.add_argument("files", nargs="+", type=Path, metavar="FILE", help="transcript files")
+    replay.add_argument("--json", action="store_true", help="print one JSON object per line")
+    replay.add_argument("--plan", type=Path, help="take the limits from this plan file")
+    replay.add_argument(
+        "--only-trips", action="store_true", help="print trips and findings, not every event"
+    )
+    replay.add_argument(
+        "--workspace",
+        type=Path,
+        help="where the agent worked, for judging git writes (default: the current directory)",
+    )
+    replay.set_defaults(handler=_replay)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from coordinator.errors import ConfigurationError
+    from coordinator.model import BreakerLimits, StagnationConfig
+    from coordinator.replay import replay_file
+
+    limits, stagnation = BreakerLimits(), StagnationConfig()
+    if args.plan is not None:
+        from coordinator.plan import load_plan
+
+        session = load_plan(args.plan).session
+        limits, stagnation = session.breakers, session.stagnation
+    for path in args.files:
+        if not path.is_file():
+            raise ConfigurationError(f"{path}: no such transcript file")
+    tripped = False
+    for path in args.files:
+        report = replay_file(
+            path,
+            limits=limits,
+            stagnation=stagnation,
+            workspace=args.workspace,
+            events=not args.only_trips,
+        )
+        tripped = tripped or bool(report.trips)
+        for record in report.records:
+            if args.json:
+                print(json.dumps(record.to_dict(), ensure_ascii=False))
+            else:
+                print(record.text())
+        summary = {
+            "file": report.file,
+            "kind": "summary",
+            "format": report.format.value,
+            "trips": len(report.trips),
+            "findings": len(report.findings),
+            "malformed": report.malformed,
+        }
+        if args.json:
+            print(json.dumps(summary))
+        else:
+            print(
+                f"{report.file}: {report.format.value}, {len(report.trips)} trips, "
+                f"{len(report.findings)} findings, {report.malformed} malformed lines"
+            )
+    return 3 if tripped else 0

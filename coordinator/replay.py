@@ -1,0 +1,249 @@
+"""Replaying a recorded transcript through the detectors and breakers.
+
+``replay_file`` reads one transcript of one agent (Claude Code session or subagent
+JSONL, ``--output-format stream-json``, Codex ``exec --json``, and logs that embed
+them), feeds every event to a fresh ``AgentMonitor`` with the given limits, and returns
+every event, trip and finding with the line it came from. After a trip the breaker is
+reset and reading goes on, so one trip never hides a later one: the report shows
+every place the limits would have stopped the agent. Wall-clock time is not replayed
+(session-time never trips), since a transcript's pauses are not the agent's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from coordinator.errors import ConfigurationError
+from coordinator.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+from coordinator.model import BreakerLimits, StagnationConfig
+from coordinator.stagnation.finding import Finding
+from coordinator.stagnation.monitor import AgentMonitor
+from coordinator.transcripts import TranscriptFormat, TranscriptReader, sniff_format
+from coordinator.transcripts._common import decode_record
+
+__all__ = [
+    "ReplayFormat",
+    "ReplayRecord",
+    "ReplayReport",
+    "detect_format",
+    "replay_file",
+]
+
+_SNIFF_LINES = 20
+_SHOWN = 160
+
+
+class ReplayFormat(StrEnum):
+    """The transcript formats ``seawall replay`` reads."""
+
+    CLAUDE_SESSION = "claude-session"
+    CLAUDE_SUBAGENT = "claude-subagent"
+    CLAUDE_STREAM = "claude-stream-json"
+    CODEX_EXEC = "codex-exec-json"
+    CODEX_ROLLOUT = "codex-rollout"
+    LOG = "log"
+
+
+_ROLLOUT_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context"})
+
+
+def detect_format(path: Path) -> ReplayFormat:
+    """The format of the transcript at ``path``; ``ConfigurationError`` naming the file
+    when it holds no agent events at all (plain text, empty)."""
+    if _is_rollout(path):
+        return ReplayFormat.CODEX_ROLLOUT
+    sniffed = sniff_format(path)
+    if sniffed is TranscriptFormat.CLAUDE_SESSION:
+        return (
+            ReplayFormat.CLAUDE_SUBAGENT
+            if "subagents" in path.parts or path.name.startswith("agent-")
+            else ReplayFormat.CLAUDE_SESSION
+        )
+    known = {
+        TranscriptFormat.CLAUDE_STREAM: ReplayFormat.CLAUDE_STREAM,
+        TranscriptFormat.CODEX: ReplayFormat.CODEX_EXEC,
+        TranscriptFormat.LOG: ReplayFormat.LOG,
+    }
+    if sniffed in known:
+        return known[sniffed]
+    raise ConfigurationError(f"{path}: not an agent transcript ({sniffed.value})")
+
+
+def _is_rollout(path: Path) -> bool:
+    with path.open(encoding="utf-8", errors="replace", newline="\n") as handle:
+        for line in islice(handle, _SNIFF_LINES):
+            record = decode_record(line)
+            if record is not None:
+                return record.get("type") in _ROLLOUT_TYPES and "payload" in record
+    return False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplayRecord:
+    """One line of the replay: an event, a trip or a finding, where it came from.
+
+    ``line`` is the transcript line the event completed on (0 for a post-wave finding,
+    which belongs to the whole run); ``step`` counts tool calls and run ends so far.
+    """
+
+    file: str
+    line: int
+    step: int
+    kind: str  # call | result | message | turn | usage | final | trip | finding
+    name: str = ""  # the tool, the breaker or the pattern
+    evidence: str = ""
+    error: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "step": self.step,
+            "kind": self.kind,
+            "name": self.name,
+            "evidence": self.evidence,
+            "error": self.error,
+        }
+
+    def text(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else f"{self.file}:-"
+        label = self.kind.upper() if self.kind in ("trip", "finding") else self.kind
+        error = " error" if self.error else ""
+        return f"{where}\t{label}{error}\t{self.name}\t{self.evidence}".rstrip()
+
+
+@dataclass(slots=True, kw_only=True)
+class ReplayReport:
+    """Everything one transcript's replay produced, in order."""
+
+    file: str
+    format: ReplayFormat
+    records: list[ReplayRecord] = field(default_factory=list)
+    malformed: int = 0
+
+    @property
+    def trips(self) -> list[ReplayRecord]:
+        return [record for record in self.records if record.kind == "trip"]
+
+    @property
+    def findings(self) -> list[ReplayRecord]:
+        return [record for record in self.records if record.kind == "finding"]
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+
+
+def _describe(event: Event) -> tuple[str, str, str, bool]:
+    """(kind, name, evidence, error) of one event."""
+    if type(event) is ToolCall:
+        command = event.arguments.get("command")
+        shown = command if isinstance(command, str) else str(dict(event.arguments))
+        return "call", event.name, _short(shown), False
+    if type(event) is ToolResult:
+        failed = event.is_error or bool(event.exit_code)
+        name = "cancelled" if event.cancelled else (event.name or "")
+        return "result", name, _short(event.text), failed and not event.cancelled
+    if type(event) is Message:
+        return "message", "", _short(event.text), False
+    if type(event) is Final:
+        return "final", event.subtype, _short(event.text), event.is_error
+    if type(event) is Turn:
+        return "turn", str(event.number), "", False
+    assert type(event) is Usage
+    return "usage", event.message_id, f"in {event.input_tokens} out {event.output_tokens}", False
+
+
+def _numbered(path: Path) -> Iterator[tuple[int, str]]:
+    with path.open(encoding="utf-8", errors="replace", newline="\n") as handle:
+        yield from enumerate(handle, start=1)
+
+
+def replay_file(
+    path: str | Path,
+    *,
+    limits: BreakerLimits | None = None,
+    stagnation: StagnationConfig | None = None,
+    workspace: Path | None = None,
+    events: bool = True,
+) -> ReplayReport:
+    """Replay the transcript at ``path`` (see the module); ``events=False`` keeps only
+    trips and findings. Git writes are judged against ``workspace`` (default: the
+    current directory), as if the agent had worked there in place."""
+    path = Path(path)
+    detected = detect_format(path)
+    if detected is ReplayFormat.CODEX_ROLLOUT:
+        raise ConfigurationError(
+            f"{path}: a Codex rollout file; replay reads `codex exec --json` output "
+            "(run the session with --json) until rollout files can be read"
+        )
+    where = (workspace or Path.cwd()).resolve()
+    monitor = AgentMonitor(
+        session="replay",
+        wave=0,
+        agent=path.stem,
+        workspace=where,
+        repo=where,
+        limits=limits,
+        stagnation=stagnation,
+        clock=lambda: 0.0,
+    )
+    report = ReplayReport(file=str(path), format=detected)
+    reader = TranscriptReader()
+    step = 0
+    last_line = 0
+    shown = str(path)
+
+    def feed(line_number: int, batch: list[Event]) -> None:
+        nonlocal step
+        for event in batch:
+            if type(event) is ToolCall or type(event) is Final:
+                step += 1
+            seen = len(monitor.findings)
+            trip = monitor.observe(event)
+            if events:
+                kind, name, evidence, error = _describe(event)
+                report.records.append(
+                    ReplayRecord(
+                        file=shown, line=line_number, step=step, kind=kind, name=name,
+                        evidence=evidence, error=error,
+                    )
+                )  # fmt: skip
+            for finding in monitor.findings[seen:]:
+                report.records.append(_finding(shown, line_number, step, finding))
+            if trip is not None:
+                report.records.append(
+                    ReplayRecord(
+                        file=shown, line=line_number, step=step, kind="trip",
+                        name=trip.kind.label, evidence=f"({trip.count:g}/{trip.limit:g}) "
+                        f"{trip.evidence}",
+                    )
+                )  # fmt: skip
+                monitor.breaker.reset()  # keep reading: one trip must not hide another
+
+    for line_number, line in _numbered(path):
+        last_line = line_number
+        feed(line_number, reader.feed(line))
+    feed(last_line, reader.finish())
+    live = len(monitor.findings)
+    for finding in monitor.finish()[live:]:
+        report.records.append(_finding(shown, 0, step, finding))
+    report.malformed = reader.malformed
+    return report
+
+
+def _finding(file: str, line: int, step: int, finding: Finding) -> ReplayRecord:
+    return ReplayRecord(
+        file=file,
+        line=line,
+        step=step,
+        kind="finding",
+        name=finding.pattern.value,
+        evidence=f"[{finding.source.value}, {finding.verdict.value}] {finding.evidence}",
+    )

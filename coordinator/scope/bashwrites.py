@@ -1,0 +1,144 @@
+"""Where the writes of a Bash line land: each path to judge, from each directory it may
+run in, or the reason it cannot be known.
+
+A ``cd`` of the main shell into an existing directory moves the working directory; any
+other ``cd`` (in a subshell, a pipeline, to a directory that may not exist, with
+``CDPATH`` set) only adds a place the following writes may land, and each place must be
+in scope; a ``cd`` whose target is not known makes the directory unknown. A command a
+wrapper runs elsewhere (``env -C``) writes in a directory that is not known. Unquoted
+glob patterns are expanded against the file system the way the shell will (a pattern
+that matches nothing stays as written); a symbolic link's target is judged from the
+link's directory, as the kernel will read it.
+"""
+
+from __future__ import annotations
+
+import glob
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from coordinator.shell import SimpleCommand
+from coordinator.shell.writes import Write, writes
+
+__all__ = ["PathTarget", "UnknownTarget", "write_targets"]
+
+_CD = frozenset({"cd", "pushd", "popd"})
+MAX_GLOB_MATCHES = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class PathTarget:
+    """A path a command writes, and the directory it is read from."""
+
+    path: str
+    cwd: Path
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownTarget:
+    """A write whose target cannot be known before the command runs."""
+
+    problem: str
+
+
+Target = PathTarget | UnknownTarget
+
+
+def write_targets(
+    commands: Iterable[SimpleCommand],
+    *,
+    cwd: Path,
+    assignments: Iterable[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> list[Target]:
+    """Every target the commands write (see the module docstring)."""
+    cdpath = bool((env or {}).get("CDPATH")) or any(a.startswith("CDPATH=") for a in assignments)
+    cwds: list[Path | None] = [cwd]
+    out: list[Target] = []
+    for cmd in commands:
+        if cmd.name in _CD:
+            target = _cd_target(cmd, cwds[-1], cdpath=cdpath or _sets_cdpath(cmd))
+            moves_main_shell = not cmd.subshell and not cmd.wrappers and len(cwds) == 1
+            if moves_main_shell and target is not None and target.is_dir():
+                cwds = [target]  # the main shell moved; later commands run there
+            else:
+                cwds.append(target)  # it may or may not apply later: check every place
+            continue
+        places: list[Path | None] = [None] if cmd.elsewhere else cwds
+        if cmd.name == "ln":
+            out.extend(_link_targets(cmd, places))
+        for write in writes(cmd):
+            out.extend(_targets(cmd, write, places, root=cwd))
+    return out
+
+
+def _sets_cdpath(cmd: SimpleCommand) -> bool:
+    return any(a.startswith("CDPATH=") for a in cmd.assignments)
+
+
+def _targets(
+    cmd: SimpleCommand, write: Write, places: list[Path | None], *, root: Path
+) -> list[Target]:
+    shown = shlex.join(cmd.argv) or "the redirection"
+    if write.dynamic:
+        return [UnknownTarget(f"`{shown}` writes to {write.path!r}, not known before it runs")]
+    absolute = write.path.startswith(("/", "~"))
+    if not absolute and any(place is None for place in places):
+        return [UnknownTarget(f"`{shown}` writes {write.path!r} in a directory not known")]
+    out: list[Target] = []
+    for place in dict.fromkeys(places):
+        base = root if absolute or place is None else place
+        paths = _expand(write.path, base) if write.glob else [write.path]
+        if paths is None:
+            problem = f"`{shown}` writes {write.path!r}, a pattern matching too many files"
+            return [UnknownTarget(problem)]
+        out.extend(PathTarget(path, base) for path in paths)
+    return out
+
+
+def _expand(pattern: str, cwd: Path) -> list[str] | None:
+    """The paths an unquoted ``pattern`` names, as the shell expands it from ``cwd``."""
+    if pattern.startswith("~"):
+        pattern = str(Path.home()) + pattern[1:]
+    found = sorted(glob.glob(pattern, root_dir=cwd))  # noqa: PTH207 (the shell's own rules)
+    if len(found) > MAX_GLOB_MATCHES:
+        return None
+    return found or [pattern]
+
+
+def _link_targets(cmd: SimpleCommand, places: list[Path | None]) -> list[Target]:
+    """``ln [-s] TARGET... LINK``: a link may only point into the scope."""
+    operands = [a for a in cmd.argv[1:] if not a.startswith("-")]
+    if len(operands) < 2:
+        return []
+    symbolic = any(a.startswith("-") and not a.startswith("--") and "s" in a for a in cmd.argv[1:])
+    symbolic = symbolic or "--symbolic" in cmd.argv
+    out: list[Target] = []
+    for place in dict.fromkeys(places):
+        if place is None:
+            return [UnknownTarget("a link is made in a directory not known")]
+        link = place / operands[-1]
+        base = link if link.is_dir() else link.parent
+        out.extend(PathTarget(target, base if symbolic else place) for target in operands[:-1])
+    return out
+
+
+def _cd_target(cmd: SimpleCommand, cwd: Path | None, *, cdpath: bool) -> Path | None:
+    args = [a for a in cmd.argv[1:] if not a.startswith("-")]
+    if cmd.name == "popd" or cwd is None or len(args) != 1 or any(cmd.dynamic[1:]):
+        return None
+    if cmd.elsewhere:
+        return None
+    target = args[0]
+    if any(cmd.globs[1:]):
+        found = [p for p in _expand(target, cwd) or [] if (cwd / p).is_dir()]
+        if len(found) != 1:
+            return None  # the shell would refuse, or go where the reader cannot tell
+        target = found[0]
+    if target.startswith("~"):
+        return None
+    if cdpath and not target.startswith(("/", "./", "../")) and target not in (".", ".."):
+        return None  # CDPATH may send it anywhere
+    return cwd / target

@@ -1,0 +1,165 @@
+"""The allow-list of the command policy for dispatched agents.
+
+A program is allowed when what it may write is known:
+
+- ``READERS`` write nothing but their redirections (which the scope check judges);
+- ``coordinator.shell.writes.WRITERS`` write the operands that module models, each
+  judged against the scope (``tar -x -C dir``, ``sort -o``, ``curl -o``, ...);
+- wrappers (``env``, ``timeout``, ``xargs``, ``find -exec``, ``bash -c`` ...) are
+  judged by the commands they run, which the shell reader unwraps;
+- ``PROJECT_TOOLS`` run the project's own code (its tests, its build, its
+  interpreters). What such code writes cannot be read from a command line: the OS
+  sandbox confines it, and the post-wave check sees it. They are allowed so that an
+  agent can do its work, and docs/scope.md says so.
+
+Anything else is *unknown*: a program not named here, a program that runs code from
+where the reader cannot see it (``eval``, ``trap``, ``alias``, ``source <(...)``,
+``. /dev/stdin``, ``parallel``, ``npx``, ``vim -es``, ``sudo``), a sed or awk program
+that writes or runs commands, a read whose script is a file. Unknown is denied in
+strict and warned in warn.
+"""
+
+from __future__ import annotations
+
+import re
+
+from coordinator.shell import SimpleCommand
+from coordinator.shell.writes import WRITERS
+
+__all__ = ["PROJECT_TOOLS", "READERS", "WRAPPERS", "unknown_reason", "variable_reason"]
+
+READERS = frozenset(
+    {
+        ":", "[", "[[", "basename", "break", "cat", "cd", "cksum", "cmp", "column", "comm",
+        "command", "continue", "cut", "date", "declare", "df", "diff", "dirname", "dirs",
+        "du", "echo", "egrep", "env", "exit", "expand", "export", "expr", "false", "fgrep",
+        "file", "fmt", "fold", "free", "getconf", "grep", "hash", "head", "hexdump",
+        "hostname", "id", "jq", "join", "less", "let", "local", "locale", "ls", "lsof",
+        "md5sum", "more", "nl", "nproc", "numfmt", "od", "paste", "pgrep", "popd", "printenv",
+        "printf", "ps", "pushd", "pwd", "read", "readlink", "readonly", "realpath", "return",
+        "rev", "rg", "ag", "ack", "seq", "set", "sha1sum", "sha224sum", "sha256sum",
+        "sha384sum", "sha512sum", "b2sum", "base64", "shift", "shopt", "sleep", "stat",
+        "strings", "tac", "tail", "test", "tr", "tree", "true", "tty", "type", "typeset",
+        "ulimit", "umask", "uname", "unexpand", "unset", "uptime", "wait", "wc", "whereis",
+        "which", "whoami", "xxd", "yes", "zcat", "zgrep", "zless", "bzcat", "xzcat",
+        "getopts", "times", "nohup", "time", "nice", "timeout", "stdbuf",
+        "setsid", "chronic", "unbuffer", "flock", "ionice", "taskset", "chrt", "watch",
+        "xargs", "builtin", "exec",
+    }
+)  # fmt: skip
+WRAPPERS = frozenset(
+    {"env", "command", "builtin", "exec", "nohup", "time", "nice", "timeout", "stdbuf",
+     "setsid", "chronic", "unbuffer", "flock", "ionice", "taskset", "chrt", "watch", "xargs"}
+)  # fmt: skip
+PROJECT_TOOLS = frozenset(
+    {
+        "python", "python3", "pytest", "py.test", "tox", "nox", "coverage", "make", "gmake",
+        "ninja", "meson", "cmake", "ctest", "cargo", "rustc", "rustfmt", "go", "gofmt",
+        "gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "ar", "javac", "java", "mvn",
+        "gradle", "node", "npm", "pnpm", "yarn", "bun", "deno", "tsc", "jest", "vitest",
+        "mocha", "eslint", "prettier", "ruff", "black", "isort", "mypy", "pyright",
+        "flake8", "pylint", "pre-commit", "uv", "poetry", "pip", "pip3", "hatch", "pdm",
+        "pipenv", "ruby", "bundle", "rake", "rspec", "php", "composer", "dotnet", "swift",
+        "perl", "shellcheck", "bats", "sh", "bash", "zsh", "dash", "ksh", "source", ".",
+        "seawall",  # the lead's own steps (``seawall wave review``) during a live wave
+    }
+)  # fmt: skip
+_PROJECT_PREFIXES = ("python3.", "pip3.", "pytest-")
+# package runners: they fetch and run code that is not in the repository
+_FETCH_AND_RUN = {
+    "npm": ("exec", "x"), "pnpm": ("dlx", "exec"), "yarn": ("dlx",), "bun": ("x",),
+    "uv": ("tool",), "pipx": (), "uvx": (), "npx": (), "bunx": (), "pnpx": (),
+}  # fmt: skip
+_SCRIPT_FILES = ("/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/proc/")
+# a sed ``w``/``W`` (write a file) or ``e`` (run a command), alone or as an ``s`` flag
+_SED_WRITES = re.compile(r"(?:^|[;{}\n0-9$/])\s*[wWe](?=\s|$)|/[gpiImM0-9]*[we](?=[\s;}]|$)")
+_AWK_WRITES = re.compile(r"system|getline|>|\||fflush|close|@load|@include")
+
+
+# variables that choose which program runs, or load code into every program
+_CODE_VARIABLES = frozenset(
+    {"PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PS4", "IFS",
+     "BASH_FUNC", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"}
+)  # fmt: skip
+
+
+def variable_reason(name: str) -> str | None:
+    """Why assigning the variable ``name`` makes what later commands run unknown."""
+    if name in _CODE_VARIABLES or name.startswith(("LD_", "DYLD_", "BASH_FUNC_")):
+        return f"{name}= changes which program runs or loads code into it"
+    return None
+
+
+def unknown_reason(cmd: SimpleCommand) -> str | None:
+    """Why what ``cmd`` may write is not known, or None when the allow-list covers it."""
+    name = cmd.name
+    if not cmd.argv:
+        return None
+    if name in _FETCH_AND_RUN:
+        verbs = _FETCH_AND_RUN[name]
+        if not verbs or (len(cmd.argv) > 1 and cmd.argv[1] in verbs):
+            return f"{name} fetches and runs code that is not in the repository"
+    if name in ("source", ".", "sh", "bash", "zsh", "dash", "ksh"):
+        return _script_reason(cmd)
+    if name in ("sed",):
+        return _program_reason(cmd, _SED_WRITES, "a sed script that writes files or runs commands")
+    if name in ("awk", "gawk", "mawk", "nawk"):
+        return _program_reason(cmd, _AWK_WRITES, "an awk program that writes or runs commands")
+    if name == "hash" and any(a.startswith("-p") for a in cmd.argv[1:]):
+        return "hash -p names another file as a program"
+    if name in ("make", "gmake") and any(a.startswith(("-C", "--directory")) for a in cmd.argv[1:]):
+        return f"{name} -C runs in a directory other than the one the command starts in"
+    if name in READERS or name in WRITERS or name in PROJECT_TOOLS:
+        return None
+    if any(name.startswith(prefix) for prefix in _PROJECT_PREFIXES):
+        return None
+    return f"{name!r} is not a program whose writes seawall knows"
+
+
+def _script_reason(cmd: SimpleCommand) -> str | None:
+    """A shell or ``source`` running a script: fine from a file, unknown from elsewhere."""
+    if cmd.opaque:
+        return cmd.opaque
+    if any(a[:1] == "-" and a[1:2] != "-" and "c" in a for a in cmd.argv[1:]):
+        return None  # ``bash -c SCRIPT``: the reader judges the script's own commands
+    operands = [i for i, a in enumerate(cmd.argv) if i and not a.startswith(("-", "+"))]
+    if cmd.name in ("source", ".") and not operands:
+        return f"{cmd.name} without a file"
+    for index in operands[:1]:
+        if cmd.dynamic and cmd.dynamic[index]:
+            return f"{cmd.name} runs a script whose name is not known ({cmd.argv[index]!r})"
+        if cmd.argv[index].startswith(_SCRIPT_FILES):
+            return f"{cmd.name} runs a script from {cmd.argv[index]!r}, not from a file"
+    return None
+
+
+_VALUE_OPTIONS = frozenset({"-v", "-F", "-i", "-l", "-e", "-f", "-s", "--expression", "--file"})
+
+
+def _first_operand(argv: tuple[str, ...]) -> list[str]:
+    skip = False
+    for word in argv[1:]:
+        if skip:
+            skip = False
+        elif word == "--":
+            continue
+        elif word.startswith("-") and word != "-":
+            skip = word in _VALUE_OPTIONS
+        else:
+            return [word]
+    return []
+
+
+def _program_reason(cmd: SimpleCommand, writes: re.Pattern[str], what: str) -> str | None:
+    """sed/awk: the program text must be visible, and must not write or run commands."""
+    argv = cmd.argv
+    if any(a in ("-f", "--file") or a.startswith(("--file=", "-f")) for a in argv[1:]):
+        return f"{cmd.name} reads its program from a file"
+    scripts = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-e", "--expression")]
+    if not scripts:
+        scripts = _first_operand(argv)
+    if cmd.dynamic and any(cmd.dynamic[1:]):
+        return f"{cmd.name}'s arguments are not known before it runs"
+    if any(writes.search(script) for script in scripts):
+        return what
+    return None

@@ -1,0 +1,345 @@
+"""The repository state a wave must leave as it found it: hooks, configuration, refs and
+the branches of local remotes.
+
+``snapshot`` records it before dispatch (``.git/hooks/*``, ``.git/config`` and each
+worktree's ``config.worktree``, ``info/attributes`` and ``info/exclude``, every ref but
+seawall's own (``refs/seawall/`` and the session's agent branches), and the branches of
+every remote that is a local path). ``compare`` lists what differs after the wave;
+``restore`` puts hooks, configuration and refs back, keeping what an agent planted
+(files under ``save_dir``, commits on ``refs/seawall/<session>/quarantine/w<n>/...``) so
+nothing is lost. Changes to a remote are reported, never undone here: the remote is not
+this repository's. Each change names the agent that made it when that can be told (a
+worktree's own files, a wave of one agent, the one agent whose commands name it), else
+every agent that could have.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+
+import pygit2
+
+from coordinator.fsutil import atomic_write_text
+
+__all__ = [
+    "AgentTrace",
+    "ChangeKind",
+    "RepoState",
+    "StateChange",
+    "attribute",
+    "check_wave_state",
+    "compare",
+    "load_snapshot",
+    "restore",
+    "save_snapshot",
+    "snapshot",
+    "snapshot_path",
+]
+
+_FILES = ("config", "info/attributes", "info/exclude")
+_MAX_FILE = 1 << 20  # a hook or config file larger than this is recorded by digest only
+_MAX_TRANSCRIPT = 4 << 20  # bytes of a transcript searched for who made a change
+
+
+class ChangeKind(StrEnum):
+    ADDED = "added"
+    CHANGED = "changed"
+    REMOVED = "removed"
+
+
+@dataclass(frozen=True, slots=True)
+class RepoState:
+    """Files of the git directory (path -> base64 content, mode) and refs (name -> id)."""
+
+    files: Mapping[str, tuple[str, int]]
+    refs: Mapping[str, str]
+    remote_refs: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StateChange:
+    """One difference between the state before and after a wave."""
+
+    area: str  # hook | config | ref | remote
+    name: str  # a path in the git directory, a ref name, or ``remote:ref``
+    kind: ChangeKind
+    before: str | None = None  # a ref's old id (refs only)
+    after: str | None = None
+    agents: tuple[str, ...] = ()  # who made it: one agent, or every candidate
+    restored: bool = False
+    saved: str | None = None  # where the planted version was kept
+
+    def record(self) -> dict[str, object]:
+        """The fields of the ``repo_state_changed`` event."""
+        return {
+            "area": self.area,
+            "name": self.name,
+            "change": str(self.kind),
+            "agents": list(self.agents),
+            "restored": self.restored,
+            "saved": self.saved,
+        }
+
+    def describe(self) -> str:
+        who = self.agents[0] if len(self.agents) == 1 else "one of " + ", ".join(self.agents)
+        what = f"{self.area} {self.name} {self.kind}"
+        done = "restored" if self.restored else "not restored"
+        kept = f", the planted version kept at {self.saved}" if self.saved else ""
+        return f"{what} by {who or 'an unknown process'} ({done}{kept})"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentTrace:
+    """What is known of one agent: its workspace and the text of its calls."""
+
+    task_id: str
+    workspace: Path
+    calls: str = ""
+
+    @classmethod
+    def of(cls, task_id: str, workspace: str | Path, transcript: Path) -> AgentTrace:
+        """An agent's trace, its calls read from the head of its transcript."""
+        try:
+            with transcript.open("rb") as handle:
+                calls = handle.read(_MAX_TRANSCRIPT).decode("utf-8", "replace")
+        except OSError:
+            calls = ""
+        return cls(task_id=task_id, workspace=Path(workspace), calls=calls)
+
+
+def snapshot(repo: Path, *, session: str) -> RepoState:
+    """The state of ``repo``'s git directory that agents must not change."""
+    repository = pygit2.Repository(str(repo))
+    gitdir = Path(repository.path)
+    files: dict[str, tuple[str, int]] = {}
+    for path in _watched(gitdir):
+        content = _read(path)
+        if content is not None:
+            files[path.relative_to(gitdir).as_posix()] = (content, path.stat().st_mode & 0o7777)
+    return RepoState(
+        files=files, refs=_refs(repository, session), remote_refs=_remote_refs(repository)
+    )
+
+
+def _watched(gitdir: Path) -> list[Path]:
+    found = [gitdir / name for name in _FILES if (gitdir / name).is_file()]
+    hooks = gitdir / "hooks"
+    if hooks.is_dir():
+        found.extend(sorted(p for p in hooks.iterdir() if p.is_file() or p.is_symlink()))
+    worktrees = gitdir / "worktrees"
+    if worktrees.is_dir():
+        found.extend(sorted(worktrees.glob("*/config.worktree")))
+    return found
+
+
+def _read(path: Path) -> str | None:
+    try:
+        if path.is_symlink():
+            return "link:" + str(path.readlink())
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if len(data) > _MAX_FILE:
+        return "sha256:" + hashlib.sha256(data).hexdigest()
+    return base64.b64encode(data).decode("ascii")
+
+
+def _refs(repository: pygit2.Repository, session: str) -> dict[str, str]:
+    own = (f"refs/seawall/{session}/", f"refs/heads/seawall/{session}/")
+    refs: dict[str, str] = {}
+    for name in ("HEAD", *repository.references):
+        if name.startswith(own):
+            continue
+        reference = repository.references.get(name)
+        if reference is None:
+            continue
+        target = reference.target
+        refs[name] = str(target) if isinstance(target, pygit2.Oid) else f"ref:{target}"
+    return refs
+
+
+def _remote_refs(repository: pygit2.Repository) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for remote in repository.remotes:
+        url = remote.url or ""
+        path = Path(url.removeprefix("file://"))
+        if not path.is_absolute() or not path.exists():
+            continue
+        try:
+            other = pygit2.Repository(str(path))
+        except (pygit2.GitError, KeyError):
+            continue
+        for name in other.references:
+            target = other.references[name].target
+            if isinstance(target, pygit2.Oid):
+                found[f"{remote.name}:{name}"] = str(target)
+    return found
+
+
+def compare(
+    before: RepoState, after: RepoState, agents: Sequence[AgentTrace] = ()
+) -> list[StateChange]:
+    """Every difference between ``before`` and ``after``, each attributed."""
+    changes: list[StateChange] = []
+    for name in sorted(set(before.files) | set(after.files)):
+        old, new = before.files.get(name), after.files.get(name)
+        if old != new:
+            area = "hook" if name.startswith("hooks/") else "config"
+            changes.append(StateChange(area=area, name=name, kind=_kind(old, new)))
+    for area, old_refs, new_refs in (
+        ("ref", before.refs, after.refs),
+        ("remote", before.remote_refs, after.remote_refs),
+    ):
+        for name in sorted(set(old_refs) | set(new_refs)):
+            old_id, new_id = old_refs.get(name), new_refs.get(name)
+            if old_id != new_id:
+                kind = _kind(old_id, new_id)
+                changes.append(
+                    StateChange(area=area, name=name, kind=kind, before=old_id, after=new_id)
+                )
+    return [replace(change, agents=attribute(change, agents)) for change in changes]
+
+
+def _kind(old: object, new: object) -> ChangeKind:
+    if old is None:
+        return ChangeKind.ADDED
+    return ChangeKind.REMOVED if new is None else ChangeKind.CHANGED
+
+
+def attribute(change: StateChange, agents: Sequence[AgentTrace]) -> tuple[str, ...]:
+    """The agent that made ``change``, or every agent that could have."""
+    everyone = tuple(agent.task_id for agent in agents)
+    if len(everyone) <= 1:
+        return everyone
+    if change.name.startswith("worktrees/"):
+        owner = change.name.split("/")[1]
+        for agent in agents:
+            if _worktree_name(agent.workspace) == owner:
+                return (agent.task_id,)
+    key = change.name.rsplit("/", 1)[-1].split(":", 1)[-1]
+    named = tuple(agent.task_id for agent in agents if key and key in agent.calls)
+    return named if len(named) == 1 else everyone
+
+
+def _worktree_name(workspace: Path) -> str | None:
+    dotgit = workspace / ".git"
+    try:
+        text = dotgit.read_text(encoding="utf-8").strip() if dotgit.is_file() else ""
+    except OSError:
+        return None
+    return Path(text.removeprefix("gitdir:").strip()).name if text.startswith("gitdir:") else None
+
+
+def restore(
+    repo: Path,
+    before: RepoState,
+    changes: Sequence[StateChange],
+    *,
+    save_dir: Path,
+    quarantine_ref: str,
+) -> list[StateChange]:
+    """Undo ``changes`` in ``repo`` (never on a remote); return them with what was done."""
+    repository = pygit2.Repository(str(repo))
+    gitdir = Path(repository.path)
+    done: list[StateChange] = []
+    for change in changes:
+        if change.area in ("hook", "config"):
+            restored, saved = _restore_file(gitdir, change, before, save_dir)
+        elif change.area == "ref" and change.name != "HEAD":
+            restored, saved = _restore_ref(repository, change, quarantine_ref)
+        else:  # a remote is not ours; HEAD moves the working tree with it
+            restored, saved = False, None
+        done.append(replace(change, restored=restored, saved=saved))
+    return done
+
+
+def _restore_file(
+    gitdir: Path, change: StateChange, before: RepoState, save_dir: Path
+) -> tuple[bool, str | None]:
+    path = gitdir / change.name
+    saved: str | None = None
+    if change.kind is not ChangeKind.REMOVED and (path.exists() or path.is_symlink()):
+        keep = save_dir / change.name
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        path.replace(keep)  # the planted version, kept where agents cannot run it
+        if not keep.is_symlink():
+            keep.chmod(keep.stat().st_mode & 0o666)
+        saved = str(keep)
+    original = before.files.get(change.name)
+    if original is not None:
+        content, mode = original
+        if content.startswith(("sha256:", "link:")):
+            if content.startswith("link:"):
+                path.symlink_to(content.removeprefix("link:"))
+            return content.startswith("link:"), saved
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(content))
+        path.chmod(mode)
+    return True, saved
+
+
+def _restore_ref(
+    repository: pygit2.Repository, change: StateChange, quarantine_ref: str
+) -> tuple[bool, str | None]:
+    saved: str | None = None
+    if change.after is not None and not change.after.startswith("ref:"):
+        saved = f"{quarantine_ref}/{change.name.removeprefix('refs/')}"
+        repository.references.create(saved, pygit2.Oid(hex=change.after), force=True)
+    if change.before is None:
+        repository.references.delete(change.name)
+    elif change.before.startswith("ref:"):
+        repository.references.create(change.name, change.before.removeprefix("ref:"), force=True)
+    else:
+        repository.references.create(change.name, pygit2.Oid(hex=change.before), force=True)
+    return True, saved
+
+
+def save_snapshot(state: RepoState, path: Path) -> None:
+    """Keep ``state`` on disk (a crash between dispatch and review loses nothing)."""
+    atomic_write_text(path, json.dumps(asdict(state), sort_keys=True) + "\n")
+
+
+def load_snapshot(path: Path) -> RepoState:
+    """Read a snapshot written by ``save_snapshot``."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    files = {name: (value[0], int(value[1])) for name, value in data["files"].items()}
+    return RepoState(files=files, refs=dict(data["refs"]), remote_refs=dict(data["remote_refs"]))
+
+
+def snapshot_path(repo: Path, session: str, wave: int) -> Path:
+    """Where the snapshot taken before ``wave`` is kept."""
+    return Path(repo) / ".seawall" / session / f"wave-{wave}" / "repo-state.json"
+
+
+def check_wave_state(
+    repo: Path,
+    *,
+    session: str,
+    wave: int,
+    agents: Sequence[AgentTrace],
+    restore_changes: bool,
+) -> list[StateChange]:
+    """Compare the repository with the snapshot taken before ``wave``; undo the changes
+    when ``restore_changes``. Runs once per wave: the snapshot is then marked checked.
+    """
+    path = snapshot_path(repo, session, wave)
+    if not path.exists():
+        return []
+    before = load_snapshot(path)
+    changes = compare(before, snapshot(repo, session=session), agents)
+    if changes and restore_changes:
+        changes = restore(
+            repo,
+            before,
+            changes,
+            save_dir=path.parent / "planted",
+            quarantine_ref=f"refs/seawall/{session}/quarantine/w{wave}",
+        )
+    path.replace(path.with_name("repo-state.checked.json"))
+    return changes

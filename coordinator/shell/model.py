@@ -1,0 +1,93 @@
+"""The shell reader's results: simple commands, their redirections, and its error."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from coordinator.errors import ConfigurationError
+
+__all__ = [
+    "ASSIGNMENT",
+    "MAX_DEPTH",
+    "MAX_LENGTH",
+    "SHELLS",
+    "Redirect",
+    "ShellParseError",
+    "SimpleCommand",
+]
+
+MAX_DEPTH = 16  # nesting of substitutions and ``sh -c``; deeper input is refused
+MAX_LENGTH = 100_000  # characters; a longer command line is refused
+ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)", re.DOTALL)
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox"})
+_WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+_DEVICES = re.compile(r"/dev/(null|stdout|stderr|stdin|tty|zero|fd/\d+)")
+
+
+class ShellParseError(ConfigurationError):
+    """A command line the reader cannot parse; what it would run is unknown."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Redirect:
+    """One redirection: its operator (``>``, ``>>``, ``<``, ``<<``, ...) and its target."""
+
+    op: str
+    target: str
+    fd: int | None = None
+    dynamic: bool = False  # the target contains an expansion the reader could not resolve
+    glob: bool = False  # the target holds an unquoted glob pattern
+
+    @property
+    def writes_file(self) -> bool:
+        """True when the redirection opens a file for writing (not a device, not an fd dup)."""
+        if self.op not in _WRITE_OPS:
+            return False
+        if self.op == ">&" and (self.target.isdigit() or self.target == "-"):
+            return False
+        return _DEVICES.fullmatch(self.target) is None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimpleCommand:
+    """One command the shell would run, with its arguments as the shell would pass them.
+
+    ``wrappers`` names the commands that run this one (``("sudo", "bash -c")``);
+    ``depth`` counts substitution and ``-c`` nesting; ``dynamic`` marks, per argv word,
+    whether it holds an expansion the reader could not resolve; ``globs``, whether it
+    is an unquoted glob pattern; ``opaque`` says why what the command runs cannot be
+    seen (empty when it can); ``subshell`` is true inside ``( )``, a substitution, a
+    pipeline, a background job or a nested shell.
+    """
+
+    argv: tuple[str, ...]
+    redirects: tuple[Redirect, ...] = ()
+    assignments: tuple[str, ...] = ()
+    wrappers: tuple[str, ...] = ()
+    depth: int = 0
+    dynamic: tuple[bool, ...] = ()
+    opaque: str = ""
+    globs: tuple[bool, ...] = ()  # per argv word: an unquoted glob pattern the shell expands
+    found_in: tuple[str, ...] = ()  # run by ``find -exec``: ``{}`` names a file below these
+    elsewhere: bool = False  # a wrapper moved it to a directory not known (``env -C``)
+    subshell: bool = False  # runs apart from the main shell: a cd in it changes nothing after
+
+    @property
+    def name(self) -> str:
+        """The program's base name (``/usr/bin/git`` -> ``git``); empty for no program."""
+        return self.argv[0].rsplit("/", 1)[-1] if self.argv else ""
+
+    @property
+    def dynamic_name(self) -> bool:
+        """True when the program itself comes from an unresolved expansion."""
+        return bool(self.dynamic) and self.dynamic[0]
+
+    def is_glob(self, index: int) -> bool:
+        """Whether argv word ``index`` is an unquoted glob pattern."""
+        return bool(self.globs) and self.globs[index]
+
+    @property
+    def written_files(self) -> tuple[str, ...]:
+        """Files the redirections of this command open for writing."""
+        return tuple(r.target for r in self.redirects if r.writes_file)

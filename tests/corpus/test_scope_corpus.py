@@ -1,0 +1,94 @@
+"""The scope barrier against its adversarial corpus: 0 escapes, 0 false denies.
+
+Every case runs through the hook's entry function in process; one pair per class (and
+every special caller) also runs through the real ``seawall hook pre-tool-use``
+process, fed exactly what Claude Code sends, so the two are known to agree.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.corpus.kit import (
+    Case,
+    World,
+    build_world,
+    decision_in_process,
+    decision_of_process,
+    load_cases,
+)
+
+CASES = load_cases()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return build_world(tmp_path_factory.mktemp("corpus"))
+
+
+def test_the_corpus_is_large_and_every_case_has_a_twin() -> None:
+    assert len(CASES) >= 300
+    by_pair = Counter((case.cls, case.index) for case in CASES)
+    assert set(by_pair.values()) == {2}
+    expects = Counter(case.expect for case in CASES)
+    assert expects["deny"] == expects["allow"]
+    classes = {case.cls for case in CASES}
+    assert len(classes) >= 14, classes
+
+
+@pytest.mark.slow
+def test_no_escape_and_no_false_deny(world: World) -> None:
+    wrong = []
+    for case in CASES:
+        got, reason = decision_in_process(world, case)
+        if got != case.expect:
+            wrong.append(f"{case.id}: {case.tool} {dict(case.tool_input)} -> {got} {reason[:160]}")
+    escapes = [line for line in wrong if "-deny:" in line]
+    false_denies = [line for line in wrong if "-allow:" in line]
+    assert not escapes and not false_denies, "\n".join(wrong)
+
+
+def _sample() -> list[Case]:
+    """Both sides of the first pair of each class, and of the first pair of each kind of
+    caller (lead, lead's agent, tampered manifest, a tool other than Bash)."""
+    wanted: dict[str, tuple[str, int]] = {}
+    for case in CASES:
+        kind = "tamper" if case.tamper else case.who if case.who != "agent" else case.tool
+        for key in (case.cls, "kind:" + (kind if kind in ("lead", "lead-agent", "tamper") else "")):
+            wanted.setdefault(key, (case.cls, case.index))
+        if case.tool != "Bash":
+            wanted.setdefault("tool", (case.cls, case.index))
+    pairs = set(wanted.values())
+    return [case for case in CASES if (case.cls, case.index) in pairs]
+
+
+@pytest.mark.slow
+def test_the_real_hook_process_agrees(world: World) -> None:
+    sample = _sample()
+    assert len({case.cls for case in sample}) == len({case.cls for case in CASES})
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda case: decision_of_process(world, case), sample))
+    wrong = [
+        f"{case.id}: {dict(case.tool_input)} -> {got} {reason[:160]}"
+        for case, (got, reason) in zip(sample, results, strict=True)
+        if got != case.expect
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_denial_says_why_and_how_to_carry_on(world: World) -> None:
+    case = next(c for c in CASES if c.cls == "git-writes" and c.expect == "deny")
+    got, reason = decision_in_process(world, case)
+    assert got == "deny"
+    assert reason.startswith("seawall command-blocked:")
+    assert "coordinator records and merges" in reason and "STATUS" in reason
+
+
+def test_nothing_the_corpus_ran_changed_the_repository(world: World) -> None:
+    assert (world.repo / "src/app/db.py").read_text() == "DB = 1\n"
+    assert not (world.repo / "other/planted.py").exists()
+    assert isinstance(world.repo, Path)

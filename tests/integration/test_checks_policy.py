@@ -1,0 +1,167 @@
+"""Checks gate the merge by policy, and what happened is said everywhere, exit code too."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coordinator.exitcodes import ExitCode
+from coordinator.telemetry import read_events
+from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
+
+PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+FAILING_TEST = "def test_old():\n    assert False\n"
+
+
+def _session(
+    tmp_path: Path,
+    *,
+    files: dict[str, str],
+    agents: dict[str, dict[str, str]],
+    policy: str | None,
+    check: str = PYTEST,
+) -> tuple[Path, Any]:
+    repo = make_repo(tmp_path / "repo", files)
+    spec = tmp_path / "agents.json"
+    spec.write_text(
+        json.dumps(
+            {
+                task: [{"writes": writes, "final": f"STATUS: done — {task}"}]
+                for task, writes in agents.items()
+            }
+        )
+    )
+    config = f'name = "checks"\nisolation = "worktree"\nchecks = [{json.dumps(check)}]'
+    if policy is not None:
+        config += f"\nchecks_policy = {json.dumps(policy)}"
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        session=config,
+        tasks=[
+            {"id": task, "prompt": f"Do {task}.", "scope": list(writes)}
+            for task, writes in agents.items()
+        ],
+    )
+    done = seawall(
+        "run", str(plan), "--repo", str(repo), cwd=repo, env={"AGENT_SPEC": str(spec)}, timeout=240
+    )
+    return repo, done
+
+
+def _events(repo: Path, data: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return list(read_events(repo / ".seawall" / data["session"] / "events.jsonl", event=kind))
+
+
+def _state_md(repo: Path, data: dict[str, Any]) -> str:
+    return (repo / ".seawall" / str(data["session"]) / "STATE.md").read_text()
+
+
+@pytest.mark.slow
+def test_block_halts_when_the_base_fails_and_merges_nothing(tmp_path: Path) -> None:
+    repo, done = _session(
+        tmp_path,
+        files={"tests/test_old.py": FAILING_TEST},
+        agents={"a": {"src/a.py": "a = 1\n"}},
+        policy=None,  # block is the default
+    )
+    base = git(repo, "rev-parse", "main")
+    assert done.returncode == ExitCode.CHECKS_FAILED, done.stdout + done.stderr
+    assert show(repo, "main", "src/a.py") is None and git(repo, "rev-parse", "main") == base
+    assert "checks fail on the wave base" in done.stderr
+    assert "checks-fail-at-base" in done.stdout
+    data = status(repo)
+    assert data["phase"] == "halted" and data["halt"]["reason"] == "checks-fail-at-base"
+    checks = data["waves"][0]["checks"]
+    assert (checks["policy"], checks["verdict"]) == ("block", "base-fails")
+    assert checks["failure"]["command"] == PYTEST and checks["failure"]["returncode"] == 1
+    assert "checks fail on the wave base" in _state_md(repo, data)
+    assert [e["verdict"] for e in _events(repo, data, "checks")] == ["base-fails"]
+    assert data["waves"][0]["agents"][0]["merged"] is False
+    # the work is kept: the agent's checkpoint still holds it
+    assert "a = 1" in git(repo, "log", "--all", "-p", "--", "src/a.py")
+
+
+@pytest.mark.slow
+def test_a_base_without_tests_is_no_baseline_not_a_failing_base(tmp_path: Path) -> None:
+    repo, done = _session(
+        tmp_path,
+        files={"README.md": "# no tests yet\n"},
+        agents={
+            "good": {"tests/test_good.py": "def test_good():\n    assert True\n"},
+            "bad": {"tests/test_bad.py": "def test_bad():\n    assert False\n"},
+        },
+        policy="block",
+    )
+    data = status(repo)
+    checks = data["waves"][0]["checks"]
+    assert checks["verdict"] == "passed", checks
+    agents = {a["task"]: a for a in data["waves"][0]["agents"]}
+    assert agents["good"]["merged"] and not agents["bad"]["merged"]
+    assert show(repo, "main", "tests/test_good.py") is not None
+    assert show(repo, "main", "tests/test_bad.py") is None
+    assert "its merge breaks the check" in _state_md(repo, data)
+    assert done.returncode != ExitCode.CHECKS_FAILED, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_baseline_merges_with_the_base_failures_and_drops_new_ones(tmp_path: Path) -> None:
+    repo, done = _session(
+        tmp_path,
+        files={"tests/test_old.py": FAILING_TEST},
+        agents={
+            "fine": {"src/fine.py": "fine = 1\n"},
+            "breaks": {"tests/test_new.py": "def test_new():\n    assert False\n"},
+        },
+        policy="baseline",
+    )
+    assert done.returncode == ExitCode.CHECKS_FAILED, done.stdout + done.stderr
+    data = status(repo)
+    checks = data["waves"][0]["checks"]
+    assert (checks["policy"], checks["verdict"]) == ("baseline", "known-failures")
+    assert checks["baseline"]["failure"]["command"] == PYTEST
+    assert show(repo, "main", "src/fine.py") == "fine = 1\n"
+    assert show(repo, "main", "tests/test_new.py") is None  # a failure the base does not have
+    agents = {a["task"]: a for a in data["waves"][0]["agents"]}
+    assert agents["fine"]["merged"] and not agents["breaks"]["merged"]
+    assert "dropped `breaks`: its merge breaks the check" in _state_md(repo, data)
+    assert "fails them the same way" in done.stderr and "fails them the same way" in _state_md(
+        repo, data
+    )
+    assert "merged with failing checks" in done.stdout
+    assert [e["verdict"] for e in _events(repo, data, "checks")] == ["known-failures"]
+
+
+def test_warn_merges_a_failing_wave_and_says_so(tmp_path: Path) -> None:
+    repo, done = _session(
+        tmp_path,
+        files={"README.md": "# p\n"},
+        agents={"breaks": {"broken.txt": "x\n"}},
+        policy="warn",
+        check="test ! -e broken.txt",
+    )
+    assert done.returncode == ExitCode.CHECKS_FAILED, done.stdout + done.stderr
+    assert show(repo, "main", "broken.txt") == "x\n"
+    data = status(repo)
+    assert data["phase"] == "done"
+    assert data["waves"][0]["checks"]["verdict"] == "failed-merged"
+    assert 'under checks_policy = "warn"' in done.stderr
+    assert 'under checks_policy = "warn"' in _state_md(repo, data)
+    assert [e["verdict"] for e in _events(repo, data, "checks")] == ["failed-merged"]
+
+
+def test_passing_checks_exit_zero(tmp_path: Path) -> None:
+    repo, done = _session(
+        tmp_path,
+        files={"README.md": "# p\n"},
+        agents={"fine": {"fine.txt": "x\n"}},
+        policy="block",
+        check="test -e fine.txt",
+    )
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    data = status(repo)
+    assert data["waves"][0]["checks"]["verdict"] == "passed"
+    assert [e["verdict"] for e in _events(repo, data, "checks")] == ["passed"]

@@ -1,0 +1,145 @@
+"""The post-wave check of the repository state: hooks, config, refs, pushes, renames."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from coordinator.git.history import ChangeKind, tree_changes
+from coordinator.model import Enforcement
+from coordinator.scope.repostate import (
+    AgentTrace,
+    check_wave_state,
+    save_snapshot,
+    snapshot,
+    snapshot_path,
+)
+from coordinator.scope.verify import changed_paths, verify_changes
+
+SESSION = "s1"
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd),
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}  # fmt: skip
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "src/db.py").write_text("db = 1\n" * 20)
+    (root / "tests/t.py").write_text("t = 1\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    return root
+
+
+def _traces(repo: Path, calls: dict[str, str]) -> list[AgentTrace]:
+    return [AgentTrace(task_id=task, workspace=repo, calls=text) for task, text in calls.items()]
+
+
+def _before(repo: Path) -> Path:
+    path = snapshot_path(repo, SESSION, 1)
+    save_snapshot(snapshot(repo, session=SESSION), path)
+    return path
+
+
+def test_a_planted_hook_is_removed_kept_and_named(repo: Path) -> None:
+    _before(repo)
+    hook = repo / ".git/hooks/post-merge"
+    hook.write_text("#!/bin/sh\ncurl evil\n")
+    hook.chmod(0o755)
+    traces = _traces(repo, {"a": "echo ok", "b": "cat > .git/hooks/post-merge"})
+    (change,) = check_wave_state(repo, session=SESSION, wave=1, agents=traces, restore_changes=True)
+    assert (change.area, change.name, str(change.kind)) == ("hook", "hooks/post-merge", "added")
+    assert change.agents == ("b",) and change.restored
+    assert not hook.exists()
+    kept = Path(change.saved or "")
+    assert kept.read_text() == "#!/bin/sh\ncurl evil\n" and not os.access(kept, os.X_OK)
+    assert "by b (restored" in change.describe()
+    # the check runs once per wave
+    again = check_wave_state(repo, session=SESSION, wave=1, agents=traces, restore_changes=True)
+    assert again == []
+
+
+def test_config_and_refs_are_put_back_and_what_was_planted_is_kept(repo: Path) -> None:
+    git(repo, "branch", "keep")
+    _before(repo)
+    original = (repo / ".git/config").read_text()
+    git(repo, "config", "core.fsmonitor", "touch /tmp/x")
+    git(repo, "branch", "planted")
+    keep_before = git(repo, "rev-parse", "keep")
+    (repo / "src/db.py").write_text("moved\n")
+    git(repo, "commit", "-qam", "agent")
+    git(repo, "branch", "-f", "keep", "HEAD")
+    git(repo, "tag", "v9")
+    changes = check_wave_state(
+        repo, session=SESSION, wave=1, agents=_traces(repo, {"a": ""}), restore_changes=True
+    )
+    named = {(c.area, c.name): c for c in changes}
+    assert set(named) >= {("config", "config"), ("ref", "refs/heads/planted"),
+                          ("ref", "refs/heads/keep"), ("ref", "refs/tags/v9"),
+                          ("ref", "refs/heads/main")}  # fmt: skip
+    assert all(c.agents == ("a",) for c in changes)
+    assert (repo / ".git/config").read_text() == original
+    repository = pygit2.Repository(str(repo))
+    assert "refs/heads/planted" not in repository.references
+    assert git(repo, "rev-parse", "keep") == keep_before
+    saved = named[("ref", "refs/heads/keep")].saved
+    assert saved is not None and saved.startswith(f"refs/seawall/{SESSION}/quarantine/w1/")
+    assert saved in repository.references  # the agent's commit is still reachable
+
+
+def test_warn_reports_without_restoring(repo: Path) -> None:
+    _before(repo)
+    git(repo, "branch", "planted")
+    (change,) = check_wave_state(repo, session=SESSION, wave=1, agents=[], restore_changes=False)
+    assert change.name == "refs/heads/planted" and not change.restored
+    assert "planted" in pygit2.Repository(str(repo)).branches.local
+
+
+def test_a_push_to_a_local_remote_is_reported(repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")
+    _before(repo)
+    git(repo, "push", "-q", "origin", "main:pushed")
+    changes = check_wave_state(repo, session=SESSION, wave=1, agents=[], restore_changes=True)
+    remote_changes = [c for c in changes if c.area == "remote"]
+    assert [c.name for c in remote_changes] == ["origin:refs/heads/pushed"]
+    assert not remote_changes[0].restored  # the remote is not this repository's to undo
+    assert any(c.name == "refs/remotes/origin/pushed" for c in changes)
+
+
+def test_seawall_own_refs_and_agent_branches_are_not_findings(repo: Path) -> None:
+    _before(repo)
+    git(repo, "update-ref", f"refs/seawall/{SESSION}/a", "HEAD")
+    git(repo, "branch", f"seawall/{SESSION}/w1/a")
+    assert check_wave_state(repo, session=SESSION, wave=1, agents=[], restore_changes=True) == []
+
+
+def test_a_rename_out_of_scope_names_both_sides(repo: Path) -> None:
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "mv", "src/db.py", "tests/db.py")
+    (repo / "tests/t.py").chmod(0o755)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "move")
+    changes = {c.path: c for c in tree_changes(pygit2.Repository(str(repo)), base, "HEAD")}
+    renamed = changes["tests/db.py"]
+    assert renamed.kind is ChangeKind.RENAMED and renamed.paths == ("src/db.py", "tests/db.py")
+    assert changes["tests/t.py"].mode_changed
+    paths = changed_paths(repo, base, "HEAD")
+    verdict = verify_changes("a", paths, scope=("tests/",), enforcement=Enforcement.STRICT)
+    assert verdict.out_of_scope == ("src/db.py",)  # the deletion of the source is seen

@@ -1,0 +1,448 @@
+"""Synthetic agent runs, as data: each says what happens, why, and what must be flagged.
+
+A case is a list of steps (a tool call with its result, or the end of a run) fed to
+one ``AgentMonitor``. ``trip``/``at`` name the breaker that must trip and the step it
+trips on (None: nothing may trip); ``findings`` the detector patterns that must be
+found, and no others (git writes included).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from coordinator.events import Event, Final, Message, ToolCall, ToolResult
+from coordinator.model import BreakerLimits
+
+__all__ = ["CASES", "Case", "Step", "bash", "edit", "final", "read", "say", "tool"]
+
+_ids = itertools.count()
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step: the events it adds, and whether it counts (a call or a run end)."""
+
+    events: tuple[Event, ...]
+    counts: bool = True
+
+
+def tool(
+    name: str, output: str = "", *, error: bool = False, code: int | None = None, **arguments: Any
+) -> Step:
+    call_id = f"c{next(_ids)}"
+    return Step(
+        (
+            ToolCall(call_id=call_id, name=name, arguments=arguments),
+            ToolResult(call_id=call_id, text=output, is_error=error, exit_code=code),
+        )
+    )
+
+
+def bash(command: str, output: str = "", code: int = 0, **extra: Any) -> Step:
+    return tool("Bash", output, error=code != 0, code=code, command=command, **extra)
+
+
+def read(path: str, output: str = "content", **extra: Any) -> Step:
+    return tool("Read", output, file_path=path, **extra)
+
+
+def edit(path: str, old: str = "a", new: str = "b", *, error: str = "") -> Step:
+    return tool(
+        "Edit",
+        error or f"The file {path} has been updated.",
+        error=bool(error),
+        file_path=path,
+        old_string=old,
+        new_string=new,
+    )
+
+
+def final(text: str, *, error: bool, subtype: str = "") -> Step:
+    return Step((Final(text=text, is_error=error, subtype=subtype),))
+
+
+def say(text: str) -> Step:
+    return Step((Message(text=text),), counts=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Case:
+    name: str
+    reason: str
+    steps: Sequence[Step]
+    trip: str | None = None  # e.g. "loop" for breaker/loop
+    at: int | None = None  # the step it trips on
+    findings: frozenset[str] = field(default_factory=frozenset)
+    limits: BreakerLimits | None = None
+    minutes_per_step: float = 0.0  # the wall clock advanced per step
+
+    def events(self) -> Iterator[tuple[int, Event]]:
+        step = 0
+        for item in self.steps:
+            step += item.counts
+            for event in item.events:
+                yield step, event
+
+
+def _times(n: int, make: Any) -> list[Step]:
+    return [make(i) for i in range(n)]
+
+
+TYPE_ERROR = (
+    "src/app.py:12: error: Incompatible return value type (got int, expected str)\n"
+    "Found 1 error in 1 file (checked 3 source files)"
+)
+LINT_LINE = "src/app.py:3:1: F401 'os' imported but unused"
+
+CASES: tuple[Case, ...] = (
+    # -- class 1: a changing answer is a wait -------------------------------------------------
+    Case(
+        name="polling date sees a new time each call",
+        reason="15:30:20, 15:30:41, ... are different answers: waits, never a loop",
+        steps=[bash("date +%T", f"15:3{n}:2{n}") for n in range(6)],
+    ),
+    Case(
+        name="polling a job's progress that moves",
+        reason="the same status call whose output changes each time is waiting on a job",
+        steps=[
+            bash("gh run view 7 --json status", f"in_progress 2025-11-14T20:1{n}:45Z")
+            for n in range(6)
+        ],
+    ),
+    Case(
+        name="the same call with the same answer four times",
+        reason="spec 003: the identical call with the same result repeating is a loop",
+        steps=[bash("gh run view 7 --json status", "in_progress") for _ in range(4)],
+        trip="loop",
+        at=4,
+        findings=frozenset({"turn-key-repetition"}),
+    ),
+    # -- class 2: waiting through the shell --------------------------------------------------
+    Case(
+        name="cat of a file a background command writes",
+        reason="reading a file a background command of the agent's writes is a wait, even "
+        "through Bash and even while it stays empty",
+        steps=[
+            bash("pytest -q > /tmp/out.log 2>&1", "started", run_in_background=True),
+            *[bash("cat /tmp/out.log", "") for _ in range(6)],
+        ],
+    ),
+    Case(
+        name="sleep then tail of a background job's log",
+        reason="`sleep 30 && tail -n 20 build.log` only waits and reads what the job writes",
+        steps=[
+            bash("make build > build.log 2>&1 &", ""),
+            *[bash("sleep 30 && tail -n 20 build.log", "compiling…") for _ in range(5)],
+        ],
+    ),
+    Case(
+        name="Read polling of a background output file",
+        reason="the Read tool on the file a background command writes is a wait",
+        steps=[
+            bash("npm test > /tmp/t.log", "started", run_in_background=True),
+            *[read("/tmp/t.log", "") for _ in range(5)],
+        ],
+    ),
+    Case(
+        name="tail of Claude Code's own task output file",
+        reason="a backgrounded task's tasks/<id>.output is what the agent waits on",
+        steps=[bash("tail -30 /tmp/claude-1000/p/tasks/b1.output", "running") for _ in range(5)],
+    ),
+    Case(
+        name="cat of a file nothing writes",
+        reason="spec 003: everything else counts, including re-reading a file nothing writes",
+        steps=[bash("cat notes.txt", "same") for _ in range(4)],
+        trip="loop",
+        at=4,
+        findings=frozenset({"turn-key-repetition"}),
+    ),
+    # -- class 3: the list of waits is narrow ------------------------------------------------
+    Case(
+        name="sleep then a failing test run",
+        reason="`sleep 2 && pnpm test` is a test run; its identical failures count",
+        steps=[
+            bash("sleep 2 && pnpm test", "FAIL src/a.test.ts\n  expected 1, got 2", 1)
+            for _ in range(3)
+        ],
+        trip="command-failures",
+        at=3,
+        findings=frozenset({"error-echo", "turn-key-repetition"}),
+    ),
+    Case(
+        name="restart the server, sleep, curl, fail, again",
+        reason="a restart loop: the same curl fails the same way after every restart; it "
+        "trips on the third cycle, not the seventh",
+        steps=[
+            s
+            for _ in range(3)
+            for s in (
+                bash("pkill -f 'node server.js'; node server.js &", ""),
+                bash(
+                    "sleep 3 && curl -sf localhost:3000/health",
+                    "curl: (7) Failed to connect to localhost port 3000: Connection refused",
+                    7,
+                ),
+            )
+        ],
+        trip="command-failures",
+        at=6,
+        findings=frozenset({"error-echo"}),
+    ),
+    Case(
+        name="a watch that only sleeps",
+        reason="a command that only sleeps is a wait: it trips no-progress, never a loop",
+        steps=[bash("sleep 30") for _ in range(12)],
+        trip="no-progress",
+        at=12,
+    ),
+    # -- class 4: failures of a whole run ----------------------------------------------------
+    Case(
+        name="a Codex agent restarted into the same turn.failed",
+        reason="three runs ending in the same failure are a restart loop",
+        steps=[
+            final(
+                "You've hit your usage limit. Try again at 9:01 AM.",
+                error=True,
+                subtype="turn.failed",
+            )
+            for _ in range(4)
+        ],
+        trip="command-failures",
+        at=3,
+    ),
+    Case(
+        name="a Claude result with is_error, three times",
+        reason="`result` with is_error is a failed run, the same one three times",
+        steps=[
+            s
+            for _ in range(3)
+            for s in (
+                bash("ls", "a.py"),
+                final("API Error: 529 overloaded", error=True, subtype="success"),
+            )
+        ],
+        trip="command-failures",
+        at=6,
+        findings=frozenset({"turn-key-repetition"}),  # the restarted agent's same `ls`
+    ),
+    Case(
+        name="runs that fail differently",
+        reason="three different failures are iteration, not a restart loop",
+        steps=[final(f"error: {why}", error=True) for why in ("disk full", "auth", "timeout")],
+        trip="consecutive-failures",
+        at=3,
+    ),
+    Case(
+        name="a failed run, a good run, a failed run",
+        reason="a run that succeeds in between ends the chain",
+        steps=[
+            final("boom", error=True),
+            final("done", error=False),
+            final("boom", error=True),
+            final("done", error=False),
+        ],
+    ),
+    # -- class 5: failure signatures, not whole outputs ---------------------------------------
+    Case(
+        name="the same type error, the third time with an added linter line",
+        reason="one more warning line does not make an identical failure different",
+        steps=[
+            bash("mypy src", TYPE_ERROR, 1),
+            edit("src/b.py"),
+            bash("mypy src", TYPE_ERROR, 1),
+            edit("src/c.py"),
+            bash("mypy src", TYPE_ERROR + "\n" + LINT_LINE, 1),
+        ],
+        trip="command-failures",
+        at=5,
+        findings=frozenset({"error-echo"}),
+    ),
+    Case(
+        name="near-identical commands are the same fix",
+        reason="blank space, flag order and quoting do not make another attempt",
+        steps=[
+            bash("pytest -q -x tests/a.py", "E assert 1 == 2", 1),
+            edit("src/x.py"),
+            bash("pytest  -x -q 'tests/a.py'", "E assert 1 == 2", 1),
+            edit("src/y.py"),
+            bash('pytest -q -x "tests/a.py"', "E assert 1 == 2\n1 warning", 1),
+        ],
+        trip="command-failures",
+        at=5,
+        findings=frozenset({"error-echo"}),
+    ),
+    Case(
+        name="a different error each time",
+        reason="a build failing differently three times is iteration",
+        steps=[
+            bash("make", f"error: {what}", 2)
+            for what in ("missing header foo.h", "undefined symbol bar", "syntax error in baz.c")
+        ],
+        trip="consecutive-failures",
+        at=3,
+    ),
+    Case(
+        name="edit with the same stale old_string",
+        reason="spec 004's example: the same edit fails the same way three times",
+        steps=[
+            s
+            for _ in range(3)
+            for s in (
+                read("/r/a.py", "def f(): pass"),
+                edit(
+                    "/r/a.py",
+                    old="def g():",
+                    new="def g(x):",
+                    error="String to replace not found in file.",
+                ),
+            )
+        ],
+        findings=frozenset({"error-echo"}),
+    ),
+    # -- class 6 lives in test_detector_cases (hook admissions) -------------------------------
+    # -- class 7: git writes ------------------------------------------------------------------
+    Case(
+        name="add and commit in one command",
+        reason="a command with several kinds of write records each",
+        steps=[bash("git add -A && git commit -m wip", "[main 1a2b3c4] wip")],
+        findings=frozenset({"git-write"}),
+    ),
+    # -- spec 004's decision table --------------------------------------------------------------
+    Case(
+        name="pagination spiral",
+        reason="3+ reads of one file changing only offset, and no edit of it",
+        steps=[read("/r/big.py", f"lines {n}", offset=n * 200, limit=200) for n in range(3)],
+        findings=frozenset({"pagination-spiral"}),
+    ),
+    Case(
+        name="paging that ends in an edit",
+        reason="spec 004: a sequential read that ends in an edit is preparation",
+        steps=[
+            *[read("/r/big.py", f"lines {n}", offset=n * 200, limit=200) for n in range(3)],
+            edit("/r/big.py"),
+        ],
+    ),
+    Case(
+        name="turn-key repetition",
+        reason="spec 004's example: `pnpm test` three times with nothing between",
+        steps=[bash("pnpm test", "Tests: 3 passed (in 1.2s)") for _ in range(3)],
+        findings=frozenset({"turn-key-repetition"}),
+    ),
+    Case(
+        name="turn keys broken by another call",
+        reason="consecutive means consecutive: a different call between restarts the count",
+        steps=[
+            bash("pnpm test", "ok"),
+            read("/r/a.ts"),
+            bash("pnpm test", "ok"),
+            read("/r/b.ts"),
+            bash("pnpm test", "ok"),
+        ],
+    ),
+    Case(
+        name="status partial",
+        reason="the agent's own STATUS: partial is recorded live",
+        steps=[
+            bash("ls", "a"),
+            say("Out of turns.\nSTATUS: partial — parser done | REMAINING: cli"),
+        ],
+        findings=frozenset({"status-partial"}),
+    ),
+    Case(
+        name="a quoted status is no status",
+        reason="the marker mid-sentence is not a STATUS line",
+        steps=[say("I will end with `STATUS: failed` if this breaks.")],
+    ),
+    Case(
+        name="a git stash",
+        reason="PSA-007: the first git write is surfaced at once",
+        steps=[bash("git stash", "Saved working directory")],
+        findings=frozenset({"git-write"}),
+    ),
+    # -- spec 003's trip table ------------------------------------------------------------------
+    Case(
+        name="unverified edits",
+        reason="25 edits with no passing test or build",
+        steps=[edit(f"/r/f{n % 10}.py", old=f"x{n}") for n in range(25)],
+        trip="unverified-edits",
+        at=25,
+    ),
+    Case(
+        name="edits with a passing verify between",
+        reason="a passing test run resets the count",
+        steps=[
+            *[edit(f"/r/f{n}.py") for n in range(20)],
+            bash("pytest -q", "20 passed"),
+            *[edit(f"/r/g{n}.py") for n in range(20)],
+        ],
+    ),
+    Case(
+        name="loop",
+        reason="the identical Read with the same result four times",
+        steps=[read("/r/a.py", "same") for _ in range(4)],
+        trip="loop",
+        at=4,
+        findings=frozenset({"turn-key-repetition"}),
+    ),
+    Case(
+        name="command failures",
+        reason="one command failing the same way three times, other calls between",
+        steps=[
+            s
+            for _ in range(3)
+            for s in (bash("cargo build", "error[E0308]: mismatched", 101), read("/r/src/lib.rs"))
+        ],
+        trip="command-failures",
+        at=5,
+        findings=frozenset({"error-echo"}),
+    ),
+    Case(
+        name="consecutive failures",
+        reason="three different calls failing in a row",
+        steps=[
+            bash("ls nope", "No such file", 2),
+            read("/r/missing", "File does not exist", error=True),
+            bash("cat nope", "No such file", 1),
+        ],
+        trip="consecutive-failures",
+        at=3,
+    ),
+    Case(
+        name="no progress",
+        reason="12 polls of a background task with nothing else happening",
+        steps=[tool("TaskOutput", "running", task_id="b1") for _ in range(12)],
+        trip="no-progress",
+        at=12,
+    ),
+    Case(
+        name="tool budget",
+        reason="the 401st call crosses a budget of 400",
+        steps=[read(f"/r/f{n}.py", str(n)) for n in range(401)],
+        trip="tool-budget",
+        at=401,
+    ),
+    Case(
+        name="blast radius",
+        reason="61 distinct files edited, over 60",
+        steps=[
+            *[edit(f"/r/f{n}.py") for n in range(20)],
+            bash("pytest", "ok"),
+            *[edit(f"/r/g{n}.py") for n in range(20)],
+            bash("pytest", "ok"),
+            *[edit(f"/r/h{n}.py") for n in range(21)],
+        ],
+        trip="blast-radius",
+        at=63,
+    ),
+    Case(
+        name="session time",
+        reason="the wall clock passes 90 minutes",
+        steps=[read(f"/r/f{n}.py", str(n)) for n in range(10)],
+        minutes_per_step=10.0,
+        trip="session-time",
+        at=10,
+    ),
+)
