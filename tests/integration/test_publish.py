@@ -92,7 +92,7 @@ def test_a_kill_then_resume_never_opens_a_second_request(
     tmp_path: Path, host: Host, server: FakeServer, point: str
 ) -> None:
     if point == "after-push" and host.kind == "gitlab":
-        pytest.skip("the push half is the host's no concern: checked once, on GitHub")
+        pytest.skip("the push does not depend on the host: checked on GitHub only")
     repo, remote, plan, env = setup(tmp_path, host, server)
     killed = seawall("run", str(plan), cwd=repo, env={**env, "SEAWALL_KILL_AT": point})
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
@@ -129,7 +129,7 @@ def test_a_failed_push_is_reported_and_the_session_still_finishes(
     tmp_path: Path, host: Host, server: FakeServer
 ) -> None:
     if host.kind == "gitlab":
-        pytest.skip("a push failure happens before the host is asked: checked once, on GitHub")
+        pytest.skip("a failed push never reaches the host: checked on GitHub only")
     repo, remote, plan, env = setup(tmp_path, host, server)
     plan.write_text(plan.read_text().replace(str(remote), str(tmp_path / "missing.git")))
     done = seawall("run", str(plan), cwd=repo, env=env)
