@@ -8,10 +8,12 @@ sent, with a settle window that covers the gap, so no test waits 20 real seconds
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +25,7 @@ from coordinator.testing.http import FakeServer, FakeService, Fault
 from coordinator.tracker import IssueTracker
 from tests.fakes.github_server import GitHubService
 from tests.fakes.gitlab_server import GitLabService
+from tests.integration.sessionkit import make_repo, seawall, write_plan
 
 GITHUB_TOKEN = "ghp_exactly_once"
 GITLAB_TOKEN = "glpat-exactly-once"
@@ -156,3 +159,40 @@ def test_a_stale_claim_does_not_block_filing_forever(host: Host, server: FakeSer
         result = filer(tracker, "s2", settle=0.5).file(WORK)
         assert result.created, result.error
         assert open_carryovers(server, tracker) == [result.number]
+
+
+@pytest.mark.slow
+def test_a_real_session_and_validate_leave_one_issue_for_a_late_create(
+    host: Host, server: FakeServer, tmp_path: Path
+) -> None:
+    """Through ``seawall run`` and ``seawall carryover validate``: the session's create is
+    applied after its client timed out, and nothing files it a second time."""
+    repo = make_repo(tmp_path / "repo")
+    spec = tmp_path / "agents.json"
+    spec.write_text(json.dumps({"parser": [{"final": "STATUS: failed — KeyError: 'user'"}]}))
+    token, env_name, api = (
+        (GITHUB_TOKEN, "GITHUB_TOKEN", "/api/v3")
+        if host.name == "github"
+        else (GITLAB_TOKEN, "GITLAB_TOKEN", "")
+    )
+    options = f"timeout = {TIMEOUT}\n" + (
+        "request_interval = 0\nwrite_interval = 0\n" if host.name == "github" else ""
+    )
+    repository = "octo/demo" if host.name == "github" else "group/demo"
+    extra = (
+        f'\n[session.tracker]\nkind = "{host.name}"\nrepository = "{repository}"\n'
+        f'url = "{server.origin}{api}"\n[session.tracker.options]\n{options}'
+        "[session.wave_breaker]\nmax_rework_cycles = 0\n"
+    )
+    tasks = [{"id": "parser", "prompt": "fix the parser", "scope": ["parser.py"]}]
+    plan = write_plan(tmp_path / "plan.toml", session='name = "late"', tasks=tasks, extra=extra)
+    server.service.inject_operation("create_issue", Fault(apply_after=APPLIED_AFTER))
+    env = {env_name: token, "AGENT_SPEC": str(spec)}
+    run = seawall("run", str(plan), cwd=repo, env=env)
+    assert "→ issue #1" in run.stderr, run.stdout + run.stderr
+    validate = seawall("carryover", "validate", "--repo", str(repo), cwd=repo, env=env)
+    assert validate.returncode == 0, validate.stdout + validate.stderr
+    assert "every SPIRAL/FAILED line has its issue" in validate.stdout
+    assert server.service.count_operation("create_issue") == 1
+    with host.tracker(server) as tracker:
+        assert open_carryovers(server, tracker) == [1]
