@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 
 from adapters.runners.command import CommandRunner
 from adapters.runners.ray import RayRunner
@@ -100,6 +101,62 @@ async def _measure(root: Path) -> dict[str, float]:
     return figures
 
 
+BUNDLE_FILES = 5_000
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def _big_repo(root: Path) -> Path:
+    repo = root / "big"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "b@example.com")
+    _git(repo, "config", "user.name", "Bench")
+    for n in range(BUNDLE_FILES):
+        folder = repo / f"pkg{n // 100:02d}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"mod{n:04d}.py").write_text(f"VALUE = {n}\n" + "# padding\n" * 20)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "base")
+    return repo
+
+
+def _merge_a_wave(repo: Path) -> None:
+    for n in range(4):  # a wave merged four small changes
+        (repo / "pkg00" / f"mod{n:04d}.py").write_text(f"VALUE = {n + 1}\n")
+    _git(repo, "commit", "-qam", "wave 1")
+
+
+async def _bundles(repo: Path) -> tuple[float, float, int, int]:
+    """Seconds and bytes of the history bundle a wave ships: the first wave's (the whole
+    history) and the next wave's (only the commits merged since), on a 5,000-file repo."""
+    from adapters.runners._ray_local import LocalWorktree
+
+    runner = RayRunner(RunnerSpec(name="noop", kind="command", argv=NOOP))
+    the_ray = await runner._connect()
+    figures: list[float] = []
+    sizes: list[int] = []
+    for wave in (1, 2):
+        if wave == 2:
+            await anyio.to_thread.run_sync(_merge_a_wave, repo)
+        head = await anyio.to_thread.run_sync(_git, repo, "rev-parse", "HEAD")
+        (workspace,) = await prepare_workspaces(
+            repo, session_id="bundles", wave=wave, base=head, task_ids=["t"],
+            isolation=Isolation.WORKTREE,
+        )  # fmt: skip
+        request = AgentRequest(task_id="t", prompt="-", workspace=Path(workspace.path))
+        local = LocalWorktree.open(request)
+        before = runner.bundled_bytes
+        started = time.perf_counter()
+        await runner._base_bundle(the_ray, local)
+        figures.append(time.perf_counter() - started)
+        sizes.append(runner.bundled_bytes - before)
+    return figures[0], figures[1], sizes[0], sizes[1]
+
+
 def run() -> list[BenchResult]:
     try:
         import ray
@@ -115,6 +172,8 @@ def run() -> list[BenchResult]:
     try:
         with tempfile.TemporaryDirectory(prefix="seawall-bench-ray-") as scratch:
             figures = anyio.run(_measure, Path(scratch))
+            big = _big_repo(Path(scratch))
+            first_s, next_s, first_b, next_b = anyio.run(_bundles, big)
     finally:
         if owned:
             ray.shutdown()
@@ -131,4 +190,13 @@ def run() -> list[BenchResult]:
             ),
         )
         for size in (AGENTS, 1)
+    ] + [
+        BenchResult(
+            name=f"history bundle of the next wave, {BUNDLE_FILES:,}-file repository",
+            figure=next_s,
+            baseline=first_s,
+            unit="s",
+            baseline_name="the first wave's whole-history bundle",
+            note=f"{next_b:,} bytes against {first_b:,} bytes shipped",
+        )
     ]

@@ -427,3 +427,55 @@ async def test_a_session_retries_the_agent_of_a_lost_node_and_goes_on(
     pid = int((marks / "victim.pid").read_text())
     assert await gone(pid, within=30), f"the first victim agent {pid} outlived its node"
     cluster.add_second()
+
+
+async def test_a_killed_coordinator_leaves_no_remote_agent_and_resume_finishes(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    agent = tmp_path / "retry_agent.py"
+    agent.write_text(RETRY_AGENT)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    plan_text = CLUSTER_PLAN.format(
+        argv=json.dumps([sys.executable, str(agent)]),
+        marks=json.dumps(str(marks)),
+        scratch=json.dumps(str(tmp_path / "scratch")),
+    )
+    address = f'address = "{cluster.address}"\n'
+    plan_text = plan_text.replace("[runners.head.options]\n", "[runners.head.options]\n" + address)
+    plan_text = plan_text.replace(
+        "[runners.second.options]\n", "[runners.second.options]\n" + address
+    )
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text)
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    command = [sys.executable, "-m", "coordinator"]
+    coordinator = await anyio.open_process(
+        [*command, "run", str(plan), "--repo", str(repo)],
+        cwd=repo,
+        env=cluster.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        await _wait_for(marks / "victim.pid", within=180)
+        await anyio.sleep(1.0)
+        os.killpg(coordinator.pid, signal.SIGKILL)  # the coordinator dies, its agents run on
+        with anyio.fail_after(30):
+            await coordinator.wait()
+    finally:
+        if coordinator.returncode is None:
+            os.killpg(coordinator.pid, signal.SIGKILL)
+    pid = int((marks / "victim.pid").read_text())
+    # Ray ends a dead driver's tasks, and the worker's processes with them
+    assert await gone(pid, within=60), f"the remote agent {pid} outlived its coordinator"
+    with anyio.fail_after(600):
+        resumed = await anyio.run_process(
+            [*command, "resume", "--repo", str(repo)], cwd=repo, env=cluster.env, check=False
+        )
+    assert resumed.returncode == 0, (resumed.stdout + resumed.stderr)[-4000:]
+    assert git(repo, "show", "main:src/victim.py") == "V = 2"
+    assert git(repo, "show", "main:src/after.py") == "AFTER = 1"
+    assert git(repo, "show", "main:src/healthy.py") == "HEALTHY = 1"
