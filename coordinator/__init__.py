@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         TrackerError,
     )
     from coordinator.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+    from coordinator.exitcodes import ExitCode
     from coordinator.isolation import (
         explain_enforcement,
         explain_isolation,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from coordinator.model import (
         BreakerLimits,
         Budgets,
+        ChecksPolicy,
         CollisionRisk,
         Enforcement,
         Isolation,
@@ -60,7 +62,13 @@ if TYPE_CHECKING:
     from coordinator.plan import load_plan, parse_plan, plan_waves
     from coordinator.prompting import render_agent_prompt
     from coordinator.registry import AdapterError
-    from coordinator.runner import AgentRequest, AgentResult, AgentRunner, StopSignal
+    from coordinator.runner import (
+        AgentRequest,
+        AgentResult,
+        AgentRunner,
+        RunnerProbe,
+        StopSignal,
+    )
     from coordinator.session.engine import Session, SessionResult
     from coordinator.status import parse_status
     from coordinator.tracker import (
@@ -98,6 +106,7 @@ _EXPORTS: dict[str, str] = {
         ["Event", "Final", "Message", "ToolCall", "ToolResult", "Turn", "Usage"],
         "coordinator.events",
     ),
+    "ExitCode": "coordinator.exitcodes",
     **dict.fromkeys(
         ["explain_enforcement", "explain_isolation", "resolve_enforcement", "resolve_isolation"],
         "coordinator.isolation",
@@ -106,6 +115,7 @@ _EXPORTS: dict[str, str] = {
         [
             "BreakerLimits",
             "Budgets",
+            "ChecksPolicy",
             "CollisionRisk",
             "Enforcement",
             "Isolation",
@@ -126,7 +136,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["load_plan", "parse_plan", "plan_waves"], "coordinator.plan"),
     "render_agent_prompt": "coordinator.prompting",
     **dict.fromkeys(
-        ["AgentRequest", "AgentResult", "AgentRunner", "StopSignal"], "coordinator.runner"
+        ["AgentRequest", "AgentResult", "AgentRunner", "RunnerProbe", "StopSignal"],
+        "coordinator.runner",
     ),
     **dict.fromkeys(["Session", "SessionResult"], "coordinator.session.engine"),
     "parse_status": "coordinator.status",
@@ -158,11 +169,13 @@ __all__ = [
     "CarryoverFiler",
     "CarryoverKind",
     "CarryoverResult",
+    "ChecksPolicy",
     "CollisionRisk",
     "ConfigurationError",
     "DirtyWorkingTreeError",
     "Enforcement",
     "Event",
+    "ExitCode",
     "Final",
     "GitError",
     "Isolation",
@@ -174,6 +187,7 @@ __all__ = [
     "PlanError",
     "PullRequest",
     "RunnerError",
+    "RunnerProbe",
     "RunnerSpec",
     "SeawallError",
     "Session",

@@ -16,6 +16,7 @@ __all__ = [
     "READ_TOOLS",
     "SHELL_TOOLS",
     "SUBAGENT_TOOLS",
+    "TURN_LIMIT_SUBTYPES",
     "Event",
     "Final",
     "Message",
@@ -32,6 +33,8 @@ EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "file_chan
 READ_TOOLS = frozenset({"Read", "Grep", "Glob", "NotebookRead", "View"})
 SHELL_TOOLS = frozenset({"Bash", "command_execution", "shell", "exec_command"})
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
+TURN_LIMIT_SUBTYPES = frozenset({"error_max_turns"})
+"""Final subtypes of an agent CLI that stopped at its turn limit."""
 
 
 def _empty() -> Mapping[str, Any]:
@@ -81,9 +84,13 @@ class Message:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
-    """Token usage and cost of one model response, counted once per ``message_id``."""
+    """Token usage and cost of one model response, counted once per ``message_id``.
+
+    ``input_tokens`` is uncached input (cache reads and writes are counted apart);
+    ``model`` names the model that answered, for pricing when ``cost_usd`` is 0."""
 
     message_id: str = ""
+    model: str = ""
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -94,7 +101,11 @@ class Usage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Final:
-    """The agent finished. ``is_error`` is true for any failed run, whatever the subtype."""
+    """The agent finished. ``is_error`` is true for any failed run, whatever the subtype.
+
+    ``denials`` names the calls the agent CLI's own permission layer refused (``"Write
+    src/x.py"``); ``turn_limit`` is true when the CLI ended because it reached its turn
+    limit (its work is partial, not failed)."""
 
     text: str = ""
     is_error: bool = False
@@ -102,7 +113,12 @@ class Final:
     num_turns: int | None = None
     cost_usd: float | None = None
     duration_ms: int | None = None
+    denials: tuple[str, ...] = ()
     at: float = 0.0
+
+    @property
+    def turn_limit(self) -> bool:
+        return self.subtype in TURN_LIMIT_SUBTYPES
 
 
 Event = Turn | ToolCall | ToolResult | Message | Usage | Final

@@ -128,7 +128,7 @@ def explain_enforcement(
     if configured is Enforcement.WARN:
         return EnforcementResolution(
             Enforcement.STRICT,
-            "in place: warn promoted to strict, the scope hook is the only barrier",
+            "in place: warn promoted to strict (the scope is all that keeps agents apart)",
         )
     return EnforcementResolution(Enforcement.STRICT, "enforcement = strict as configured")
 

@@ -12,6 +12,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Literal
 
+from coordinator.pricing import Price
+
 __all__ = [
     "AUTO_MAX_TURNS",
     "BreakerLimits",
@@ -140,6 +142,7 @@ class Budgets:
     """Money and time ceilings. ``None`` means no ceiling."""
 
     cost_usd: float | None = None
+    tokens: int | None = None  # input + output tokens of all agents, an alternative limit
     agent_minutes: float = 30.0  # wall clock per agent
     session_minutes: float | None = None
 
@@ -157,6 +160,7 @@ class BreakerLimits:
     tool_budget_warn_fraction: float = 0.8
     max_files_touched: int = 60
     max_session_minutes: float = 90.0
+    max_scope_denials: int = 10  # calls seawall's guard denied; not counted as failures
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -262,6 +266,9 @@ class SessionConfig:
     spiral: SpiralConfig = field(default_factory=SpiralConfig)
     commands: CommandPolicyConfig = field(default_factory=CommandPolicyConfig)
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
+    accept_hooks_only: bool = False  # without an OS sandbox, run strict in place anyway
+    sandbox_writable: tuple[str, ...] = ()  # more paths every agent may write (caches)
+    prices: Mapping[str, Price] = field(default_factory=lambda: MappingProxyType({}))
     publish: PublishConfig | None = None
     notify: NotifyConfig | None = None
 

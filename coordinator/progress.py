@@ -18,6 +18,7 @@ class AgentRow:
     turns: int = 0
     tool_calls: int = 0
     cost_usd: float = 0.0
+    cost_estimated: bool = False  # priced from token usage ("~$0.42")
     started: float = 0.0
     finished: float | None = None
     last_tool: str = ""
@@ -81,7 +82,7 @@ class Progress:
         else:
             self.stream.write(
                 f"seawall: W{self.wave} {task}: {status} after {row.turns} turns, "
-                f"{row.tool_calls} tool calls, ${row.cost_usd:.2f}, "
+                f"{row.tool_calls} tool calls, {_money(row)}, "
                 f"{(row.finished - row.started):.1f}s\n"
             )
             self.stream.flush()
@@ -100,7 +101,7 @@ class Progress:
             elapsed = (row.finished or now) - row.started
             lines.append(
                 f"{row.task[:24]:<24} {row.status[:16]:<16} {row.turns:>5} {row.tool_calls:>5} "
-                f"{row.cost_usd:>7.2f} {elapsed:>7.1f}s  {row.last_tool[:30]}"
+                f"{_money(row):>7} {elapsed:>7.1f}s  {row.last_tool[:30]}"
             )
         return lines
 
@@ -119,6 +120,11 @@ class Progress:
         self.stream.write("\n".join(lines) + "\n")
         self.stream.flush()
         self._drawn_lines = len(lines)
+
+
+def _money(row: AgentRow) -> str:
+    """``$0.42``, or ``~$0.42`` when the cost is an estimate from token usage."""
+    return f"{'~' if row.cost_estimated else ''}${row.cost_usd:.2f}"
 
 
 def make_progress(stream: TextIO | None = None) -> Progress:

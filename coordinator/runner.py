@@ -29,13 +29,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Self
+from typing import ClassVar, Self
 
 import anyio
 
 from coordinator.errors import ConfigurationError
 from coordinator.events import Event, Final, ToolCall, Turn, Usage
 from coordinator.model import RunnerSpec
+from coordinator.pricing import PriceTable
+from coordinator.sandbox.policy import SandboxPolicy
 
 __all__ = [
     "AgentRequest",
@@ -106,6 +108,9 @@ class AgentRequest:
     ``max_turns`` is a hint passed to the agent CLI; the coordinator's own count is the
     limit (it calls ``stop.stop(...)``). ``time_limit`` is wall-clock seconds, enforced by
     the runner. ``transcript_path`` is where the runner keeps the agent's raw output
+    (its parent directory is created); None keeps no transcript. ``sandbox`` is what the
+    agent's processes may write (enforced by the kernel for subprocess agents); None runs
+    them unsandboxed, still under the supervisor that ends every process they start.
     (its parent directory is created); None keeps no transcript. ``manifest`` is the
     wave's scope manifest and ``manifest_sha256`` its digest: the agent's hooks are told
     both, so they never look for a manifest where the agent could have written one.
@@ -120,6 +125,7 @@ class AgentRequest:
     env: Mapping[str, str] = field(default_factory=_frozen_env)
     time_limit: float | None = None
     transcript_path: Path | None = None
+    sandbox: SandboxPolicy | None = None
     manifest: Path | None = None
     manifest_sha256: str = ""
     stop: StopSignal = field(default_factory=StopSignal, compare=False, repr=False)
@@ -187,6 +193,7 @@ class RunCounts:
     output_tokens: int = 0
     elapsed_s: float = 0.0
     last_tool: str | None = None
+    cost_estimated: bool = False
 
 
 class RunCounter:
@@ -194,14 +201,18 @@ class RunCounter:
 
     Duties: a turn per ``Turn`` event; a tool call per ``ToolCall``; usage and cost once
     per ``Usage.message_id`` (a repeated id is not counted again); the ``Final``'s own
-    cost, when it reports one, replaces the running sum (it is the CLI's total); elapsed
-    time from ``clock`` (inject ``anyio.current_time`` or a fake clock in tests).
+    cost, when it reports one, replaces the running sum (it is the CLI's total); usage
+    that comes without a cost is priced with ``prices`` (the cost is then an estimate,
+    ``cost_estimated``, until a CLI total replaces it); elapsed time from ``clock``
+    (inject ``anyio.current_time`` or a fake clock in tests).
     """
 
     __slots__ = (
         "_clock",
         "_message_ids",
+        "_prices",
         "_started",
+        "cost_estimated",
         "cost_usd",
         "final",
         "input_tokens",
@@ -211,8 +222,12 @@ class RunCounter:
         "turns",
     )
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, *, clock: Callable[[], float] = time.monotonic, prices: PriceTable | None = None
+    ) -> None:
         self._clock = clock
+        self._prices = prices
+        self.cost_estimated = False
         self._started = clock()
         self._message_ids: set[str] = set()
         self.turns = 0
@@ -236,6 +251,7 @@ class RunCounter:
             self.final = event
             if event.cost_usd is not None:
                 self.cost_usd = event.cost_usd
+                self.cost_estimated = False
 
     def _usage(self, event: Usage) -> None:
         if event.message_id:
@@ -244,7 +260,17 @@ class RunCounter:
             self._message_ids.add(event.message_id)
         self.input_tokens += event.input_tokens
         self.output_tokens += event.output_tokens
-        self.cost_usd += event.cost_usd
+        cost = event.cost_usd
+        if not cost and self._prices is not None:
+            cost = self._prices.cost(
+                event.model,
+                input_tokens=event.input_tokens,
+                output_tokens=event.output_tokens,
+                cache_read_tokens=event.cache_read_tokens,
+                cache_write_tokens=event.cache_write_tokens,
+            )
+            self.cost_estimated = self.cost_estimated or cost > 0
+        self.cost_usd += cost
 
     @property
     def elapsed_s(self) -> float:
@@ -261,6 +287,7 @@ class RunCounter:
             output_tokens=self.output_tokens,
             elapsed_s=self.elapsed_s,
             last_tool=self.last_tool,
+            cost_estimated=self.cost_estimated,
         )
 
 
@@ -273,9 +300,15 @@ class Emitter:
 
     __slots__ = ("_emit", "counter")
 
-    def __init__(self, emit: EmitFn, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        emit: EmitFn,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        prices: PriceTable | None = None,
+    ) -> None:
         self._emit = emit
-        self.counter = RunCounter(clock=clock)
+        self.counter = RunCounter(clock=clock, prices=prices)
 
     async def __call__(self, event: Event) -> None:
         self.counter.observe(event)
@@ -316,7 +349,23 @@ class AgentRunner(abc.ABC):
 
     A runner instance may serve many concurrent ``run()`` calls (one wave); per-run
     state lives inside ``run()``.
+
+    ``starts_processes`` is True for a runner whose agents are OS processes it starts
+    on this machine, which therefore applies ``request.sandbox`` (seawall's subprocess
+    runners do). For the others (Python callables, scripted agents) the sandbox does not
+    apply, and the session never refuses a wave for want of one.
+
+    ``barrier`` says in a few words what keeps this runner's agents inside their scope
+    while they run (``seawall plan`` shows it); the post-wave check of the whole change
+    applies to every runner.
     """
+
+    starts_processes: ClassVar[bool] = False
+
+    @property
+    def barrier(self) -> str:
+        """The live scope barrier of this runner's agents, in a few words."""
+        return "none while the agent runs (the post-wave check only)"
 
     @abc.abstractmethod
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:

@@ -27,6 +27,7 @@ from coordinator.stagnation.monitor import AgentMonitor
 from coordinator.transcripts import TranscriptReader
 
 __all__ = [
+    "LineFollower",
     "LineParser",
     "MonitorFactory",
     "TailStatistics",
@@ -60,18 +61,59 @@ def tail_lock_path(repo: Path, session: str) -> Path:
     return repo / ".seawall" / session / "tail.lock"
 
 
-class _Followed:
-    """One followed file: where reading stopped, and the unfinished last line."""
+class LineFollower:
+    """Follows one growing file: each ``read()`` returns the complete lines appended since
+    the last one; an unfinished last line waits for its newline (``rest()`` gives it at
+    the end). A file that is truncated or replaced is read again from its start
+    (``restarted`` says so); a removed file reads as nothing, and what was read stays read.
+    """
 
-    __slots__ = ("inode", "monitor", "offset", "parser", "partial", "path")
+    __slots__ = ("inode", "offset", "partial", "path", "restarted")
+
+    def __init__(self, path: Path, inode: int | None = None) -> None:
+        self.path = path
+        self.inode = inode if inode is not None else path.stat().st_ino
+        self.offset = 0
+        self.partial = b""
+        self.restarted = False
+
+    def read(self, limit: int = _READ_CHUNK) -> list[bytes]:
+        """The complete lines appended since the last read (at most ``limit`` bytes)."""
+        self.restarted = False
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return []
+        if stat.st_ino != self.inode or stat.st_size < self.offset:
+            self.restarted = True
+            self.inode = stat.st_ino
+            self.offset = 0
+            self.partial = b""
+        if stat.st_size == self.offset:
+            return []
+        with self.path.open("rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read(limit)
+        self.offset += len(data)
+        *lines, self.partial = (self.partial + data).split(b"\n")
+        return lines
+
+    def rest(self) -> bytes:
+        """The unfinished last line (once): for a file that will not grow any more."""
+        rest, self.partial = self.partial, b""
+        return rest
+
+
+class _Followed:
+    """One followed file: its follower, parser and agent monitor."""
+
+    __slots__ = ("follower", "monitor", "parser", "path")
 
     def __init__(self, path: Path, monitor: AgentMonitor, parser: LineParser, inode: int) -> None:
         self.path = path
         self.monitor = monitor
         self.parser = parser
-        self.inode = inode
-        self.offset = 0
-        self.partial = b""
+        self.follower = LineFollower(path, inode)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,9 +193,9 @@ class TranscriptTailer:
         each agent's post-wave checks. Returns every agent's findings."""
         self.poll()
         for followed in self._followed.values():
-            if followed.partial.strip():
-                self._feed(followed, followed.partial)
-                followed.partial = b""
+            rest = followed.follower.rest()
+            if rest.strip():
+                self._feed(followed, rest)
         return {agent_id(path): f.monitor.finish() for path, f in self._followed.items()}
 
     def _discover(self) -> None:
@@ -169,29 +211,13 @@ class TranscriptTailer:
                 self._followed[path] = _Followed(path, monitor, self._parser_for(path), inode)
 
     def _read(self, followed: _Followed) -> int:
-        try:
-            stat = followed.path.stat()
-        except FileNotFoundError:
-            return 0  # removed: what was read stays recorded
-        if stat.st_ino != followed.inode or stat.st_size < followed.offset:
-            self._restart(followed, stat.st_ino)
-        if stat.st_size == followed.offset:
-            return 0
-        with followed.path.open("rb") as handle:
-            handle.seek(followed.offset)
-            data = handle.read(_READ_CHUNK)
-        followed.offset += len(data)
-        *lines, followed.partial = (followed.partial + data).split(b"\n")
+        lines = followed.follower.read()
+        if followed.follower.restarted:
+            self._restarts += 1
+            followed.parser = self._parser_for(followed.path)
         for line in lines:
             self._feed(followed, line)
         return len(lines)
-
-    def _restart(self, followed: _Followed, inode: int) -> None:
-        self._restarts += 1
-        followed.inode = inode
-        followed.offset = 0
-        followed.partial = b""
-        followed.parser = self._parser_for(followed.path)
 
     def _feed(self, followed: _Followed, raw: bytes) -> None:
         self._lines += 1

@@ -1,8 +1,11 @@
 """Running one agent as a subprocess: start, stream, limit, stop, reap.
 
-Shared by the ``command``, ``claude-code`` and ``codex`` runners. The agent runs in its
-own session (``start_new_session=True``) so that stopping it reaches every process it
-started: the whole process group gets SIGTERM, then SIGKILL after a short grace.
+Shared by the ``command``, ``claude-code`` and ``codex`` runners. On Linux every agent
+runs under seawall's supervisor (``coordinator.sandbox.supervise``) in a session of its
+own: the supervisor applies the request's sandbox, and ends every process the agent
+started (even those that left its process group or session) when the agent ends or is
+stopped. Stopping the agent sends SIGTERM to the supervisor's group and waits until it
+is empty (SIGKILL after the grace). Elsewhere the agent runs directly in that session.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import math
 import os
 import shutil
 import signal
+import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +25,11 @@ import anyio
 from anyio.abc import Process
 
 from coordinator.errors import ConfigurationError, RunnerError
+from coordinator.processes import aend_group, signal_group
 from coordinator.runner import AgentRequest, AgentResult, Emitter, StopSignal
+from coordinator.sandbox.launch import supervised, supervisor_argv, unavailable_reason
+from coordinator.sandbox.policy import DEVICE_PATHS, SandboxPolicy, cli_state_paths
+from coordinator.sandbox.supervise import SANDBOX_FAILED, SUPERVISOR_SAYS
 
 __all__ = [
     "DEFAULT_KILL_GRACE",
@@ -39,6 +47,7 @@ DEFAULT_KILL_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL of an agent's process group."""
 
 _DRAIN = 1.0  # seconds to wait for output after the agent exited
+_SUPERVISOR_MARGIN = 1.0  # beyond the grace: the supervisor's own SIGKILL round
 _MAX_LINE = 8 * 1024 * 1024  # a longer "line" is handed on in pieces
 _STDERR_TAIL = 8 * 1024
 
@@ -94,22 +103,47 @@ async def spawn_agent(
     kill_grace: float = DEFAULT_KILL_GRACE,
 ) -> ProcessOutcome:
     """Resolve ``argv[0]`` on the agent's PATH, keep the transcript, and run the agent
-    with the prompt on stdin (see ``run_agent_process``)."""
+    with the prompt on stdin under the supervisor and the request's sandbox (see
+    ``run_agent_process``). A sandboxed agent gets a temporary directory of its own
+    (``TMPDIR``), removed when it ends."""
     executable = resolve_executable(argv[0], env, task_id=request.task_id)
-    transcript = _open_transcript(request.transcript_path)
-    try:
-        return await run_agent_process(
-            (executable, *argv[1:]),
-            request=request,
-            env=env,
-            stdin=request.prompt.encode(),
-            on_line=on_line,
-            transcript=transcript,
-            kill_grace=kill_grace,
-        )
-    finally:
-        if transcript is not None:
-            transcript.close()
+    if request.sandbox is not None and (missing := unavailable_reason()):
+        raise RunnerError(f"task {request.task_id!r}: cannot sandbox the agent: {missing}")
+    with tempfile.TemporaryDirectory(prefix="seawall-agent-") as scratch:
+        env = dict(env)
+        policy = None
+        if request.sandbox is not None:
+            env["TMPDIR"] = scratch
+            policy = _agent_policy(request.sandbox, Path(scratch), env, Path(executable).name)
+        command = [executable, *argv[1:]]
+        if supervised():
+            command = supervisor_argv(command, policy=policy, grace=kill_grace)
+        transcript = _open_transcript(request.transcript_path)
+        try:
+            outcome = await run_agent_process(
+                command,
+                request=request,
+                env=env,
+                stdin=request.prompt.encode(),
+                on_line=on_line,
+                transcript=transcript,
+                kill_grace=kill_grace + _SUPERVISOR_MARGIN,
+            )
+        finally:
+            if transcript is not None:
+                transcript.close()
+    if outcome.exit_code == SANDBOX_FAILED and SUPERVISOR_SAYS in outcome.stderr_tail:
+        detail = outcome.stderr_tail.strip().splitlines()[-1]
+        raise RunnerError(f"task {request.task_id!r}: cannot start the agent: {detail}")
+    return outcome
+
+
+def _agent_policy(
+    sandbox: SandboxPolicy, scratch: Path, env: Mapping[str, str], program: str
+) -> SandboxPolicy:
+    """The session's policy plus the agent's temp dir, CLI state and the usual devices."""
+    state = cli_state_paths(env, create_for=program)
+    return sandbox.with_paths((scratch, *state, *map(Path, DEVICE_PATHS)))
 
 
 def process_result(
@@ -285,33 +319,17 @@ async def _drain(process: Process, stdout_done: anyio.Event) -> None:
     with anyio.move_on_after(_DRAIN):
         await stdout_done.wait()
     if not stdout_done.is_set():
-        _signal_group(process.pid, signal.SIGKILL)
+        signal_group(process.pid, signal.SIGKILL)
         with anyio.move_on_after(_DRAIN):
             await stdout_done.wait()
 
 
 async def _terminate_group(process: Process, grace: float) -> None:
-    """SIGTERM the agent's process group, give the agent up to ``grace`` to exit, then
-    SIGKILL the group, so no child it started outlives it. (Group members are not polled:
-    where nothing reaps orphans, a dead child lingers as a zombie in the group.)"""
-    if not _signal_group(process.pid, signal.SIGTERM):
-        return
+    """End the agent's process group (the supervisor and the agent) and wait until it is
+    empty; the supervisor ends the agent's other descendants before it exits."""
+    await aend_group(process.pid, grace=grace)
     with anyio.move_on_after(grace):
         await process.wait()
-    _signal_group(process.pid, signal.SIGKILL)
-    with anyio.move_on_after(grace):
-        await process.wait()
-
-
-def _signal_group(pgid: int, signum: int) -> bool:
-    """Send ``signum`` to the process group; False when the group no longer exists."""
-    try:
-        os.killpg(pgid, signum)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return False  # the group id now belongs to someone else's process: not ours
-    return True
 
 
 def parse_grace(name: str, raw: str | None) -> float:

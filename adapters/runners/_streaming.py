@@ -15,6 +15,7 @@ from adapters.runners._process import (
 from coordinator.errors import ConfigurationError
 from coordinator.events import Event
 from coordinator.model import RunnerSpec
+from coordinator.pricing import PriceTable
 from coordinator.runner import (
     AgentRequest,
     AgentResult,
@@ -39,6 +40,7 @@ class StreamingCliRunner(AgentRunner):
     """Runs an agent CLI whose stdout is JSON lines; subclasses give argv and a parser."""
 
     default_executable: ClassVar[str]
+    starts_processes: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -69,7 +71,13 @@ class StreamingCliRunner(AgentRunner):
 
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
         """Run the CLI for ``request``, streaming parsed events; see ``AgentRunner``."""
-        emitter = Emitter(emit)
+        return await self.run_argv(request, emit, self.argv(request))
+
+    async def run_argv(
+        self, request: AgentRequest, emit: EmitFn, argv: Sequence[str]
+    ) -> AgentResult:
+        """Run ``argv`` as the agent of ``request`` (for subclasses that prepare files)."""
+        emitter = Emitter(emit, prices=PriceTable())
         parser = self.parser()
 
         async def on_line(line: str) -> None:
@@ -77,7 +85,7 @@ class StreamingCliRunner(AgentRunner):
                 await emitter(event)
 
         outcome = await spawn_agent(
-            self.argv(request),
+            argv,
             request=request,
             env=agent_environment(request, self.env),
             on_line=on_line,

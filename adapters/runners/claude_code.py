@@ -1,23 +1,67 @@
 """The ``claude-code`` runner: Claude Code's headless mode as an agent.
 
 Runs ``claude -p --output-format stream-json --verbose --max-turns N [--model M]
-[extra args]`` in the agent's workspace with the prompt on stdin (``-p`` reads the prompt
-from stdin when none is given as an argument; stdin avoids argument-length limits and
-keeps the prompt out of process listings), and parses stdout with
-``ClaudeStreamParser``. ``--max-turns`` is only a hint: the coordinator counts turns.
+--settings <file> --permission-mode dontAsk [extra args]`` in the agent's workspace with
+the prompt on stdin (``-p`` reads the prompt from stdin when none is given as an
+argument; stdin avoids argument-length limits and keeps the prompt out of process
+listings), and parses stdout with ``ClaudeStreamParser``. ``--max-turns`` is only a
+hint: the coordinator counts turns.
+
+**seawall is the permission layer** (``permissions = "hook"``, the default). A headless
+``claude -p`` has nobody to ask, so every Edit, Write and most Bash calls would be
+refused. The generated settings file installs seawall's PreToolUse, PostToolUse and Stop
+hooks; the runner exports ``SEAWALL_PERMISSIONS=hook`` so the PreToolUse hook *allows*
+what the task's scope and command policy allow and denies the rest with the reason the
+agent sees. ``dontAsk`` refuses whatever no hook allowed instead of waiting for an
+answer; it works as root (``bypassPermissions`` is refused there). ``permissions =
+"none"`` adds neither the settings nor the mode, for a caller who brings their own.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Self
+import json
+import shlex
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Self
 
-from adapters.runners._process import parse_grace
+from adapters.runners._process import DEFAULT_KILL_GRACE, parse_grace
 from adapters.runners._streaming import LineParser, StreamingCliRunner, spec_options
+from coordinator.errors import ConfigurationError
+from coordinator.hooks.install import default_command
 from coordinator.model import RunnerSpec
-from coordinator.runner import AgentRequest
+from coordinator.runner import AgentRequest, AgentResult, EmitFn
 from coordinator.transcripts import ClaudeStreamParser
 
-__all__ = ["ClaudeCodeRunner"]
+__all__ = ["PERMISSION_MODE", "ClaudeCodeRunner", "hook_settings"]
+
+PERMISSION_MODE = "dontAsk"
+"""Headless and root-safe: a call no hook allowed is refused, never waited on."""
+
+_HOOK_EVENTS: Mapping[str, tuple[str | None, str]] = {
+    "PreToolUse": ("*", "pre-tool-use"),
+    "PostToolUse": ("*", "post-tool-use"),
+    "Stop": (None, "subagent-stop"),
+}
+_HOOK_TIMEOUT_S = 30
+_PERMISSIONS = ("hook", "none")
+
+
+def hook_settings(command: str) -> dict[str, Any]:
+    """The Claude Code settings that route every tool call and the stop through seawall."""
+    hooks: dict[str, list[dict[str, Any]]] = {}
+    for event, (matcher, name) in _HOOK_EVENTS.items():
+        hook = {
+            "type": "command",
+            "command": f"{shlex.quote(command)} hook {name}",
+            "timeout": _HOOK_TIMEOUT_S,
+        }
+        entry: dict[str, Any] = {"hooks": [hook]}
+        if matcher is not None:
+            entry = {"matcher": matcher, **entry}
+        hooks[event] = [entry]
+    return {"hooks": hooks}
 
 
 class ClaudeCodeRunner(StreamingCliRunner):
@@ -26,30 +70,92 @@ class ClaudeCodeRunner(StreamingCliRunner):
     [runners.claude]
     kind = "claude-code"
     model = "sonnet"
-    argv = ["--permission-mode", "acceptEdits"]   # extra arguments, appended
-    options = { executable = "claude", kill_grace = "2" }
+    argv = ["--append-system-prompt", "Be brief."]   # extra arguments, appended
+    options = { executable = "claude", kill_grace = "2", permissions = "hook" }
+
+    ``hook_command`` is the ``seawall`` command the hooks run (default: the installed
+    executable's absolute path).
     """
 
     default_executable: ClassVar[str] = "claude"
 
+    def __init__(
+        self,
+        *,
+        executable: str | None = None,
+        model: str | None = None,
+        extra_args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        kill_grace: float = DEFAULT_KILL_GRACE,
+        permissions: str = "hook",
+        hook_command: str | None = None,
+    ) -> None:
+        if permissions not in _PERMISSIONS:
+            raise ConfigurationError(
+                f"claude-code runner: permissions must be one of {_PERMISSIONS}, "
+                f"not {permissions!r}"
+            )
+        hook_env = {"SEAWALL_PERMISSIONS": "hook"} if permissions == "hook" else {}
+        super().__init__(
+            executable=executable,
+            model=model,
+            extra_args=extra_args,
+            env={**hook_env, **(env or {})},
+            kill_grace=kill_grace,
+        )
+        self.permissions = permissions
+        self.hook_command = hook_command
+
     @classmethod
     def from_spec(cls, spec: RunnerSpec) -> Self:
-        options = spec_options(spec, ("executable", "kill_grace"))
+        options = spec_options(spec, ("executable", "kill_grace", "permissions"))
         return cls(
             executable=options.get("executable"),
             model=spec.model,
             extra_args=spec.argv,
             env=spec.env,
             kill_grace=parse_grace(spec.name, options.get("kill_grace")),
+            permissions=options.get("permissions", "hook"),
         )
 
-    def argv(self, request: AgentRequest) -> list[str]:
+    @property
+    def barrier(self) -> str:
+        if self.permissions == "none":
+            return "the caller's own Claude Code settings (seawall's hooks not installed)"
+        return "seawall's PreToolUse hook: scope and command policy, denied live with the reason"
+
+    def argv(self, request: AgentRequest, settings: Path | None = None) -> list[str]:
         argv = [self.executable, "-p", "--output-format", "stream-json", "--verbose"]
         if request.max_turns is not None:
             argv += ["--max-turns", str(request.max_turns)]
         if self.model:
             argv += ["--model", self.model]
+        if settings is not None:
+            argv += ["--settings", str(settings)]
+            if "--permission-mode" not in self.extra_args:
+                argv += ["--permission-mode", PERMISSION_MODE]
         return [*argv, *self.extra_args]
 
     def parser(self) -> LineParser:
         return ClaudeStreamParser()
+
+    async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
+        """Run claude with a settings file bound to this agent (see the module docstring)."""
+        if self.permissions == "none":
+            return await self.run_argv(request, emit, self.argv(request))
+        with tempfile.TemporaryDirectory(prefix="seawall-claude-") as folder:
+            settings = _write_settings(request, Path(folder), self.hook_command)
+            return await self.run_argv(request, emit, self.argv(request, settings))
+
+
+def _write_settings(request: AgentRequest, folder: Path, command: str | None) -> Path:
+    """The settings file: next to the transcript when there is one (kept with the run's
+    record), else in ``folder`` (removed after the run)."""
+    text = json.dumps(hook_settings(command or default_command()), indent=2) + "\n"
+    if request.transcript_path is not None:
+        path = request.transcript_path.with_name(request.transcript_path.name + ".settings.json")
+        path.parent.mkdir(parents=True, exist_ok=True)
+    else:
+        path = folder / "settings.json"
+    path.write_text(text, encoding="utf-8")
+    return path

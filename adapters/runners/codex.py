@@ -1,23 +1,68 @@
 """The ``codex`` runner: Codex's non-interactive ``exec`` mode as an agent.
 
 Runs ``codex exec --json --sandbox workspace-write [--model M] [extra args] -`` in the
-agent's workspace with the prompt on stdin (``-`` makes ``exec`` read it from there),
-and parses stdout with ``CodexJsonParser``. ``codex exec`` has no turn flag: the
-coordinator's own count is the limit.
+agent's workspace with the prompt on stdin (``-`` makes ``exec`` read it from there).
+``codex exec`` has no turn flag: the coordinator's own count is the limit.
+
+**The barrier is Codex's own sandbox.** ``workspace-write`` lets the agent's commands
+and patches write only inside the workspace and a private temporary directory the
+runner makes for the run and exports as ``$TMPDIR`` (it passes
+``sandbox_workspace_write.exclude_slash_tmp=true``, so the rest of ``/tmp`` is not a
+writable root; the directory is removed after the run), with ``exec``'s approval policy
+``never``: a write outside fails at once instead of waiting for an answer. seawall's
+hooks do not run inside Codex, so this sandbox and the post-wave check of the whole
+change are the layers; ``sandbox = "none"`` leaves only the post-wave check (and
+``danger-full-access`` turns the sandbox off).
+
+**What the stream hides is read from the rollout file.** ``--json`` gives no event for
+an ``apply_patch`` that fails, none for a ``write_stdin`` poll, and one usage total per
+run. Codex writes every model response to
+``$CODEX_HOME/sessions/**/rollout-*-<thread id>.jsonl`` as it goes; the runner follows
+that file live (from the thread id of the stream's first line) and takes tool calls,
+results, turns and per-response usage from it, so failed edits reach the detectors and
+polls the no-progress breaker while the agent runs. When no rollout file appears (an
+older Codex, ``rollout = "off"``), the stream's own events are used.
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import ClassVar, Self
 
-from adapters.runners._process import DEFAULT_KILL_GRACE, parse_grace
-from adapters.runners._streaming import LineParser, StreamingCliRunner, spec_options
-from coordinator.model import RunnerSpec
-from coordinator.runner import AgentRequest
-from coordinator.transcripts import CodexJsonParser
+import anyio
 
-__all__ = ["CodexRunner"]
+from adapters.runners._process import (
+    DEFAULT_KILL_GRACE,
+    agent_environment,
+    parse_grace,
+    process_result,
+    spawn_agent,
+)
+from adapters.runners._streaming import LineParser, StreamingCliRunner, spec_options
+from coordinator.errors import ConfigurationError, RunnerError
+from coordinator.events import Event, Final
+from coordinator.model import RunnerSpec
+from coordinator.pricing import PriceTable
+from coordinator.runner import AgentRequest, AgentResult, EmitFn, Emitter
+from coordinator.tail import LineFollower
+from coordinator.transcripts import CodexJsonParser, CodexRolloutParser
+
+__all__ = ["CodexRunner", "codex_home_of"]
+
+_POLL_S = 0.05
+_FIND_GRACE_S = 0.75  # after the stream's first line, how long a missing rollout is sought
+_ROLLOUT_MODES = ("follow", "off")
+
+
+def codex_home_of(env: Mapping[str, str]) -> Path:
+    """Where Codex keeps its state for an agent with environment ``env``."""
+    home = env.get("CODEX_HOME")
+    if home:
+        return Path(home)
+    return Path(env.get("HOME") or Path("~").expanduser()) / ".codex"
 
 
 class CodexRunner(StreamingCliRunner):
@@ -42,6 +87,7 @@ class CodexRunner(StreamingCliRunner):
         env: Mapping[str, str] | None = None,
         kill_grace: float = DEFAULT_KILL_GRACE,
         sandbox: str | None = "workspace-write",
+        rollout: str = "follow",
     ) -> None:
         super().__init__(
             executable=executable,
@@ -50,11 +96,16 @@ class CodexRunner(StreamingCliRunner):
             env=env,
             kill_grace=kill_grace,
         )
+        if rollout not in _ROLLOUT_MODES:
+            raise ConfigurationError(
+                f"codex runner: rollout must be one of {_ROLLOUT_MODES}, not {rollout!r}"
+            )
         self.sandbox = sandbox
+        self.rollout = rollout
 
     @classmethod
     def from_spec(cls, spec: RunnerSpec) -> Self:
-        options = spec_options(spec, ("executable", "kill_grace", "sandbox"))
+        options = spec_options(spec, ("executable", "kill_grace", "sandbox", "rollout"))
         sandbox = options.get("sandbox", "workspace-write")
         return cls(
             executable=options.get("executable"),
@@ -63,15 +114,142 @@ class CodexRunner(StreamingCliRunner):
             env=spec.env,
             kill_grace=parse_grace(spec.name, options.get("kill_grace")),
             sandbox=None if sandbox in ("", "none") else sandbox,
+            rollout=options.get("rollout", "follow"),
         )
+
+    @property
+    def barrier(self) -> str:
+        """The live barrier this runner's agents have, in a few words."""
+        if self.sandbox in (None, "danger-full-access"):
+            return "none inside the agent (post-wave check only)"
+        return f"Codex sandbox ({self.sandbox}: writes only in the workspace)"
 
     def argv(self, request: AgentRequest) -> list[str]:
         argv = [self.executable, "exec", "--json"]
         if self.sandbox:
             argv += ["--sandbox", self.sandbox]
+        if self.sandbox == "workspace-write":
+            argv += ["-c", "sandbox_workspace_write.exclude_slash_tmp=true"]
         if self.model:
             argv += ["--model", self.model]
         return [*argv, *self.extra_args, "-"]
 
     def parser(self) -> LineParser:
-        return CodexJsonParser()
+        return CodexJsonParser(model=self.model or "")
+
+    async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
+        """Run codex, following its rollout file live (see the module docstring)."""
+        with tempfile.TemporaryDirectory(prefix="seawall-codex-") as scratch:
+            env = agent_environment(request, self.env)
+            if self.sandbox == "workspace-write":
+                env["TMPDIR"] = scratch  # the agent's own temporary files: a writable root
+            return await self._run(request, emit, env)
+
+    async def _run(self, request: AgentRequest, emit: EmitFn, env: dict[str, str]) -> AgentResult:
+        home = None if self.rollout == "off" else codex_home_of(env)
+        follow = _RolloutFollow(Emitter(emit, prices=PriceTable()), home, self.model or "")
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(follow.poll_forever)
+                try:
+                    outcome = await spawn_agent(
+                        self.argv(request),
+                        request=request,
+                        env=env,
+                        on_line=follow.on_stream_line,
+                        kill_grace=self.kill_grace,
+                    )
+                finally:
+                    group.cancel_scope.cancel()
+        except ExceptionGroup as group_error:  # the agent could not start: say so plainly
+            (first, *others) = group_error.exceptions
+            if not others and isinstance(first, RunnerError):
+                raise first from None
+            raise
+        await follow.finish()
+        return process_result(request, outcome, follow.emitter)
+
+
+class _RolloutFollow:
+    """One run's two sources: the ``--json`` stream and, once found, the rollout file.
+
+    Until the rollout file is found, stream events wait (the rollout has them too, from
+    its first line). Codex creates the file as the thread starts; when it has not
+    appeared ``_FIND_GRACE_S`` after the stream's first line, the run falls back to the
+    stream, whose events then go out live (the breakers must see them while the agent
+    runs)."""
+
+    def __init__(self, emitter: Emitter, home: Path | None, model: str) -> None:
+        self.emitter = emitter
+        self.sessions = None if home is None else home / "sessions"  # None: stream only
+        self.stream = CodexJsonParser(model=model)
+        self.rollout = CodexRolloutParser(model=model)
+        self.follower: LineFollower | None = None
+        self.live_stream = self.sessions is None  # the fallback: stream events go out live
+        self.first_line_at: float | None = None
+        self.buffered: list[Event] = []  # stream events held while the rollout is sought
+        self.finals: list[Final] = []
+
+    async def on_stream_line(self, line: str) -> None:
+        if self.first_line_at is None:
+            self.first_line_at = anyio.current_time()
+        for event in self.stream.feed(line):
+            if isinstance(event, Final):
+                self.finals.append(event)  # held: the rollout may still be catching up
+            elif self.live_stream:
+                await self.emitter(event)
+            elif self.follower is None:
+                self.buffered.append(event)
+        await self._read()
+
+    async def poll_forever(self) -> None:
+        while True:
+            await self._read()
+            await anyio.sleep(_POLL_S)
+
+    async def finish(self) -> None:
+        await self._read()
+        if self.follower is not None:
+            rest = self.follower.rest()
+            if rest.strip():
+                await self._emit_all(self.rollout.feed(rest.decode("utf-8", "replace")))
+            turns = self.rollout.turns
+            self.finals = [replace(final, num_turns=turns) for final in self.finals]
+        else:
+            await self._emit_all(self.buffered)
+        self.buffered = []
+        await self._emit_all([*self.stream.finish(), *self.finals])
+
+    async def _read(self) -> None:
+        if self.live_stream:
+            return
+        if self.follower is None:
+            self.follower = self._find()
+            if self.follower is None:
+                await self._give_up_after_grace()
+                return
+            self.buffered = []  # the rollout has all of it, from its first line
+        for raw in self.follower.read():
+            await self._emit_all(self.rollout.feed(raw.decode("utf-8", "replace")))
+
+    async def _give_up_after_grace(self) -> None:
+        started = self.first_line_at
+        if started is not None and anyio.current_time() - started > _FIND_GRACE_S:
+            self.live_stream = True
+            held, self.buffered = self.buffered, []
+            await self._emit_all(held)
+
+    def _find(self) -> LineFollower | None:
+        thread = self.stream.thread_id
+        if not thread or self.sessions is None:
+            return None
+        for path in self.sessions.glob(f"*/*/*/rollout-*-{thread}.jsonl"):
+            try:
+                return LineFollower(path)
+            except FileNotFoundError:
+                return None
+        return None
+
+    async def _emit_all(self, events: Sequence[Event]) -> None:
+        for event in events:
+            await self.emitter(event)

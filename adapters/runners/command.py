@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Self
+from typing import ClassVar, Self
 
 from adapters.runners._process import (
     DEFAULT_KILL_GRACE,
@@ -64,6 +64,8 @@ class CommandRunner(AgentRunner):
     env = { MY_FLAG = "1" }
     options = { output = "stream-json", kill_grace = "1.5" }
     """
+
+    starts_processes: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 from coordinator.breakers.signature import FailurePrint, failure_print, output_digest, same_failure
+from coordinator.scope.enforce import ErrorClass
 
 EVIDENCE_CHARS = 160
 
@@ -141,11 +143,27 @@ def normal_path(path: str) -> str:
     return os.path.normpath(path)
 
 
+_EXIT_LINE = re.compile(r"(?:Exit code|Process exited with code)\s*:?\s*(-?\d+)\s*$")
+_GUARD_DENIAL = re.compile("seawall (?:" + "|".join(re.escape(str(c)) for c in ErrorClass) + "): ")
+
+
+def is_guard_denial(text: str) -> bool:
+    """Whether a failed call's text is seawall's guard refusing it (``seawall
+    scope-denied: ...``), as the agent CLI passes the hook's reason on."""
+    return _GUARD_DENIAL.search(text[:2000]) is not None
+
+
 def first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line
-    return "(no output)"
+    """The line of a failed call's output that says what went wrong: the first one, or,
+    when that only gives the exit status (Claude Code's ``Exit code 2``), the first line
+    after it, with the code kept (``ls: cannot access 'x': No such file (exit 2)``)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "(no output)"
+    status = _EXIT_LINE.match(lines[0].strip())
+    if status is None or len(lines) == 1:
+        return lines[0]
+    return f"{lines[1]} (exit {status.group(1)})"
 
 
 def is_stop_note(path: str, stop_note: Path | None, cwd: Path | None) -> bool:

@@ -26,6 +26,7 @@ def dump_state(breaker: AgentBreaker) -> dict[str, Any]:
         "edits_since_verify": breaker.edits_since_verify,
         "consecutive_failures": breaker.consecutive_failures,
         "consecutive_polls": breaker.consecutive_polls,
+        "scope_denials": breaker.scope_denials,
         "files": sorted(breaker.files),
         "warned": breaker.warned,
         "cleanup_used": breaker.cleanup_used,
@@ -51,6 +52,7 @@ def load_state(breaker: AgentBreaker, data: Mapping[str, Any]) -> None:
     breaker.edits_since_verify = int(data["edits_since_verify"])
     breaker.consecutive_failures = int(data["consecutive_failures"])
     breaker.consecutive_polls = int(data["consecutive_polls"])
+    breaker.scope_denials = int(data.get("scope_denials", 0))
     breaker.files = {str(path) for path in data["files"]}
     breaker.warned = bool(data["warned"])
     breaker.cleanup_used = int(data["cleanup_used"])

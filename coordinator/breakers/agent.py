@@ -20,6 +20,7 @@ from coordinator.breakers._memory import (
     Repeat,
     compact_key,
     first_line,
+    is_guard_denial,
     normal_path,
     short,
 )
@@ -113,6 +114,7 @@ class AgentBreaker:
         self.edits_since_verify = 0
         self.consecutive_failures = 0
         self.consecutive_polls = 0
+        self.scope_denials = 0
         self.files: set[str] = set()
         self.warned = False
         self.cleanup_used = 0
@@ -255,6 +257,8 @@ class AgentBreaker:
             return None  # dropped because a sibling call failed: not its own failure
         ok = not result.is_error and (result.exit_code is None or result.exit_code == 0)
         if pending is None:
+            if not ok and is_guard_denial(result.text):
+                return self._count_denial(result.text)
             return self._count_outcome(ok, None, result.text)
         command = pending.command
         verified = (
@@ -286,7 +290,23 @@ class AgentBreaker:
             return self._count_edit(pending.paths)
         if not ok and (pending.poll or timed_out(result.text)):
             return self._check_time()  # a wait that saw "not yet" is not a failure
+        if not ok and is_guard_denial(result.text):
+            return self._count_denial(result.text)
         return self._count_outcome(ok, command, result.text)
+
+    def _count_denial(self, text: str) -> Trip | None:
+        """A call seawall's guard refused (out of scope, a blocked command): counted on
+        its own, neither a failure nor a success, so in-scope work goes on."""
+        self.scope_denials += 1
+        if self.scope_denials >= self.limits.max_scope_denials:
+            return self._trip(
+                BreakerKind.SCOPE_DENIALS,
+                f"{self.scope_denials} calls denied by the scope guard; last: "
+                f"{short(first_line(text))}",
+                self.scope_denials,
+                self.limits.max_scope_denials,
+            )
+        return self._check_time()
 
     def _verify_matters(self, key: str) -> bool:
         """Whether a passing verify would change anything (else its parse is skipped)."""
@@ -462,6 +482,7 @@ _STATE_FIELDS = (
     "edits_since_verify",
     "consecutive_failures",
     "consecutive_polls",
+    "scope_denials",
     "files",
     "warned",
     "cleanup_used",

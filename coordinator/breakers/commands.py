@@ -189,7 +189,9 @@ def verify_run(command: str) -> bool:
         return False
     verifies = 0
     for cmd in commands:
-        if cmd.written_files or cmd.opaque or cmd.dynamic_name or cmd.wrappers:
+        if cmd.wrappers:
+            continue  # run by a command of the line (``uv run pytest``), judged there
+        if cmd.written_files or cmd.opaque or cmd.dynamic_name:
             return False
         if _argv_verifies(cmd.argv):
             verifies += 1

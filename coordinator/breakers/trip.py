@@ -31,6 +31,7 @@ class BreakerKind(StrEnum):
     TOOL_BUDGET = "tool-budget"
     BLAST_RADIUS = "blast-radius"
     SESSION_TIME = "session-time"
+    SCOPE_DENIALS = "scope-denials"
 
     @property
     def label(self) -> str:
@@ -63,6 +64,8 @@ _NEXT_ACTION: Mapping[BreakerKind, str] = {
     "`seawall reset --agent {agent}`",
     BreakerKind.SESSION_TIME: "narrow the task and re-dispatch it, or raise "
     "limits.max_session_minutes and `seawall reset --agent {agent}`",
+    BreakerKind.SCOPE_DENIALS: "stop reaching outside the task's scope; re-scope the task or "
+    "raise limits.max_scope_denials, then `seawall reset --agent {agent}`",
 }
 
 

@@ -51,7 +51,8 @@ class WaveReport:
     cycle each). ``failures``: per task, the raw error texts of this cycle (normalized
     here). ``fingerprints``: per task, review-finding fingerprints, compared verbatim.
     ``cost_usd``: cumulative spend so far; ``projected_next_usd``: the estimated cost
-    of the next wave. ``conflicts``: merge conflicts that need history reconciliation.
+    of the next wave. ``tokens``: cumulative input + output tokens of every agent.
+    ``conflicts``: merge conflicts that need history reconciliation.
     """
 
     wave: int
@@ -62,6 +63,7 @@ class WaveReport:
     fingerprints: Mapping[str, tuple[str, ...]] = field(default_factory=_empty_counts)
     cost_usd: float = 0.0
     projected_next_usd: float | None = None
+    tokens: int = 0
     conflicts: tuple[str, ...] = ()
     head: str | None = None  # the commit the session stands on after the wave
 
@@ -110,11 +112,13 @@ class WaveBreaker:
         config: WaveBreakerConfig | None = None,
         *,
         cost_budget_usd: float | None = None,
+        token_budget: int | None = None,
         clock: Callable[[], float] = time.time,
         state: Mapping[str, Any] | None = None,
     ) -> None:
         self.config = config or WaveBreakerConfig()
         self.cost_budget_usd = cost_budget_usd
+        self.token_budget = token_budget
         self._clock = clock
         self._listeners: list[Callable[[WaveTrip], None]] = []
         self.trip: WaveTrip | None = None
@@ -227,6 +231,9 @@ class WaveBreaker:
         return fired
 
     def _cost(self, report: WaveReport) -> tuple[WaveTrigger, str] | None:
+        tokens = self.token_budget
+        if tokens is not None and report.tokens >= tokens:
+            return WaveTrigger.COST_DRIFT, f"used {report.tokens} of a {tokens}-token budget"
         budget = self.cost_budget_usd
         if budget is None:
             return None
@@ -333,6 +340,7 @@ def _report_dict(report: WaveReport) -> dict[str, Any]:
         "wave": report.wave,
         "cost_usd": report.cost_usd,
         "projected_next_usd": report.projected_next_usd,
+        "tokens": report.tokens,
         "head": report.head,
     }
 
@@ -343,5 +351,6 @@ def _report_from(data: Mapping[str, Any]) -> WaveReport:
         WaveReport(wave=int(data["wave"])),
         cost_usd=float(data.get("cost_usd") or 0.0),
         projected_next_usd=None if projected is None else float(projected),
+        tokens=int(data.get("tokens") or 0),
         head=data.get("head"),
     )

@@ -38,6 +38,7 @@ def _plan(args: argparse.Namespace) -> int:
     waves = plan_waves(plan)
     checks = {w.number: plan_collisions(w, policy=plan.session.overlap) for w in waves}
     adapters = _adapters(plan)
+    barriers = _barriers(plan)
     if args.json:
         payload: dict[str, Any] = {
             "session": plan.session.name,
@@ -63,6 +64,7 @@ def _plan(args: argparse.Namespace) -> int:
                 for wave in waves
             ],
             "adapters": adapters,
+            "runners": barriers,
         }
         print(json.dumps(payload, indent=2))
         return 0
@@ -83,6 +85,10 @@ def _plan(args: argparse.Namespace) -> int:
             scope = ", ".join(task.scope) or "(read-only)"
             turns = f", max {task.max_turns} turns" if task.max_turns else ""
             print(f"  - {task.id} [{task.kind}{turns}] scope: {scope}")
+    if barriers:
+        print("\nlive barriers (the post-wave check applies to every runner):")
+        for name, barrier in barriers.items():
+            print(f"  {name}: {barrier}")
     return 0
 
 
@@ -107,6 +113,24 @@ def _adapters(plan: Any) -> dict[str, Any]:
             "tracker": source(TRACKER_GROUP, plan.session.tracker.kind),
             "runners": {name: source(RUNNER_GROUP, kind) for name, kind in kinds.items()},
         }
+
+
+def _barriers(plan: Any) -> dict[str, str]:
+    """What keeps the agents of each runner the plan uses in scope while they run."""
+    from coordinator.errors import SeawallError
+    from coordinator.runner import build_runner
+
+    used = {task.agent or plan.session.agent for task in plan.tasks}
+    out: dict[str, str] = {}
+    for name in sorted(used):
+        spec = plan.runners.get(name)
+        if spec is None:
+            continue
+        try:
+            out[name] = build_runner(spec).barrier
+        except SeawallError as exc:  # an adapter whose extra is missing still plans
+            out[name] = f"unknown ({exc})"
+    return out
 
 
 def _prompt(args: argparse.Namespace) -> int:

@@ -31,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     run.add_argument("plan", help="the plan file (TOML)")
     _common(run)
+    _hooks_only(run)
     run.set_defaults(handler=_run)
 
     demo = subparsers.add_parser(
@@ -74,6 +75,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     from coordinator.cli.adapters import add_tracker_option
 
     add_tracker_option(resume)
+    _hooks_only(resume)
     resume.add_argument(
         "--rebase",
         action="store_true",
@@ -146,6 +148,24 @@ def _where(parser: argparse.ArgumentParser) -> None:
         help="the repository (default: the current directory)",
     )
     parser.add_argument("--session", help="the session id (default: the newest)")
+
+
+def _hooks_only(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--accept-hooks-only",
+        action="store_true",
+        help="where no OS sandbox is available, run strict in-place waves with hooks and "
+        "the post-wave check as the only barriers (the plan's accept_hooks_only)",
+    )
+
+
+def _accepting(plan: Plan, args: argparse.Namespace) -> Plan:
+    """The plan with ``accept_hooks_only`` set when the command line asks for it."""
+    if not getattr(args, "accept_hooks_only", False):
+        return plan
+    from dataclasses import replace
+
+    return replace(plan, session=replace(plan.session, accept_hooks_only=True))
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -226,7 +246,7 @@ def _run(args: argparse.Namespace) -> int:
     from coordinator.session.engine import Session
 
     plan_path = Path(args.plan)
-    plan = load_plan(plan_path)
+    plan = _accepting(load_plan(plan_path), args)
     adapters = _adapters(plan, args)
     session = Session(
         plan,
@@ -312,6 +332,11 @@ def status_payload(state: Any) -> dict[str, Any]:
                         "spiral": agent.spiral,
                         "issue": None if agent.issue is None else agent.issue.number,
                         "merged": agent.merged,
+                        "turns": agent.turns,
+                        "cost_usd": agent.cost_usd,
+                        "cost_estimated": agent.cost_estimated,
+                        "input_tokens": agent.input_tokens,
+                        "output_tokens": agent.output_tokens,
                     }
                     for agent in wave.agents
                 ],
@@ -350,6 +375,7 @@ def _resume(args: argparse.Namespace) -> int:
         runner=_runner(probe.plan, args.runner),
         tracker=_tracker(probe.plan, args),
     )
+    session.plan = _accepting(session.plan, args)
     return _report(anyio.run(functools.partial(session.resume, rebase=args.rebase)))
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 from coordinator.git.merge import AgentChange, AgentMerge, MergeResult, merge_wave
 from coordinator.git.repo import SEAWALL_DIR, ensure_excluded, open_repository, run_git, workdir
 from coordinator.model import ChecksPolicy
+from coordinator.processes import end_group
 
 __all__ = [
     "BisectResult",
@@ -44,6 +44,7 @@ __all__ = [
 ]
 
 _OUTPUT_TAIL = 4000
+_KILL_GRACE = 2.0  # seconds a timed-out check gets after SIGTERM
 _NO_TESTS = 5  # pytest: "no tests were collected"
 _PYTEST_FAILURE = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
 
@@ -202,7 +203,7 @@ def run_checks(
 
 
 def _run_one(command: str, cwd: Path, commit: str, timeout: float | None) -> CheckResult:
-    """Run one shell command in its own process group; a timeout kills the whole group.
+    """Run one shell command in its own process group; a timeout ends the whole group.
 
     ``SEAWALL_CHECK_DIR`` and ``SEAWALL_CHECK_COMMIT`` tell the command where it runs, for
     projects whose tools would otherwise find an installed copy of the main tree.
@@ -224,7 +225,7 @@ def _run_one(command: str, cwd: Path, commit: str, timeout: float | None) -> Che
             output, _ = process.communicate(timeout=timeout)
             returncode: int | None = process.returncode
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+            end_group(process.pid, grace=_KILL_GRACE)
             output, _ = process.communicate()
             output += f"\ntimed out after {timeout} s"
             returncode = None

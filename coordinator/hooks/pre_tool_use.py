@@ -6,7 +6,9 @@ NotebookEdit; for Bash the command policy of every simple command (for an agent,
 allow-list: ``coordinator.scope.programs`` and ``coordinator.scope.gitpolicy``) plus
 the scope of every file the command visibly writes; any other tool (MCP tools and the
 rest) by its path-like arguments (``coordinator.scope.tools``). Outside a seawall
-session only the command gate (the default deny list) applies, as a hard deny.
+session only the command gate (the default deny list) applies, as a hard deny. In a
+headless run seawall drives (``SEAWALL_PERMISSIONS=hook``) a call that passes every
+check is allowed outright.
 """
 
 from __future__ import annotations
@@ -17,7 +19,12 @@ from typing import Any
 
 from coordinator.hooks import links
 from coordinator.hooks.context import HookContext, resolve_context
-from coordinator.hooks.protocol import HookResponse, pre_tool_use_context, pre_tool_use_deny
+from coordinator.hooks.protocol import (
+    HookResponse,
+    pre_tool_use_allow,
+    pre_tool_use_context,
+    pre_tool_use_deny,
+)
 from coordinator.model import Enforcement
 from coordinator.scope.bashwrites import PathTarget, write_targets
 from coordinator.scope.commands import CommandContext, CommandPolicy, FindingKind
@@ -64,9 +71,20 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
     notes = [v.message for v in verdicts if v.decision is Decision.WARN]
     if warning:
         notes.append(warning)
-    if notes:
-        return pre_tool_use_context("\n".join(dict.fromkeys(notes)))
+    note = "\n".join(dict.fromkeys(notes))
+    if _is_permission_layer(ctx, env):
+        return pre_tool_use_allow(note)
+    if note:
+        return pre_tool_use_context(note)
     return HookResponse.allow()
+
+
+def _is_permission_layer(ctx: HookContext, env: Mapping[str, str]) -> bool:
+    """Whether this hook answers for a headless agent seawall started: nobody could answer
+    a prompt, so what passed the checks is allowed (a guard that cannot judge never is)."""
+    if env.get("SEAWALL_PERMISSIONS", "").strip() != "hook":
+        return False
+    return ctx.failure is None or ctx.failure is Failure.NO_SESSION
 
 
 def check_call(

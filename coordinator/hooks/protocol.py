@@ -4,7 +4,10 @@
   "permissionDecision": "deny", "permissionDecisionReason": ...}}`` denies and shows the
   reason to the agent; ``additionalContext`` (no decision) tells the agent something
   and leaves the call to the normal permission flow. An allow says nothing: a hook
-  ``"allow"`` would skip the user's permission prompts, which is not seawall's to do.
+  ``"allow"`` would skip the user's permission prompts, which is not seawall's to do,
+  except in a headless run seawall drives (``SEAWALL_PERMISSIONS=hook``, exported by
+  the ``claude-code`` runner), where nobody could answer a prompt and seawall is the
+  permission layer: there ``"permissionDecision": "allow"`` lets the call run.
 - PostToolUse: ``{"decision": "block", "reason": ...}`` shows the reason to the agent
   (the tool already ran); ``hookSpecificOutput.additionalContext`` adds context.
 - SubagentStop: ``{"decision": "block", "reason": ...}`` keeps the subagent going with
@@ -27,6 +30,7 @@ __all__ = [
     "HookResponse",
     "post_tool_use_block",
     "post_tool_use_context",
+    "pre_tool_use_allow",
     "pre_tool_use_context",
     "pre_tool_use_deny",
     "read_payload",
@@ -85,6 +89,15 @@ def pre_tool_use_deny(reason: str) -> HookResponse:
         }
     }
     return HookResponse(stdout=_json(output))
+
+
+def pre_tool_use_allow(message: str = "") -> HookResponse:
+    """Allow the call without a prompt (seawall is the permission layer), with an
+    optional note for the agent."""
+    output: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": "allow"}
+    if message:
+        output["additionalContext"] = message
+    return HookResponse(stdout=_json({"hookSpecificOutput": output}))
 
 
 def pre_tool_use_context(message: str) -> HookResponse:

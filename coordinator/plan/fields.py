@@ -77,8 +77,11 @@ def convert(hint: Any, value: Any, field: str) -> Any:
         return _convert_tuple(get_args(hint), value, field)
     if origin in (Mapping, dict, typing.Mapping) or hint is Mapping:
         args = get_args(hint)
-        if len(args) == 2 and args[1] is not str:
-            return _convert_typed_map(args[1], value, field)
+        item = args[1] if len(args) == 2 else str
+        if dataclasses.is_dataclass(item) and isinstance(item, type):
+            return _convert_table_map(item, value, field)
+        if item is not str:
+            return _convert_typed_map(item, value, field)
         return _convert_str_map(value, field)
     if isinstance(hint, type) and issubclass(hint, StrEnum):
         return _convert_enum(hint, value, field)
@@ -157,6 +160,14 @@ def _convert_typed_map(item: Any, value: Any, field: str) -> Mapping[str, Any]:
                 where, f"must be a string, number, boolean or list of strings, not {_kind(raw)}"
             )
     del item  # the union is fixed: OptionValue
+    return types.MappingProxyType(out)
+
+
+def _convert_table_map(item: type[Any], value: Any, field: str) -> Mapping[str, Any]:
+    """A table of tables, each built as ``item`` (``[session.prices.<model>]``)."""
+    if not isinstance(value, Mapping):
+        raise FieldError(field, f"must be a table, not {_kind(value)}")
+    out = {str(key): build(item, entry, f"{field}.{key}.") for key, entry in value.items()}
     return types.MappingProxyType(out)
 
 

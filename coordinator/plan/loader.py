@@ -72,6 +72,13 @@ def _session(table: Any, path: str) -> SessionConfig:
             path=path,
             field="session.name",
         )
+    for index, extra in enumerate(config.sandbox_writable):
+        if not extra.startswith(("/", "~/")):
+            raise PlanError(
+                "must be an absolute path or start with ~/",
+                path=path,
+                field=f"session.sandbox_writable[{index}]",
+            )
     for index, check in enumerate(config.checks):
         if not check.strip():
             raise PlanError("a check command is empty", path=path, field=f"session.checks[{index}]")

@@ -22,6 +22,7 @@ from coordinator.events import Event, Final, ToolCall, ToolResult, Turn, edited_
 from coordinator.git.checkpoints import Checkpointer
 from coordinator.git.repo import repo_relative
 from coordinator.model import BreakerLimits, Isolation, StagnationConfig
+from coordinator.pricing import PriceTable
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner, RunCounter
 from coordinator.stagnation import AgentMonitor
 from coordinator.telemetry import EventLog
@@ -45,6 +46,7 @@ class AgentJob:
     in_place: bool
     repo: Path
     event_log: EventLog | None = None
+    prices: PriceTable | None = None  # prices usage that comes without a cost
     scope_paths: Callable[[], Sequence[str]] = lambda: ()
 
 
@@ -69,6 +71,9 @@ class AgentRun:
     findings: list[dict[str, Any]] = field(default_factory=list)
     transcript: str = ""
     checkpoint_error: str = ""  # the agent's files could not be recorded (they stay on disk)
+    denials: tuple[str, ...] = ()  # calls the agent CLI's own permission layer refused
+    failed_edits: int = 0  # edit calls whose result was an error (a rejected patch)
+    last_failed_edit: str = ""
     start_failure: str = ""  # why the agent never started (or died before its first event)
     stderr_tail: str = ""
 
@@ -90,6 +95,9 @@ class AgentRun:
             "findings": list(self.findings),
             "transcript": self.transcript,
             "checkpoint_error": self.checkpoint_error,
+            "denials": list(self.denials),
+            "failed_edits": self.failed_edits,
+            "last_failed_edit": self.last_failed_edit,
             "start_failure": self.start_failure,
             "stderr_tail": self.stderr_tail,
         }
@@ -115,6 +123,9 @@ class AgentRun:
             findings=list(data.get("findings", [])),
             transcript=str(data.get("transcript", "")),
             checkpoint_error=str(data.get("checkpoint_error", "")),
+            denials=tuple(str(d) for d in data.get("denials", ())),
+            failed_edits=int(data.get("failed_edits", 0)),
+            last_failed_edit=str(data.get("last_failed_edit", "")),
             start_failure=str(data.get("start_failure", "")),
             stderr_tail=str(data.get("stderr_tail", "")),
         )
@@ -160,7 +171,7 @@ async def run_agent(
     on_trip: Callable[[AgentJob, Trip], None] | None = None,
 ) -> AgentRun:
     """Run one agent to its end under the coordinator's watch."""
-    counter = RunCounter(clock=time.monotonic)
+    counter = RunCounter(clock=time.monotonic, prices=job.prices)
     monitor = AgentMonitor(
         session=job.session,
         wave=job.wave,
@@ -180,6 +191,8 @@ async def run_agent(
         "saw_errors": False,
         "last_error": "",
         "checkpoint_error": "",
+        "failed_edits": 0,
+        "last_failed_edit": "",
         "events": 0,
     }
 
@@ -198,6 +211,9 @@ async def run_agent(
                 state["saw_errors"] = True
                 state["last_error"] = event.text[-2000:]
             paths = pending_edits.pop(event.call_id, ())
+            if paths and event.is_error and not event.cancelled:
+                state["failed_edits"] += 1
+                state["last_failed_edit"] = event.text[:500]
             if paths and not event.is_error:
                 touched.update(_relative(job.request.workspace, path) for path in paths)
                 await _guarded(state, job.checkpointer.acheckpoint(paths if job.in_place else None))
@@ -223,6 +239,10 @@ async def run_agent(
     checkpoint = await _guarded(
         state, job.checkpointer.acheckpoint(final_paths if job.in_place else None)
     )
+    final = counter.final
+    if final is not None and final.turn_limit and not state["stop"]:
+        turns = final.num_turns if final.num_turns is not None else counter.turns
+        state["stop"] = f"turn limit: the agent stopped after {turns} turns (max {job.max_turns})"
     interrupted = result is None or result.interrupted or bool(state["stop"])
     wip = None
     trip: Trip | None = state["trip"]
@@ -245,6 +265,9 @@ async def run_agent(
             "turns": counter.turns,
             "tool_calls": counter.tool_calls,
             "cost_usd": round(counter.cost_usd, 6),
+            "cost_estimated": counter.cost_estimated,
+            "input_tokens": counter.input_tokens,
+            "output_tokens": counter.output_tokens,
             "elapsed_s": round(counter.elapsed_s, 3),
             "last_tool": counter.last_tool or "",
         },
@@ -260,6 +283,9 @@ async def run_agent(
         truncated=interrupted and not runner_error,
         saw_errors=bool(state["saw_errors"]) or bool(result and result.is_error),
         last_error=str(state["last_error"]),
+        denials=final.denials if final is not None else (),
+        failed_edits=int(state["failed_edits"]),
+        last_failed_edit=str(state["last_failed_edit"]),
         start_failure=start_failure,
         stderr_tail=result.stderr_tail[-2000:] if result else "",
     )

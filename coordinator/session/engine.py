@@ -29,6 +29,7 @@ from coordinator.model import Plan, RunnerSpec, Status, Task
 from coordinator.plan.loader import parse_plan
 from coordinator.progress import Progress, make_progress
 from coordinator.runner import AgentRunner, RunCounter, build_runner
+from coordinator.sandbox.agents import sandbox_notice
 from coordinator.session.tasks import task_from_dict
 from coordinator.state.ledger import (
     SessionPhase,
@@ -229,6 +230,7 @@ class Session:
         from coordinator.session.steps import WaveSteps
 
         steps = WaveSteps(self, state)
+        self.progress.log(sandbox_notice(accept_hooks_only=self.plan.session.accept_hooks_only))
         with self._notifier():
             while state.phase is SessionPhase.RUNNING:
                 advanced = await steps.advance()
@@ -405,6 +407,7 @@ def progress_hook(progress: Progress) -> Any:
             "turns": counter.turns,
             "tool_calls": counter.tool_calls,
             "cost_usd": counter.cost_usd,
+            "cost_estimated": counter.cost_estimated,
         }
         if type(event) is ToolCall:
             changes["last_tool"] = event.name

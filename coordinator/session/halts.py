@@ -56,7 +56,7 @@ def halt_on_base_checks(steps: WaveSteps, wave: WaveRecord) -> None:
     steps.progress.log(f"{detail}; halted. Next: {steps.state.halt['next']}")
 
 
-def halt_on_start_failures(steps: WaveSteps, wave: WaveRecord) -> bool:
+async def halt_on_start_failures(steps: WaveSteps, wave: WaveRecord) -> bool:
     """Agents that could not start (or died before their first event) are the
     environment's failure, not their task's: the session halts, nothing is filed or
     re-dispatched, and the wave goes back to prepared so `seawall resume` runs just those
@@ -76,7 +76,6 @@ def halt_on_start_failures(steps: WaveSteps, wave: WaveRecord) -> bool:
             }
         )
         steps.events.append("agent_start_failed", wave=wave.number, **agents[-1])
-        steps.run_file(wave, record.task).unlink(missing_ok=True)
         record.run = None
     first = agents[0]
     detail = f"W{wave.number} {first['task']}: {first['reason']}"
@@ -97,6 +96,11 @@ def halt_on_start_failures(steps: WaveSteps, wave: WaveRecord) -> bool:
     for agent in agents:
         tail = str(agent["stderr"]).strip() or "(nothing on stderr)"
         steps.progress.log(f"{agent['task']} stderr:\n{tail}")
+    await steps.session.save()
+    # only once the ledger says the wave is prepared again: a crash before this point
+    # finds the run records and halts the same way
+    for record in failed:
+        steps.run_file(wave, record.task).unlink(missing_ok=True)
     return True
 
 

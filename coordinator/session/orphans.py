@@ -9,11 +9,10 @@ Linux only (it reads ``/proc``); elsewhere it finds nothing.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import time
 from pathlib import Path
+
+from coordinator.processes import end_groups
 
 __all__ = ["find_orphans", "stop_orphans"]
 
@@ -38,26 +37,7 @@ def find_orphans(session: str, task: str | None = None, *, proc: Path = Path("/p
 
 
 def stop_orphans(groups: set[int], *, grace: float = 2.0) -> set[int]:
-    """SIGTERM each process group, then SIGKILL what is left after ``grace`` seconds."""
-    stopped: set[int] = set()
-    for group in groups:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(group, signal.SIGTERM)
-            stopped.add(group)
-    deadline = time.monotonic() + grace
-    while stopped and time.monotonic() < deadline:
-        if not any(_alive(group) for group in stopped):
-            break
-        time.sleep(0.05)
-    for group in stopped:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(group, signal.SIGKILL)
-    return stopped
-
-
-def _alive(group: int) -> bool:
-    try:
-        os.killpg(group, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
+    """End each process group (SIGTERM, SIGKILL after ``grace`` seconds) and wait until
+    they are empty. An agent's supervisor, stopped this way, ends what the agent started
+    outside its group too. Returns the groups that had a live member."""
+    return end_groups(groups, grace=grace)

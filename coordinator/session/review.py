@@ -47,6 +47,20 @@ def judge_status(run: AgentRun, *, changed: bool) -> StatusReport:
                 inferred=True,
                 reason=f"no final report; the live transcript record says STATUS: {backstop}",
             )
+    if report.status is Status.DONE and not report.inferred and not changed and run.failed_edits:
+        evidence = " ".join(run.last_failed_edit.split())[:200]
+        why = f"reported done, but nothing changed and {run.failed_edits} edit(s) failed"
+        return StatusReport(
+            status=Status.FAILED, summary=why, inferred=True, reason=f"{why}: {evidence}"
+        )
+    if run.truncated and report.status is Status.PARTIAL and not report.remaining:
+        return StatusReport(
+            status=Status.PARTIAL,
+            summary=report.summary,
+            remaining=f"the rest of the task (the agent was stopped: {run.stop_reason})",
+            inferred=report.inferred,
+            reason=report.reason,
+        )
     if run.truncated and report.status.is_success and not report.inferred:
         return StatusReport(
             status=Status.PARTIAL,

@@ -24,8 +24,10 @@ from coordinator.git.spiral import detect_spiral
 from coordinator.git.workspaces import prepare_workspaces
 from coordinator.model import Enforcement, Isolation, Status, Task, Wave
 from coordinator.plan.waves import make_wave
+from coordinator.pricing import PriceTable
 from coordinator.prompting import render_agent_prompt
 from coordinator.runner import AgentRequest
+from coordinator.sandbox.agents import agent_sandbox
 from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
 from coordinator.session.halts import (
     halt_on_base_checks,
@@ -57,6 +59,7 @@ from coordinator.state.ledger import (
     WavePhase,
     WaveRecord,
 )
+from coordinator.state.render import run_notes
 
 if TYPE_CHECKING:
     from coordinator.session.engine import Session
@@ -92,8 +95,7 @@ class WaveSteps:
             await self._dispatch(wave)
         if wave.phase is WavePhase.DISPATCHED:
             await self._salvage(wave)
-            if halt_on_start_failures(self, wave):
-                await self.session.save()
+            if await halt_on_start_failures(self, wave):
                 return True
             await self._settle_in_place(wave)
             await self._review(wave)
@@ -322,6 +324,7 @@ class WaveSteps:
         in_place = wave.isolation == Isolation.NONE
         checkpointer = self._checkpointer(wave, agent)
         transcript = self.paths.agent_dir(task.id) / f"w{wave.number}-transcript.jsonl"
+        runner = self.session.runner_for(task)
         request = AgentRequest(
             task_id=task.id,
             prompt=self.prompt_for(wave, task),
@@ -331,6 +334,16 @@ class WaveSteps:
             max_turns=task.max_turns or wave.max_turns,
             time_limit=self.config.budgets.agent_minutes * 60.0,
             transcript_path=transcript,
+            sandbox=agent_sandbox(
+                task_id=task.id,
+                workspace=Path(agent.workspace),
+                in_place=in_place,
+                scope=task.scope,
+                enforcement=Enforcement(wave.enforcement),
+                accept_hooks_only=self.config.accept_hooks_only,
+                starts_processes=runner.starts_processes,
+                extra_writable=self.config.sandbox_writable,
+            ),
             **self._manifest_fields(wave),
         )
 
@@ -339,11 +352,12 @@ class WaveSteps:
 
         return AgentJob(
             task_id=task.id,
-            runner=self.session.runner_for(task),
+            runner=runner,
             request=request,
             checkpointer=checkpointer,
             limits=self.config.breakers,
             stagnation=self.config.stagnation,
+            prices=PriceTable(self.config.prices),
             max_turns=task.max_turns or wave.max_turns,
             wave=wave.number,
             session=self.state.session,
@@ -359,9 +373,8 @@ class WaveSteps:
         return dirty_paths_in_scope(self.repo, task.scope, session=self.state.session)
 
     def _on_trip(self, wave: WaveRecord, task_id: str, trip: Any) -> None:
-        from coordinator.breakers.blocked import append_blocked_note
-
-        append_blocked_note(self.paths.blocked, trip, agent=task_id, wave=wave.number)
+        """Say so at once; the BLOCKED.md note waits for the agent's end, so it can name
+        the ``wip:`` snapshot that then exists (taken as soon as the agent stopped)."""
         self.progress.log(f"W{wave.number} {task_id}: {trip.message(task_id)}")
 
     async def _finished(self, wave: WaveRecord, run: AgentRun) -> None:
@@ -369,7 +382,15 @@ class WaveSteps:
         rewriting the ledger per agent would cost O(agents²) in a large wave)."""
         record = wave.agent(run.task_id)
         self._apply_run(record, run)
+        if run.trip is not None:
+            from coordinator.breakers.blocked import append_blocked_note
+
+            append_blocked_note(
+                self.paths.blocked, run.trip, agent=run.task_id, wave=wave.number, snapshot=run.wip
+            )
         self.progress.finished(run.task_id, "stopped" if run.truncated else "finished")
+        for line in run_notes(run.to_dict()):
+            self.progress.log(f"W{wave.number} {run.task_id}: {line}")
         self.events.append(
             "agent_finished",
             wave=wave.number,
@@ -405,6 +426,9 @@ class WaveSteps:
         record.turns = int(run.counts.get("turns", 0))
         record.tool_calls = int(run.counts.get("tool_calls", 0))
         record.cost_usd = float(run.counts.get("cost_usd", 0.0))
+        record.cost_estimated = bool(run.counts.get("cost_estimated", False))
+        record.input_tokens = int(run.counts.get("input_tokens", 0))
+        record.output_tokens = int(run.counts.get("output_tokens", 0))
         record.elapsed_s = float(run.counts.get("elapsed_s", 0.0))
         record.last_tool = str(run.counts.get("last_tool", ""))
         record.exit_code = run.exit_code
@@ -796,7 +820,7 @@ class WaveSteps:
             spiral_verdict=(record.spiral or {}).get("summary", ""),
             error_signature=record.error_signature,
             remaining=record.remaining,
-            context=record.reason,
+            context="\n".join([record.reason, *(f"- {n}" for n in run_notes(record.run or {}))]),
         )
         result = await anyio.to_thread.run_sync(self.session.filer().file, carryover)
         kill_point("after-issue-created")
@@ -1035,6 +1059,8 @@ class WaveSteps:
                 for a in wave.agents
             ],
             "pending": [t["id"] for t in self.state.pending],
+            "checks": wave.checks,
+            "halt": self.state.halt or None,
         }
 
 

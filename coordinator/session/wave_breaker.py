@@ -16,7 +16,10 @@ __all__ = ["clear_for_resume", "evaluate_wave", "wave_report"]
 
 def _breaker(state: SessionState, config: SessionConfig) -> WaveBreaker:
     return WaveBreaker(
-        config.wave_breaker, cost_budget_usd=config.budgets.cost_usd, state=state.breaker or None
+        config.wave_breaker,
+        cost_budget_usd=config.budgets.cost_usd,
+        token_budget=config.budgets.tokens,
+        state=state.breaker or None,
     )
 
 
@@ -41,6 +44,7 @@ def wave_report(state: SessionState, wave: WaveRecord, config: SessionConfig) ->
         failures=failures,
         cost_usd=state.cost_usd,
         projected_next_usd=projected,
+        tokens=sum(a.input_tokens + a.output_tokens for w in state.waves for a in w.agents),
         conflicts=(),
         head=wave.integration or wave.base,
     )

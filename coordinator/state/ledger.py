@@ -72,6 +72,9 @@ class AgentRecord:
     turns: int = 0
     tool_calls: int = 0
     cost_usd: float = 0.0
+    cost_estimated: bool = False  # priced from token usage: the agent CLI gave no total
+    input_tokens: int = 0
+    output_tokens: int = 0
     elapsed_s: float = 0.0
     exit_code: int | None = None
     trip: dict[str, Any] | None = None

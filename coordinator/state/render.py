@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
 
-__all__ = ["checks_line", "history_line", "render_state_md"]
+__all__ = ["checks_line", "history_line", "render_state_md", "run_notes"]
 
 _MERMAID_ID = re.compile(r"[^A-Za-z0-9_]")
 
@@ -28,7 +30,38 @@ def history_line(wave: WaveRecord, agent: AgentRecord) -> str:
     suffix = f" {agent.issue.suffix()}" if agent.issue else ""
     merged = " · merged" if agent.merged else ""
     recovery = f" · {agent.recovery}" if agent.recovery else ""
-    return f"- W{wave.number} · {agent.task} · {status}{detail}{merged}{recovery}{suffix}"
+    line = f"- W{wave.number} · {agent.task} · {status}{detail}{merged}{recovery}{suffix}"
+    notes = run_notes(agent.run or {})
+    return "\n".join([line, *(f"  - {note}" for note in notes)])
+
+
+def run_notes(run: Mapping[str, Any]) -> list[str]:
+    """What a run record says about how the agent ended that its status does not: the
+    calls its CLI's permission layer refused, and the tail of its stderr when it exited
+    non-zero. One line each, for the console, STATE.md and carryover bodies."""
+    notes: list[str] = []
+    denials = [str(d) for d in run.get("denials") or ()]
+    if denials:
+        shown = ", ".join(_keep_end(d, 80) for d in denials[:5])
+        more = f" (+{len(denials) - 5} more)" if len(denials) > 5 else ""
+        notes.append(
+            f"the agent CLI refused {len(denials)} call(s) without permission: {shown}{more}"
+        )
+    tail = str(run.get("stderr_tail") or "").strip()
+    code = run.get("exit_code")
+    if tail and isinstance(code, int) and code != 0:  # a clean or stopped end: stderr is noise
+        lines = [line for line in tail.splitlines() if line.strip()][-3:]
+        notes.append(f"stderr (exit {code}): " + " ⏎ ".join(_one_line(x, 160) for x in lines))
+    return notes
+
+
+def _keep_end(text: str, limit: int) -> str:
+    """``text`` on one line, cut at the front: the end of a path names the file."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    head, _, rest = flat.partition(" ")
+    return f"{head} …{rest[-(limit - len(head) - 2) :]}" if rest else "…" + flat[-limit:]
 
 
 def _one_line(text: str, limit: int = 120) -> str:

@@ -1,8 +1,9 @@
 """Agent transcripts -> the normalized ``Event`` stream.
 
 Reads Claude Code (stream-json and on-disk session/subagent files) and Codex
-(``exec --json``) transcripts, and the logs of tools that wrap them (lines prefixed
-``[timestamp] [LEVEL] `` with JSON events inline or pretty-printed over several lines).
+(``exec --json`` and rollout files) transcripts, and the logs of tools that wrap them
+(lines prefixed ``[timestamp] [LEVEL] `` with JSON events inline or pretty-printed over
+several lines).
 Plain text and binary garbage give no events and never an exception.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from coordinator.transcripts.claude import SIBLING_ERROR_MARKER, ClaudeStreamParser
 from coordinator.transcripts.codex import CODEX_EVENT_TYPES, CodexJsonParser
+from coordinator.transcripts.codex_rollout import CodexRolloutParser
 from coordinator.transcripts.reader import (
     TranscriptFormat,
     TranscriptReader,
@@ -23,6 +25,7 @@ __all__ = [
     "SIBLING_ERROR_MARKER",
     "ClaudeStreamParser",
     "CodexJsonParser",
+    "CodexRolloutParser",
     "TranscriptFormat",
     "TranscriptReader",
     "parse_file",

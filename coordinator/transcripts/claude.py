@@ -58,6 +58,8 @@ class ClaudeStreamParser(RecordParser):
     - a ``Message`` per assistant text block;
     - a ``Final`` for the ``result`` line; it is an error when ``is_error`` is true or
       the subtype is not ``success`` (an API failure arrives as ``success`` + ``is_error``);
+      the calls Claude Code's permission layer refused (``permission_denials``) are named
+      in its ``denials``;
     - unknown line types are ignored (``ignored`` counts them); lines that are not a
       JSON object are ignored and counted in ``malformed``; nothing here raises on input.
 
@@ -142,7 +144,8 @@ class ClaudeStreamParser(RecordParser):
         usage_key = key or f"turn-{self._turn}-line-{len(self._usage_ids)}"
         if isinstance(usage, Mapping) and usage_key not in self._usage_ids:
             self._usage_ids.add(usage_key)
-            events.append(_usage(usage_key, usage, at))
+            model = message.get("model")
+            events.append(_usage(usage_key, usage, at, model if isinstance(model, str) else ""))
         content = message.get("content")
         if isinstance(content, str) and content:
             events.append(Message(text=content, turn=self._turn, at=at))
@@ -221,19 +224,42 @@ class ClaudeStreamParser(RecordParser):
             num_turns=turns if isinstance(turns, int) else None,
             cost_usd=as_float(cost),
             duration_ms=int(duration_ms) if duration_ms is not None else None,
+            denials=_denials(record.get("permission_denials")),
             at=self._at(record),
         )
 
 
-def _usage(message_id: str, usage: Mapping[str, Any], at: float) -> Usage:
+def _usage(message_id: str, usage: Mapping[str, Any], at: float, model: str) -> Usage:
     return Usage(
         message_id=message_id,
+        model=model,
         input_tokens=as_int(usage.get("input_tokens")),
         output_tokens=as_int(usage.get("output_tokens")),
         cache_read_tokens=as_int(usage.get("cache_read_input_tokens")),
         cache_write_tokens=as_int(usage.get("cache_creation_input_tokens")),
         at=at,
     )
+
+
+def _denials(raw: Any) -> tuple[str, ...]:
+    """``permission_denials`` of a result line as ``"<tool> <path or command>"`` names."""
+    if not isinstance(raw, list):
+        return ()
+    names: list[str] = []
+    for denial in raw:
+        if not isinstance(denial, Mapping):
+            continue
+        tool = str(denial.get("tool_name") or "tool")
+        tool_input = denial.get("tool_input")
+        target = ""
+        if isinstance(tool_input, Mapping):
+            for key in ("file_path", "notebook_path", "command", "path", "url"):
+                value = tool_input.get(key)
+                if isinstance(value, str) and value:
+                    target = value if len(value) <= 200 else value[:200] + "…"
+                    break
+        names.append(f"{tool} {target}".strip())
+    return tuple(names)
 
 
 def _exit_code(text: str) -> int | None:

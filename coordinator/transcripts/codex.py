@@ -56,7 +56,9 @@ class CodexJsonParser(RecordParser):
     - a ``Turn`` for every model response: at ``turn.started`` and at the first item
       after a tool result (Codex has one protocol turn per ``exec``; the coordinator
       counts model responses, as it does for Claude Code);
-    - ``turn.completed`` -> ``Usage`` (once per turn) and a successful ``Final`` carrying
+    - ``turn.completed`` -> ``Usage`` (once per turn; Codex's ``input_tokens`` includes
+      its cached part, which is split off as cache reads, and ``model`` is the one the
+      parser was given, since the stream does not name it) and a successful ``Final`` carrying
       the last agent message; ``turn.failed`` -> an error ``Final``; a top-level
       ``error`` not followed by either is owed as an error ``Final`` by ``finish()``;
     - unknown types are ignored (``ignored``), broken lines counted in ``malformed``.
@@ -72,12 +74,14 @@ class CodexJsonParser(RecordParser):
         "_turn",
         "ignored",
         "malformed",
+        "model",
         "thread_id",
         "warnings",
     )
 
-    def __init__(self, *, clock: Callable[[], float] | None = None) -> None:
+    def __init__(self, *, clock: Callable[[], float] | None = None, model: str = "") -> None:
         self._clock = clock
+        self.model = model
         self._turn = 0
         self._completed_turns = 0
         self._need_turn = True
@@ -166,12 +170,14 @@ class CodexJsonParser(RecordParser):
         events: list[Event] = []
         usage = record.get("usage")
         if isinstance(usage, Mapping):
+            cached = as_int(usage.get("cached_input_tokens"))
             events.append(
                 Usage(
                     message_id=f"{self.thread_id or 'thread'}:turn-{self._completed_turns}",
-                    input_tokens=as_int(usage.get("input_tokens")),
+                    model=self.model,
+                    input_tokens=max(0, as_int(usage.get("input_tokens")) - cached),
                     output_tokens=as_int(usage.get("output_tokens")),
-                    cache_read_tokens=as_int(usage.get("cached_input_tokens")),
+                    cache_read_tokens=cached,
                     at=at,
                 )
             )

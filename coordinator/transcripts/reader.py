@@ -13,6 +13,7 @@ from coordinator.events import Event
 from coordinator.transcripts._common import decode_record
 from coordinator.transcripts.claude import ClaudeStreamParser
 from coordinator.transcripts.codex import CODEX_EVENT_TYPES, CodexJsonParser
+from coordinator.transcripts.codex_rollout import ROLLOUT_RECORD_TYPES, CodexRolloutParser
 
 __all__ = ["TranscriptFormat", "TranscriptReader", "parse_file", "parse_lines", "sniff_format"]
 
@@ -27,6 +28,7 @@ class TranscriptFormat(StrEnum):
     CLAUDE_STREAM = "claude-stream-json"  # claude -p --output-format stream-json
     CLAUDE_SESSION = "claude-session"  # on-disk session or subagent transcript
     CODEX = "codex-exec-json"
+    CODEX_ROLLOUT = "codex-rollout"  # $CODEX_HOME/sessions/**/rollout-*.jsonl
     LOG = "log"  # text lines with JSON events embedded
     TEXT = "text"  # no JSON events at all
     EMPTY = "empty"
@@ -37,16 +39,26 @@ class TranscriptReader:
 
     Duties: decode each JSON line (fast path); unwrap ``[timestamp] [LEVEL] `` log
     prefixes and reassemble JSON objects pretty-printed over several lines; send Codex
-    event types to a ``CodexJsonParser`` and everything else to a
-    ``ClaudeStreamParser``; count text lines, and JSON that never completed, without
-    raising. ``finish()`` returns the events owed at the end of the stream.
+    event types to a ``CodexJsonParser``, Codex rollout records to a
+    ``CodexRolloutParser`` and everything else to a ``ClaudeStreamParser``; count text
+    lines, and JSON that never completed, without raising. ``finish()`` returns the
+    events owed at the end of the stream.
     """
 
-    __slots__ = ("_buffer", "claude", "codex", "records", "text_lines", "unfinished")
+    __slots__ = (
+        "_buffer",
+        "claude",
+        "codex",
+        "records",
+        "rollout",
+        "text_lines",
+        "unfinished",
+    )
 
     def __init__(self) -> None:
         self.claude = ClaudeStreamParser()
         self.codex = CodexJsonParser()
+        self.rollout = CodexRolloutParser()
         self._buffer: list[str] = []
         self.records = 0
         self.text_lines = 0
@@ -55,7 +67,8 @@ class TranscriptReader:
     @property
     def malformed(self) -> int:
         """Lines or objects that looked like JSON events and were not."""
-        return self.claude.malformed + self.codex.malformed + self.unfinished
+        parsers = self.claude.malformed + self.codex.malformed + self.rollout.malformed
+        return parsers + self.unfinished
 
     def feed(self, line: str) -> list[Event]:
         """The events of one physical line."""
@@ -73,6 +86,8 @@ class TranscriptReader:
         kind = record.get("type")
         if isinstance(kind, str) and kind in CODEX_EVENT_TYPES:
             return self.codex.feed_record(record)
+        if isinstance(kind, str) and kind in ROLLOUT_RECORD_TYPES and "payload" in record:
+            return self.rollout.feed_record(record)
         return self.claude.feed_record(record)
 
     def finish(self) -> list[Event]:
@@ -169,6 +184,8 @@ def _classify(lines: list[str]) -> TranscriptFormat:
     types = {kind for record in records if isinstance(kind := record.get("type"), str)}
     if types & CODEX_EVENT_TYPES:
         return TranscriptFormat.CODEX
+    if "session_meta" in types or {"response_item", "turn_context"} <= types:
+        return TranscriptFormat.CODEX_ROLLOUT
     if types & {"file-history-snapshot", "progress", "queue-operation"} or any(
         "message" in record and "sessionId" in record for record in records
     ):

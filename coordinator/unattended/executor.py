@@ -8,14 +8,13 @@ with a wall-clock timeout and maps the exit code by ``outcomes.EXIT_CODE_OUTCOME
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from coordinator.processes import end_group
 from coordinator.unattended.outcomes import Outcome, outcome_for_exit_code
 from coordinator.unattended.queue import QueueItem
 
@@ -105,16 +104,8 @@ class SubprocessExecutor:
         return _result_for_code(code)
 
     def _stop(self, process: subprocess.Popen[bytes]) -> None:
-        for sig, wait in ((signal.SIGTERM, self.kill_grace_sec), (signal.SIGKILL, None)):
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                break  # the group is gone already
-            try:
-                process.wait(timeout=wait)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        end_group(process.pid, grace=self.kill_grace_sec)
+        process.wait()
 
 
 def _result_for_code(code: int) -> ExecutionResult:

@@ -3,6 +3,7 @@ wrapped, chained or nested, and benign commands stay allowed when composed."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import replace
 
@@ -20,7 +21,10 @@ _PLAIN = [
 BAD = [case for case in _PLAIN if case.expect == "deny"]
 # a cd in a nested shell is read as a place later commands may run in (a bound the
 # reader keeps on purpose), so benign commands that change directory are not nested
-GOOD = [c for c in _PLAIN if c.expect == "allow" and "cd " not in str(c.tool_input["command"])]
+_MOVES = re.compile(r"\b(?:cd|pushd|popd)\b")
+GOOD = [
+    c for c in _PLAIN if c.expect == "allow" and not _MOVES.search(str(c.tool_input["command"]))
+]
 
 WRAPS = (
     "bash -c {q}",

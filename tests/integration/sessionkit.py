@@ -35,12 +35,27 @@ def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
     return path
 
 
-def write_plan(path: Path, *, session: str, tasks: list[dict[str, Any]], extra: str = "") -> Path:
-    """A plan file whose runner ``agent`` runs the spec agent with this interpreter."""
+def write_plan(
+    path: Path,
+    *,
+    session: str,
+    tasks: list[dict[str, Any]],
+    extra: str = "",
+    agent_writes: Path | None = None,
+) -> Path:
+    """A plan file whose runner ``agent`` runs the spec agent with this interpreter.
+
+    The spec agent keeps its dispatch counters (and tests their markers) beside the
+    plan, outside the repository; ``agent_writes`` is the directory its sandbox lets it
+    write for that (default: the plan's directory, which holds the repository too).
+    """
+    writable = agent_writes if agent_writes is not None else path.parent
     lines = [
         "[session]",
         session,
         'agent = "agent"',
+        f"sandbox_writable = [{json.dumps(str(writable))}]",
+        "accept_hooks_only = true",  # these sessions test other things on any kernel
         "",
         "[runners.agent]",
         'kind = "command"',

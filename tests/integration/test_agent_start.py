@@ -31,9 +31,10 @@ def _plan(path: Path, runner: str) -> Path:
             name = "start"
             agent = "agent"
             isolation = "worktree"
-
             """
         )
+        # the agent counts its dispatches in state/, beside the plan: its sandbox allows it
+        + f"sandbox_writable = [{json.dumps(str(path.parent / 'state'))}]\n\n"
         + runner
         + textwrap.dedent(
             """

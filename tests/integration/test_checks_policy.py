@@ -165,3 +165,24 @@ def test_passing_checks_exit_zero(tmp_path: Path) -> None:
     data = status(repo)
     assert data["waves"][0]["checks"]["verdict"] == "passed"
     assert [e["verdict"] for e in _events(repo, data, "checks")] == ["passed"]
+
+
+def test_step_mode_review_says_what_the_checks_did(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[session]\nname = "lead"\nchecks = ["test ! -e broken.txt"]\nchecks_policy = "warn"\n'
+        '[[task]]\nid = "a"\nprompt = "Write it."\nscope = ["broken.txt"]\n'
+    )
+    prepared = seawall("wave", "prepare", str(plan), "--json", "--repo", str(repo), cwd=repo)
+    assert prepared.returncode == 0, prepared.stderr
+    (agent,) = json.loads(prepared.stdout)["agents"]
+    Path(agent["workspace"], "broken.txt").write_text("x\n")
+    outputs = json.dumps({"outputs": {"a": "STATUS: done — wrote it"}})
+    reviewed = seawall("wave", "review", "--json", "--repo", str(repo), cwd=repo, stdin=outputs)
+    assert reviewed.returncode == 0, reviewed.stderr
+    report = json.loads(reviewed.stdout)
+    assert report["checks"]["verdict"] == "failed-merged"
+    assert report["checks"]["failure"]["command"] == "test ! -e broken.txt"
+    assert report["halt"] is None
+    assert 'under checks_policy = "warn"' in reviewed.stderr

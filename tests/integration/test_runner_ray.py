@@ -90,8 +90,11 @@ AGENT = textwrap.dedent(
             Path(step["pidfile"]).write_text(str(os.getpid()))
         if "sleep" in step:
             time.sleep(step["sleep"])
-        if step.get("kill_worker"):
-            os.kill(os.getppid(), signal.SIGKILL)
+        if step.get("kill_worker"):  # the worker: the parent of seawall's supervisor
+            parent = os.getppid()
+            if b"coordinator.sandbox.supervise" in Path(f"/proc/{parent}/cmdline").read_bytes():
+                parent = int(Path(f"/proc/{parent}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            os.kill(parent, signal.SIGKILL)
             time.sleep(30)
     final = spec[task].get("final", "STATUS: done")
     assistant(99, {"type": "text", "text": final})
@@ -588,6 +591,7 @@ SESSION_PLAN = """
 name = "rays"
 isolation = "worktree"
 agent = "agent"
+sandbox_writable = [{writable}]
 
 [runners.agent]
 kind = "command"
@@ -618,6 +622,7 @@ async def test_a_session_on_ray_merges_like_a_local_session(
         SESSION_PLAN.format(
             argv=json.dumps([sys.executable, str(agent_script)]),
             spec=json.dumps(env["RAY_AGENT_SPEC"]),
+            writable=json.dumps(str(tmp_path)),  # the agents commit: the .git of both repos
         )
     )
     heads = []
@@ -656,6 +661,7 @@ async def test_a_session_records_an_agent_whose_worker_died_as_partial(
         SESSION_PLAN.format(
             argv=json.dumps([sys.executable, str(agent_script)]),
             spec=json.dumps(env["RAY_AGENT_SPEC"]),
+            writable=json.dumps(str(tmp_path)),  # the agents commit: the .git of both repos
         )
     )
     repo = tmp_path / "repo"

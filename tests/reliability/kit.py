@@ -4,6 +4,7 @@ that say nothing was lost."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -23,11 +24,19 @@ GIT_LEFTOVERS = ("MERGE_HEAD", "REBASE_HEAD", "rebase-merge", "rebase-apply", "C
 
 
 def fault_plan(name: str, tasks: dict[str, str], *, extra: str = "") -> str:
-    """A plan whose agents run ``fault_agent.py``; ``tasks`` maps task ids to scopes."""
+    """A plan whose agents run ``fault_agent.py``; ``tasks`` maps task ids to scopes.
+
+    The fault agent keeps its dispatch counters beside ``$FAULT_SPEC`` (and tests their
+    pid files there): the agents' sandbox lets them write that directory.
+    """
+    spec = os.environ.get("FAULT_SPEC")
+    writable = f"sandbox_writable = [{json.dumps(str(Path(spec).parent))}]" if spec else ""
     lines = [
         "[session]",
         f'name = "{name}"',
         'agent = "faulty"',
+        writable,
+        "accept_hooks_only = true",  # these sessions test other things on any kernel
         extra,
         "",
         "[runners.faulty]",

@@ -245,6 +245,36 @@ CASES: tuple[Case, ...] = (
             final("done", error=False),
         ],
     ),
+    # -- denials of seawall's guard -----------------------------------------------------------
+    Case(
+        name="calls outside the scope between in-scope edits",
+        reason="a denial is no failure: in-scope work goes on, denials have their own limit",
+        steps=[
+            edit("/r/src/a.py"),
+            *[
+                tool(
+                    "Edit",
+                    f"seawall scope-denied: /r/docs/{n}.md is outside the scope "
+                    "(this task may change: src/)",
+                    error=True,
+                    file_path=f"/r/docs/{n}.md",
+                    old_string="a",
+                    new_string="b",
+                )
+                for n in range(4)
+            ],
+            edit("/r/src/b.py"),
+            tool(
+                "Bash",
+                "seawall command-blocked: `shutdown -h now`: stops the machine",
+                error=True,
+                command="shutdown -h now",
+            ),
+        ],
+        trip="scope-denials",
+        at=7,
+        limits=BreakerLimits(max_scope_denials=5),
+    ),
     # -- class 5: failure signatures, not whole outputs ---------------------------------------
     Case(
         name="the same type error, the third time with an added linter line",

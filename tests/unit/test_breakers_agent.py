@@ -388,3 +388,32 @@ def test_every_limit_is_honoured(kind: BreakerKind, field: str, limit: int, trip
     assert trips[:-1] == [None] * (trips_at - 1)
     last = trips[-1]
     assert last is not None and last.kind is kind and last.limit == limit
+
+
+# -- scope denials ----------------------------------------------------------------------
+
+DENIED = "seawall scope-denied: src/other.py is outside the scope (this task may change: src/a.py)"
+
+
+def test_scope_denials_are_not_consecutive_failures() -> None:
+    breaker = AgentBreaker()
+    for n in range(5):
+        assert run(breaker, "Edit", DENIED, error=True, file_path=f"/r/o{n}.py") is None
+    assert breaker.consecutive_failures == 0 and breaker.scope_denials == 5
+    assert run(breaker, "Bash", "exit 1", error=True, command="ls nope") is None
+
+
+def test_scope_denials_trip_their_own_breaker_at_the_limit() -> None:
+    breaker = AgentBreaker(limits=BreakerLimits(max_scope_denials=3))
+    blocked = "seawall command-blocked: `git push -f`: a force push rewrites shared history"
+    assert run(breaker, "Write", DENIED, error=True, file_path="/r/o.py") is None
+    assert run(breaker, "Bash", blocked, error=True, command="git push -f") is None
+    trip = run(breaker, "Edit", DENIED, error=True, file_path="/r/p.py")
+    assert trip is not None and trip.kind is BreakerKind.SCOPE_DENIALS
+    assert "3 calls denied by the scope guard" in trip.evidence
+
+
+def test_scope_denial_count_survives_a_save() -> None:
+    breaker = AgentBreaker()
+    run(breaker, "Edit", DENIED, error=True, file_path="/r/o.py")
+    assert AgentBreaker.from_dict(breaker.to_dict()).scope_denials == 1

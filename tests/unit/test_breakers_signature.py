@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coordinator.breakers import error_signature, signature_digest
+from coordinator.breakers.signature import failure_print, output_digest, same_failure
 
 
 @pytest.mark.parametrize(
@@ -57,3 +58,26 @@ def test_normalizing_is_idempotent_and_lowercase(text: str) -> None:
     once = error_signature(text)
     assert error_signature(once) == once
     assert once == once.lower()
+
+
+def test_one_added_warning_line_is_the_same_failure() -> None:
+    error = "src/app.py:12: error: Incompatible return value type\nFound 1 error in 1 file"
+    warned = error + "\nsrc/app.py:3:1: F401 'os' imported but unused"
+    assert same_failure(failure_print(error), failure_print(warned))
+    assert same_failure(failure_print(warned), failure_print(error))
+    two_more = warned + "\nsrc/b.py:9:1: E302 expected 2 blank lines"
+    assert not same_failure(failure_print(error), failure_print(two_more))
+
+
+def test_a_different_error_is_not_the_same_failure() -> None:
+    assert not same_failure(
+        failure_print("TS2345: Argument of type 'string' is not assignable"),
+        failure_print("TS2304: Cannot find name 'foo'"),
+    )
+    assert not same_failure(failure_print("boom"), failure_print(""))
+
+
+def test_output_digest_keeps_clock_times_and_masks_durations() -> None:
+    assert output_digest("15:30:20") != output_digest("15:30:41")
+    assert output_digest("5 passed in 0.31s") == output_digest("5 passed in 0.29s")
+    assert output_digest("20% done") != output_digest("40% done")

@@ -10,10 +10,11 @@ import coordinator
 
 EXPECTED = {
     "AgentRequest", "AgentResult", "AgentRunner", "BreakerLimits", "Budgets", "Carryover",
-    "CarryoverFiler", "CarryoverKind", "CarryoverResult", "CollisionRisk",
-    "ConfigurationError", "DirtyWorkingTreeError", "Enforcement", "Event", "Final",
+    "CarryoverFiler", "CarryoverKind", "CarryoverResult", "ChecksPolicy", "CollisionRisk",
+    "ConfigurationError", "DirtyWorkingTreeError", "Enforcement", "Event", "ExitCode", "Final",
     "GitError", "Isolation", "Issue", "IssueTracker", "Message", "MissingExtraError", "Plan",
-    "PlanError", "RunnerError", "RunnerSpec", "SeawallError", "Session", "SessionConfig",
+    "PlanError", "RunnerError", "RunnerProbe", "RunnerSpec", "SeawallError", "Session",
+    "SessionConfig",
     "SessionLockedError", "SessionResult", "SessionType", "StateError", "Status",
     "StatusReport", "StopSignal", "Task", "TaskKind", "ToolCall", "ToolResult",
     "TrackerConfig", "TrackerError", "Turn", "Usage", "Wave", "WaveBreakerConfig",

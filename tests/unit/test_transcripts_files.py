@@ -142,6 +142,7 @@ def test_public_names_of_the_package() -> None:
         "SIBLING_ERROR_MARKER",
         "ClaudeStreamParser",
         "CodexJsonParser",
+        "CodexRolloutParser",
         "TranscriptFormat",
         "TranscriptReader",
         "parse_file",

@@ -103,6 +103,14 @@ def test_a_projected_next_wave_over_the_budget_trips_before_spending_it() -> Non
     assert "projected" in trip.detail
 
 
+def test_a_token_budget_trips_like_a_cost_budget() -> None:
+    breaker = WaveBreaker(token_budget=50_000)
+    assert breaker.record(wave(1, tokens=49_999, **PROGRESS)) is None
+    trip = breaker.record(wave(2, tokens=50_000, **PROGRESS))
+    assert trip is not None and trip.trigger is WaveTrigger.COST_DRIFT
+    assert "50000 of a 50000-token budget" in trip.detail
+
+
 def test_no_budget_means_no_cost_trip() -> None:
     assert WaveBreaker().record(wave(1, cost_usd=1e6, **PROGRESS)) is None
 

@@ -1,0 +1,230 @@
+"""Codex rollout files -> normalized events.
+
+``codex exec --json`` leaves out what the detectors and breakers most need: an
+``apply_patch`` that fails verification gives no event at all, a ``write_stdin`` poll
+gives none, and the usage of many model responses arrives as one total at the end.
+Codex writes every model response to its rollout file
+(``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl``) as it goes, so
+the ``codex`` runner follows that file live and takes the tool calls, results, turns and
+usage from it; the ``--json`` stream then only gives the end of the run.
+
+Lines are ``{"timestamp", "type", "payload"}``. Read here:
+
+- ``response_item`` with payload ``function_call`` (``exec_command``, ``write_stdin``,
+  ``shell``, MCP tools ...) or ``custom_tool_call`` (``apply_patch``, its input the
+  patch text) -> ``ToolCall``; ``function_call_output`` / ``custom_tool_call_output``
+  -> ``ToolResult``, an error when the command exited non-zero (``Process exited with
+  code N``, ``Exit code: N``) or the tool itself failed (``... failed: ...``);
+- ``response_item`` ``message`` of the assistant -> ``Message``;
+- a ``Turn`` at the first model item after a tool output (one per model response);
+- ``token_usage_record`` -> ``Usage`` per response (``response_id``), input split
+  into uncached input and cache reads as for the stream.
+
+Everything else (session metadata, developer and user messages, world state, event
+messages) is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from coordinator.events import Event, Message, ToolCall, ToolResult, Turn, Usage
+from coordinator.transcripts._common import RecordParser, as_int, cap_text
+
+__all__ = ["ROLLOUT_RECORD_TYPES", "CodexRolloutParser", "patch_changes"]
+
+ROLLOUT_RECORD_TYPES = frozenset(
+    {
+        "session_meta",
+        "response_item",
+        "turn_context",
+        "event_msg",
+        "token_usage_record",
+        "world_state",
+        "compacted",
+    }
+)
+"""The record types of a rollout file (each line carries a ``payload``)."""
+
+_EXIT = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
+_PATCH_KINDS = {"Add": "add", "Update": "update", "Delete": "delete"}
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+_FAILED = re.compile(r"^[\w ]{0,40}(?:failed|error)\b[:.]", re.IGNORECASE)
+
+
+def patch_changes(patch: str) -> list[dict[str, str]]:
+    """The files an ``apply_patch`` text names, as ``{"path", "kind"}`` entries."""
+    return [
+        {"path": path.strip(), "kind": _PATCH_KINDS[kind]}
+        for kind, path in _PATCH_FILE.findall(patch)
+    ]
+
+
+class CodexRolloutParser(RecordParser):
+    """Turns Codex rollout lines into ``Event``s, one rollout file per instance.
+
+    ``model`` names the model for pricing (a ``turn_context`` line names it too, and
+    wins). ``clock`` stamps events as they are parsed.
+    """
+
+    __slots__ = (
+        "_clock",
+        "_names",
+        "_need_turn",
+        "_turn",
+        "_usage_ids",
+        "ignored",
+        "malformed",
+        "model",
+    )
+
+    def __init__(self, *, clock: Callable[[], float] | None = None, model: str = "") -> None:
+        self._clock = clock
+        self._turn = 0
+        self._need_turn = True
+        self._names: dict[str, str] = {}
+        self._usage_ids: set[str] = set()
+        self.model = model
+        self.malformed = 0
+        self.ignored = 0
+
+    def feed_record(self, record: Mapping[str, Any]) -> list[Event]:
+        """The events of one decoded line."""
+        kind = record.get("type")
+        payload = record.get("payload")
+        if not isinstance(payload, Mapping):
+            self.ignored += 1
+            return []
+        if kind == "response_item":
+            return self._item(payload)
+        if kind == "token_usage_record":
+            return self._usage(payload)
+        if kind == "turn_context":
+            model = payload.get("model")
+            if isinstance(model, str) and model:
+                self.model = model
+        self.ignored += 1
+        return []
+
+    def finish(self) -> list[Event]:
+        """Nothing is owed at the end of a rollout file."""
+        return []
+
+    def _now(self) -> float:
+        return self._clock() if self._clock is not None else 0.0
+
+    def _turn_event(self, events: list[Event], at: float) -> None:
+        if self._need_turn:
+            self._need_turn = False
+            self._turn += 1
+            events.append(Turn(number=self._turn, at=at))
+
+    def _item(self, item: Mapping[str, Any]) -> list[Event]:
+        kind = item.get("type")
+        at = self._now()
+        events: list[Event] = []
+        if kind in _CALLS:
+            self._turn_event(events, at)
+            events.append(self._call(item, at))
+        elif kind in _OUTPUTS:
+            self._need_turn = True
+            events.append(self._result(item, at))
+        elif kind == "message" and item.get("role") == "assistant":
+            text = _message_text(item.get("content"))
+            if text:
+                self._turn_event(events, at)
+                events.append(Message(text=text, turn=self._turn, at=at))
+        elif kind == "reasoning":
+            self._turn_event(events, at)
+        return events
+
+    def _call(self, item: Mapping[str, Any], at: float) -> ToolCall:
+        call_id = str(item.get("call_id") or item.get("id") or "")
+        name = str(item.get("name") or item.get("type") or "")
+        raw = item.get("input") if item.get("type") == "custom_tool_call" else None
+        arguments: dict[str, Any] = (
+            {"input": raw} if isinstance(raw, str) else _json_object(item.get("arguments"))
+        )
+        if name == "apply_patch":
+            patch = arguments.get("input") or arguments.get("patch") or ""
+            arguments["changes"] = patch_changes(str(patch))
+        command = arguments.get("cmd")
+        if isinstance(command, str) and "command" not in arguments:
+            arguments["command"] = command
+        self._names[call_id] = name
+        return ToolCall(call_id=call_id, name=name, arguments=arguments, turn=self._turn, at=at)
+
+    def _result(self, item: Mapping[str, Any], at: float) -> ToolResult:
+        call_id = str(item.get("call_id") or "")
+        name = self._names.pop(call_id, None)
+        text = _output_text(item.get("output"))
+        match = _EXIT.search(text[:400])
+        exit_code = int(match.group(1)) if match else None
+        failed = exit_code not in (None, 0) or bool(_FAILED.match(text))
+        return ToolResult(
+            call_id=call_id,
+            name=name,
+            is_error=failed,
+            text=cap_text(text),
+            exit_code=exit_code,
+            at=at,
+        )
+
+    def _usage(self, payload: Mapping[str, Any]) -> list[Event]:
+        usage = payload.get("usage")
+        response = str(payload.get("response_id") or f"response-{len(self._usage_ids)}")
+        if not isinstance(usage, Mapping) or response in self._usage_ids:
+            return []
+        self._usage_ids.add(response)
+        cached = as_int(usage.get("cached_input_tokens"))
+        return [
+            Usage(
+                message_id=response,
+                model=self.model,
+                input_tokens=max(0, as_int(usage.get("input_tokens")) - cached),
+                output_tokens=as_int(usage.get("output_tokens")),
+                cache_read_tokens=cached,
+                at=self._now(),
+            )
+        ]
+
+
+def _json_object(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError):
+            return {"raw": raw}
+        return dict(value) if isinstance(value, dict) else {"raw": raw}
+    return {}
+
+
+def _output_text(output: Any) -> str:
+    if isinstance(output, str):
+        return output
+    if isinstance(output, Mapping):
+        content = output.get("content")
+        return content if isinstance(content, str) else json.dumps(output)[:4000]
+    if isinstance(output, list):
+        return _message_text(output)
+    return ""
+
+
+def _message_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = [
+        str(block.get("text"))
+        for block in content
+        if isinstance(block, Mapping) and isinstance(block.get("text"), str)
+    ]
+    return "\n".join(parts)

@@ -1,0 +1,292 @@
+"""`seawall run` with the default claude-code runner driving the real Claude Code CLI."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.anthropic_server import AnthropicServer
+from tests.fakes.model_script import Call, ModelTurn, Script
+from tests.integration.realcli import agent_clis, anthropic, claude_env
+from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, show, status
+
+__all__ = ["agent_clis", "anthropic", "claude_env"]
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "claude-code" / "plan.toml"
+
+PLAN = """
+[session]
+name = "{name}"
+type = "feature"
+agent = "claude"
+{extra}
+[runners.claude]
+kind = "claude-code"
+
+{tasks}
+"""
+
+
+def task(task_id: str, marker: str, scope: list[str]) -> str:
+    scope_list = ", ".join(f'"{s}"' for s in scope)
+    return (
+        f'[[task]]\nid = "{task_id}"\n'
+        f'prompt = "Work item {marker}: do the change."\nscope = [{scope_list}]\n'
+    )
+
+
+ONE_WAVE = "[session.wave_breaker]\nmax_rework_cycles = 0\n"
+"""A failed agent is escalated at once instead of re-dispatched (keeps the test short)."""
+
+
+def write_plan(path: Path, name: str, *tasks: str, extra: str = "") -> Path:
+    path.write_text(PLAN.format(name=name, tasks="\n".join(tasks), extra=extra))
+    return path
+
+
+def test_default_runner_edits_in_scope_and_is_denied_outside_live(
+    anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# project\n", "src/__init__.py": ""})
+    anthropic.add(
+        Script(
+            marker="SCOPE-1",
+            turns=[
+                ModelTurn(
+                    calls=[
+                        Call(
+                            name="Write",
+                            input={"file_path": "{cwd}/src/app.py", "content": "X = 1\n"},
+                        )
+                    ]
+                ),
+                ModelTurn(calls=[Call(name="Read", input={"file_path": "{cwd}/README.md"})]),
+                ModelTurn(
+                    calls=[
+                        Call(
+                            name="Edit",
+                            input={
+                                "file_path": "{cwd}/README.md",
+                                "old_string": "# project",
+                                "new_string": "# hijacked",
+                            },
+                        )
+                    ]
+                ),
+                ModelTurn(calls=[Call(name="Bash", input={"command": "git commit -am sneaky"})]),
+                ModelTurn(text="Added the module.\nSTATUS: done — app added"),
+            ],
+        )
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml", "claude-scope", task("app", "SCOPE-1", ["src/app.py"])
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = [r.body for r in anthropic.answered("SCOPE-1")]
+    assert len(shown) == 5
+    results = _tool_results(shown[-1])
+    assert results[0] == (False, "")  # the in-scope Write ran
+    edit_error, edit_text = results[2]
+    assert edit_error and "README.md" in edit_text and "src/app.py" in edit_text, edit_text
+    assert "seawall scope-denied: " in edit_text  # counted as a denial, not a failure
+    commit_error, commit_text = results[3]
+    assert commit_error and "git commit" in commit_text, commit_text
+    assert show(repo, "main", "src/app.py") == "X = 1\n"
+    assert show(repo, "main", "README.md") == "# project\n"
+    assert (repo / "README.md").read_text() == "# project\n"
+    assert git(repo, "log", "--format=%s", "-1") != "sneaky"
+    agent = agents_by_wave(status(repo))[0]["app"]
+    assert agent["status"] == "done"
+    assert agent["merged"] is True
+
+
+def _tool_results(body: object) -> list[tuple[bool, str]]:
+    """(is_error, text) of each tool result the model was sent, in order."""
+    out: list[tuple[bool, str]] = []
+    assert isinstance(body, dict)
+    for message in body["messages"]:
+        content = message.get("content")
+        if message.get("role") != "user" or not isinstance(content, list):
+            continue
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                raw = block.get("content")
+                text = (
+                    raw
+                    if isinstance(raw, str)
+                    else " ".join(
+                        str(part.get("text", "")) for part in raw or [] if isinstance(part, dict)
+                    )
+                )
+                out.append((bool(block.get("is_error")), text if block.get("is_error") else ""))
+    return out
+
+
+def test_turn_limit_hit_is_partial_and_carried_forward_with_the_work_saved(
+    anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# project\n", "src/__init__.py": ""})
+    anthropic.add(
+        Script(
+            marker="CARRIED-FORWARD TASK slow",
+            turns=[ModelTurn(text="Finished the rest.\nSTATUS: done — all steps")],
+        )
+    )
+    write = Call(name="Write", input={"file_path": "{cwd}/src/slow.py", "content": "S = 1\n"})
+    look = Call(name="Bash", input={"command": "ls src"})
+    anthropic.add(
+        Script(
+            marker="LIMIT-1",
+            turns=[ModelTurn(calls=[write]), *[ModelTurn(calls=[look])] * 5],
+        )
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        "claude-limit",
+        task("slow", "LIMIT-1", ["src/slow.py"]) + "max_turns = 2\n",
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    data = status(repo)
+    first = agents_by_wave(data)[0]["slow"]
+    assert first["status"] == "partial", (first, done.stdout, done.stderr)
+    assert first.get("issue") is None  # carried forward, not filed as a carryover
+    assert "turn limit" in first["remaining"], first
+    assert len(anthropic.answered("LIMIT-1")) == 2  # claude's own --max-turns ended it
+    second = agents_by_wave(data)[1]["slow"]
+    assert second["status"] == "done"
+    assert show(repo, "main", "src/slow.py") == "S = 1\n"  # the first agent's work kept
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_permission_denials_of_the_cli_are_named(
+    anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# project\n"})
+    anthropic.add(
+        Script(
+            marker="DENY-1",
+            turns=[
+                ModelTurn(
+                    calls=[
+                        Call(name="Write", input={"file_path": "{cwd}/notes.md", "content": "n\n"})
+                    ]
+                ),
+                ModelTurn(text="Could not write.\nSTATUS: failed — no permission to write"),
+            ],
+        )
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml", "claude-deny", task("notes", "DENY-1", ["notes.md"]), extra=ONE_WAVE
+    )
+    text = plan.read_text().replace(
+        'kind = "claude-code"', 'kind = "claude-code"\noptions = { permissions = "none" }'
+    )
+    plan.write_text(text)
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    assert not (repo / "notes.md").exists()
+    named = "refused 1 call(s) without permission: Write "
+    assert named in done.stderr, done.stderr
+    data = status(repo)
+    state_md = (repo / ".seawall" / data["session"] / "STATE.md").read_text()
+    assert named in state_md and "notes.md" in state_md
+    runs = list((repo / ".seawall" / data["session"]).rglob("*.json"))
+    assert any('"denials": ["Write ' in p.read_text() for p in runs), runs
+
+
+@pytest.mark.slow
+def test_the_claude_code_example_plan_works_as_shipped(
+    anthropic: AnthropicServer,
+    claude_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    venv_bin = str(Path(sys.executable).parent)  # `python3 -m pytest`, the plan's check
+    monkeypatch.setenv("PATH", f"{venv_bin}{os.pathsep}{os.environ['PATH']}")
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/config/__init__.py": ""})
+    code = "def parse(keys):\n    unknown = set(keys) - {'name'}\n    if unknown:\n"
+    code += "        raise KeyError(sorted(unknown)[0])\n"
+    test = "import sys\nsys.path.insert(0, 'src')\nfrom config.parse import parse\n\n"
+    test += "def test_rejects():\n    try:\n        parse(['x'])\n    except KeyError:\n"
+    test += "        return\n    raise AssertionError\n"
+    write = "{cwd}/"
+    anthropic.add(
+        Script(
+            marker="reject unknown keys",
+            turns=[
+                ModelTurn(
+                    calls=[
+                        Call(
+                            name="Write",
+                            input={"file_path": write + "src/config/parse.py", "content": code},
+                        ),
+                        Call(
+                            name="Write",
+                            input={"file_path": write + "tests/test_config.py", "content": test},
+                        ),
+                    ]
+                ),
+                ModelTurn(
+                    text="Unknown keys are rejected.\nSTATUS: done — parse rejects unknown keys"
+                ),
+            ],
+        )
+    )
+    anthropic.add(
+        Script(
+            marker="Document the config keys",
+            turns=[
+                ModelTurn(
+                    calls=[
+                        Call(
+                            name="Write",
+                            input={"file_path": write + "docs/config.md", "content": "# name\n"},
+                        )
+                    ]
+                ),
+                ModelTurn(text="Documented.\nSTATUS: done — docs written"),
+            ],
+        )
+    )
+    done = seawall("run", str(EXAMPLE), "--repo", str(repo), cwd=repo, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert show(repo, "main", "src/config/parse.py") == code
+    assert show(repo, "main", "docs/config.md") == "# name\n"
+    waves = agents_by_wave(status(repo))
+    assert waves[0]["parse-config"]["status"] == "done"
+    assert waves[1]["config-docs"]["status"] == "done"
+
+
+def test_seawall_plan_names_each_runners_live_barrier() -> None:
+    done = seawall("plan", str(EXAMPLE), cwd=EXAMPLE.parent, check=True)
+    assert "claude: seawall's PreToolUse hook" in done.stdout
+    codex = seawall(
+        "plan", str(EXAMPLE.parents[1] / "codex" / "plan.toml"), "--json", cwd=EXAMPLE.parent
+    )
+    assert "Codex sandbox (workspace-write" in codex.stdout
+
+
+def test_a_cli_that_cannot_start_halts_with_its_stderr_shown(
+    anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# project\n"})
+    plan = write_plan(tmp_path / "plan.toml", "claude-flag", task("x", "FLAG-1", ["x.md"]))
+    plan.write_text(
+        plan.read_text().replace(
+            'kind = "claude-code"', 'kind = "claude-code"\nargv = ["--no-such-flag"]'
+        )
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    assert done.returncode != 0
+    assert not anthropic.requests  # it never got as far as the model
+    assert "no-such-flag" in done.stderr, done.stderr  # claude's own words, on the console
+    data = status(repo)
+    assert data["phase"] == "halted"
+    session = repo / ".seawall" / str(data["session"])
+    assert "no-such-flag" in (session / "STATE.md").read_text()
+    events = (session / "events.jsonl").read_text()
+    assert "agent_start_failed" in events and "no-such-flag" in events
+    assert not list((repo / ".seawall" / "issues").glob("*.md"))  # not the task's failure

@@ -1,0 +1,114 @@
+"""`seawall run` with the codex runner driving the real Codex CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.model_script import Call, ModelTurn, Script
+from tests.fakes.openai_server import OpenAIResponsesServer
+from tests.integration.realcli import agent_clis, codex_env, openai
+from tests.integration.sessionkit import agents_by_wave, make_repo, seawall, status
+
+__all__ = ["agent_clis", "codex_env", "openai"]
+
+BAD_PATCH = "*** Begin Patch\n*** Update File: src/gone.py\n@@\n-old\n+new\n*** End Patch\n"
+
+
+def write_plan(path: Path, name: str, tasks: list[dict[str, object]], extra: str = "") -> Path:
+    lines = [
+        "[session]",
+        f'name = "{name}"',
+        'type = "feature"',
+        'agent = "codex"',
+        extra,
+        "[runners.codex]",
+        'kind = "codex"',
+    ]
+    for task in tasks:
+        lines.append("[[task]]")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in task.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.slow
+def test_false_done_after_failed_patches_is_not_taken_at_its_word(
+    openai: OpenAIResponsesServer, codex_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    patch = Call(name="apply_patch", input=BAD_PATCH)
+    openai.add(
+        Script(
+            marker="CXS-FALSE",
+            turns=[
+                ModelTurn(calls=[patch]),
+                ModelTurn(calls=[patch]),
+                ModelTurn(text="Patched the module.\nSTATUS: done — module patched"),
+            ],
+        )
+    )
+    openai.add(Script(marker="gone", turns=[ModelTurn(text="STATUS: failed — no such file")]))
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        "codex-false-done",
+        [{"id": "gone", "prompt": "Work item CXS-FALSE.", "scope": ["src/gone.py"]}],
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    data = status(repo)
+    first = agents_by_wave(data)[0]["gone"]
+    assert first["status"] == "failed", (first, done.stdout, done.stderr)
+    assert "2 edit(s) failed" in first["summary"], first
+    state_md = (repo / ".seawall" / data["session"] / "STATE.md").read_text()
+    assert "nothing changed and 2 edit(s) failed" in state_md
+
+
+@pytest.mark.slow
+def test_codex_cost_is_priced_kept_and_trips_the_cost_budget(
+    openai: OpenAIResponsesServer, codex_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    add = "*** Begin Patch\n*** Add File: src/one.py\n+ONE = 1\n*** End Patch\n"
+    openai.add(
+        Script(
+            marker="CXS-COST",
+            turns=[
+                ModelTurn(calls=[Call(name="apply_patch", input=add)], input_tokens=20_000),
+                ModelTurn(text="Added.\nSTATUS: done — one added", input_tokens=20_000),
+            ],
+        )
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        "codex-cost",
+        [
+            {"id": "one", "prompt": "Work item CXS-COST.", "scope": ["src/one.py"]},
+            {
+                "id": "two",
+                "prompt": "Work item CXS-NEVER.",
+                "scope": ["src/two.py"],
+                "depends_on": ["one"],
+            },
+        ],
+        extra=(
+            "[session.budgets]\ncost_usd = 0.05\n"
+            '[session.prices."gpt-5.5"]\ninput = 2.0\noutput = 8.0\n'
+        ),
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    data = status(repo)
+    agent = agents_by_wave(data)[0]["one"]
+    assert agent["status"] == "done", (agent, done.stdout, done.stderr)
+    assert agent["input_tokens"] == 40_000 and agent["output_tokens"] == 160
+    expected = (40_000 * 2.0 + 160 * 8.0) / 1_000_000
+    assert abs(agent["cost_usd"] - expected) < 1e-9, agent
+    assert agent["cost_estimated"] is True
+    assert data["breaker"]["tripped"] is True, data["breaker"]
+    assert "budget" in data["breaker"]["detail"], data["breaker"]
+    assert len(data["waves"]) == 1  # the second task never started
+    assert not openai.answered("CXS-NEVER")
+    assert done.returncode != 0
+    runs = list((repo / ".seawall" / data["session"] / "agents" / "one").glob("*-run.json"))
+    assert runs and json.loads(runs[0].read_text())["counts"]["input_tokens"] == 40_000

@@ -1,0 +1,114 @@
+"""``seawall run`` sandboxes its agents: out-of-scope writes fail in the kernel, live.
+
+A real session (the ``seawall`` CLI, a real repository, command-runner agents written
+in Python) runs an in-place wave of two agents; each writes its own file, then tries
+the other's, the repository root, ``.git`` and ``.seawall``, and a file outside the
+repository. Every such write is refused while the agent runs, so nothing is left for
+the post-wave check to take back.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from coordinator.sandbox.launch import available
+from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, show, status
+
+pytestmark = pytest.mark.skipif(not available(), reason="this kernel has no Landlock")
+
+AGENT = textwrap.dedent(
+    """
+    import os, sys
+    from pathlib import Path
+
+    sys.stdin.read()
+    task = os.environ["SEAWALL_TASK_ID"]
+    other = {"alpha": "beta", "beta": "alpha"}[task]
+    session = os.environ["SEAWALL_SESSION"]
+    attempts = {
+        f"src/{task}/impl.py": f"{task} = 1\\n",
+        f"src/{other}/impl.py": "stolen\\n",
+        "README.md": "overwritten\\n",
+        ".git/hooks/post-merge": "#!/bin/sh\\necho planted\\n",
+        f".seawall/{session}/state.json": "{}",
+        os.environ["OUTSIDE"]: "escaped\\n",
+    }
+    for path, content in attempts.items():
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(content)
+            print(f"wrote {path}")
+        except OSError as exc:
+            print(f"refused {path}: {exc.strerror}")
+    print("STATUS: done")
+    """
+)
+
+
+def test_an_in_place_session_refuses_every_out_of_scope_write(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "repo",
+        {"README.md": "# p\n", "src/alpha/__init__.py": "", "src/beta/__init__.py": ""},
+    )
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+    outside = tmp_path / "outside.txt"
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        "\n".join(
+            [
+                "[session]",
+                'name = "boxed"',
+                'isolation = "none"',
+                'enforcement = "strict"',
+                'agent = "py"',
+                "",
+                "[runners.py]",
+                'kind = "command"',
+                f"argv = [{json.dumps(sys.executable)}, {json.dumps(str(agent))}]",
+                f"env = {{ OUTSIDE = {json.dumps(str(outside))} }}",
+                "",
+                "[[task]]",
+                'id = "alpha"',
+                'prompt = "Write alpha."',
+                'scope = ["src/alpha/**"]',
+                "",
+                "[[task]]",
+                'id = "beta"',
+                'prompt = "Write beta."',
+                'scope = ["src/beta/**"]',
+            ]
+        )
+        + "\n"
+    )
+    hooks_before = sorted(p.name for p in (repo / ".git" / "hooks").iterdir())
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo)
+    assert done.returncode == 0, done.stderr
+    assert "agents are sandboxed by the kernel (Landlock)" in done.stderr
+    data = status(repo)
+    wave = agents_by_wave(data)[0]
+    assert wave["alpha"]["status"] == "done" and wave["beta"]["status"] == "done"
+    transcripts = {
+        task: (repo / ".seawall" / data["session"] / "agents" / task).glob("*transcript.jsonl")
+        for task in ("alpha", "beta")
+    }
+    for task, found in transcripts.items():
+        lines = next(iter(found)).read_text().splitlines()
+        other = "beta" if task == "alpha" else "alpha"
+        assert f"wrote src/{task}/impl.py" in lines
+        assert f"refused src/{other}/impl.py: Permission denied" in lines
+        assert "refused README.md: Permission denied" in lines
+        assert "refused .git/hooks/post-merge: Permission denied" in lines
+        assert any(line.startswith("refused .seawall/") for line in lines)
+        assert f"refused {outside}: Permission denied" in lines
+    assert show(repo, "main", "src/alpha/impl.py") == "alpha = 1\n"
+    assert show(repo, "main", "src/beta/impl.py") == "beta = 1\n"
+    assert show(repo, "main", "README.md") == "# p\n"
+    assert not outside.exists()
+    assert sorted(p.name for p in (repo / ".git" / "hooks").iterdir()) == hooks_before
+    assert git(repo, "status", "--porcelain") == ""

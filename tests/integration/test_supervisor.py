@@ -1,0 +1,175 @@
+"""Nothing outlives an agent: the supervisor ends what the agent started, however it left.
+
+Each agent is a real shell started by the real ``CommandRunner``; it daemonises a child
+(``setsid``, double fork) that would write a file long after. After a normal finish, a
+stop, a time limit and the supervisor's own death, no process of the agent is left.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+
+import anyio
+import pytest
+
+from adapters.runners.command import CommandRunner
+from coordinator.events import Event, Message
+from coordinator.processes import aend_group, end_group, group_alive
+from coordinator.runner import AgentRequest
+
+pytestmark = pytest.mark.anyio
+
+DAEMON = "setsid sh -c 'echo $$ > daemon.pid; sleep 400; echo late > late.txt' & "
+DOUBLE_FORK = "(sh -c 'sleep 300' &) ; "
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def processes_of(session: str) -> set[int]:
+    """Live processes whose environment carries ``SEAWALL_SESSION=session``."""
+    marker = f"SEAWALL_SESSION={session}".encode()
+    found: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker in environ and state not in ("Z", "X"):
+            found.add(int(entry.name))
+    return found
+
+
+def wait_until_gone(session: str, seconds: float = 5.0) -> set[int]:
+    """The session's processes still alive after up to ``seconds`` (polling)."""
+    deadline = time.monotonic() + seconds
+    left = processes_of(session)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = processes_of(session)
+    return left
+
+
+def agent_request(workspace: Path, *, time_limit: float | None = None) -> AgentRequest:
+    """A request in a session of its own, so its processes can be told from others'."""
+    session = f"sv-{uuid.uuid4().hex[:12]}"
+    return AgentRequest(
+        task_id="daemoniser",
+        prompt="go",
+        workspace=workspace,
+        session=session,
+        time_limit=time_limit,
+    )
+
+
+async def test_a_daemonised_child_does_not_survive_a_normal_finish(tmp_path: Path) -> None:
+    request = agent_request(tmp_path)
+    script = DAEMON + DOUBLE_FORK + "while [ ! -s daemon.pid ]; do sleep 0.01; done; echo done"
+    result = await CommandRunner(["sh", "-c", script], kill_grace=0.5).run(request, print)
+    assert result.final_text == "done"
+    assert result.exit_code == 0
+    assert (tmp_path / "daemon.pid").read_text().strip().isdigit()  # the daemon ran
+    assert wait_until_gone(request.session, 1.0) == set()
+
+
+async def test_a_daemonised_child_does_not_survive_a_stop(tmp_path: Path) -> None:
+    request = agent_request(tmp_path)
+    script = DAEMON + "while [ ! -s daemon.pid ]; do sleep 0.01; done; echo ready; sleep 60"
+    seen: list[int] = []
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, Message) and event.text == "ready":
+            seen.extend(processes_of(request.session))
+            request.stop.stop("breaker: test")
+
+    with anyio.fail_after(20):
+        result = await CommandRunner(["sh", "-c", script], kill_grace=0.5).run(request, on_event)
+    assert result.cancelled
+    assert result.stop_reason == "breaker: test"
+    assert int((tmp_path / "daemon.pid").read_text()) in seen  # it ran, in its own session
+    assert wait_until_gone(request.session, 1.0) == set()
+
+
+async def test_a_daemonised_child_does_not_survive_a_time_limit(tmp_path: Path) -> None:
+    request = agent_request(tmp_path, time_limit=1.0)
+    script = DAEMON + "trap '' TERM; sleep 60"  # the agent ignores SIGTERM as well
+    with anyio.fail_after(20):
+        result = await CommandRunner(["sh", "-c", script], kill_grace=0.5).run(request, print)
+    assert result.timed_out
+    assert (tmp_path / "daemon.pid").exists()
+    assert wait_until_gone(request.session, 1.0) == set()
+    assert not (tmp_path / "late.txt").exists()
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+async def test_the_agent_dies_with_its_supervisor(tmp_path: Path) -> None:
+    request = agent_request(tmp_path)
+    script = "echo $$ > agent.pid; echo ready; sleep 60"
+    pids: list[int] = []
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, Message) and event.text == "ready":
+            agent = int((tmp_path / "agent.pid").read_text())
+            pids.append(agent)
+            supervisor = _parent(agent)
+            pids.append(supervisor)
+            os.kill(supervisor, signal.SIGKILL)
+
+    with anyio.fail_after(20):
+        result = await CommandRunner(["sh", "-c", script], kill_grace=0.5).run(request, on_event)
+    agent, supervisor = pids
+    assert supervisor != os.getpid()
+    assert result.exit_code == -signal.SIGKILL
+    assert agent not in wait_until_gone(request.session, 5.0)
+
+
+def test_end_group_waits_until_a_term_ignoring_group_is_empty(tmp_path: Path) -> None:
+    import subprocess
+
+    script = "trap '' TERM; (trap '' TERM; sleep 60) & echo $! > child.pid; sleep 60"
+    process = subprocess.Popen(["sh", "-c", script], cwd=tmp_path, start_new_session=True)
+    deadline = time.monotonic() + 5
+    while not (tmp_path / "child.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    started = time.monotonic()
+    assert end_group(process.pid, grace=0.3) is True
+    assert time.monotonic() - started >= 0.3  # SIGTERM was ignored: it took the SIGKILL
+    assert not group_alive(process.pid)
+    assert process.wait(timeout=5) == -signal.SIGKILL
+    assert end_group(process.pid, grace=0.3) is False  # gone: nothing to end
+
+
+async def test_aend_group_ends_a_group_without_blocking_the_loop(tmp_path: Path) -> None:
+    script = "trap '' TERM; (trap '' TERM; sleep 60) & sleep 60"
+    process = await anyio.open_process(["sh", "-c", script], start_new_session=True)
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.sleep(0.01)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(tick)
+        await anyio.sleep(0.1)
+        before = ticks
+        assert await aend_group(process.pid, grace=0.5) is True  # takes the whole grace
+        during = ticks - before
+        group.cancel_scope.cancel()
+    assert not group_alive(process.pid)
+    assert during >= 10  # the loop kept running while the group was ended
+    await process.wait()
+    await process.aclose()
