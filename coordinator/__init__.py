@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     )
     from coordinator.plan import load_plan, parse_plan, plan_waves
     from coordinator.prompting import render_agent_prompt
+    from coordinator.registry import AdapterError
     from coordinator.runner import (
         AgentRequest,
         AgentResult,
@@ -70,7 +71,16 @@ if TYPE_CHECKING:
     )
     from coordinator.session.engine import Session, SessionResult
     from coordinator.status import parse_status
-    from coordinator.tracker import Issue, IssueTracker, open_tracker
+    from coordinator.tracker import (
+        Capability,
+        Issue,
+        IssueTracker,
+        PullRequest,
+        TrackerRateLimitError,
+        TrackerUnavailableError,
+        open_tracker,
+        tracker_options,
+    )
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
@@ -131,15 +141,30 @@ _EXPORTS: dict[str, str] = {
     ),
     **dict.fromkeys(["Session", "SessionResult"], "coordinator.session.engine"),
     "parse_status": "coordinator.status",
-    **dict.fromkeys(["Issue", "IssueTracker", "open_tracker"], "coordinator.tracker"),
+    **dict.fromkeys(
+        [
+            "Capability",
+            "Issue",
+            "IssueTracker",
+            "PullRequest",
+            "TrackerRateLimitError",
+            "TrackerUnavailableError",
+            "open_tracker",
+            "tracker_options",
+        ],
+        "coordinator.tracker",
+    ),
+    "AdapterError": "coordinator.registry",
 }
 
 __all__ = [
+    "AdapterError",
     "AgentRequest",
     "AgentResult",
     "AgentRunner",
     "BreakerLimits",
     "Budgets",
+    "Capability",
     "Carryover",
     "CarryoverFiler",
     "CarryoverKind",
@@ -160,6 +185,7 @@ __all__ = [
     "MissingExtraError",
     "Plan",
     "PlanError",
+    "PullRequest",
     "RunnerError",
     "RunnerProbe",
     "RunnerSpec",
@@ -179,6 +205,8 @@ __all__ = [
     "ToolResult",
     "TrackerConfig",
     "TrackerError",
+    "TrackerRateLimitError",
+    "TrackerUnavailableError",
     "Turn",
     "Usage",
     "Wave",
@@ -194,6 +222,7 @@ __all__ = [
     "render_agent_prompt",
     "resolve_enforcement",
     "resolve_isolation",
+    "tracker_options",
 ]
 
 

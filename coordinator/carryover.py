@@ -18,22 +18,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
-from coordinator.errors import ConfigurationError, StateError, TrackerError
+from coordinator.errors import ConfigurationError, StateError
 from coordinator.model import Plan, Status
-from coordinator.telemetry import EventLog
-from coordinator.tracker import (
-    Issue,
-    IssueTracker,
-    TrackerRateLimitError,
-    TrackerUnavailableError,
-)
+
+if TYPE_CHECKING:
+    from coordinator.filing import CarryoverFiler, RetryPolicy, file_carryover
 
 __all__ = [
     "MARKER_PATTERN",
@@ -64,7 +58,7 @@ __all__ = [
 TITLE_LIMIT = 100
 MARKER_PATTERN = re.compile(r"<!--\s*seawall:carryover\s+([0-9a-f]{16,64})\s*-->")
 _SUFFIX_PATTERN = re.compile(r"→\s*(issue|existing)\s+#(\d+)")
-_T = TypeVar("_T")
+_FILING = ("CarryoverFiler", "RetryPolicy", "file_carryover")
 
 
 class CarryoverKind(StrEnum):
@@ -140,47 +134,6 @@ class CarryoverResult:
     fingerprint: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RetryPolicy:
-    """Bounded retries with exponential backoff for transient tracker faults.
-
-    ``attempts`` counts every try of one operation. A rate limit whose ``Retry-After``
-    exceeds ``max_delay`` is not waited for: it becomes an error result at once, so a
-    session never blocks on a tracker. ``sleep`` is injectable for tests.
-    """
-
-    attempts: int = 3
-    base_delay: float = 0.5
-    max_delay: float = 8.0
-    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
-
-    def __post_init__(self) -> None:
-        if self.attempts < 1 or self.base_delay < 0 or self.max_delay < 0:
-            raise ConfigurationError("retry attempts must be >= 1 and delays >= 0")
-
-    def delay(self, error: TrackerError, attempt: int) -> float | None:
-        """Seconds to wait before try ``attempt + 1``, or None when not to retry."""
-        if attempt + 1 >= self.attempts:
-            return None
-        if isinstance(error, TrackerRateLimitError):
-            if error.retry_after is not None:
-                return error.retry_after if error.retry_after <= self.max_delay else None
-        elif not _transient(error):
-            return None
-        return min(self.max_delay, self.base_delay * 2.0**attempt)
-
-
-def _transient(error: TrackerError) -> bool:
-    if isinstance(error, TrackerUnavailableError | TrackerRateLimitError):
-        return True
-    return error.status is not None and (error.status >= 500 or error.status == 429)
-
-
-def _maybe_applied(error: TrackerError) -> bool:
-    """A lost answer (5xx, timeout, dropped connection) may hide an applied write."""
-    return _transient(error) and not isinstance(error, TrackerRateLimitError)
-
-
 # -- rendering -------------------------------------------------------------------------
 
 
@@ -213,184 +166,13 @@ def render_seen_again(carryover: Carryover) -> str:
     )
 
 
-# -- filing ----------------------------------------------------------------------------
+def __getattr__(name: str) -> Any:
+    """The filer lives in ``coordinator.filing``; its names are re-exported here."""
+    if name in _FILING:
+        from coordinator import filing
 
-
-class CarryoverFiler:
-    """Files carryovers for one session against one tracker.
-
-    Lists the carryover label once per session (all pages) and keeps that index current
-    as it creates issues; comments at most once per session on each duplicate; after a
-    failed create it lists again before a bounded retry with backoff. Thread-safe:
-    filings are serialised, so two filings of one fingerprint cannot both create.
-    ``file`` never raises.
-    """
-
-    def __init__(
-        self,
-        tracker: IssueTracker,
-        *,
-        session: str,
-        label: str = "carryover",
-        retry: RetryPolicy | None = None,
-        events: EventLog | None = None,
-    ) -> None:
-        self.tracker = tracker
-        self.session = session
-        self.label = label
-        self.retry = retry or RetryPolicy()
-        self.events = events
-        self._lock = threading.Lock()
-        self._index: dict[str, Issue] | None = None
-        self._labels_ready: set[str] = set()
-        self._noted: set[int] = set()
-
-    def known(self) -> Mapping[str, Issue]:
-        """The open carryover issues by fingerprint (lists them on first use; may raise)."""
-        with self._lock:
-            return dict(self._issues())
-
-    def file(self, carryover: Carryover) -> CarryoverResult:
-        """File ``carryover`` unless its fingerprint is already open; never raises."""
-        with self._lock:
-            fp = carryover.fingerprint
-            try:
-                result = self._file(carryover, fp)
-            except TrackerError as exc:
-                result = CarryoverResult(
-                    created=False, skipped="error", error=str(exc), fingerprint=fp
-                )
-            except Exception as exc:  # noqa: BLE001 - the contract: filing never raises
-                result = CarryoverResult(
-                    created=False,
-                    skipped="error",
-                    error=f"{self.tracker.name}: file carryover failed: "
-                    f"unexpected {type(exc).__name__}: {exc}",
-                    fingerprint=fp,
-                )
-            self._emit(carryover, result)
-            return result
-
-    def _file(self, carryover: Carryover, fp: str) -> CarryoverResult:
-        existing = self._issues().get(fp)
-        if existing is not None:
-            return self._duplicate(existing, carryover, fp)
-        labels = carryover.labels(self.label)
-        missing = [label for label in labels if label not in self._labels_ready]
-        if missing:
-            self._retrying(lambda: self.tracker.ensure_labels(missing))
-            self._labels_ready.update(missing)
-        issue = self._create(carryover, fp, labels)
-        self._issues()[fp] = issue
-        self._noted.add(issue.number)  # no "seen again" note on our own issue
-        return CarryoverResult(created=True, number=issue.number, url=issue.url, fingerprint=fp)
-
-    def _duplicate(self, issue: Issue, carryover: Carryover, fp: str) -> CarryoverResult:
-        error = None
-        if issue.number not in self._noted:
-            self._noted.add(issue.number)  # at most once, even when the comment fails
-            try:
-                self.tracker.comment(issue.number, render_seen_again(carryover))
-            except TrackerError as exc:
-                error = f"noting the duplicate failed: {exc}"
-        return CarryoverResult(
-            created=False,
-            number=issue.number,
-            url=issue.url,
-            skipped="duplicate",
-            error=error,
-            fingerprint=fp,
-        )
-
-    def _create(self, carryover: Carryover, fp: str, labels: Sequence[str]) -> Issue:
-        title, body = render_title(carryover), render_body(carryover)
-        attempt = 0
-        while True:
-            try:
-                return self.tracker.create_issue(title=title, body=body, labels=labels)
-            except TrackerError as exc:
-                delay = self.retry.delay(exc, attempt)
-                if not _maybe_applied(exc):
-                    if delay is None:
-                        raise
-                    self.retry.sleep(delay)
-                else:
-                    self.retry.sleep(delay if delay is not None else self.retry.base_delay)
-                    found = self._relist_after(exc).get(fp)
-                    if found is not None:
-                        return found  # the write was applied; its answer was lost
-                    if delay is None:
-                        raise
-            attempt += 1
-
-    def _relist_after(self, create_error: TrackerError) -> dict[str, Issue]:
-        try:
-            self._index = self._list()
-        except TrackerError as exc:
-            raise TrackerError(
-                f"{create_error}; listing again to look for a lost write failed too: {exc}",
-                tracker=self.tracker.name,
-                operation="create issue",
-                status=create_error.status,
-            ) from exc
-        return self._index
-
-    def _issues(self) -> dict[str, Issue]:
-        if self._index is None:
-            self._index = self._list()
-        return self._index
-
-    def _list(self) -> dict[str, Issue]:
-        index: dict[str, Issue] = {}
-        for issue in sorted(self._retrying(lambda: self.tracker.list_issues(self.label)), key=_num):
-            fp = find_marker(issue.body)
-            if fp is not None:
-                index.setdefault(fp, issue)  # the oldest issue wins
-        return index
-
-    def _retrying(self, operation: Callable[[], _T]) -> _T:
-        attempt = 0
-        while True:
-            try:
-                return operation()
-            except TrackerError as exc:
-                delay = self.retry.delay(exc, attempt)
-                if delay is None:
-                    raise
-                self.retry.sleep(delay)
-            attempt += 1
-
-    def _emit(self, carryover: Carryover, result: CarryoverResult) -> None:
-        if self.events is None:
-            return
-        outcome = "created" if result.created else result.skipped
-        self.events.append(
-            "carryover",
-            task=carryover.task_id,
-            kind=carryover.kind.value,
-            wave=carryover.wave,
-            fingerprint=result.fingerprint,
-            outcome=outcome,
-            number=result.number,
-            url=result.url,
-            tracker=self.tracker.name,
-            error=result.error,
-        )
-
-
-def _num(issue: Issue) -> int:
-    return issue.number
-
-
-def file_carryover(target: IssueTracker | CarryoverFiler, carryover: Carryover) -> CarryoverResult:
-    """File one carryover; never raises.
-
-    Pass the session's ``CarryoverFiler`` so the label is listed once per session; a bare
-    tracker gets a one-shot filer (one list pass for this call).
-    """
-    if isinstance(target, CarryoverFiler):
-        return target.file(carryover)
-    return CarryoverFiler(target, session=carryover.session).file(carryover)
+        return getattr(filing, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- STATE.md bookkeeping ----------------------------------------------------------------

@@ -29,6 +29,8 @@ KILL_POINTS = (
     "mid-advance",
     "after-issue-created",
     "while-writing-state",
+    "after-push",
+    "after-pull-request",
 )
 
 ENVIRONMENT_VARIABLE = "SEAWALL_KILL_AT"

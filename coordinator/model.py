@@ -23,8 +23,11 @@ __all__ = [
     "CommandPolicyConfig",
     "Enforcement",
     "Isolation",
+    "NotifyConfig",
+    "OptionValue",
     "OverlapPolicy",
     "Plan",
+    "PublishConfig",
     "RunnerSpec",
     "SessionConfig",
     "SessionType",
@@ -109,6 +112,11 @@ class Status(StrEnum):
 AUTO_MAX_TURNS: Mapping[SessionType, int] = MappingProxyType(
     {SessionType.HOUSEKEEPING: 8, SessionType.FEATURE: 15, SessionType.DEEP: 25}
 )
+
+
+#: A value of an adapter's ``options`` table: a TOML string, integer, float, boolean, or a
+#: list of strings.
+OptionValue = str | int | float | bool | tuple[str, ...]
 
 
 def _frozen_map(value: Mapping[str, str] | None = None) -> Mapping[str, str]:
@@ -214,6 +222,29 @@ class TrackerConfig:
     url: str | None = None  # GitHub Enterprise API URL or self-hosted GitLab URL
     label: str = "carryover"
     token_env: str | None = None  # defaults per tracker: GITHUB_TOKEN / GITLAB_TOKEN
+    #: the adapter's own settings (``[session.tracker.options]``), typed TOML values
+    options: Mapping[str, OptionValue] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PublishConfig:
+    """``[session.publish]``: at the end, push the session's branch and open a pull
+    request (GitHub) or merge request (GitLab) on the session's tracker host."""
+
+    remote: str = "origin"  # a git remote name or URL
+    branch: str | None = None  # the branch pushed; default: the session's target branch
+    base: str = "main"  # the branch the request merges into
+    title: str | None = None  # default: "seawall: <session name>"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotifyConfig:
+    """``[session.notify]``: a webhook that gets a small JSON body on these events."""
+
+    url: str
+    events: tuple[str, ...] = ("trip", "halt", "finish")
+    timeout: float = 5.0  # seconds per delivery attempt
+    attempts: int = 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -240,6 +271,8 @@ class SessionConfig:
     accept_hooks_only: bool = False  # without an OS sandbox, run strict in place anyway
     sandbox_writable: tuple[str, ...] = ()  # more paths every agent may write (caches)
     prices: Mapping[str, Price] = field(default_factory=lambda: MappingProxyType({}))
+    publish: PublishConfig | None = None
+    notify: NotifyConfig | None = None
 
     def resolved_max_turns(self) -> int:
         if self.max_turns == "auto":

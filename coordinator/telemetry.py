@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,9 @@ class EventLog:
         self._lock = threading.Lock()
         self._warned = False
         self._repaired = False
+        #: called with each record after it is written (a session's webhook notifier);
+        #: a listener must not raise or block
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
 
     def append(self, event: str, **fields: Any) -> dict[str, Any]:
         record: dict[str, Any] = {"ts": round(time.time(), 3), "event": event}
@@ -64,6 +67,8 @@ class EventLog:
                         f"{exc.strerror}; continuing without it",
                         file=sys.stderr,
                     )
+        for listener in tuple(self.listeners):
+            listener(record)
         return record
 
 

@@ -1,4 +1,9 @@
-"""The ``IssueTracker`` port: where carryover issues are listed, created and commented.
+"""The ``IssueTracker`` port: what a session needs from a host of issues and branches.
+
+Issues (list by label over all pages, create, comment, close) are every adapter's duty.
+A host may declare more ``capabilities``: ``claims`` (a claim the host itself holds, so
+sessions on different machines filing the same carryover are serialised) and
+``pull-requests`` (find and open a pull/merge request for a pushed branch).
 
 Adapters live in ``adapters/trackers`` (local files, in-memory, GitHub, GitLab) or in
 third-party packages registered under the ``seawall.trackers`` entry-point group. The
@@ -11,21 +16,25 @@ caller runs ``file_carryover`` in a worker thread (``anyio.to_thread.run_sync``)
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import ClassVar, Self
 
 from coordinator.errors import ConfigurationError, TrackerError
-from coordinator.model import TrackerConfig
+from coordinator.model import OptionValue, TrackerConfig
 
 __all__ = [
+    "Capability",
     "Issue",
     "IssueTracker",
+    "PullRequest",
     "TrackerRateLimitError",
     "TrackerUnavailableError",
     "open_tracker",
+    "tracker_options",
 ]
 
 
@@ -39,6 +48,26 @@ class Issue:
     labels: tuple[str, ...]
     url: str
     state: str = "open"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PullRequest:
+    """A pull request (GitHub) or merge request (GitLab) as the host reports it."""
+
+    number: int
+    url: str
+    head: str
+    base: str
+    title: str = ""
+    state: str = "open"
+
+
+class Capability(StrEnum):
+    """What a host offers beyond issues."""
+
+    ISSUES = "issues"  # list by label, create, comment, close: every adapter
+    CLAIMS = "claims"  # claim(key): a claim the host holds, seen by every machine
+    PULL_REQUESTS = "pull-requests"  # find_pull_request / open_pull_request
 
 
 class TrackerUnavailableError(TrackerError):
@@ -83,17 +112,32 @@ class IssueTracker(abc.ABC):
     - ``comment(number, body)``: add a comment to an existing issue; a missing issue is a
       ``TrackerError``.
     - ``ensure_labels(labels)``: make sure each label exists, creating the missing ones;
-      calling it again is harmless.
+      calling it again is harmless (and sends no second create).
+    - ``close_issue(number)``: close an issue; closing a closed issue is harmless, a
+      missing issue is a ``TrackerError``. A closed issue is no longer listed.
     - ``close()``: release connections. The tracker is also a context manager.
 
     Every failure is raised as ``TrackerError`` (or its subclasses
     ``TrackerUnavailableError`` for transient faults and ``TrackerRateLimitError`` for
     rate limits) naming the tracker and the operation; SDK exception types never
-    escape. Tokens never appear in messages, reprs or files.
+    escape. A 5xx answer, a timeout and a dropped connection are
+    ``TrackerUnavailableError``; a 401 or 404 is a plain ``TrackerError``. Tokens never
+    appear in messages, reprs or files.
+
+    Optional duties, declared in ``capabilities``:
+
+    - ``claims``: ``claim(key)`` takes a named claim on the host in one atomic write and
+      says whether this caller took it (``False``: someone else holds it). Claims are
+      never released; a key names one piece of work forever.
+    - ``pull-requests``: ``find_pull_request(head=, base=)`` returns the open request
+      from branch ``head`` into ``base`` (or None); ``open_pull_request(...)`` opens one
+      (one write, no retry, like a create).
     """
 
     #: The tracker's name in messages and errors ("github", "local", ...).
     name: str = "tracker"
+    #: What this host offers; ``issues`` always.
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.ISSUES})
 
     @abc.abstractmethod
     def list_issues(self, label: str) -> list[Issue]:
@@ -110,6 +154,34 @@ class IssueTracker(abc.ABC):
     @abc.abstractmethod
     def ensure_labels(self, labels: Sequence[str]) -> None:
         """Create those of ``labels`` that do not exist yet; existing ones are left alone."""
+
+    @abc.abstractmethod
+    def close_issue(self, number: int) -> None:
+        """Close issue ``number`` (harmless when closed); a missing issue is an error."""
+
+    def claim(self, key: str) -> bool:
+        """Take the claim ``key`` on the host; False when another caller holds it.
+
+        Only hosts with the ``claims`` capability hold claims; the default takes every
+        claim (sessions on one machine are serialised by the repository's lock).
+        """
+        return True
+
+    def find_pull_request(self, *, head: str, base: str) -> PullRequest | None:
+        """The open pull request from ``head`` into ``base``, if there is one."""
+        raise self._unsupported("find pull request")
+
+    def open_pull_request(self, *, head: str, base: str, title: str, body: str) -> PullRequest:
+        """Open a pull request from ``head`` into ``base`` (one write, never retried)."""
+        raise self._unsupported("open pull request")
+
+    def _unsupported(self, operation: str) -> TrackerError:
+        return TrackerError(
+            f"{type(self).__name__} does not offer pull requests "
+            f"(capabilities: {', '.join(sorted(self.capabilities))})",
+            tracker=self.name,
+            operation=operation,
+        )
 
     def close(self) -> None:
         """Release connections and files. The default holds none."""
@@ -139,12 +211,45 @@ class IssueTracker(abc.ABC):
 
 
 def open_tracker(config: TrackerConfig, *, root: Path) -> IssueTracker:
-    """Resolve ``config.kind`` by name (built-ins and entry points) and build the tracker."""
-    from coordinator.registry import TRACKER_GROUP, resolve
+    """Resolve ``config.kind`` by name (built-ins and entry points) and build the tracker.
 
-    target = resolve(TRACKER_GROUP, config.kind)
-    if not (isinstance(target, type) and issubclass(target, IssueTracker)):
-        raise ConfigurationError(
-            f"tracker {config.kind!r} does not resolve to an IssueTracker class: {target!r}"
-        )
-    return target.from_config(config, root=root)
+    A failure to load or build it is a ``ConfigurationError`` naming the entry point and
+    its package; nothing else escapes from a third party's constructor.
+    """
+    from coordinator.registry import TRACKER_GROUP, build
+
+    tracker = build(TRACKER_GROUP, config.kind, lambda cls: cls.from_config(config, root=root))
+    assert isinstance(tracker, IssueTracker)  # build checked the class
+    return tracker
+
+
+def tracker_options(
+    config: TrackerConfig, known: Mapping[str, type | tuple[type, ...]]
+) -> dict[str, OptionValue]:
+    """The ``[session.tracker.options]`` an adapter accepts, checked against ``known``.
+
+    ``known`` maps each option to its type(s) (an int is accepted where a float is). An
+    unknown key or a wrong type is a ``ConfigurationError`` naming the field
+    ``session.tracker.options.KEY``, with the nearest known key suggested.
+    """
+    import difflib
+
+    out: dict[str, OptionValue] = {}
+    for key, value in config.options.items():
+        field = f"session.tracker.options.{key}"
+        if key not in known:
+            close = difflib.get_close_matches(key, list(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            names = ", ".join(sorted(known)) or "none"
+            raise ConfigurationError(
+                f"{field}: unknown option for the {config.kind} tracker{hint} (known: {names})"
+            )
+        wanted_type = known[key]
+        types_: tuple[type, ...] = wanted_type if isinstance(wanted_type, tuple) else (wanted_type,)
+        if float in types_ and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if (isinstance(value, bool) and bool not in types_) or not isinstance(value, types_):
+            wanted = " or ".join(t.__name__ for t in types_)
+            raise ConfigurationError(f"{field}: must be {wanted}, not {value!r}")
+        out[key] = value
+    return out

@@ -24,8 +24,11 @@ from typing import Any, TypeVar
 from coordinator.errors import ConfigurationError, MissingExtraError, TrackerError
 from coordinator.model import TrackerConfig
 from coordinator.tracker import (
+    Capability,
     Issue,
     IssueTracker,
+    PullRequest,
+    tracker_options,
 )
 
 try:
@@ -36,18 +39,28 @@ except ImportError as exc:
         package="PyGithub", extra="github", purpose="The GitHub tracker"
     ) from exc
 
+from adapters.trackers._claims import claim_by_label, new_nonce
 from adapters.trackers._transport import status_error, transport_error
 
 __all__ = ["DEFAULT_BASE_URL", "GitHubTracker"]
 
 DEFAULT_BASE_URL = "https://api.github.com"
 _T = TypeVar("_T")
+#: ``[session.tracker.options]`` the GitHub tracker accepts
+_OPTIONS: dict[str, type | tuple[type, ...]] = {
+    "timeout": float,
+    "per_page": int,
+    "request_interval": float,
+    "write_interval": float,
+    "label_color": str,
+}
 
 
 class GitHubTracker(IssueTracker):
-    """Issues of one GitHub repository."""
+    """Issues and pull requests of one GitHub repository."""
 
     name = "github"
+    capabilities = frozenset(Capability)
 
     def __init__(
         self,
@@ -76,6 +89,7 @@ class GitHubTracker(IssueTracker):
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self._label_color = label_color
         self._labels: set[str] | None = None
+        self._claim_nonce = new_nonce()
         self._client = github.Github(
             auth=github.Auth.Token(secret),
             base_url=self.base_url,
@@ -90,11 +104,17 @@ class GitHubTracker(IssueTracker):
 
     @classmethod
     def from_config(cls, config: TrackerConfig, *, root: Path) -> GitHubTracker:
-        """``config.repository`` is ``owner/name``; ``config.url`` the Enterprise API URL."""
+        """``config.repository`` is ``owner/name``; ``config.url`` the Enterprise API URL;
+        ``config.options`` may set timeout, per_page, request_interval, write_interval and
+        label_color."""
         if not config.repository:
             raise ConfigurationError("the GitHub tracker needs repository = 'owner/name'")
+        options: dict[str, Any] = dict(tracker_options(config, _OPTIONS))
         return cls(
-            config.repository, base_url=config.url, token_env=config.token_env or "GITHUB_TOKEN"
+            config.repository,
+            base_url=config.url,
+            token_env=config.token_env or "GITHUB_TOKEN",
+            **options,  # checked against _OPTIONS
         )
 
     def list_issues(self, label: str) -> list[Issue]:
@@ -112,6 +132,42 @@ class GitHubTracker(IssueTracker):
 
     def comment(self, number: int, body: str) -> None:
         self._call("comment", lambda: self._repo.get_issue(number).create_comment(body))
+
+    def close_issue(self, number: int) -> None:
+        self._call("close issue", lambda: self._repo.get_issue(number).edit(state="closed"))
+
+    def claim(self, key: str) -> bool:
+        """A claim is a label ``claim:<key>`` whose description holds this client's nonce:
+        creating a label is atomic (a second create is 422 ``already_exists``), and the
+        nonce tells a claim whose answer was lost from someone else's."""
+        return claim_by_label(
+            key,
+            self._claim_nonce,
+            create=lambda name, nonce: self._call(
+                "claim",
+                lambda: self._repo.create_label(name, "ededed", description=nonce),
+            ),
+            read=lambda name: self._call(
+                "claim", lambda: self._repo.get_label(name).description or ""
+            ),
+            taken_status=422,
+        )
+
+    def find_pull_request(self, *, head: str, base: str) -> PullRequest | None:
+        owner = self.repository.split("/")[0]
+
+        def read() -> PullRequest | None:
+            for pull in self._repo.get_pulls(state="open", head=f"{owner}:{head}", base=base):
+                return _pull(pull)
+            return None
+
+        return self._call("find pull request", read)
+
+    def open_pull_request(self, *, head: str, base: str, title: str, body: str) -> PullRequest:
+        return self._call(
+            "open pull request",
+            lambda: _pull(self._repo.create_pull(base=base, head=head, title=title, body=body)),
+        )
 
     def ensure_labels(self, labels: Sequence[str]) -> None:
         if self._labels is None:
@@ -155,6 +211,17 @@ def _issue(item: Any) -> Issue:
         body=str(item.body or ""),
         labels=tuple(str(label.name) for label in item.labels),
         url=str(item.html_url),
+        state=str(item.state),
+    )
+
+
+def _pull(item: Any) -> PullRequest:
+    return PullRequest(
+        number=int(item.number),
+        url=str(item.html_url),
+        head=str(item.head.ref),
+        base=str(item.base.ref),
+        title=str(item.title),
         state=str(item.state),
     )
 

@@ -23,8 +23,11 @@ from typing import Any, TypeVar
 from coordinator.errors import ConfigurationError, MissingExtraError, TrackerError
 from coordinator.model import TrackerConfig
 from coordinator.tracker import (
+    Capability,
     Issue,
     IssueTracker,
+    PullRequest,
+    tracker_options,
 )
 
 try:
@@ -35,19 +38,27 @@ except ImportError as exc:
         package="python-gitlab", extra="gitlab", purpose="The GitLab tracker"
     ) from exc
 
+from adapters.trackers._claims import claim_by_label, new_nonce
 from adapters.trackers._transport import status_error, transport_error
 
 __all__ = ["DEFAULT_URL", "GitLabTracker"]
 
 DEFAULT_URL = "https://gitlab.com"
 _T = TypeVar("_T")
+#: ``[session.tracker.options]`` the GitLab tracker accepts
+_OPTIONS: dict[str, type | tuple[type, ...]] = {
+    "timeout": float,
+    "per_page": int,
+    "label_color": str,
+}
 _NO_SDK_RETRY: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": False}
 
 
 class GitLabTracker(IssueTracker):
-    """Issues of one GitLab project."""
+    """Issues and merge requests of one GitLab project."""
 
     name = "gitlab"
+    capabilities = frozenset(Capability)
 
     def __init__(
         self,
@@ -71,6 +82,7 @@ class GitLabTracker(IssueTracker):
         self.url = (url or DEFAULT_URL).rstrip("/")
         self._label_color = label_color
         self._labels: set[str] | None = None
+        self._claim_nonce = new_nonce()
         self._last = threading.local()  # headers of the last answer, for Retry-After
         session = requests.Session()
         session.hooks["response"].append(self._remember)
@@ -86,10 +98,17 @@ class GitLabTracker(IssueTracker):
 
     @classmethod
     def from_config(cls, config: TrackerConfig, *, root: Path) -> GitLabTracker:
-        """``config.repository`` is the project path; ``config.url`` a self-hosted URL."""
+        """``config.repository`` is the project path; ``config.url`` a self-hosted URL;
+        ``config.options`` may set timeout, per_page and label_color."""
         if not config.repository:
             raise ConfigurationError("the GitLab tracker needs repository = 'group/project'")
-        return cls(config.repository, url=config.url, token_env=config.token_env or "GITLAB_TOKEN")
+        options: dict[str, Any] = dict(tracker_options(config, _OPTIONS))
+        return cls(
+            config.repository,
+            url=config.url,
+            token_env=config.token_env or "GITLAB_TOKEN",
+            **options,  # checked against _OPTIONS
+        )
 
     def list_issues(self, label: str) -> list[Issue]:
         def read() -> list[Issue]:
@@ -112,6 +131,53 @@ class GitLabTracker(IssueTracker):
             issue.notes.create({"body": body}, **_NO_SDK_RETRY)
 
         self._call("comment", post)
+
+    def close_issue(self, number: int) -> None:
+        def put() -> None:
+            issue = self._project.issues.get(number, lazy=True)
+            issue.state_event = "close"
+            issue.save(**_NO_SDK_RETRY)
+
+        self._call("close issue", put)
+
+    def claim(self, key: str) -> bool:
+        """A claim is a label ``claim:<key>`` holding this client's nonce (see _claims)."""
+
+        def create(name: str, nonce: str) -> None:
+            self._call(
+                "claim",
+                lambda: self._project.labels.create(
+                    {"name": name, "color": "#ededed", "description": nonce}, **_NO_SDK_RETRY
+                ),
+            )
+
+        def read(name: str) -> str:
+            label = self._call("claim", lambda: self._project.labels.get(name, **_NO_SDK_RETRY))
+            return str(getattr(label, "description", "") or "")
+
+        return claim_by_label(key, self._claim_nonce, create=create, read=read, taken_status=409)
+
+    def find_pull_request(self, *, head: str, base: str) -> PullRequest | None:
+        def read() -> PullRequest | None:
+            found = self._project.mergerequests.list(
+                state="opened",
+                source_branch=head,
+                target_branch=base,
+                iterator=True,
+                **_NO_SDK_RETRY,
+            )
+            for item in found:
+                return _merge_request(item)
+            return None
+
+        return self._call("find merge request", read)
+
+    def open_pull_request(self, *, head: str, base: str, title: str, body: str) -> PullRequest:
+        data = {"source_branch": head, "target_branch": base, "title": title, "description": body}
+        return self._call(
+            "open merge request",
+            lambda: _merge_request(self._project.mergerequests.create(data, **_NO_SDK_RETRY)),
+        )
 
     def ensure_labels(self, labels: Sequence[str]) -> None:
         if self._labels is None:
@@ -167,6 +233,18 @@ def _issue(item: Any) -> Issue:
         body=str(item.description or ""),
         labels=tuple(str(label) for label in item.labels),
         url=str(item.web_url),
+        state="open" if state == "opened" else state,
+    )
+
+
+def _merge_request(item: Any) -> PullRequest:
+    state = str(item.state)
+    return PullRequest(
+        number=int(item.iid),
+        url=str(item.web_url),
+        head=str(item.source_branch),
+        base=str(item.target_branch),
+        title=str(item.title),
         state="open" if state == "opened" else state,
     )
 

@@ -74,6 +74,20 @@ class LocalTracker(IssueTracker):
             text += f"\n<!-- seawall:comment {_now()} -->\n{body}"
             self._write_text(path, text, "comment")
 
+    def close_issue(self, number: int) -> None:
+        with self._locked("close issue"):
+            path = self._path(number)
+            text = self._read_text(path, "close issue")
+            if text is None:
+                raise TrackerError(
+                    f"issue #{number} does not exist ({path})",
+                    tracker=self.name,
+                    operation="close issue",
+                )
+            header_end = text.find("\n" + _FENCE, len(_FENCE) - 1)
+            header = re.sub(r"(?m)^state:.*$", "state: closed", text[:header_end], count=1)
+            self._write_text(path, header + text[header_end:], "close issue")
+
     def ensure_labels(self, labels: Sequence[str]) -> None:
         """Labels need no registration in local files; this only validates them."""
         for label in labels:

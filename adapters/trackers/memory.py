@@ -21,7 +21,7 @@ from coordinator.tracker import Issue, IssueTracker, TrackerUnavailableError
 
 __all__ = ["Fault", "MemoryTracker", "Operation", "TrackerCall"]
 
-Operation = Literal["list_issues", "create_issue", "comment", "ensure_labels"]
+Operation = Literal["list_issues", "create_issue", "comment", "ensure_labels", "close_issue"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,11 +106,6 @@ class MemoryTracker(IssueTracker):
         with self._lock:
             return tuple(self._comments.get(number, ()))
 
-    def close_issue(self, number: int) -> None:
-        """Mark an issue closed, as a person would."""
-        with self._lock:
-            self._issues[number] = replace(self._issues[number], state="closed")
-
     # -- the port -------------------------------------------------------------------
 
     def list_issues(self, label: str) -> list[Issue]:
@@ -153,6 +148,20 @@ class MemoryTracker(IssueTracker):
                     f"issue #{number} does not exist", tracker=self.name, operation="comment"
                 )
             self._comments.setdefault(number, []).append(body)
+            if fault:
+                raise fault.error
+
+    def close_issue(self, number: int) -> None:
+        with self._lock:
+            self._record("close_issue", number=number)
+            fault = self._take_fault("close_issue")
+            if fault and not fault.apply:
+                raise fault.error
+            if number not in self._issues:
+                raise TrackerError(
+                    f"issue #{number} does not exist", tracker=self.name, operation="close issue"
+                )
+            self._issues[number] = replace(self._issues[number], state="closed")
             if fault:
                 raise fault.error
 

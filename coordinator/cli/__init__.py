@@ -40,6 +40,7 @@ COMMAND_MODULES = (
     "coordinator.cli.unattended",
     "coordinator.cli.lead",
     "coordinator.cli.replay",
+    "coordinator.cli.adapters",
 )
 
 
@@ -63,6 +64,7 @@ COMMANDS: dict[str, str] = {
     "next": "coordinator.cli.lead",
     "mcp": "coordinator.cli.lead",
     "replay": "coordinator.cli.replay",
+    "adapters": "coordinator.cli.adapters",
 }
 
 

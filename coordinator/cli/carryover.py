@@ -2,7 +2,9 @@
 
 ``list`` shows the open carryover issues with number, title, labels and fingerprint.
 ``validate`` checks the newest session's ledger (``.seawall/<session>/state.json``):
-every SPIRAL/FAILED line must point to an issue; the missing ones are filed now.
+every SPIRAL/FAILED line must point to an issue; the missing ones are filed now. It
+also closes, as duplicates with a link to the oldest, open issues that carry the same
+carryover fingerprint.
 """
 
 from __future__ import annotations
@@ -67,18 +69,26 @@ def _tracker_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--url", help="GitHub Enterprise API URL or self-hosted GitLab URL")
     parser.add_argument("--label", default=None, help="the carryover label (default: carryover)")
+    from coordinator.cli.adapters import add_tracker_option
+
+    add_tracker_option(parser)
 
 
 def _open(args: argparse.Namespace, state: dict[str, Any] | None = None) -> IssueTracker:
-    """The tracker the options name; unset options come from the session's recorded plan."""
+    """The tracker the options name; unset options come from the session's recorded plan
+    when it names the same tracker (another tracker's settings, such as its ``token_env``,
+    are never reused)."""
     from dataclasses import replace
 
+    from coordinator.cli.adapters import tracker_config
+    from coordinator.model import TrackerConfig
     from coordinator.tracker import open_tracker
 
     config = _session_tracker(args, state)
+    if args.tracker and args.tracker != config.kind:
+        config = TrackerConfig(kind=args.tracker, label=config.label)
     config = replace(
-        config,
-        kind=args.tracker or config.kind,
+        tracker_config(config, args),
         repository=args.project or config.repository,
         url=args.url or config.url,
         label=args.label or config.label,
@@ -141,15 +151,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from coordinator.carryover import (
-        CarryoverFiler,
-        covered_tasks,
-        file_missing,
-        issue_suffix,
-        ledger_entries,
-        missing_carryovers,
-    )
-    from coordinator.telemetry import EventLog
+    from coordinator.carryover import covered_tasks, ledger_entries, missing_carryovers
 
     state_path = _state_path(_root(args), args.session)
     state = _load(state_path)
@@ -157,30 +159,75 @@ def _validate(args: argparse.Namespace) -> int:
     entries = ledger_entries(state)
     covered = covered_tasks(state)
     missing = missing_carryovers(entries, covered_tasks=covered)
-    if not missing:
-        print(f"session {session}: every SPIRAL/FAILED line has its issue")
-        return 0
     if args.dry_run:
         for entry in missing:
             print(f"missing: wave {entry.wave}  {entry.task}  {entry.status.upper()}")
-        return 1
-    plan = _plan_identity(state, args.plan)
-    events = EventLog(state_path.parent / "events.jsonl", session=session)
-    failed = 0
-    filed = []
+        if not missing:
+            print(f"session {session}: every SPIRAL/FAILED line has its issue")
+        return 1 if missing else 0
     with _open(args, state) as tracker:
-        label = args.label or _session_tracker(args, state).label
-        filer = CarryoverFiler(tracker, session=session, label=label, events=events)
-        for entry, result in file_missing(filer, entries, plan=plan, covered_tasks=covered):
-            line = f"wave {entry.wave}  {entry.task}  {entry.status.upper()}"
-            if result.skipped == "error":
-                failed += 1
-                print(f"{line}  error: {result.error}")
-            else:
-                filed.append((entry, result))
-                print(f"{line}  {issue_suffix(result)}  {result.url or ''}".rstrip())
+        failed, filed = _file_and_dedupe(args, tracker, state, state_path, session)
     _record(state_path, filed)
     return 1 if failed else 0
+
+
+def _file_and_dedupe(
+    args: argparse.Namespace,
+    tracker: IssueTracker,
+    state: dict[str, Any],
+    state_path: Path,
+    session: str,
+) -> tuple[int, list[tuple[Any, Any]]]:
+    """File the missing carryovers, then close duplicates; (failures, filed)."""
+    from coordinator.carryover import (
+        covered_tasks,
+        file_missing,
+        issue_suffix,
+        ledger_entries,
+        missing_carryovers,
+    )
+    from coordinator.closing import close_duplicates
+    from coordinator.filing import CarryoverFiler
+    from coordinator.telemetry import EventLog
+
+    entries, covered = ledger_entries(state), covered_tasks(state)
+    events = EventLog(state_path.parent / "events.jsonl", session=session)
+    label = args.label or _session_tracker(args, state).label
+    filer = CarryoverFiler(
+        tracker,
+        session=session,
+        label=label,
+        events=events,
+        lock_path=_root(args) / ".seawall" / "carryover.lock",
+    )
+    failed = 0
+    filed = []
+    if not missing_carryovers(entries, covered_tasks=covered):
+        print(f"session {session}: every SPIRAL/FAILED line has its issue")
+    plan = _plan_identity(state, args.plan)
+    for entry, result in file_missing(filer, entries, plan=plan, covered_tasks=covered):
+        line = f"wave {entry.wave}  {entry.task}  {entry.status.upper()}"
+        if result.skipped == "error":
+            failed += 1
+            print(f"{line}  error: {result.error}")
+        else:
+            filed.append((entry, result))
+            print(f"{line}  {issue_suffix(result)}  {result.url or ''}".rstrip())
+    for closed in close_duplicates(filer):
+        if closed.error and not closed.closed:
+            failed += 1
+            print(f"duplicate #{closed.number}: error: {closed.error}")
+        else:
+            print(f"duplicate #{closed.number} of #{closed.duplicate_of}: closed")
+        events.append(
+            "carryover_closed",
+            number=closed.number or None,
+            reason="duplicate",
+            duplicate_of=closed.duplicate_of,
+            closed=closed.closed,
+            error=closed.error,
+        )
+    return failed, filed
 
 
 def _record(state_path: Path, filed: list[tuple[Any, Any]]) -> None:

@@ -37,6 +37,7 @@ def _plan(args: argparse.Namespace) -> int:
     plan = load_plan(args.plan)
     waves = plan_waves(plan)
     checks = {w.number: plan_collisions(w, policy=plan.session.overlap) for w in waves}
+    adapters = _adapters(plan)
     barriers = _barriers(plan)
     if args.json:
         payload: dict[str, Any] = {
@@ -62,6 +63,7 @@ def _plan(args: argparse.Namespace) -> int:
                 }
                 for wave in waves
             ],
+            "adapters": adapters,
             "runners": barriers,
         }
         print(json.dumps(payload, indent=2))
@@ -71,6 +73,8 @@ def _plan(args: argparse.Namespace) -> int:
         f"session {session.name} ({session.session_type}): {len(plan.tasks)} tasks "
         f"in {len(waves)} waves"
     )
+    runners = ", ".join(f"{name} ({source})" for name, source in adapters["runners"].items())
+    print(f"tracker {adapters['tracker']}; runners: {runners or 'none'}")
     for wave in waves:
         print(f"\nwave {wave.number}: {len(wave.tasks)} agent(s), max {wave.max_turns} turns")
         print(f"  isolation   {wave.isolation}: {wave.isolation_reason}")
@@ -86,6 +90,29 @@ def _plan(args: argparse.Namespace) -> int:
         for name, barrier in barriers.items():
             print(f"  {name}: {barrier}")
     return 0
+
+
+def _adapters(plan: Any) -> dict[str, Any]:
+    """Build the plan's tracker and runners (a broken adapter fails here, naming the
+    field and the entry point) and say where each comes from."""
+    from pathlib import Path
+
+    from coordinator.plan_adapters import checked_adapters, runner_names
+    from coordinator.registry import RUNNER_GROUP, TRACKER_GROUP, entry
+
+    def source(group: str, kind: str) -> str:
+        found = entry(group, kind)
+        return f"{found.name}, {found.source}"
+
+    with checked_adapters(plan, root=Path.cwd()):
+        kinds = {
+            name: (plan.runners[name].kind if name in plan.runners else name)
+            for name in runner_names(plan)
+        }
+        return {
+            "tracker": source(TRACKER_GROUP, plan.session.tracker.kind),
+            "runners": {name: source(RUNNER_GROUP, kind) for name, kind in kinds.items()},
+        }
 
 
 def _barriers(plan: Any) -> dict[str, str]:

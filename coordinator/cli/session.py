@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from coordinator.model import Plan
+    from coordinator.plan_adapters import Adapters
     from coordinator.runner import AgentRunner
     from coordinator.session.engine import Session, SessionResult
     from coordinator.state.store import StateStore
@@ -76,6 +77,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     where_options(resume)
     resume.add_argument("--runner", help="run every task with this runner")
     resume.add_argument("--tracker", help="file carryovers with this tracker")
+    from coordinator.cli.adapters import add_tracker_option
+
+    add_tracker_option(resume)
     _hooks_only(resume)
     resume.add_argument(
         "--rebase",
@@ -155,6 +159,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
         default=Path.cwd(),
         help="the repository (default: the current directory)",
     )
+    from coordinator.cli.adapters import add_tracker_option
+
+    add_tracker_option(parser)
 
 
 def _runner(plan: Plan, name: str | None) -> AgentRunner | None:
@@ -166,14 +173,24 @@ def _runner(plan: Plan, name: str | None) -> AgentRunner | None:
     return build_runner(plan.runners.get(name) or RunnerSpec(name=name, kind=name))
 
 
-def _tracker(plan: Plan, name: str | None, repo: Path) -> IssueTracker | None:
-    if not name:
+def _tracker(plan: Plan, args: argparse.Namespace) -> IssueTracker | None:
+    if not args.tracker and not args.tracker_options:
         return None
-    from dataclasses import replace
-
+    from coordinator.cli.adapters import tracker_config
     from coordinator.tracker import open_tracker
 
-    return open_tracker(replace(plan.session.tracker, kind=name), root=repo.resolve())
+    return open_tracker(tracker_config(plan.session.tracker, args), root=args.repo.resolve())
+
+
+def _adapters(plan: Plan, args: argparse.Namespace) -> Adapters:
+    """The plan's tracker and runners, built before anything runs (errors name the field)."""
+    from coordinator.cli.adapters import tracker_config
+    from coordinator.plan_adapters import build_adapters
+
+    tracker = tracker_config(plan.session.tracker, args)
+    return build_adapters(
+        plan, root=args.repo.resolve(), runner=getattr(args, "runner", None), tracker=tracker
+    )
 
 
 def result_payload(result: SessionResult) -> dict[str, Any]:
@@ -239,11 +256,13 @@ def _run(args: argparse.Namespace) -> int:
 
     plan_path = Path(args.plan)
     plan = _accepting(load_plan(plan_path), args)
+    adapters = _adapters(plan, args)
     session = Session(
         plan,
         repo=args.repo,
-        runner=_runner(plan, args.runner),
-        tracker=_tracker(plan, args.tracker, args.repo),
+        runner=adapters.runner,
+        runners=adapters.runners,
+        tracker=adapters.tracker,
         plan_text=plan_path.read_text(encoding="utf-8"),
     )
     print(f"seawall: session {session.session_id} on {session.repo}", file=sys.stderr)
@@ -381,7 +400,7 @@ def _resume(args: argparse.Namespace) -> int:
         args.repo,
         probe.session_id,
         runner=_runner(probe.plan, args.runner),
-        tracker=_tracker(probe.plan, args.tracker, args.repo),
+        tracker=_tracker(probe.plan, args),
     )
     session.plan = _accepting(session.plan, args)
     try:

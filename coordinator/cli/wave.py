@@ -73,11 +73,21 @@ def _wave_prepare(args: argparse.Namespace) -> int:
     from coordinator.session.engine import Session
 
     if args.plan:
+        from coordinator.cli.adapters import tracker_config
+        from coordinator.plan_adapters import build_adapters
+
         plan_path = Path(args.plan)
+        plan = load_plan(plan_path)
+        # the tracker and runners are built before wave 1 (errors name the entry point)
+        adapters = build_adapters(
+            plan, root=args.repo.resolve(), tracker=tracker_config(plan.session.tracker, args)
+        )
         session = Session(
-            load_plan(plan_path),
+            plan,
             repo=args.repo,
             session_id=args.session,
+            runners=adapters.runners,
+            tracker=adapters.tracker,
             plan_text=plan_path.read_text(encoding="utf-8"),
         )
     else:

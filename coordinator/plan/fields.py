@@ -80,6 +80,8 @@ def convert(hint: Any, value: Any, field: str) -> Any:
         item = args[1] if len(args) == 2 else str
         if dataclasses.is_dataclass(item) and isinstance(item, type):
             return _convert_table_map(item, value, field)
+        if item is not str:
+            return _convert_typed_map(item, value, field)
         return _convert_str_map(value, field)
     if isinstance(hint, type) and issubclass(hint, StrEnum):
         return _convert_enum(hint, value, field)
@@ -137,6 +139,27 @@ def _convert_str_map(value: Any, field: str) -> Mapping[str, str]:
         if not isinstance(item, str | int | float) or isinstance(item, bool):
             raise FieldError(f"{field}.{key}", f"must be a string, not {_kind(item)}")
         out[str(key)] = str(item)
+    return types.MappingProxyType(out)
+
+
+def _convert_typed_map(item: Any, value: Any, field: str) -> Mapping[str, Any]:
+    """An ``options`` table: each value converted to the union of option types."""
+    if not isinstance(value, Mapping):
+        raise FieldError(field, f"must be a table, not {_kind(value)}")
+    out: dict[str, Any] = {}
+    for key, raw in value.items():
+        where = f"{field}.{key}"
+        if isinstance(raw, bool):
+            out[str(key)] = raw  # before int: a bool is an int in Python
+        elif isinstance(raw, int | float | str):
+            out[str(key)] = raw
+        elif isinstance(raw, list) and all(isinstance(v, str) for v in raw):
+            out[str(key)] = tuple(raw)
+        else:
+            raise FieldError(
+                where, f"must be a string, number, boolean or list of strings, not {_kind(raw)}"
+            )
+    del item  # the union is fixed: OptionValue
     return types.MappingProxyType(out)
 
 

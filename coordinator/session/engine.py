@@ -9,6 +9,7 @@ tracker's fingerprint markers.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -234,11 +235,12 @@ class Session:
 
         steps = WaveSteps(self, state)
         self.progress.log(sandbox_notice(accept_hooks_only=self.plan.session.accept_hooks_only))
-        while state.phase is SessionPhase.RUNNING:
-            advanced = await steps.advance()
-            if not advanced:
-                await steps.finish_session()
-                break
+        with self._notifier():
+            while state.phase is SessionPhase.RUNNING:
+                advanced = await steps.advance()
+                if not advanced:
+                    await steps.finish_session()
+                    break
         return self._ended()
 
     def _ended(self) -> SessionResult:
@@ -247,6 +249,15 @@ class Session:
 
         write_report(self.store)
         return self.result()
+
+    def _notifier(self) -> AbstractContextManager[object]:
+        """The ``[session.notify]`` webhook for the loop's duration (or nothing)."""
+        config = self.plan.session.notify
+        if config is None:
+            return contextlib.nullcontext()
+        from coordinator.notify import Notifier
+
+        return Notifier(config, events=self.store.events, name=self.plan.session.name)
 
     def result(self) -> SessionResult:
         from coordinator.report import report_path
@@ -368,6 +379,7 @@ class Session:
                 session=self.session_id,
                 label=self.plan.session.tracker.label,
                 events=self.store.events,
+                lock_path=self.repo / ".seawall" / "carryover.lock",
             )
         return self._filer
 

@@ -735,6 +735,7 @@ class WaveSteps:
             resolutions=wave.resolutions,
             dropped=wave.dropped,
         )
+        await self._close_landed(wave)
         line = f"wave {wave.number}: merged {len(merged)} agent(s) into {branch}"
         if wave.resolutions:
             line += f", {len(wave.resolutions)} conflict(s) resolved by policy"
@@ -747,6 +748,27 @@ class WaveSteps:
             wave.dropped.append({"task": task, "reason": reason})
             self.events.append("merge_refused", wave=wave.number, agent=task, reason=reason)
             self.progress.log(f"error: wave {wave.number} {task}: {reason}")
+
+    async def _close_landed(self, wave: WaveRecord) -> None:
+        """Landed tasks close their open carryover issues (from this or an earlier session)."""
+        from coordinator.carryover import plan_identity
+        from coordinator.closing import close_landed_wave
+
+        lines: list[str] = []
+
+        def close() -> Any:
+            return close_landed_wave(
+                self.session.filer(),
+                plan=plan_identity(self.session.plan),
+                wave=wave,
+                branch=self.state.target_branch,
+                events=self.events,
+                log=lines.append,
+            )
+
+        await anyio.to_thread.run_sync(close)
+        for line in lines:
+            self.progress.log(line)
 
     def _halt_on_conflict(self, wave: WaveRecord, detail: str, head: str | None) -> bool:
         """Halt the session on the wave breaker's merge-conflict trigger; the wave stays
@@ -996,11 +1018,50 @@ class WaveSteps:
                         wave.agent(entry.task).issue = ref
         if self.state.pending:
             self.progress.log(f"{len(self.state.pending)} task(s) still pending")
+        if self.config.publish is not None:
+            await self._publish()
         self.state.phase = SessionPhase.DONE
         await self.session.save()
         self.events.append(
             "session_finished", cost_usd=self.state.cost_usd, waves=len(self.state.waves)
         )
+
+    async def _publish(self) -> None:
+        """Push the branch and find or open its pull request (idempotent; never raises)."""
+        from coordinator.publish import publish_session, render_summary
+
+        config = self.config.publish
+        assert config is not None
+        summary = render_summary(self.state)
+
+        def publish() -> Any:
+            return publish_session(
+                self.session.tracker(),
+                config,
+                repo=self.repo,
+                session_dir=self.paths.root,
+                target_branch=self.state.target_branch,
+                title=config.title or f"seawall: {self.state.name}",
+                summary=summary,
+            )
+
+        result = await anyio.to_thread.run_sync(publish)
+        request = result.request
+        self.events.append(
+            "published",
+            branch=result.branch,
+            base=result.base,
+            commit=result.commit,
+            number=request.number if request else None,
+            url=request.url if request else None,
+            created=result.created,
+            error=result.error,
+        )
+        if request is not None:
+            verb = "opened" if result.created else "found open"
+            self.progress.log(f"published {result.branch}: {verb} #{request.number} {request.url}")
+        else:
+            self.progress.log(f"warning: publishing {result.branch} failed: {result.error}")
 
     def _has_unfiled(self) -> bool:
         return any(

@@ -14,6 +14,14 @@ yields a fresh, empty tracker (and closes it afterwards)::
 For a tracker that pages its lists, configure a page size below ``many`` so the
 pagination test reads several pages. Set ``secret`` to the token the fixture used so
 the kit checks it never appears in a repr or an error.
+
+An HTTP adapter also provides ``fault_hook`` (its fake host, e.g. a service built on
+``coordinator.testing.http.FakeService``) and, to check claims, ``second_tracker``: the
+fault tests of ``TrackerFaultKit`` then run too (5xx, a lost answer, a create applied
+after the client's timeout, rate limits, 401, labels created once, every page read).
+
+The kit ships as a pytest plugin (the ``seawall`` entry point of ``pytest11``), so its
+assertions are rewritten and a failure shows the values and a message naming the bug.
 """
 
 from __future__ import annotations
@@ -23,17 +31,13 @@ from typing import ClassVar
 
 import pytest
 
-from coordinator.carryover import (
-    Carryover,
-    CarryoverFiler,
-    CarryoverKind,
-    RetryPolicy,
-    find_marker,
-)
+from coordinator.carryover import Carryover, CarryoverKind, find_marker
 from coordinator.errors import TrackerError
+from coordinator.filing import CarryoverFiler, RetryPolicy
+from coordinator.testing.tracker_faults import FaultHook, TrackerFaultKit
 from coordinator.tracker import Issue, IssueTracker
 
-__all__ = ["TrackerConformance"]
+__all__ = ["FaultHook", "TrackerConformance", "TrackerFaultKit"]
 
 _BODY = (
     "Line one\n\n- ümlaut, emoji 🌊, `code`, <b>html</b>\n\n"
@@ -45,7 +49,7 @@ def _no_sleep(seconds: float) -> None:
     return None
 
 
-class TrackerConformance:
+class TrackerConformance(TrackerFaultKit):
     """Tests of the ``IssueTracker`` duties. Provide the ``tracker`` fixture."""
 
     #: The label the tests list by.
@@ -120,6 +124,11 @@ class TrackerConformance:
         assert info.value.operation
         self._assert_no_secret(str(info.value))
 
+    def test_close_a_missing_issue_is_a_tracker_error(self, tracker: IssueTracker) -> None:
+        with pytest.raises(TrackerError) as info:
+            tracker.close_issue(987654)
+        assert info.value.tracker == tracker.name, "errors must name the tracker"
+
     def test_ensure_labels_is_idempotent(self, tracker: IssueTracker) -> None:
         tracker.ensure_labels([self.label, "status:spiral"])
         tracker.ensure_labels([self.label, "status:spiral", "priority:low"])
@@ -133,7 +142,7 @@ class TrackerConformance:
         work = Carryover(
             plan="conformance", task_id="t-1", kind=CarryoverKind.SPIRAL, session="s1", wave=2
         )
-        retry = RetryPolicy(sleep=_no_sleep)
+        retry = RetryPolicy(settle=0, sleep=_no_sleep)
         first = CarryoverFiler(tracker, session="s1", label=self.label, retry=retry).file(work)
         assert first.created and first.number is not None, first.error
         later = CarryoverFiler(tracker, session="s2", label=self.label, retry=retry)

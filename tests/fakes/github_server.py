@@ -15,8 +15,8 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
-from urllib.parse import quote, urlencode
+from typing import Any, ClassVar
+from urllib.parse import quote, unquote, urlencode
 
 from tests.fakes.tracker_http import Answer, FakeServer, FakeService, Fault, Request
 
@@ -29,10 +29,14 @@ _ROUTES = [
     ("GET", "issues", rf"{_REPO}/issues"),
     ("POST", "issues", rf"{_REPO}/issues"),
     ("GET", "issue", rf"{_REPO}/issues/(?P<number>\d+)"),
+    ("PATCH", "issue", rf"{_REPO}/issues/(?P<number>\d+)"),
     ("GET", "comments", rf"{_REPO}/issues/(?P<number>\d+)/comments"),
     ("POST", "comments", rf"{_REPO}/issues/(?P<number>\d+)/comments"),
     ("GET", "labels", rf"{_REPO}/labels"),
     ("POST", "labels", rf"{_REPO}/labels"),
+    ("GET", "label", rf"{_REPO}/labels/(?P<name>[^/]+)"),
+    ("GET", "pulls", rf"{_REPO}/pulls"),
+    ("POST", "pulls", rf"{_REPO}/pulls"),
     ("GET", "search", r"/search/issues"),
 ]
 _BY_ID = "/repositories/4242"
@@ -69,7 +73,17 @@ def secondary_429(retry_after: int = 1) -> Fault:
 
 
 class GitHubService(FakeService):
-    """One repository's issues, labels and comments, served as GitHub REST v3."""
+    """One repository's issues, labels, comments and pull requests, as GitHub REST v3."""
+
+    operations: ClassVar[Mapping[str, tuple[str, str]]] = {
+        "list_issues": ("GET", "issues"),
+        "create_issue": ("POST", "issues"),
+        "comment": ("POST", "comments"),
+        "close_issue": ("PATCH", "issue"),
+        "create_label": ("POST", "labels"),
+        "list_labels": ("GET", "labels"),
+        "open_pull_request": ("POST", "pulls"),
+    }
 
     def __init__(self, *, token: str = "gh-test-token", repository: str = "octo/demo") -> None:
         super().__init__()
@@ -78,6 +92,7 @@ class GitHubService(FakeService):
         self.issues: dict[int, dict[str, Any]] = {}  # number -> stored fields
         self.labels: dict[str, dict[str, Any]] = {}
         self.comments: dict[int, list[str]] = {}
+        self.pulls: dict[int, dict[str, Any]] = {}  # number -> head, base, title, body
 
     # -- state helpers for tests ----------------------------------------------------
 
@@ -104,7 +119,7 @@ class GitHubService(FakeService):
         for verb, name, pattern in _ROUTES:
             match = re.fullmatch(pattern, rest)
             if match and verb == method:
-                return name, match.groupdict()
+                return name, {k: unquote(v) for k, v in match.groupdict().items()}
         return None
 
     def authorized(self, headers: Mapping[str, str]) -> Answer | None:
@@ -193,6 +208,93 @@ class GitHubService(FakeService):
             return Answer(status=404, body={"message": "Not Found"})
         return Answer(status=200, body=self._issue(request, number))
 
+    def _patch_issue(self, request: Request) -> Answer:
+        number = int(request.params["number"])
+        if number not in self.issues:
+            return Answer(status=404, body={"message": "Not Found"})
+        body = request.body if isinstance(request.body, dict) else {}
+        for key in ("state", "title", "body"):
+            if key in body:
+                self.issues[number][key] = str(body[key])
+        return Answer(status=200, body=self._issue(request, number))
+
+    def _get_label(self, request: Request) -> Answer:
+        name = request.params["name"]
+        if name not in self.labels:
+            return Answer(status=404, body={"message": "Not Found"})
+        return Answer(status=200, body=self._label_json(request, name))
+
+    def _get_pulls(self, request: Request) -> Answer:
+        state, head, base = request.arg("state", "open"), request.arg("head"), request.arg("base")
+        owner = self.repository.split("/")[0]
+        items = [
+            self._pull(request, n)
+            for n, pull in sorted(self.pulls.items())
+            if (state == "all" or pull["state"] == state)
+            and (head is None or head in (pull["head"], f"{owner}:{pull['head']}"))
+            and (base is None or base == pull["base"])
+        ]
+        return self._page(request, items, "/repositories/4242/pulls")
+
+    def _post_pulls(self, request: Request) -> Answer:
+        body = request.body if isinstance(request.body, dict) else {}
+        head, base = str(body.get("head", "")), str(body.get("base", ""))
+        if any(
+            p["head"] == head and p["base"] == base and p["state"] == "open"
+            for p in self.pulls.values()
+        ):
+            return Answer(
+                status=422,
+                body={
+                    "message": "Validation Failed",
+                    "errors": [
+                        {
+                            "resource": "PullRequest",
+                            "code": "custom",
+                            "message": f"A pull request already exists for {head}.",
+                        }
+                    ],
+                },
+            )
+        number = len(self.issues) + len(self.pulls) + 1
+        self.pulls[number] = {
+            "head": head,
+            "base": base,
+            "title": str(body.get("title", "")),
+            "body": str(body.get("body") or ""),
+            "state": "open",
+        }
+        return Answer(status=201, body=self._pull(request, number))
+
+    def _pull(self, request: Request, number: int) -> dict[str, Any]:
+        stored = self.pulls[number]
+        api = f"{self._api(request)}/repos/{self.repository}"
+        owner = self.repository.split("/")[0]
+
+        def ref(branch: str) -> dict[str, Any]:
+            return {"label": f"{owner}:{branch}", "ref": branch, "sha": "0" * 40}
+
+        return {
+            "url": f"{api}/pulls/{number}",
+            "id": 200000 + number,
+            "node_id": f"PR_{number}",
+            "html_url": f"http://{request.host}/{self.repository}/pull/{number}",
+            "number": number,
+            "state": stored["state"],
+            "locked": False,
+            "title": stored["title"],
+            "user": self._user(request),
+            "body": stored["body"],
+            "created_at": _STAMP,
+            "updated_at": _STAMP,
+            "closed_at": None,
+            "merged_at": None,
+            "draft": False,
+            "head": ref(stored["head"]),
+            "base": ref(stored["base"]),
+            "author_association": "OWNER",
+        }
+
     def _get_comments(self, request: Request) -> Answer:
         number = int(request.params["number"])
         items = [
@@ -225,6 +327,7 @@ class GitHubService(FakeService):
                 },
             )
         self._label(name, (request.body or {}).get("color", "ededed"))
+        self.labels[name]["description"] = (request.body or {}).get("description")
         return Answer(status=201, body=self._label_json(request, name))
 
     def _get_search(self, request: Request) -> Answer:
@@ -279,7 +382,7 @@ class GitHubService(FakeService):
             "name": name,
             "color": stored["color"],
             "default": False,
-            "description": None,
+            "description": stored.get("description"),
         }
 
     def _user(self, request: Request, login: str = "seawall-bot") -> dict[str, Any]:

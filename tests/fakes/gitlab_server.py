@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote, unquote, urlencode
 
 from tests.fakes.tracker_http import Answer, FakeServer, FakeService, Fault, Request
@@ -26,10 +26,14 @@ _ROUTES = [
     ("GET", "issues", rf"{_PROJECT}/issues"),
     ("POST", "issues", rf"{_PROJECT}/issues"),
     ("GET", "issue", rf"{_PROJECT}/issues/(?P<iid>\d+)"),
+    ("PUT", "issue", rf"{_PROJECT}/issues/(?P<iid>\d+)"),
     ("GET", "notes", rf"{_PROJECT}/issues/(?P<iid>\d+)/notes"),
     ("POST", "notes", rf"{_PROJECT}/issues/(?P<iid>\d+)/notes"),
     ("GET", "labels", rf"{_PROJECT}/labels"),
     ("POST", "labels", rf"{_PROJECT}/labels"),
+    ("GET", "label", rf"{_PROJECT}/labels/(?P<name>[^/]+)"),
+    ("GET", "merge_requests", rf"{_PROJECT}/merge_requests"),
+    ("POST", "merge_requests", rf"{_PROJECT}/merge_requests"),
 ]
 _STAMP = "2026-11-30T00:00:00.000Z"
 _PROJECT_ID = 42
@@ -50,7 +54,17 @@ def too_many_requests(retry_after: int = 1) -> Fault:
 
 
 class GitLabService(FakeService):
-    """One project's issues, labels and notes, served as GitLab REST v4."""
+    """One project's issues, labels, notes and merge requests, served as GitLab REST v4."""
+
+    operations: ClassVar[Mapping[str, tuple[str, str]]] = {
+        "list_issues": ("GET", "issues"),
+        "create_issue": ("POST", "issues"),
+        "comment": ("POST", "notes"),
+        "close_issue": ("PUT", "issue"),
+        "create_label": ("POST", "labels"),
+        "list_labels": ("GET", "labels"),
+        "open_pull_request": ("POST", "merge_requests"),
+    }
 
     def __init__(self, *, token: str = "glpat-test", project: str = "group/demo") -> None:
         super().__init__()
@@ -58,7 +72,9 @@ class GitLabService(FakeService):
         self.project = project
         self.issues: dict[int, dict[str, Any]] = {}  # iid -> stored fields
         self.labels: dict[str, str] = {}  # name -> color
+        self.descriptions: dict[str, str | None] = {}  # label name -> description
         self.notes: dict[int, list[str]] = {}
+        self.merge_requests: dict[int, dict[str, Any]] = {}  # iid -> fields
 
     def add_issue(self, title: str, body: str, labels: list[str], state: str = "opened") -> int:
         with self.lock:
@@ -139,6 +155,83 @@ class GitLabService(FakeService):
             return Answer(status=404, body={"message": "404 Not found"})
         return Answer(status=200, body=self._issue(request, iid))
 
+    def _put_issue(self, request: Request) -> Answer:
+        iid = int(request.params["iid"])
+        if iid not in self.issues:
+            return Answer(status=404, body={"message": "404 Not found"})
+        body = request.body if isinstance(request.body, dict) else {}
+        event = body.get("state_event")
+        if event in ("close", "reopen"):
+            self.issues[iid]["state"] = "closed" if event == "close" else "opened"
+        return Answer(status=200, body=self._issue(request, iid))
+
+    def _get_label(self, request: Request) -> Answer:
+        name = request.params["name"]
+        if name not in self.labels:
+            return Answer(status=404, body={"message": "404 Label Not Found"})
+        return Answer(status=200, body=self._label(name))
+
+    def _get_merge_requests(self, request: Request) -> Answer:
+        state = request.arg("state", "all")
+        source, target = request.arg("source_branch"), request.arg("target_branch")
+        items = [
+            self._merge_request(request, iid)
+            for iid, mr in sorted(self.merge_requests.items())
+            if (state == "all" or mr["state"] == state)
+            and (source is None or mr["source_branch"] == source)
+            and (target is None or mr["target_branch"] == target)
+        ]
+        return self._page(request, items, f"/projects/{_PROJECT_ID}/merge_requests")
+
+    def _post_merge_requests(self, request: Request) -> Answer:
+        body = request.body if isinstance(request.body, dict) else {}
+        source, target = str(body.get("source_branch", "")), str(body.get("target_branch", ""))
+        if any(
+            mr["source_branch"] == source and mr["target_branch"] == target
+            for mr in self.merge_requests.values()
+            if mr["state"] == "opened"
+        ):
+            return Answer(
+                status=409,
+                body={
+                    "message": [
+                        "Another open merge request already exists for this source branch: !1"
+                    ]
+                },
+            )
+        iid = len(self.merge_requests) + 1
+        self.merge_requests[iid] = {
+            "source_branch": source,
+            "target_branch": target,
+            "title": str(body.get("title", "")),
+            "description": str(body.get("description") or ""),
+            "state": "opened",
+        }
+        return Answer(status=201, body=self._merge_request(request, iid))
+
+    def _merge_request(self, request: Request, iid: int) -> dict[str, Any]:
+        stored = self.merge_requests[iid]
+        return {
+            "id": 8000 + iid,
+            "iid": iid,
+            "project_id": _PROJECT_ID,
+            "title": stored["title"],
+            "description": stored["description"],
+            "state": stored["state"],
+            "created_at": _STAMP,
+            "updated_at": _STAMP,
+            "target_branch": stored["target_branch"],
+            "source_branch": stored["source_branch"],
+            "author": self._author(),
+            "source_project_id": _PROJECT_ID,
+            "target_project_id": _PROJECT_ID,
+            "draft": False,
+            "merge_status": "can_be_merged",
+            "sha": "0" * 40,
+            "web_url": f"http://{request.host}/{self.project}/-/merge_requests/{iid}",
+            "references": {"short": f"!{iid}", "full": f"{self.project}!{iid}"},
+        }
+
     def _get_notes(self, request: Request) -> Answer:
         iid = int(request.params["iid"])
         items = [self._note(iid, i, text) for i, text in enumerate(self.notes.get(iid, []))]
@@ -162,6 +255,7 @@ class GitLabService(FakeService):
         if name in self.labels:
             return Answer(status=409, body={"message": "Label already exists"})
         self.labels[name] = str(body.get("color", "#ededed"))
+        self.descriptions[name] = body.get("description")
         return Answer(status=201, body=self._label(name))
 
     # -- shapes ---------------------------------------------------------------------
@@ -283,7 +377,7 @@ class GitLabService(FakeService):
             "name": name,
             "color": self.labels[name],
             "text_color": "#333333",
-            "description": None,
+            "description": self.descriptions.get(name),
             "description_html": "",
             "open_issues_count": 0,
             "closed_issues_count": 0,

@@ -85,10 +85,13 @@ def test_demo_shows_every_path_and_files_no_duplicates(tmp_path: Path) -> None:
     waves2 = second["waves"]
     assert isinstance(waves2, list)
     csv = next(a for a in waves2[1]["agents"] if a["task"] == "report-csv")
-    assert csv["issue"] == {"number": 1, "url": csv["issue"]["url"], "existing": True}
-    issues = list((tmp_path / "first" / "issues").glob("*.md"))
-    assert len(issues) == 1
-    assert "→ existing #1" in again.stdout
+    # the first run's carryover was closed when the fix landed in wave 3, so the second
+    # run's failure is new work: a new issue, closed again when its fix lands
+    assert csv["issue"] == {"number": 2, "url": csv["issue"]["url"], "existing": False}
+    issues = sorted((tmp_path / "first" / "issues").glob("*.md"))
+    assert len(issues) == 2
+    assert all("state: closed" in path.read_text() for path in issues)
+    assert "landed; closed issue #2" in again.stderr
     # a demo in another folder has a tracker of its own: its first carryover is new
     other, _ = _demo(tmp_path, "other")
     assert other.returncode == 0, other.stdout + other.stderr

@@ -14,6 +14,7 @@ from adapters.runners.command import CommandRunner
 from adapters.runners.scripted import AgentScript, Say, ScriptedRunner, Sleep
 from coordinator.events import Message, Turn
 from coordinator.runner import AgentRequest, AgentRunner
+from coordinator.testing.runner_processes import ProcessRunnerContract
 from coordinator.testing.runners import AgentRunnerContract
 
 FAKE_BIN = Path(__file__).resolve().parents[1] / "fakes" / "bin"
@@ -73,3 +74,12 @@ class TestCallableRunner(AgentRunnerContract):
     @pytest.fixture
     def runner(self) -> AgentRunner:
         return CallableRunner(_callable_agent)
+
+
+class TestCommandRunnerProcesses(ProcessRunnerContract):
+    """The command runner holds the process duties: process groups, SIGKILL, turns."""
+
+    @pytest.fixture
+    def runner(self) -> AgentRunner:
+        argv = [sys.executable, str(FAKE_BIN / "kit_agent.py")]
+        return CommandRunner(argv, output="stream-json", kill_grace=0.5)

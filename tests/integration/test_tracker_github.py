@@ -10,7 +10,7 @@ import pytest
 from adapters.trackers.github import GitHubTracker
 from coordinator.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy
 from coordinator.errors import ConfigurationError
-from coordinator.testing.trackers import TrackerConformance
+from coordinator.testing.trackers import FaultHook, TrackerConformance
 from coordinator.tracker import IssueTracker, TrackerUnavailableError
 from tests.fakes.github_server import GitHubService, github_server, rate_limited_403, secondary_429
 from tests.fakes.tracker_http import FakeServer, Fault
@@ -47,7 +47,9 @@ class Sleeps(list[float]):
 
 
 def filer_for(tracker: IssueTracker, sleeps: Sleeps | None = None) -> CarryoverFiler:
-    retry = RetryPolicy(base_delay=0.01, sleep=sleeps if sleeps is not None else Sleeps())
+    retry = RetryPolicy(
+        base_delay=0.01, settle=0.0, sleep=sleeps if sleeps is not None else Sleeps()
+    )
     return CarryoverFiler(tracker, session="s1", retry=retry)
 
 
@@ -56,11 +58,24 @@ WORK = Carryover(plan="demo", task_id="parser", kind=CarryoverKind.FAILED, sessi
 
 class TestGitHubConformance(TrackerConformance):
     secret = TOKEN
+    client_timeout = 1.0
 
     @pytest.fixture
     def tracker(self, server: FakeServer) -> Iterator[IssueTracker]:
         with tracker_for(server, per_page=3) as tracker:
             yield tracker
+
+    @pytest.fixture
+    def fault_hook(self, server: FakeServer) -> FaultHook:
+        return service(server)
+
+    @pytest.fixture
+    def second_tracker(self, server: FakeServer) -> Iterator[IssueTracker]:
+        with tracker_for(server) as tracker:
+            yield tracker
+
+    def rate_limit_faults(self) -> list[tuple[Fault, float]]:
+        return [(secondary_429(7), 7.0), (rate_limited_403(), 3600.0)]
 
 
 def test_lists_250_issues_in_three_pages_without_extra_requests(server: FakeServer) -> None:
@@ -83,12 +98,19 @@ def test_labels_are_created_before_the_issue(server: FakeServer) -> None:
     log = [(r.method, r.route) for r in service(server).requests]
     assert log == [
         ("GET", "issues"),
+        ("POST", "labels"),  # the claim on the fingerprint, a label the host holds
         ("GET", "labels"),
         ("POST", "labels"),
         ("POST", "labels"),
         ("POST", "issues"),
     ]
-    assert set(service(server).labels) == {"carryover", "priority:high", "status:failed"}
+    claim = f"claim:{result.fingerprint}"
+    assert set(service(server).labels) == {
+        "carryover",
+        "priority:high",
+        "status:failed",
+        claim,
+    }
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 from adapters.trackers.gitlab import GitLabTracker
 from coordinator.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy
 from coordinator.errors import ConfigurationError, TrackerError
-from coordinator.testing.trackers import TrackerConformance
+from coordinator.testing.trackers import FaultHook, TrackerConformance
 from coordinator.tracker import IssueTracker, TrackerUnavailableError
 from tests.fakes.gitlab_server import GitLabService, gitlab_server, too_many_requests
 from tests.fakes.tracker_http import FakeServer, Fault
@@ -40,7 +40,9 @@ class Sleeps(list[float]):
 
 
 def filer_for(tracker: IssueTracker, sleeps: Sleeps | None = None) -> CarryoverFiler:
-    retry = RetryPolicy(base_delay=0.01, sleep=sleeps if sleeps is not None else Sleeps())
+    retry = RetryPolicy(
+        base_delay=0.01, settle=0.0, sleep=sleeps if sleeps is not None else Sleeps()
+    )
     return CarryoverFiler(tracker, session="s1", retry=retry)
 
 
@@ -49,11 +51,24 @@ WORK = Carryover(plan="demo", task_id="parser", kind=CarryoverKind.SPIRAL, sessi
 
 class TestGitLabConformance(TrackerConformance):
     secret = TOKEN
+    client_timeout = 0.5
 
     @pytest.fixture
     def tracker(self, server: FakeServer) -> Iterator[IssueTracker]:
         with tracker_for(server, per_page=3) as tracker:
             yield tracker
+
+    @pytest.fixture
+    def fault_hook(self, server: FakeServer) -> FaultHook:
+        return service(server)
+
+    @pytest.fixture
+    def second_tracker(self, server: FakeServer) -> Iterator[IssueTracker]:
+        with tracker_for(server) as tracker:
+            yield tracker
+
+    def rate_limit_faults(self) -> list[tuple[Fault, float]]:
+        return [(too_many_requests(7), 7.0)]
 
 
 def test_lists_250_issues_in_three_pages(server: FakeServer) -> None:
@@ -75,7 +90,8 @@ def test_labels_are_ensured_before_the_issue(server: FakeServer) -> None:
         result = filer_for(tracker).file(WORK)
     assert result.created and result.url and result.url.endswith("/group/demo/-/issues/1")
     log = [(r.method, r.route) for r in service(server).requests]
-    assert log == [("GET", "issues"), ("GET", "labels")] + [("POST", "labels")] * 3 + [
+    claim = ("POST", "labels")  # the claim on the fingerprint, a label the host holds
+    assert log == [("GET", "issues"), claim, ("GET", "labels")] + [("POST", "labels")] * 3 + [
         ("POST", "issues")
     ]
     assert service(server).issues[1]["labels"] == ["carryover", "priority:high", "status:spiral"]

@@ -45,7 +45,7 @@ def work(task: str = "parser", kind: CarryoverKind = CarryoverKind.SPIRAL, **kw:
 
 
 def filer(tracker: IssueTracker, sleeps: Sleeps | None = None, **kw: Any) -> CarryoverFiler:
-    retry = RetryPolicy(base_delay=0.01, sleep=sleeps or Sleeps())
+    retry = RetryPolicy(base_delay=0.01, settle=0.0, sleep=sleeps or Sleeps())
     return CarryoverFiler(tracker, session="s1", retry=retry, **kw)
 
 

@@ -20,7 +20,8 @@ EXPECTED = {
     "TrackerConfig", "TrackerError", "Turn", "Usage", "Wave", "WaveBreakerConfig",
     "explain_enforcement", "explain_isolation", "file_carryover", "load_plan", "open_tracker",
     "parse_plan", "parse_status", "plan_waves", "render_agent_prompt", "resolve_enforcement",
-    "resolve_isolation",
+    "resolve_isolation", "AdapterError", "Capability", "PullRequest", "TrackerRateLimitError",
+    "TrackerUnavailableError", "tracker_options",
 }  # fmt: skip
 
 

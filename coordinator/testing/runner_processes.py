@@ -1,0 +1,126 @@
+"""The process half of the runner kit: what a runner of an agent *process* must do.
+
+Subclass ``ProcessRunnerContract`` (it includes every ``AgentRunnerContract`` test) for
+a runner that starts a subprocess. Besides ``finish`` and ``hang``, the agent under
+test must behave by task id:
+
+- ``"grandchild"``: starts a child that starts a grandchild, writes the grandchild's pid
+  to ``grandchild.pid`` in its working directory, then works until stopped;
+- ``"ignore-term"``: ignores SIGTERM and works until it is killed;
+- ``"turns"``: sends three assistant messages (three turns), then finishes;
+- ``"bad-start"``: writes why it cannot start to stderr and exits non-zero at once.
+
+Each check names the bug it catches.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+
+from coordinator.events import Event, Turn
+from coordinator.runner import AgentResult, AgentRunner
+from coordinator.testing.runners import AgentRunnerContract
+
+__all__ = ["ProcessRunnerContract"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (exited, not yet reaped by its parent) is not running
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
+
+
+async def _poll(done: Callable[[], bool], seconds: float) -> None:
+    """Wait until ``done()`` (a file or a process, nothing to await) or ``seconds`` pass."""
+    for _ in range(int(seconds / 0.05) + 1):
+        if done():
+            return
+        await anyio.sleep(0.05)
+
+
+class ProcessRunnerContract(AgentRunnerContract):
+    """The ``AgentRunnerContract`` plus the duties of a runner of agent processes."""
+
+    GRANDCHILD = "grandchild"
+    IGNORE_TERM = "ignore-term"
+    TURNS = "turns"
+    BAD_START = "bad-start"
+
+    async def test_a_stop_ends_the_agents_grandchildren_too(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        request = self.request(self.GRANDCHILD, workspace)
+        pidfile = workspace / "grandchild.pid"
+        results: list[AgentResult] = []
+
+        async def run() -> None:
+            results.append(await runner.run(request, lambda event: None))
+
+        with anyio.fail_after(20 + self.stop_bound):
+            async with anyio.create_task_group() as group:
+                group.start_soon(run)
+                await _poll(lambda: pidfile.is_file() and bool(pidfile.read_text().strip()), 20)
+                request.stop.stop("kit: stop")
+        pid = int(pidfile.read_text())
+        await _poll(lambda: not _alive(pid), self.stop_bound)
+        survived = _alive(pid)
+        if survived:
+            os.kill(pid, 9)
+        assert not survived, (
+            f"the agent's grandchild (pid {pid}) outlived the stop by {self.stop_bound:.0f}s: "
+            "the runner killed only its direct child; start the agent in a process group of "
+            "its own and signal the whole group"
+        )
+        assert results and results[0].cancelled
+
+    async def test_an_agent_that_ignores_sigterm_is_killed(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        request = self.request(self.IGNORE_TERM, workspace, time_limit=1.0)
+        started = time.monotonic()
+        with anyio.move_on_after(1.0 + self.stop_bound + 5) as scope:
+            result = await runner.run(request, lambda event: None)
+        assert not scope.cancelled_caught, (
+            f"an agent that ignores SIGTERM was still running {1.0 + self.stop_bound + 5:.0f}s "
+            "after its 1s time limit: after a grace period the runner must SIGKILL it"
+        )
+        assert result.timed_out, result
+        elapsed = time.monotonic() - started
+        assert elapsed < 1.0 + self.stop_bound, f"stopping took {elapsed:.1f}s"
+
+    async def test_every_assistant_message_is_a_turn(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        events: list[Event] = []
+        result = await runner.run(self.request(self.TURNS, workspace), events.append)
+        turns = [e for e in events if isinstance(e, Turn)]
+        assert len(turns) == 3, (
+            f"three assistant messages gave {len(turns)} Turn event(s): the coordinator "
+            "counts turns from these events, so its turn limit would be wrong"
+        )
+        assert result.turns == 3, f"the result says {result.turns} turns for 3 messages"
+
+    async def test_a_failed_start_keeps_the_agents_stderr(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        with anyio.fail_after(self.stop_bound + 10):
+            result = await runner.run(self.request(self.BAD_START, workspace), lambda e: None)
+        assert result.is_error, "an agent that exited non-zero at start is a failed run"
+        assert result.exit_code not in (0, None), f"exit code {result.exit_code}"
+        assert "cannot start" in result.stderr_tail, (
+            f"the agent said why it could not start on stderr, and the result's stderr_tail "
+            f"is {result.stderr_tail!r}: keep the tail of stderr, it is the only explanation"
+        )

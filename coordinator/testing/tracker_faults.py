@@ -1,0 +1,282 @@
+"""The fault half of the tracker kit: what an adapter does when its host misbehaves.
+
+These tests drive the adapter through a *fault hook*: an object that makes the next
+request of one port operation fail in a chosen way and counts the requests it saw.
+``coordinator.testing.http.FakeService`` is one (every fake built on it, GitHub's,
+GitLab's or your own, gets it for free); provide it with the ``fault_hook`` fixture.
+Operations are the port's names: ``list_issues``, ``create_issue``, ``comment``,
+``close_issue``, ``create_label``.
+
+Each check names the bug it catches, so a failing kit says what the adapter did
+wrong, not just ``assert 2 == 1``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import ClassVar, Protocol
+
+import pytest
+
+from coordinator.carryover import Carryover, CarryoverKind, find_marker
+from coordinator.errors import TrackerError
+from coordinator.filing import CarryoverFiler, RetryPolicy
+from coordinator.testing.http import Fault
+from coordinator.tracker import (
+    Capability,
+    IssueTracker,
+    TrackerRateLimitError,
+    TrackerUnavailableError,
+)
+
+__all__ = ["FaultHook", "TrackerFaultKit"]
+
+
+class FaultHook(Protocol):
+    """Injects faults into, and counts, the requests of each port operation."""
+
+    def inject_operation(self, operation: str, fault: Fault, *, times: int = 1) -> None: ...
+
+    def count_operation(self, operation: str) -> int: ...
+
+
+class TrackerFaultKit:
+    """Fault tests; mixed into ``TrackerConformance``. Provide ``fault_hook``.
+
+    The ``tracker`` fixture must build the adapter with ``client_timeout`` as its
+    request timeout, so the kit can play a write the host applies after the client
+    gave up (the real-world 20 s after a 15 s timeout, scaled down).
+    """
+
+    #: The client timeout, in seconds, the ``tracker`` fixture gives the adapter.
+    client_timeout: ClassVar[float] = 1.0
+    #: The label the tests list by (shared with ``TrackerConformance``).
+    label: ClassVar[str] = "carryover"
+
+    @pytest.fixture
+    def fault_hook(self) -> FaultHook | None:
+        """The hook into the host the ``tracker`` fixture talks to; None skips these tests."""
+        return None
+
+    @pytest.fixture
+    def second_tracker(self) -> IssueTracker | None:
+        """A second, independent client of the same host (another machine); None skips."""
+        return None
+
+    def rate_limit_faults(self) -> Sequence[tuple[Fault, float]]:
+        """The host's rate-limit answers and the wait each asks for. Override for hosts
+        that signal it differently (GitHub's 403 with ``X-RateLimit-Reset``)."""
+        return [(Fault(status=429, headers={"Retry-After": "7"}), 7.0)]
+
+    def _hook(self, fault_hook: FaultHook | None) -> FaultHook:
+        if fault_hook is None:
+            pytest.skip("no fault_hook fixture: the fault tests need a hook into the host")
+        return fault_hook
+
+    def _filer(self, tracker: IssueTracker, session: str = "kit") -> CarryoverFiler:
+        retry = RetryPolicy(
+            base_delay=0.1, max_delay=1.0, settle=self.client_timeout * 3, sleep=time.sleep
+        )
+        return CarryoverFiler(tracker, session=session, label=self.label, retry=retry)
+
+    def _carryovers(self, tracker: IssueTracker) -> list[int]:
+        return sorted(i.number for i in tracker.list_issues(self.label) if find_marker(i.body))
+
+    # -- the tests ----------------------------------------------------------------------
+
+    def test_a_create_that_meets_a_5xx_sends_exactly_one_request(
+        self, tracker: IssueTracker, fault_hook: FaultHook | None
+    ) -> None:
+        hook = self._hook(fault_hook)
+        tracker.ensure_labels([self.label])
+        hook.inject_operation("create_issue", Fault(status=502))
+        before = hook.count_operation("create_issue")
+        raised = _raised(
+            lambda: tracker.create_issue(title="once", body="b\n", labels=[self.label])
+        )
+        sent = hook.count_operation("create_issue") - before
+        assert sent == 1, (
+            f"create_issue sent {sent} requests for one call after a 502: the adapter (or its "
+            "SDK) retries the create, and a retried POST makes duplicate issues; turn the "
+            "SDK's retries off and leave retrying to the carryover filer"
+        )
+        assert isinstance(raised, TrackerUnavailableError), (
+            f"a 502 on create was raised as {type(raised).__name__}, not "
+            "TrackerUnavailableError: a 5xx is transient, and raised as a permanent error "
+            "the filer gives up instead of listing again and retrying"
+        )
+
+    @pytest.mark.parametrize("status", [500, 502, 503])
+    def test_a_5xx_is_raised_as_transient(
+        self, tracker: IssueTracker, fault_hook: FaultHook | None, status: int
+    ) -> None:
+        hook = self._hook(fault_hook)
+        hook.inject_operation("list_issues", Fault(status=status))
+        with pytest.raises(TrackerError) as raised:
+            tracker.list_issues(self.label)
+        assert isinstance(raised.value, TrackerUnavailableError), (
+            f"HTTP {status} was raised as {type(raised.value).__name__}: a 5xx must be "
+            "TrackerUnavailableError (transient), or the session gives up on a blip"
+        )
+        assert raised.value.tracker == tracker.name
+
+    def test_a_401_is_a_permanent_error_without_the_token(
+        self, tracker: IssueTracker, fault_hook: FaultHook | None
+    ) -> None:
+        hook = self._hook(fault_hook)
+        hook.inject_operation("list_issues", Fault(status=401, body={"message": "Bad token"}))
+        with pytest.raises(TrackerError) as raised:
+            tracker.list_issues(self.label)
+        assert not isinstance(raised.value, TrackerUnavailableError | TrackerRateLimitError), (
+            f"a 401 was raised as {type(raised.value).__name__}: a refused token is permanent; "
+            "retrying it only burns the rate limit"
+        )
+        self._assert_no_secret(str(raised.value))
+
+    def test_a_rate_limit_is_raised_with_the_wait_it_asked_for(
+        self, tracker: IssueTracker, fault_hook: FaultHook | None
+    ) -> None:
+        hook = self._hook(fault_hook)
+        for fault, wait in self.rate_limit_faults():
+            hook.inject_operation("list_issues", fault)
+            with pytest.raises(TrackerError) as raised:
+                tracker.list_issues(self.label)
+            error = raised.value
+            assert isinstance(error, TrackerRateLimitError), (
+                f"HTTP {fault.status} with {dict(fault.headers)} was raised as "
+                f"{type(error).__name__}, not TrackerRateLimitError: the filer cannot wait "
+                "for the limit to reset"
+            )
+            assert error.retry_after is not None and abs(error.retry_after - wait) <= 5, (
+                f"the rate limit asked for a {wait:.0f}s wait; the adapter said "
+                f"retry_after={error.retry_after}"
+            )
+
+    def test_an_applied_create_whose_answer_was_lost_files_once(
+        self, tracker: IssueTracker, fault_hook: FaultHook | None
+    ) -> None:
+        hook = self._hook(fault_hook)
+        hook.inject_operation("create_issue", Fault(status=502, apply=True))
+        result = self._filer(tracker).file(_work("lost-answer"))
+        assert result.created, result.error
+        found = self._carryovers(tracker)
+        assert found == [result.number], (
+            f"one carryover whose create answer was lost left issues {found}: "
+            "the create was retried without listing first"
+        )
+
+    def test_a_create_applied_after_the_client_timed_out_files_once(
+        self, tracker: IssueTracker, fault_hook: FaultHook | None
+    ) -> None:
+        hook = self._hook(fault_hook)
+        late = self.client_timeout * 1.4
+        hook.inject_operation("create_issue", Fault(apply_after=late))
+        before = hook.count_operation("create_issue")
+        started = time.monotonic()
+        raised = _raised(
+            lambda: tracker.create_issue(title="late", body="b\n", labels=[self.label])
+        )
+        waited = time.monotonic() - started
+        sent = hook.count_operation("create_issue") - before
+        assert sent == 1, (
+            f"create_issue sent {sent} requests after one timed out: a create whose answer "
+            "was lost may have been applied, so it is never retried by the adapter"
+        )
+        assert waited < late, (
+            f"create_issue waited {waited:.1f}s for an answer that came after {late:.1f}s: "
+            f"the adapter ignores its {self.client_timeout}s client timeout"
+        )
+        assert isinstance(raised, TrackerUnavailableError), (
+            f"a timeout was raised as {type(raised).__name__}: it must be "
+            "TrackerUnavailableError (the write may have been applied)"
+        )
+        time.sleep(late - waited + 0.2)  # the late create lands
+        hook.inject_operation("create_issue", Fault(apply_after=late))
+        result = self._filer(tracker).file(_work("late-create"))
+        assert result.created, result.error
+        assert len(self._carryovers(tracker)) == 1, (
+            "a create applied after the client's timeout was filed twice: list again over "
+            "a settle window before retrying"
+        )
+
+    def test_closed_issues_are_not_listed(self, tracker: IssueTracker) -> None:
+        tracker.ensure_labels([self.label])
+        kept = tracker.create_issue(title="kept", body="k\n", labels=[self.label])
+        gone = tracker.create_issue(title="gone", body="g\n", labels=[self.label])
+        tracker.close_issue(gone.number)
+        tracker.close_issue(gone.number)  # closing twice is harmless
+        listed = {issue.number: issue for issue in tracker.list_issues(self.label)}
+        assert gone.number not in listed, (
+            f"list_issues returned closed issue #{gone.number} (state "
+            f"{listed[gone.number].state!r}): list only open issues, or a recurring "
+            "failure matches a closed issue forever and is never filed again"
+        )
+        assert kept.number in listed
+
+    def test_labels_are_created_once(
+        self, tracker: IssueTracker, fault_hook: FaultHook | None
+    ) -> None:
+        hook = self._hook(fault_hook)
+        before = hook.count_operation("create_label")
+        tracker.ensure_labels([self.label, "status:spiral"])
+        tracker.ensure_labels([self.label, "status:spiral"])
+        tracker.ensure_labels([self.label, "status:spiral", "priority:low"])
+        created = hook.count_operation("create_label") - before
+        assert created <= 3, (
+            f"ensure_labels sent {created} label creates for 3 distinct labels: it creates "
+            "labels that exist (remember them, or list them once)"
+        )
+
+    def test_every_page_is_read(self, tracker: IssueTracker, fault_hook: FaultHook | None) -> None:
+        hook = self._hook(fault_hook)
+        tracker.ensure_labels([self.label])
+        many = 7
+        made = {
+            tracker.create_issue(title=f"p{i}", body="p\n", labels=[self.label]).number
+            for i in range(many)
+        }
+        before = hook.count_operation("list_issues")
+        listed = {issue.number for issue in tracker.list_issues(self.label)}
+        pages = hook.count_operation("list_issues") - before
+        assert listed == made, (
+            f"list_issues returned {len(listed)} of {many} issues in {pages} request(s): "
+            "it stops after the first page"
+        )
+        assert pages > 1, (
+            "the tracker fixture reads everything in one page; build it with a page size "
+            "below 7 so the kit can check pagination"
+        )
+
+    def test_two_clients_filing_at_once_file_once(
+        self, tracker: IssueTracker, second_tracker: IssueTracker | None
+    ) -> None:
+        if second_tracker is None:
+            pytest.skip("no second_tracker fixture: needs a second client of the same host")
+        if Capability.CLAIMS not in tracker.capabilities:
+            pytest.skip("the tracker holds no claims; one machine's lock serialises its filers")
+        work = _work("race")
+        assert tracker.claim(work.fingerprint), "the first claim on a fresh key must be taken"
+        assert tracker.claim(work.fingerprint), "a claim must stay ours when asked again"
+        assert not second_tracker.claim(work.fingerprint), (
+            "two clients both took the same claim: claim() must be one atomic write the "
+            "host refuses the second time"
+        )
+
+    def _assert_no_secret(self, text: str) -> None:
+        secret: str | None = getattr(self, "secret", None)
+        if secret:
+            assert secret not in text, "the token appears in an error message"
+
+
+def _raised(call: Callable[[], object]) -> TrackerError | None:
+    """The TrackerError ``call`` raised, or None when it returned."""
+    try:
+        call()
+    except TrackerError as exc:
+        return exc
+    return None
+
+
+def _work(task: str) -> Carryover:
+    return Carryover(plan="kit", task_id=task, kind=CarryoverKind.FAILED, session="kit", wave=1)

@@ -1,0 +1,137 @@
+"""The third-party Gitea tracker in examples/adapters, installed as its own distribution.
+
+The suite pip-installs ``examples/adapters/seawall-gitea`` (from a copy, so the source
+tree gets no build files) into the interpreter running the tests (its build backend
+comes from the package index, nothing else is fetched), and uninstalls it afterwards.
+Then the package is found through its entry point, passes seawall's kit in its own
+test suite, and files and closes a carryover in real ``seawall run`` sessions against
+its local Gitea fake.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from coordinator.testing.http import FakeServer
+from tests.integration.sessionkit import make_repo, seawall, write_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "examples" / "adapters" / "seawall-gitea"
+TOKEN = "gitea-session-token"
+
+pytestmark = pytest.mark.slow
+
+
+def pip(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pip", *args, "--disable-pip-version-check", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The example package, installed; yields the copy it was installed from."""
+    copy = tmp_path_factory.mktemp("gitea") / "seawall-gitea"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    done = pip("install", "--no-deps", str(copy))  # builds with hatchling from the index
+    assert done.returncode == 0, done.stdout + done.stderr
+    try:
+        yield copy
+    finally:
+        pip("uninstall", "-y", "seawall-gitea")
+
+
+@pytest.fixture
+def gitea(installed: Path) -> Iterator[FakeServer]:
+    from seawall_gitea.fake import GiteaService
+
+    with FakeServer(GiteaService(token=TOKEN, repository="forge/demo")) as server:
+        yield server
+
+
+def test_the_package_is_a_separate_distribution_found_by_its_entry_point(
+    installed: Path, tmp_path: Path
+) -> None:
+    done = seawall("adapters", "list", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rows = [r for r in json.loads(done.stdout) if r["name"] == "gitea"]
+    assert rows == [
+        {
+            "name": "gitea",
+            "kind": "tracker",
+            "package": "seawall-gitea",
+            "version": "0.1.0",
+            "target": "seawall_gitea:GiteaTracker",
+            "builtin": False,
+            "collides_with": None,
+        }
+    ]
+    where = subprocess.run(
+        [sys.executable, "-c", "import seawall_gitea; print(seawall_gitea.__file__)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        check=True,
+    ).stdout
+    assert "site-packages" in where, "imported from the installed distribution"
+
+
+def test_the_package_passes_the_kit_in_its_own_suite(installed: Path, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(installed / "tests"), "-q", "-p", "no:cacheprovider"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout and "failed" not in done.stdout
+
+
+def test_a_real_session_files_and_a_later_one_closes_a_carryover_on_gitea(
+    gitea: FakeServer, tmp_path: Path
+) -> None:
+    from seawall_gitea.fake import GiteaService
+
+    service = gitea.service
+    assert isinstance(service, GiteaService)
+    repo = make_repo(tmp_path / "repo")
+    extra = (
+        f'\n[session.tracker]\nkind = "gitea"\nrepository = "forge/demo"\nurl = "{gitea.origin}"\n'
+        "[session.tracker.options]\ntimeout = 5\nlimit = 2\n"
+        "[session.wave_breaker]\nmax_rework_cycles = 0\n"
+    )
+    spec = tmp_path / "agents.json"
+    env = {"GITEA_TOKEN": TOKEN, "AGENT_SPEC": str(spec)}
+    spec.write_text(json.dumps({"parser": [{"final": "STATUS: failed — KeyError: 'user'"}]}))
+    tasks = [{"id": "parser", "prompt": "fix the parser", "scope": ["parser.py"]}]
+    plan = write_plan(tmp_path / "p1.toml", session='name = "gitea"', tasks=tasks, extra=extra)
+    first = seawall("run", str(plan), cwd=repo, env=env)
+    assert "→ issue #1" in first.stderr, first.stdout + first.stderr
+    issue = service.issues[1]
+    assert issue["state"] == "open"
+    assert [service.labels[i]["name"] for i in issue["labels"]] == [
+        "carryover",
+        "priority:high",
+        "status:failed",
+    ]
+
+    for counter in tmp_path.glob("agents.*.count"):
+        counter.unlink()
+    spec.write_text(json.dumps({"parser": [{"writes": {"parser.py": "ok\n"}}]}))
+    plan = write_plan(tmp_path / "p2.toml", session='name = "gitea"', tasks=tasks, extra=extra)
+    second = seawall("run", str(plan), cwd=repo, env=env)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "landed; closed issue #1" in second.stderr
+    assert service.issues[1]["state"] == "closed"
