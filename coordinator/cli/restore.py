@@ -12,6 +12,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "restore",
         help="put back files an in-place wave set aside (never overwrites a present file)",
+        description="Write back the files an in-place wave set aside on "
+        "refs/seawall/<session>/unattributed-w<n> (changes no agent may own) from that ref. "
+        "A file that exists is never overwritten: it is named and the command exits 1.",
     )
     parser.add_argument("--repo", default=".", help="the repository (default: current folder)")
     parser.add_argument("--session", help="the session (default: the latest)")
