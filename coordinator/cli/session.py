@@ -301,7 +301,10 @@ def _demo(args: argparse.Namespace) -> int:
     for issue in sorted(issues, key=lambda item: item.number):
         print(f"  #{issue.number}: {issue.title}")
     again = f" --dir {shlex.quote(str(result.repo.parent))}"
-    print(f"run `seawall demo{again}` again: the same carryovers are found, not filed twice")
+    print(
+        f"run `seawall demo{again}` again: an open carryover is found, not filed twice; "
+        "one whose task landed since is closed, so its next failure is a new issue"
+    )
     if result.report is not None:
         print(f"report: {result.report}")
         print(f"  open it with: seawall report --open --repo {shlex.quote(str(result.repo))}")
