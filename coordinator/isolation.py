@@ -16,7 +16,8 @@ Isolation (Worktree Isolation 1 and 1a), first rule that applies wins:
    ``worktree`` for feature and deep; >= 5 -> ``worktree``.
 
 Enforcement (Worktree Isolation 2): in place (``none``) promotes ``warn`` to ``strict``
-(the scope hook is then the only barrier) unless enforcement is explicitly ``off``;
+(agents share one tree, so their scopes are all that keeps them apart: the OS sandbox,
+the hooks and the post-wave check hold them there) unless enforcement is explicitly ``off``;
 a worktree keeps the configured value.
 """
 
