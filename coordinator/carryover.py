@@ -1,6 +1,6 @@
 """Carryover issues: file each escalated task exactly once, never raising.
 
-``file_carryover`` has the semantics of spec 004's ``createSpiralCarryoverIssue``: it
+``file_carryover`` files the carryover issue of a spiralling or failed task: it
 returns a ``CarryoverResult`` saying created / duplicate / error and never raises.
 
 Deduplication does not use a search API (it lags new issues and is rate-limited). A

@@ -1,6 +1,6 @@
-"""Per-wave isolation and scope enforcement, resolved as spec 004 prescribes.
+"""Per-wave isolation and scope enforcement, each resolved with its reason.
 
-Isolation (Worktree Isolation 1 and 1a), first rule that applies wins:
+Isolation, first rule that applies wins:
 
 1. ``base_is_stale=True`` -> ``none``. The dispatcher cannot base a new worktree on the
    current commit (the harness case: a lead agent's tool bases every worktree on the
@@ -15,7 +15,7 @@ Isolation (Worktree Isolation 1 and 1a), first rule that applies wins:
 4. The agent-count table: <= 2 -> ``none``; 3-4 -> ``none`` for housekeeping,
    ``worktree`` for feature and deep; >= 5 -> ``worktree``.
 
-Enforcement (Worktree Isolation 2): in place (``none``) promotes ``warn`` to ``strict``
+Enforcement: in place (``none``) promotes ``warn`` to ``strict``
 (agents share one tree, so their scopes are all that keeps them apart: the OS sandbox,
 the hooks and the post-wave check hold them there) unless enforcement is explicitly ``off``;
 a worktree keeps the configured value.
@@ -135,7 +135,7 @@ def explain_enforcement(
 
 
 def _from_table(count: int, kind: SessionType) -> IsolationResolution:
-    """The agent-count table of spec 004, Worktree Isolation 1."""
+    """The agent-count table of isolation."""
     agents = _agents(count)
     if count <= 2:
         return IsolationResolution(Isolation.NONE, f"{agents}: small waves run in place")

@@ -1,7 +1,7 @@
 """Render the prompts agents get, from the templates in the ``prompts`` package.
 
 ``render_agent_prompt`` builds what every dispatched agent reads: the task text, its
-FILE-SCOPE, the TURN LIMIT block and the STATUS REPORTING block of spec 004 (plus the
+FILE-SCOPE, the TURN LIMIT block and the STATUS REPORTING block (plus the
 ``no-tests-needed`` option for test-writer tasks).
 
 The recovery renderers (re-scope after a SPIRAL, fix after a FAILED, carry forward a
@@ -31,7 +31,7 @@ __all__ = [
     "render_rescope_prompt",
 ]
 
-#: Error classes of spec 004's Error Echo taxonomy; all but ``other`` carry a hint.
+#: Error classes of the error echo taxonomy; all but ``other`` carry a hint.
 ERROR_CLASSES = ("edit-format-friction", "scope-denied", "command-blocked", "other")
 
 

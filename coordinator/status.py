@@ -1,4 +1,4 @@
-"""Read an agent's status from its final output (spec 004, Status Detection Protocol).
+"""Read an agent's status from its final output (the status detection protocol).
 
 A STATUS line counts only where the agent reports it, never where it quotes it:
 
@@ -209,7 +209,7 @@ def _remaining_after(lines: list[str], index: int) -> str:
 def _infer(
     lines: list[str], changed: bool, reported_errors: bool | None, truncated: bool
 ) -> StatusReport:
-    """The status spec 004 infers when there is no STATUS line (precedence: module doc)."""
+    """The status inferred when there is no STATUS line (precedence: module doc)."""
     changes = "changed files" if changed else "changed no files"
     if truncated:
         return _inferred(Status.PARTIAL, f"no STATUS line; the output was truncated ({changes})")

@@ -1,4 +1,4 @@
-"""Breakers: per-agent limits (spec 003) and the wave-level breaker (spec 000).
+"""Breakers: per-agent limits and the wave-level breaker.
 
 - ``AgentBreaker``: one agent's eight breakers over its event stream; ``admit`` for
   hook mode, ``to_dict``/``from_dict`` and ``open_breaker`` to keep it between calls.

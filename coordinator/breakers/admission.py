@@ -1,4 +1,4 @@
-"""What stays open after a trip, in hook mode (spec 003), each exception with its bound.
+"""What stays open after a trip, in hook mode, each exception with its bound.
 
 - Edits of exactly the session's stop note (BLOCKED.md), on every trip.
 - After unverified-edits, the one trip with a way out: reading (read tools, shell

@@ -1,4 +1,4 @@
-"""The per-agent breaker: spec 003's eight breakers over one agent's event stream.
+"""The per-agent breaker: eight breakers over one agent's event stream.
 
 One ``AgentBreaker`` watches one agent. Driven mode feeds it every event through
 ``observe``; hook mode calls ``admit`` before each tool call and ``observe`` with the
@@ -85,7 +85,7 @@ class BreakerStatistics:
 
 
 class AgentBreaker:
-    """Spec 003's per-agent breakers with the defaults of ``BreakerLimits``.
+    """The per-agent breakers with the defaults of ``BreakerLimits``.
 
     Duties: count tool calls, edits, failures, polls, files and time from the event
     stream; trip on the first limit crossed and keep that trip (first trip wins);

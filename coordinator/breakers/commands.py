@@ -166,7 +166,7 @@ _WAITS = frozenset({"sleep", "wait", "true", ":"})
 def is_wait_command(command: str) -> bool:
     """True when the command only waits (``sleep 30``, ``wait``): nothing else runs.
 
-    ``sleep 2 && pnpm test`` is a test run that starts late, not a wait: spec 003's
+    ``sleep 2 && pnpm test`` is a test run that starts late, not a wait: the
     list of waits is narrow, and a wrapper around a real command never exempts it.
     """
     if "sleep" not in command and "wait" not in command:
@@ -356,7 +356,7 @@ def _is_amend(arg: str) -> bool:
 
 
 def cleanup_refusal(command: str) -> str | None:
-    """Why ``command`` is not one of the six cleanup commands (spec 003), or None.
+    """Why ``command`` is not one of the six cleanup commands, or None.
 
     Allowed: ``git status``, ``git diff``, ``git checkout -- <path>``,
     ``git restore <path>``, ``git add <path>``, ``git commit`` (never ``--amend``).

@@ -1,7 +1,7 @@
 """Comparable keys for tool calls.
 
-The loop breaker (spec 003) compares the tool plus its full arguments; the turn-key
-detector (spec 004) compares the same with pagination arguments stripped. Both are
+The loop breaker compares the tool plus its full arguments; the turn-key
+detector compares the same with pagination arguments stripped. Both are
 canonical JSON with sorted keys, so argument order never makes two calls differ.
 """
 
@@ -42,7 +42,7 @@ def split_pagination(arguments: Mapping[str, Any]) -> tuple[dict[str, Any], dict
 
 
 def turn_key(name: str, arguments: Mapping[str, Any]) -> str:
-    """``<tool>:<canonical arguments>`` with pagination arguments stripped (spec 004)."""
+    """``<tool>:<canonical arguments>`` with pagination arguments stripped."""
     if PAGINATION_ARGS.isdisjoint(arguments):
         return call_key(name, arguments)
     rest, _ = split_pagination(arguments)

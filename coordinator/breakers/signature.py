@@ -2,8 +2,8 @@
 
 A build or test run prints noise that changes on every run (timestamps, durations,
 temporary paths, object ids, line numbers). ``error_signature`` strips that noise so
-"the same error again" compares equal and "a different error" does not. Spec 000,
-trigger 2 depends on it: a build failing differently three times is iteration, failing
+"the same error again" compares equal and "a different error" does not. The wave
+breaker's identical-failure trigger depends on it: a build failing differently three times is iteration, failing
 identically twice is a stall.
 """
 

@@ -17,11 +17,11 @@ __all__ = [
     "Trip",
 ]
 
-CLEANUP_ALLOWANCE = 6  # cleanup commands a tripped agent may still run (spec 003); no refill
+CLEANUP_ALLOWANCE = 6  # cleanup commands a tripped agent may still run; no refill
 
 
 class BreakerKind(StrEnum):
-    """The per-agent breakers of spec 003, in the order they are checked."""
+    """The per-agent breakers, in the order they are checked."""
 
     UNVERIFIED_EDITS = "unverified-edits"
     LOOP = "loop"

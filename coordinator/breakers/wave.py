@@ -1,4 +1,4 @@
-"""The wave-level breaker: spec 000's in-run breaker, with a wave as the checkpoint.
+"""The wave-level breaker: the in-run breaker of a session, with a wave as the checkpoint.
 
 Fed once per finished wave (``record``), it trips on the first of five triggers, in
 spec order: no-progress stall, identical repeated failure, rework storm, cost drift,
@@ -30,7 +30,7 @@ __all__ = ["WaveBreaker", "WaveReport", "WaveTrigger", "WaveTrip"]
 
 
 class WaveTrigger(StrEnum):
-    """Spec 000's five triggers, in the order they are checked."""
+    """The five triggers, in the order they are checked."""
 
     STALL = "stall"
     IDENTICAL_FAILURE = "identical-failure"
@@ -98,7 +98,7 @@ def _counters() -> dict[str, Any]:
 
 
 class WaveBreaker:
-    """Spec 000's breaker over waves, enabled by default (``config.enabled=False``
+    """The breaker over waves, enabled by default (``config.enabled=False``
     disables tripping; counting goes on).
 
     Duties: keep the counters of the five triggers across waves; trip on the first

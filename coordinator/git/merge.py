@@ -1,4 +1,4 @@
-"""The sequential, in-memory merge of a wave (spec 004, Worktree Isolation 4).
+"""The sequential, in-memory merge of a wave.
 
 Agents merge in agent order onto an integration commit that starts at the wave base.
 Each merged agent becomes one commit (or, for the first agent whose own branch sits

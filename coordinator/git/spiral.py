@@ -1,4 +1,4 @@
-"""Spiral detection from one agent's history (spec 004, Spiral detection).
+"""Spiral detection from one agent's history.
 
 Signals, each with its evidence:
 

@@ -1,8 +1,8 @@
-"""Stagnation detection (spec 004): five patterns per agent, one record each.
+"""Stagnation detection: five patterns per agent, one record each.
 
 ``AgentMonitor`` is what the session loop and the transcript tailer create per agent:
 it feeds the agent's breaker and the detectors (pagination spiral, turn-key repetition,
-error echo, PSA-007 git write, status-partial) and writes every ``Finding`` as one
+error echo, git write into the shared tree, status-partial) and writes every ``Finding`` as one
 ``stagnation_detected`` record in ``events.jsonl``.
 """
 

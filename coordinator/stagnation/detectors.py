@@ -1,4 +1,4 @@
-"""Four of spec 004's detectors over one agent's events (git write is in ``gitwrite``).
+"""Four of the five stagnation detectors over one agent's events (git write is in ``gitwrite``).
 
 Each detector belongs to exactly one agent: two agents reading or editing one file is
 coordination, never stagnation, so nothing here is shared across agents. ``observe``

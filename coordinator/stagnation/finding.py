@@ -23,7 +23,7 @@ __all__ = [
 
 
 class Pattern(StrEnum):
-    """The five stagnation patterns of spec 004."""
+    """The five stagnation patterns."""
 
     PAGINATION_SPIRAL = "pagination-spiral"
     TURN_KEY_REPETITION = "turn-key-repetition"
@@ -40,7 +40,7 @@ class Source(StrEnum):
 
 
 class ErrorClass(StrEnum):
-    """Error echo's taxonomy (spec 004); no other pattern carries one."""
+    """Error echo's taxonomy of error classes; no other pattern carries one."""
 
     EDIT_FORMAT_FRICTION = "edit-format-friction"
     SCOPE_DENIED = "scope-denied"
@@ -49,7 +49,7 @@ class ErrorClass(StrEnum):
 
 
 class Verdict(StrEnum):
-    """What the coordinator does with the agent (spec 004 decision table)."""
+    """What the coordinator does with the agent (the detectors' decision table)."""
 
     STAGNANT = "stagnant"  # re-dispatch with line-range scope
     SPIRAL = "spiral"  # revert, narrow, re-dispatch
@@ -151,7 +151,7 @@ _COMMAND = re.compile(
 
 
 def classify_error(text: str, *, exit_code: int | None = None) -> ErrorClass:
-    """Spec 004's error class of a failed call's output (first matching class wins)."""
+    """The error class of a failed call's output (first matching class wins)."""
     if _EDIT_FRICTION.search(text):
         return ErrorClass.EDIT_FORMAT_FRICTION
     if _COMMAND.search(text):

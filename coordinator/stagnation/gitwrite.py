@@ -1,4 +1,4 @@
-"""PSA-007 git write: a git write into the shared working tree, found on its first
+"""Git write: a git write into the shared working tree, found on its first
 occurrence by parsing the command (``echo "git commit"`` and heredocs are not writes).
 
 Where a write lands decides whether it counts: ``git -C elsewhere`` and scratch

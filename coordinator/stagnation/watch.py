@@ -21,7 +21,7 @@ __all__ = ["AgentStagnation"]
 
 
 class AgentStagnation:
-    """Spec 004's five detectors over one agent's events.
+    """The five stagnation detectors over one agent's events.
 
     Duties: ``observe`` each event and return a live finding (error echo, git write,
     status-partial) the moment it fires; ``findings()`` runs the post-wave checks

@@ -4,7 +4,7 @@ A run writes a ``running`` row before it starts and a row with its outcome after
 is identified by its task id, so one run counts once however many rows it wrote. The
 breaker, the rate-limit backoff and intake read this file and nothing else.
 
-Past a size limit the file is compacted, not cut (spec 000, "The attempt log"): rows of
+Past a size limit the file is compacted, not cut: rows of
 the last 30 days stay; an older row stays when it is still read, that is the newest
 row of its item, or any non-``blocked-*`` row of an item that is not finished. The full
 log before compaction is kept in ``attempted.jsonl.1``.

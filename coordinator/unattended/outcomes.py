@@ -4,7 +4,7 @@ The runner (which item to take next), the breaker (what counts as a failure) and
 (which items are finished) all read this module and nothing else, so they cannot
 disagree about a row of ``attempted.jsonl``.
 
-The counting rules (spec 000, "The runner-level breaker"):
+The counting rules of the runner-level breaker:
 
 - every RETRYABLE outcome except ``died`` and ``rate-limited`` is a failure and counts;
 - PARKED outcomes (``needs-input``, ``awaiting-answer``, ``verification-failed``) did
