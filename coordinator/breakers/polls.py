@@ -1,5 +1,5 @@
-"""Polls and waits: calls the loop breaker does not count (an agent
-waiting on a long command). A poll asks a background task for its output, or reads a file a background
+"""Polls and waits: calls the loop breaker does not count (an agent waiting on a long
+command). A poll asks a background task for its output, or reads a file a background
 command of the agent's was told to write (through the Read tool or the shell: ``cat``,
 ``tail``, ``sleep 30 && tail -n 20 out.log``), even while it is still empty; a command
 that only sleeps is a wait too. ``AgentBreaker`` adds the third kind, a repeated call

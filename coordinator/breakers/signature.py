@@ -3,8 +3,8 @@
 A build or test run prints noise that changes on every run (timestamps, durations,
 temporary paths, object ids, line numbers). ``error_signature`` strips that noise so
 "the same error again" compares equal and "a different error" does not. The wave
-breaker's identical-failure trigger depends on it: a build failing differently three times is iteration, failing
-identically twice is a stall.
+breaker's identical-failure trigger depends on it: a build failing differently three
+times is iteration, failing identically twice is a stall.
 """
 
 from __future__ import annotations
