@@ -640,13 +640,16 @@ def _lost_reason(ray: Any, stop: _Stop, error: BaseException) -> str:
     """Why the remote task ended without a result: its node was lost, or its worker died."""
     first = str(error).strip().splitlines()
     detail = f"{type(error).__name__}" + (f": {first[0][:300]}" if first else "")
-    if stop.node:
+    lost = isinstance(error, ray.exceptions.NodeDiedError)
+    if not lost and stop.node:
         alive = {node.get("NodeID"): node.get("Alive") for node in ray.nodes()}
-        if not alive.get(stop.node, False):
-            return (
-                f"node lost: the Ray node running the agent ({stop.node[:12]}) left the "
-                f"cluster; its mirrored checkpoints are kept ({detail})"
-            )
+        lost = not alive.get(stop.node, False)
+    if lost:
+        where = f" ({stop.node[:12]})" if stop.node else ""
+        return (
+            f"node lost: the Ray node running the agent{where} left the cluster; its "
+            f"mirrored checkpoints are kept ({detail})"
+        )
     return f"the Ray worker died ({detail})"
 
 

@@ -182,6 +182,16 @@ class _RouteByTask(AgentRunner):
         return await self.runners[request.task_id].run(request, emit)
 
 
+@pytest.fixture(autouse=True)
+def two_nodes(cluster: Cluster) -> Iterator[None]:
+    """Every test starts with both nodes, whatever the last one did to the second."""
+    if _raylet_of("127.0.0.2") is None:
+        cluster.add_second()
+    yield
+    if _raylet_of("127.0.0.2") is None:
+        cluster.add_second()
+
+
 def runner(agent: Path, env: dict[str, str], **options: object) -> RayRunner:
     return RayRunner(
         command_spec(agent, env),
@@ -259,7 +269,6 @@ async def test_a_lost_node_fails_only_its_agent_which_keeps_its_mirrored_work(
     # and its agent did not outlive its node
     pid = int(nodes["victim_pid"])
     assert await gone(pid, within=30), f"the victim's agent {pid} outlived its node"
-    cluster.add_second()  # the next test has its two nodes again
 
 
 async def test_a_lost_hub_is_replaced_and_the_agent_goes_on(
@@ -426,7 +435,6 @@ async def test_a_session_retries_the_agent_of_a_lost_node_and_goes_on(
     assert git(repo, "show", "main:src/after.py") == "AFTER = 1"
     pid = int((marks / "victim.pid").read_text())
     assert await gone(pid, within=30), f"the first victim agent {pid} outlived its node"
-    cluster.add_second()
 
 
 async def test_a_killed_coordinator_leaves_no_remote_agent_and_resume_finishes(

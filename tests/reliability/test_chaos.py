@@ -270,6 +270,7 @@ def _one(folder: Path, template: Path, seed: int, span: float | None) -> float:
     (run.repo / "NOTES.txt").write_text(NOTES)
     (folder / "agents.json").write_text(json.dumps(AGENTS))
     (folder / "check.py").write_text(CHECK)
+    run.log.mkdir(parents=True, exist_ok=True)  # the agents' sandbox grants what exists
     (folder / "plan.toml").write_text(_plan(folder / "check.py", run.log))
     started = time.monotonic()
     try:
