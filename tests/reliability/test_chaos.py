@@ -171,6 +171,8 @@ class Run:
     def finish(self, rng: random.Random, span: float) -> None:
         """Resume (killing it again now and then) until the session is done."""
         for attempt in range(8):
+            if self.done():  # a run the timer meant to kill may have finished first
+                return
             command = ("resume",) if self.state_file() else ("run", str(self.folder / "plan.toml"))
             process = self.start(*command)
             if span and attempt < 2 and rng.random() < 0.3:
@@ -180,10 +182,13 @@ class Run:
             self.history.append(f"{command[0]}: exit {process.returncode}")
             if process.returncode not in (0, 3, 4, 5):
                 raise AssertionError(f"{command[0]} exited {process.returncode}\n{out}\n{err}")
-            state = self.state_file()
-            if state is not None and str(load_state(state).phase) == "done":
+            if self.done():
                 return
         raise AssertionError("the session never finished")
+
+    def done(self) -> bool:
+        state = self.state_file()
+        return state is not None and str(load_state(state).phase) == "done"
 
     def state_file(self) -> Path | None:
         found = list((self.repo / ".seawall").glob("chaos-*/state.json"))
