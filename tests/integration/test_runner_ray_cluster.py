@@ -395,23 +395,32 @@ depends_on = ["victim"]
 """
 
 
+def _retry_plan(tmp_path: Path, address: str | None = None) -> tuple[str, Path]:
+    """The two-runner plan and the folder its agents leave their marks in."""
+    agent = tmp_path / "retry_agent.py"
+    agent.write_text(RETRY_AGENT)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    text = CLUSTER_PLAN.format(
+        argv=json.dumps([sys.executable, str(agent)]),
+        marks=json.dumps(str(marks)),
+        scratch=json.dumps(str(tmp_path / "scratch")),
+    )
+    if address is not None:
+        for runner in ("head", "second"):
+            table = f"[runners.{runner}.options]\n"
+            text = text.replace(table, f'{table}address = "{address}"\n')
+    return text, marks
+
+
 async def test_a_session_retries_the_agent_of_a_lost_node_and_goes_on(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     from coordinator.plan.loader import parse_plan
     from coordinator.session.engine import Session
 
-    agent = tmp_path / "retry_agent.py"
-    agent.write_text(RETRY_AGENT)
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    plan = parse_plan(
-        CLUSTER_PLAN.format(
-            argv=json.dumps([sys.executable, str(agent)]),
-            marks=json.dumps(str(marks)),
-            scratch=json.dumps(str(tmp_path / "scratch")),
-        )
-    )
+    text, marks = _retry_plan(tmp_path)
+    plan = parse_plan(text)
     repo = tmp_path / "repo"
     make_repo(repo)
     session = Session(plan, repo=repo, session_id="rayc-1")
@@ -440,20 +449,7 @@ async def test_a_session_retries_the_agent_of_a_lost_node_and_goes_on(
 async def test_a_killed_coordinator_leaves_no_remote_agent_and_resume_finishes(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    agent = tmp_path / "retry_agent.py"
-    agent.write_text(RETRY_AGENT)
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    plan_text = CLUSTER_PLAN.format(
-        argv=json.dumps([sys.executable, str(agent)]),
-        marks=json.dumps(str(marks)),
-        scratch=json.dumps(str(tmp_path / "scratch")),
-    )
-    address = f'address = "{cluster.address}"\n'
-    plan_text = plan_text.replace("[runners.head.options]\n", "[runners.head.options]\n" + address)
-    plan_text = plan_text.replace(
-        "[runners.second.options]\n", "[runners.second.options]\n" + address
-    )
+    plan_text, marks = _retry_plan(tmp_path, address=cluster.address)
     plan = tmp_path / "plan.toml"
     plan.write_text(plan_text)
     repo = tmp_path / "repo"
