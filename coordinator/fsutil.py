@@ -12,17 +12,23 @@ from pathlib import Path
 
 from coordinator.errors import SessionLockedError, StateError
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "file_lock", "lock_is_held"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "file_lock", "fsync_dir", "lock_is_held"]
 
 
 def atomic_write_bytes(
-    path: Path, data: bytes, *, before_replace: Callable[[], None] | None = None
+    path: Path,
+    data: bytes,
+    *,
+    before_replace: Callable[[], None] | None = None,
+    durable: bool = True,
 ) -> None:
     """Write ``data`` to ``path`` so a reader sees the old or the new file, never a mix.
 
     The bytes go to a temporary file in the same directory, are flushed to disk, and
     replace the target with ``os.replace``. On any failure (a full disk included) the
-    old file is untouched and the temporary file is removed.
+    old file is untouched and the temporary file is removed. ``durable=False`` skips the
+    flushes, for a file that is only ever rendered from another (a power cut may then
+    leave it empty, never torn).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -30,7 +36,8 @@ def atomic_write_bytes(
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         if before_replace is not None:
             before_replace()
         Path(tmp_name).replace(path)
@@ -40,17 +47,24 @@ def atomic_write_bytes(
         if exc.errno == errno.ENOSPC:
             raise StateError(f"cannot write {path}: the disk is full; nothing was changed") from exc
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def atomic_write_text(
-    path: Path, text: str, *, before_replace: Callable[[], None] | None = None
+    path: Path,
+    text: str,
+    *,
+    before_replace: Callable[[], None] | None = None,
+    durable: bool = True,
 ) -> None:
     # a file name that is not UTF-8 (a surrogate-escaped byte) is written as its bytes
-    atomic_write_bytes(path, text.encode("utf-8", "surrogateescape"), before_replace=before_replace)
+    data = text.encode("utf-8", "surrogateescape")
+    atomic_write_bytes(path, data, before_replace=before_replace, durable=durable)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make the names in ``directory`` (a rename into it) durable."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:

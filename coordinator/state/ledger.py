@@ -2,15 +2,17 @@
 
 The ledger is the single source of truth of a session. It is written atomically after
 every step that changes it, so a coordinator killed at any point can be resumed from it.
-Unknown keys from newer writers are kept in ``extra`` and written back unchanged.
+Every record converts through ``coordinator.state.codec``; how the ledger is laid out on
+disk, and saved in proportion to what changed, is ``coordinator.state.store``'s.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from coordinator.state.codec import from_data, to_data
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -23,7 +25,7 @@ __all__ = [
     "WaveRecord",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 1: one state.json rewritten whole on every save
 
 
 class SessionPhase(StrEnum):
@@ -163,7 +165,6 @@ class SessionState:
     breaker: dict[str, Any] = field(default_factory=dict)
     halt: dict[str, Any] = field(default_factory=dict)  # a halt that is not a breaker trip
     cost_usd: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def task(self, task_id: str) -> TaskRecord:
         record = self.tasks.get(task_id)
@@ -176,52 +177,10 @@ class SessionState:
         return self.waves[-1] if self.waves else None
 
     def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        extra = data.pop("extra")
-        data = {"schema": SCHEMA_VERSION, **data}
-        data.update({k: v for k, v in extra.items() if k not in data})
-        return data
+        """The whole ledger as JSON-shaped values, ``schema`` first."""
+        return {"schema": SCHEMA_VERSION, **to_data(self)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SessionState:
-        names = {f.name for f in dataclasses.fields(cls)}
-        known = {k: v for k, v in data.items() if k in names and k != "extra"}
-        extra = {k: v for k, v in data.items() if k not in names and k != "schema"}
-        known["phase"] = SessionPhase(known.get("phase", SessionPhase.RUNNING))
-        known["tasks"] = {k: _task(v) for k, v in known.get("tasks", {}).items()}
-        known["waves"] = [_wave(w) for w in known.get("waves", [])]
-        return cls(**known, extra=extra)
-
-
-def _issue(value: Any) -> IssueRef | None:
-    if not isinstance(value, dict):
-        return None
-    return IssueRef(
-        number=int(value["number"]),
-        url=str(value.get("url", "")),
-        existing=bool(value.get("existing", False)),
-    )
-
-
-def _pick(cls: type[Any], data: dict[str, Any]) -> dict[str, Any]:
-    names = {f.name for f in dataclasses.fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
-
-
-def _task(data: dict[str, Any]) -> TaskRecord:
-    values = _pick(TaskRecord, data)
-    values["issue"] = _issue(values.get("issue"))
-    return TaskRecord(**values)
-
-
-def _agent(data: dict[str, Any]) -> AgentRecord:
-    values = _pick(AgentRecord, data)
-    values["issue"] = _issue(values.get("issue"))
-    return AgentRecord(**values)
-
-
-def _wave(data: dict[str, Any]) -> WaveRecord:
-    values = _pick(WaveRecord, data)
-    values["phase"] = WavePhase(values.get("phase", WavePhase.PLANNED))
-    values["agents"] = [_agent(a) for a in values.get("agents", [])]
-    return WaveRecord(**values)
+        """The ledger ``to_dict`` returned (any ``schema`` key is the caller's to check)."""
+        return from_data(data, cls)

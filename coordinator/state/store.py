@@ -1,25 +1,40 @@
 """Where a session's files live, and reading/writing its ledger safely.
 
-Everything lives under ``<repo>/.seawall/<session>/``: ``state.json`` (the ledger),
+Everything lives under ``<repo>/.seawall/<session>/``: ``state.json`` and ``state.jsonl``
+(the ledger: a snapshot and the journal of the saves since, see ``state.journal``),
 ``events.jsonl`` (telemetry), ``STATE.md`` (rendered for people), ``BLOCKED.md``,
 ``agents/<task>/`` (transcripts, breaker state) and ``wave-<n>/scope.json``.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from coordinator.errors import StateError
 from coordinator.fsutil import atomic_write_text, file_lock
-from coordinator.state.ledger import SCHEMA_VERSION, SessionPhase, SessionState
+from coordinator.state.codec import from_data
+from coordinator.state.journal import Journal, apply_line, read_lines
+from coordinator.state.ledger import SessionPhase, SessionState
+from coordinator.state.migrate import migrate
 from coordinator.telemetry import EventLog
 
-__all__ = ["SessionPaths", "StateStore", "find_sessions", "latest_session", "seawall_dir"]
+__all__ = [
+    "LedgerRead",
+    "SessionPaths",
+    "StateStore",
+    "find_sessions",
+    "latest_session",
+    "load_state",
+    "read_ledger",
+    "seawall_dir",
+]
 
 
 def seawall_dir(repo: Path) -> Path:
@@ -42,9 +57,18 @@ class SessionPaths:
         return self.root / "state.json"
 
     @property
+    def journal(self) -> Path:
+        """What each save since the snapshot ``state`` changed, one line per save."""
+        return self.root / "state.jsonl"
+
+    @property
     def backup(self) -> Path:
-        """The ledger as it was before the last save."""
+        """The snapshot as it was before the last compaction (with ``journal_backup``)."""
         return self.root / "state.json.bak"
+
+    @property
+    def journal_backup(self) -> Path:
+        return self.root / "state.jsonl.bak"
 
     @property
     def events(self) -> Path:
@@ -70,11 +94,17 @@ class SessionPaths:
 
 
 class StateStore:
-    """Reads and writes one session's ledger; every save also renders STATE.md."""
+    """Reads and writes one session's ledger; every save also renders STATE.md.
+
+    A save appends what changed since the last save to the journal (see
+    ``coordinator.state.journal``); a session that stops running is compacted into one
+    ``state.json``.
+    """
 
     def __init__(self, repo: Path, session: str) -> None:
         self.paths = SessionPaths(repo=repo, session=session)
         self.events = EventLog(self.paths.events, session=session)
+        self._journal = Journal(self.paths.state, kill_point=_kill_while_writing)
 
     def lock(self) -> AbstractContextManager[None]:
         """Hold the session's lock: a second coordinator fails at once."""
@@ -84,58 +114,65 @@ class StateStore:
         return self.paths.state.exists()
 
     def load(self) -> SessionState:
-        return load_state(self.paths.state)
+        read = read_ledger(self.paths.state)
+        self._journal.loaded(read.state, base=read.base, seq=read.seq, journal_size=read.size)
+        return read.state
 
     def save(self, state: SessionState) -> None:
         from coordinator.state.render import render_state_md
 
         state.updated_at = round(time.time(), 3)
-        text = json.dumps(state.to_dict(), indent=2, sort_keys=False, default=str) + "\n"
-        from coordinator.faults import kill_point
-
-        _keep_backup(self.paths.state, self.paths.backup)
-        atomic_write_text(
-            self.paths.state, text, before_replace=lambda: kill_point("while-writing-state")
-        )
-        atomic_write_text(self.paths.state_md, render_state_md(state))
+        self._journal.save(state, compact=state.phase is not SessionPhase.RUNNING)
+        # rendered from the ledger and never read back: no flush to disk needed
+        atomic_write_text(self.paths.state_md, render_state_md(state), durable=False)
 
 
-def _keep_backup(state: Path, backup: Path) -> None:
-    """Keep the current ledger as ``backup`` before it is replaced: a second name for the
-    same file (the save writes a new file), so it costs no copy."""
-    if not state.exists():
-        return
-    spare = backup.with_name(backup.name + ".tmp")
-    try:
-        spare.unlink(missing_ok=True)
-        spare.hardlink_to(state)
-        spare.replace(backup)
-    except OSError:
-        pass  # the backup is a convenience; the save itself reports a full disk
+def _kill_while_writing() -> None:
+    from coordinator.faults import kill_point
+
+    kill_point("while-writing-state")
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRead:
+    """A ledger as read: the state, its snapshot's save number, the last save applied,
+    and the byte length of the journal's whole lines."""
+
+    state: SessionState
+    base: int
+    seq: int
+    size: int
 
 
 def load_state(path: Path) -> SessionState:
-    """Load and check a ``state.json``; a corrupt or unknown-schema file is a StateError
-    that names the file and, when there is one, the backup that can replace it."""
+    """Load and check a ledger (``state.json`` and the journal beside it); a corrupt or
+    unknown-schema file is a StateError that names the file and, when there is one,
+    the backup that can replace it."""
+    return read_ledger(path).state
+
+
+def read_ledger(path: Path) -> LedgerRead:
+    """``load_state``, with what a writer needs to append to the journal."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = msgspec.json.decode(path.read_bytes())
     except FileNotFoundError:
         raise StateError(f"no session state at {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, msgspec.DecodeError) as exc:
         raise StateError(f"{path} is unreadable or corrupt: {exc}{_backup_hint(path)}") from exc
     if not isinstance(data, dict):
         raise StateError(f"{path} does not hold a session ledger{_backup_hint(path)}")
-    schema = data.get("schema")
-    if schema != SCHEMA_VERSION:
-        raise StateError(
-            f"{path} has schema version {schema!r}; this seawall reads version {SCHEMA_VERSION}"
-        )
+    data = migrate(data, path)
+    base = data.pop("seq", 0)
+    lines, size = read_lines(path.with_name(path.stem + ".jsonl"), base)
     try:
-        return SessionState.from_dict(data)
-    except (KeyError, TypeError, ValueError) as exc:
+        for line in lines:
+            apply_line(data, line)
+        state = from_data(data, SessionState)
+    except (KeyError, TypeError, ValueError, msgspec.ValidationError) as exc:
         raise StateError(
             f"{path} is not a valid session ledger: {exc}{_backup_hint(path)}"
         ) from exc
+    return LedgerRead(state=state, base=base, seq=lines[-1]["seq"] if lines else base, size=size)
 
 
 def _backup_hint(path: Path) -> str:
@@ -143,19 +180,27 @@ def _backup_hint(path: Path) -> str:
     if not backup.exists():
         return "; there is no backup of it"
     stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(backup.stat().st_mtime))
+    journal = path.with_name(path.stem + ".jsonl")
+    also = ""
+    if journal.with_name(journal.name + ".bak").exists():
+        also = f" and `cp {journal}.bak {journal}` (the saves after it)"
     return (
-        f"; the ledger before its last save is kept at {backup} (saved {stamp}): "
-        f"`cp {backup} {path}` to use it"
+        f"; the ledger before its last compaction is kept at {backup} (saved {stamp}): "
+        f"`cp {backup} {path}` to use it{also}"
     )
 
 
 def find_sessions(repo: Path) -> Iterator[tuple[Path, float]]:
-    """Every session ledger under ``repo``, with its modification time."""
+    """Every session ledger under ``repo``, with the time of its last save."""
     base = seawall_dir(repo)
     if not base.is_dir():
         return
     for path in base.glob("*/state.json"):
-        yield path, path.stat().st_mtime
+        journal = path.with_name("state.jsonl")
+        saved = path.stat().st_mtime
+        with contextlib.suppress(FileNotFoundError):
+            saved = max(saved, journal.stat().st_mtime)
+        yield path, saved
 
 
 def latest_session(repo: Path, *, unfinished: bool = False) -> str | None:

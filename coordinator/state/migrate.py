@@ -1,0 +1,41 @@
+"""Ledgers of older schemas, brought to the current one as they are read.
+
+Schema 1 is one ``state.json`` rewritten whole on every save (no journal, no save
+number): its snapshot is the whole ledger, and the journal beside it does not exist yet.
+Keys that schema 1 kept for newer writers are dropped: a newer writer now changes the
+schema number, and an unknown schema is refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from coordinator.errors import StateError
+from coordinator.state.ledger import SCHEMA_VERSION
+
+__all__ = ["migrate"]
+
+
+def _from_1(data: dict[str, Any]) -> dict[str, Any]:
+    data.pop("extra", None)
+    data["seq"] = 0
+    return data
+
+
+_STEPS = {1: _from_1}
+
+
+def migrate(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``data`` (a snapshot read from ``path``) in the current schema, without ``schema``."""
+    schema = data.pop("schema", None)
+    while schema != SCHEMA_VERSION:
+        step = _STEPS.get(schema) if isinstance(schema, int) else None
+        if step is None:
+            raise StateError(
+                f"{path} has schema version {schema!r}; this seawall reads versions "
+                f"{', '.join(str(v) for v in [*_STEPS, SCHEMA_VERSION])}"
+            )
+        data = step(data)
+        schema += 1
+    return data
