@@ -266,24 +266,19 @@ def _state_path(root: Path, session: str | None) -> Path:
         if not path.is_file():
             raise ConfigurationError(f"no ledger for session {session!r}: {path} does not exist")
         return path
-    candidates = sorted(base.glob("*/state.json"), key=lambda p: p.stat().st_mtime_ns)
+    from coordinator.state.store import find_sessions
+
+    candidates = [path for path, _ in sorted(find_sessions(root), key=lambda item: item[1])]
     if not candidates:
         raise ConfigurationError(f"no session ledger found under {base} (*/state.json)")
     return candidates[-1]
 
 
 def _load(path: Path) -> dict[str, Any]:
-    import json
+    """The ledger at ``path`` (snapshot and journal) as JSON-shaped values."""
+    from coordinator.state.store import ledger_data
 
-    from coordinator.errors import StateError
-
-    try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise StateError(f"cannot read the session ledger {path}: {exc}") from exc
-    if not isinstance(state, dict):
-        raise StateError(f"{path} is not a JSON object")
-    return state
+    return ledger_data(path)
 
 
 def _plan_identity(state: dict[str, Any], override: str | None) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -31,6 +32,7 @@ __all__ = [
     "StateStore",
     "find_sessions",
     "latest_session",
+    "ledger_data",
     "load_state",
     "read_ledger",
     "seawall_dir",
@@ -153,6 +155,23 @@ def load_state(path: Path) -> SessionState:
 
 def read_ledger(path: Path) -> LedgerRead:
     """``load_state``, with what a writer needs to append to the journal."""
+    data, base, lines, size = _read(path)
+    try:
+        state = from_data(data, SessionState)
+    except (msgspec.ValidationError, ValueError) as exc:
+        raise StateError(
+            f"{path} is not a valid session ledger: {exc}{_backup_hint(path)}"
+        ) from exc
+    return LedgerRead(state=state, base=base, seq=lines[-1]["seq"] if lines else base, size=size)
+
+
+def ledger_data(path: Path) -> dict[str, Any]:
+    """The ledger at ``path`` (snapshot and journal) as JSON-shaped values, in the
+    current schema but not checked field by field (for readers of a few keys)."""
+    return _read(path)[0]
+
+
+def _read(path: Path) -> tuple[dict[str, Any], int, list[dict[str, Any]], int]:
     try:
         data = msgspec.json.decode(path.read_bytes())
     except FileNotFoundError:
@@ -163,16 +182,17 @@ def read_ledger(path: Path) -> LedgerRead:
         raise StateError(f"{path} does not hold a session ledger{_backup_hint(path)}")
     data = migrate(data, path)
     base = data.pop("seq", 0)
+    if not isinstance(base, int):
+        raise StateError(f"{path} has a save number {base!r} that is not an integer")
     lines, size = read_lines(path.with_name(path.stem + ".jsonl"), base)
     try:
         for line in lines:
             apply_line(data, line)
-        state = from_data(data, SessionState)
-    except (KeyError, TypeError, ValueError, msgspec.ValidationError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise StateError(
-            f"{path} is not a valid session ledger: {exc}{_backup_hint(path)}"
+            f"{path}: its journal does not apply: {exc!r}{_backup_hint(path)}"
         ) from exc
-    return LedgerRead(state=state, base=base, seq=lines[-1]["seq"] if lines else base, size=size)
+    return data, base, lines, size
 
 
 def _backup_hint(path: Path) -> str:

@@ -1,0 +1,191 @@
+"""The ledger on disk: a save appends what changed; torn, damaged and foreign files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from coordinator.errors import StateError
+from coordinator.state.ledger import (
+    AgentRecord,
+    IssueRef,
+    SessionPhase,
+    SessionState,
+    WavePhase,
+    WaveRecord,
+)
+from coordinator.state.store import StateStore, load_state, read_ledger
+
+
+def _state(waves: int, agents: int = 4) -> SessionState:
+    state = SessionState(
+        session="s1",
+        name="demo",
+        repo="/r",
+        target_branch="main",
+        start_commit="0" * 40,
+        plan_text="[session]\nname = 'demo'\n" + "# a long plan\n" * 200,
+    )
+    for number in range(1, waves + 1):
+        _add_wave(state, number, agents)
+    return state
+
+
+def _add_wave(state: SessionState, number: int, agents: int = 4) -> WaveRecord:
+    wave = WaveRecord(
+        number=number,
+        tasks=[{"id": f"w{number}a{i}", "prompt": "do it", "scope": ["x"]} for i in range(agents)],
+        isolation="none",
+        enforcement="strict",
+        max_turns=30,
+        phase=WavePhase.DONE,
+    )
+    for i in range(agents):
+        task = f"w{number}a{i}"
+        wave.agents.append(AgentRecord(task=task, status="done", final_text="STATUS: done " * 40))
+        state.task(task).attempts = 1
+    state.waves.append(wave)
+    return wave
+
+
+def _store(tmp_path: Path) -> StateStore:
+    return StateStore(tmp_path / "repo", "s1")
+
+
+def test_a_save_appends_only_what_changed_however_long_the_history(tmp_path: Path) -> None:
+    sizes = []
+    for waves in (2, 40):
+        store = StateStore(tmp_path / f"r{waves}", "s1")
+        state = _state(waves)
+        store.save(state)  # the first save writes the snapshot
+        assert store.paths.journal.read_bytes() == b""
+        state.waves[-1].agents[0].summary = "changed"
+        state.cost_usd += 1.0
+        store.save(state)
+        (line,) = store.paths.journal.read_bytes().splitlines()
+        parts = json.loads(line)["parts"]
+        assert sorted(parts) == ["head", f"wave/{waves}"]
+        sizes.append(len(line))
+        assert load_state(store.paths.state).to_dict() == state.to_dict()
+    assert sizes[1] < sizes[0] * 1.1  # the same change costs the same at 2 and 40 waves
+
+
+def test_new_tasks_waves_and_dropped_tasks_round_trip(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    state = _state(1)
+    store.save(state)
+    wave = _add_wave(state, 2)
+    wave.agents[0].issue = IssueRef(number=7, url="u", existing=True)
+    del state.tasks["w1a3"]
+    state.pending = [{"id": "later", "prompt": "p"}]
+    store.save(state)
+    again = load_state(store.paths.state)
+    assert again.to_dict() == state.to_dict()
+    assert again.waves[1].agents[0].issue == IssueRef(number=7, url="u", existing=True)
+    assert "w1a3" not in again.tasks
+
+
+def test_a_torn_last_line_is_the_previous_save_and_is_cut_before_the_next(
+    tmp_path: Path,
+) -> None:
+    store = _store(tmp_path)
+    state = _state(2)
+    store.save(state)
+    state.cost_usd = 1.0
+    store.save(state)
+    with store.paths.journal.open("ab") as handle:  # a crash in the middle of a save
+        handle.write(b'{"base":1,"seq":3,"parts":{"head":{"cost_us')
+    assert load_state(store.paths.state).cost_usd == 1.0
+    writer = _store(tmp_path)
+    state = writer.load()
+    state.cost_usd = 2.0
+    writer.save(state)
+    assert load_state(store.paths.state).cost_usd == 2.0
+    assert all(json.loads(line) for line in store.paths.journal.read_bytes().splitlines())
+
+
+def test_a_damaged_line_before_the_last_is_named(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    state = _state(1)
+    store.save(state)
+    for cost in (1.0, 2.0):
+        state.cost_usd = cost
+        store.save(state)
+    lines = store.paths.journal.read_bytes().splitlines(keepends=True)
+    store.paths.journal.write_bytes(b"garbage\n" + lines[1])
+    with pytest.raises(StateError, match=r"state\.jsonl:1 is not a valid journal line"):
+        load_state(store.paths.state)
+
+
+def test_a_stopped_session_is_compacted_and_the_backups_hold_the_ledger_before(
+    tmp_path: Path,
+) -> None:
+    store = _store(tmp_path)
+    state = _state(3)
+    store.save(state)
+    state.waves[0].agents[0].summary = "before the end"
+    store.save(state)
+    state.phase = SessionPhase.DONE
+    store.save(state)
+    assert store.paths.journal.read_bytes() == b""
+    whole = json.loads(store.paths.state.read_text())
+    assert whole["schema"] == 2 and whole["phase"] == "done"
+    assert whole["waves"][0]["agents"][0]["summary"] == "before the end"
+    # the two backups together are the ledger as the save before the compaction left it
+    shutil.copyfile(store.paths.backup, store.paths.state)
+    shutil.copyfile(store.paths.journal_backup, store.paths.journal)
+    before = load_state(store.paths.state)
+    assert before.phase is SessionPhase.RUNNING
+    assert before.waves[0].agents[0].summary == "before the end"
+
+
+def test_the_snapshot_backup_alone_ignores_a_journal_of_another_base(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    state = _state(1)
+    store.save(state)
+    state.phase = SessionPhase.HALTED
+    store.save(state)
+    state.phase = SessionPhase.RUNNING
+    state.cost_usd = 3.0
+    store.save(state)  # appended to the journal of the new snapshot
+    shutil.copyfile(store.paths.backup, store.paths.state)
+    assert load_state(store.paths.state).cost_usd == 0.0  # the old snapshot, whole
+
+
+def test_a_save_by_another_process_in_between_makes_the_next_save_whole(
+    tmp_path: Path,
+) -> None:
+    first = _store(tmp_path)
+    state = _state(2)
+    first.save(state)
+    other = _store(tmp_path)
+    theirs = other.load()
+    theirs.cost_usd = 9.0
+    other.save(theirs)
+    state.waves[0].agents[0].summary = "mine"
+    first.save(state)  # not a line on top of theirs: the whole ledger, as before
+    read = read_ledger(first.paths.state)
+    assert read.state.to_dict() == state.to_dict()
+    assert read.base == read.seq  # a fresh snapshot
+
+
+def test_an_unknown_schema_is_refused_with_the_versions_read(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.save(_state(1))
+    data = json.loads(store.paths.state.read_text())
+    store.paths.state.write_text(json.dumps({**data, "schema": 99}))
+    with pytest.raises(StateError, match=r"schema version 99; this seawall reads versions 1, 2"):
+        load_state(store.paths.state)
+
+
+def test_a_field_of_the_wrong_type_is_named(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.save(_state(1))
+    data = json.loads(store.paths.state.read_text())
+    data["waves"][0]["number"] = "one"
+    store.paths.state.write_text(json.dumps(data))
+    with pytest.raises(StateError, match=r"not a valid session ledger: .*waves\[0\]\.number"):
+        load_state(store.paths.state)
