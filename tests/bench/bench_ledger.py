@@ -1,0 +1,275 @@
+"""The ledger's cost: per-wave overhead as a session grows, and one save at 200 agents.
+
+(a) Sessions of 5, 20 and 40 waves of 4 in-place agents (a callable runner that writes
+one file each): wall clock per wave, and the 20- and 40-wave figures against the 5-wave
+one of the same run (the goal: within 1.2x). The time spent in ledger saves is printed
+beside them.
+
+(b) One save of a ledger of 200 agents (50 waves of 4, the last wave changed) and one
+of a single wave of 200 agents (all of it changed), against the whole-file rewrite the
+ledger used before (``dataclasses.asdict`` + ``json.dumps(indent=2)`` + an atomic
+write) and against a bare ``fdatasync`` of as many bytes, the floor of any durable
+save on this disk.
+
+(c) The conversion mechanism, chosen by this measurement: encoding and decoding the
+200-agent ledger with msgspec, with cattrs (when installed) and by hand (asdict +
+json), and building 200 breaker trips with ``coordinator.plan.fields.build``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from adapters.runners.callable import CallableRunner
+from coordinator.breakers.trip import BreakerKind, Trip
+from coordinator.fsutil import atomic_write_text
+from coordinator.plan import parse_plan
+from coordinator.plan.fields import build
+from coordinator.progress import Progress
+from coordinator.runner import AgentRequest, EmitFn
+from coordinator.session.engine import Session
+from coordinator.state import codec
+from coordinator.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
+from coordinator.state.store import StateStore
+from tests.bench.harness import BenchResult, best_of
+
+WIDTH = 4
+
+
+async def _agent(request: AgentRequest, emit: EmitFn) -> str:
+    del emit
+    (Path(request.workspace) / f"{request.task_id}.txt").write_text(request.task_id)
+    return "STATUS: done — wrote its file"
+
+
+def _plan(waves: int) -> str:
+    tasks = []
+    for wave in range(waves):
+        for agent in range(WIDTH):
+            after = f'depends_on = ["w{wave - 1}a0"]\n' if wave else ""
+            tasks.append(
+                f'[[task]]\nid = "w{wave}a{agent}"\nprompt = "x"\n'
+                f'scope = ["w{wave}a{agent}.txt"]\n{after}'
+            )
+    head = f'[session]\nname = "b"\nisolation = "none"\nmax_agents_per_wave = {WIDTH}\n'
+    return head + "".join(tasks)
+
+
+def _session(tmp: Path, waves: int) -> tuple[float, float]:
+    """Seconds per wave of the whole session, and of it in ledger saves."""
+    repo = tmp / f"repo-{waves}"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q",
+         "--allow-empty", "-m", "init"],
+        check=True,
+    )  # fmt: skip
+    text = _plan(waves)
+    session = Session(
+        parse_plan(text),
+        repo=repo,
+        runner=CallableRunner(_agent),
+        progress=Progress(io.StringIO(), live=False),
+        plan_text=text,
+    )
+    spent = [0.0]
+    save = session.store.save
+
+    def timed_save(state: SessionState) -> None:
+        start = time.perf_counter()
+        save(state)
+        spent[0] += time.perf_counter() - start
+
+    session.store.save = timed_save  # type: ignore[method-assign]
+    start = time.perf_counter()
+    anyio.run(session.run)
+    return (time.perf_counter() - start) / waves, spent[0] / waves
+
+
+def _ledger(waves: int, width: int) -> SessionState:
+    state = SessionState(
+        session="bench",
+        name="bench",
+        repo="/repo",
+        target_branch="main",
+        start_commit="0" * 40,
+        plan_text="[[task]]\n" * 2000,
+    )
+    for number in range(1, waves + 1):
+        wave = WaveRecord(
+            number=number,
+            tasks=[{"id": f"w{number}a{i}", "prompt": "do it " * 20} for i in range(width)],
+            isolation="none",
+            enforcement="strict",
+            max_turns=30,
+            base="b" * 40,
+            phase=WavePhase.DONE,
+        )
+        for i in range(width):
+            task = f"w{number}a{i}"
+            wave.agents.append(
+                AgentRecord(
+                    task=task,
+                    status="done",
+                    checkpoint="c" * 40,
+                    turns=5,
+                    tool_calls=12,
+                    final_text="STATUS: done — ok " * 30,
+                    touched=[f"src/{task}.py"],
+                    run={"final_text": "STATUS: done " * 50, "counts": {"turns": 5}},
+                )
+            )
+            state.task(task).attempts = 1
+        state.waves.append(wave)
+    return state
+
+
+def _whole_rewrite(path: Path, state: SessionState) -> None:
+    """The save the ledger used before: the whole file, every time."""
+    text = json.dumps(dataclasses.asdict(state), indent=2, default=str) + "\n"
+    atomic_write_text(path, text)
+
+
+def _fdatasync(path: Path, size: int) -> None:
+    with path.open("ab") as handle:
+        handle.write(b"x" * size)
+        handle.flush()
+        os.fdatasync(handle.fileno())
+
+
+def _one_save(tmp: Path, waves: int, width: int) -> tuple[float, float, float, int]:
+    """ms of one save after the last wave changed: ours, the whole rewrite, the floor."""
+    store = StateStore(tmp / f"save-{waves}x{width}", "bench")
+    state = _ledger(waves, width)
+    store.save(state)
+    counter = [0]
+
+    def change_and_save() -> None:
+        counter[0] += 1
+        for agent in state.waves[-1].agents:
+            agent.summary = f"pass {counter[0]}"
+        store.save(state)
+
+    ours = best_of(15, change_and_save)
+    appended = len(store.paths.journal.read_bytes().splitlines()[-1])
+    old = tmp / f"old-{waves}x{width}.json"
+    whole = best_of(5, lambda: _whole_rewrite(old, state))
+    floor = best_of(15, lambda: _fdatasync(tmp / f"sync-{waves}x{width}", appended))
+    return ours * 1000, whole * 1000, floor * 1000, appended
+
+
+def _mechanisms() -> list[BenchResult]:
+    state = _ledger(50, 4)
+    data = codec.encode(state)
+    hand = json.dumps(dataclasses.asdict(state))
+    results: dict[str, tuple[float, float]] = {
+        "msgspec": (
+            best_of(7, lambda: codec.encode(state)),
+            best_of(7, lambda: codec.decode(data, SessionState)),
+        ),
+        "by hand": (
+            best_of(5, lambda: json.dumps(dataclasses.asdict(state))),
+            best_of(5, lambda: _by_hand(json.loads(hand))),
+        ),
+    }
+    try:
+        from cattrs.preconf.json import make_converter
+    except ImportError:
+        pass
+    else:
+        converter = make_converter()
+        text = json.dumps(converter.unstructure(state))
+        results["cattrs"] = (
+            best_of(5, lambda: json.dumps(converter.unstructure(state))),
+            best_of(5, lambda: converter.structure(json.loads(text), SessionState)),
+        )
+    lines = [
+        BenchResult(
+            name=f"encode + decode the 200-agent ledger with {name}",
+            figure=(save + load) * 1000,
+            baseline=sum(results["msgspec"]) * 1000,
+            unit="ms",
+            baseline_name="msgspec",
+            note=f"encode {save * 1000:.2f} ms, decode {load * 1000:.2f} ms",
+        )
+        for name, (save, load) in results.items()
+    ]
+    trips = [
+        codec.to_data(Trip(kind=BreakerKind.LOOP, evidence="e", count=3, limit=3, at=float(i)))
+        for i in range(200)
+    ]
+    lines.append(
+        BenchResult(
+            name="build 200 breaker trips with plan.fields.build",
+            figure=best_of(5, lambda: [build(Trip, t, "trip.") for t in trips]) * 1000,
+            baseline=best_of(5, lambda: codec.from_data(trips, list[Trip])) * 1000,
+            unit="ms",
+            baseline_name="msgspec",
+        )
+    )
+    return lines
+
+
+def _by_hand(data: dict[str, Any]) -> SessionState:
+    """The hand-written reading of the ledger as it was (dataclass by dataclass)."""
+
+    def fields(cls: type[Any]) -> set[str]:
+        return {f.name for f in dataclasses.fields(cls)}
+
+    waves = []
+    for wave in data.pop("waves"):
+        agents = [
+            AgentRecord(**{k: v for k, v in a.items() if k in fields(AgentRecord)})
+            for a in wave["agents"]
+        ]
+        known = {k: v for k, v in wave.items() if k in fields(WaveRecord) and k != "agents"}
+        waves.append(WaveRecord(**known, agents=agents))
+    data.pop("tasks")
+    return SessionState(**{k: v for k, v in data.items() if k in fields(SessionState)}, waves=waves)
+
+
+def run() -> list[BenchResult]:
+    results: list[BenchResult] = []
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        for waves, width in ((50, 4), (1, 200)):
+            ours, whole, floor, appended = _one_save(tmp, waves, width)
+            shape = f"{waves} waves of {width}"
+            results.append(
+                BenchResult(
+                    name=f"one save, 200 agents ({shape}, the last wave changed)",
+                    figure=ours,
+                    baseline=whole,
+                    unit="ms",
+                    baseline_name="the whole-file rewrite",
+                    target="≤ 3 ms",
+                    note=f"{appended} bytes appended; one fdatasync of them: {floor:.2f} ms",
+                )
+            )
+        results.extend(_mechanisms())
+        figures = {waves: _session(tmp, waves) for waves in (5, 20, 40)}
+    five = figures[5][0]
+    for waves, (per_wave, saving) in figures.items():
+        results.append(
+            BenchResult(
+                name=f"per-wave overhead, {waves} waves of {WIDTH}",
+                figure=per_wave * 1000,
+                baseline=five * 1000,
+                unit="ms",
+                baseline_name="the 5-wave session",
+                target="≤ 1.2" if waves > 5 else "",
+                note=f"saves {saving * 1000:.1f} ms per wave",
+            )
+        )
+    return results
