@@ -12,7 +12,14 @@ from pathlib import Path
 
 from coordinator.errors import SessionLockedError, StateError
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "file_lock", "fsync_dir", "lock_is_held"]
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "file_lock",
+    "fsync_dir",
+    "lock_is_held",
+    "write_in_place",
+]
 
 
 def atomic_write_bytes(
@@ -61,6 +68,30 @@ def atomic_write_text(
     # a file name that is not UTF-8 (a surrogate-escaped byte) is written as its bytes
     data = text.encode("utf-8", "surrogateescape")
     atomic_write_bytes(path, data, before_replace=before_replace, durable=durable)
+
+
+def write_in_place(path: Path, text: str) -> None:
+    """Overwrite ``path`` with ``text`` in the same file, with no flush and no rename.
+
+    For a file that is only ever rendered from another and rewritten often: replacing a
+    file by rename makes ext4 flush its data first (as costly as an fsync), writing in
+    place does not. A reader or a crash in the middle of the write may see it torn; the
+    next rewrite mends it.
+    """
+    data = text.encode("utf-8", "surrogateescape")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.ftruncate(fd, len(data))
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise StateError(f"cannot write {path}: the disk is full") from exc
+        raise
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(directory: Path) -> None:

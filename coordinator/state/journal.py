@@ -162,7 +162,9 @@ class Journal:
             identity=self._identity(),
         )
 
-    def save(self, state: SessionState, *, compact: bool = False) -> None:
+    def save(self, state: SessionState, *, compact: bool = False) -> dict[str, bytes]:
+        """Save ``state``: a journal line of what changed, or a new snapshot. Returns the
+        ledger's pieces as saved."""
         parts = ledger_parts(state)
         written = self._written
         if (
@@ -172,7 +174,7 @@ class Journal:
             or written.journal_size > max(_MIN_JOURNAL, 2 * written.snapshot_size)
         ):
             self._compact(state, parts)
-            return
+            return parts
         changed = {k: msgspec.Raw(v) for k, v in parts.items() if written.parts.get(k) != v}
         dropped = [key for key in written.parts if key not in parts]
         seq = written.seq + 1
@@ -181,6 +183,7 @@ class Journal:
         written.parts, written.seq = parts, seq
         written.journal_size += len(line) + 1
         written.identity = self._identity()
+        return parts
 
     def _append(self, line: bytes, keep: int) -> None:
         """Append ``line`` after the first ``keep`` bytes (a torn tail is cut off first)."""

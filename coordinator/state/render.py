@@ -7,12 +7,13 @@ was inferred on. The wave graph and the per-agent timeline are in the HTML repor
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
 
 __all__ = [
+    "SectionMemo",
     "agent_figures",
     "checks_line",
     "checks_summary",
@@ -20,6 +21,7 @@ __all__ = [
     "render_state_md",
     "run_notes",
     "set_aside",
+    "wave_section",
 ]
 
 
@@ -90,9 +92,15 @@ def _one_line(text: str, limit: int = 120) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def render_state_md(state: SessionState, *, interrupted: bool = False) -> str:
+def render_state_md(
+    state: SessionState,
+    *,
+    interrupted: bool = False,
+    sections: Callable[[WaveRecord, bool], list[str]] | None = None,
+) -> str:
     """STATE.md of ``state``; ``interrupted`` when it is recorded as running but no
-    coordinator holds its lock any more (the phase then says so, with the way on)."""
+    coordinator holds its lock any more (the phase then says so, with the way on).
+    ``sections`` renders one wave's lines (a ``SectionMemo`` reuses unchanged ones)."""
     phase = "interrupted: run `seawall resume`" if interrupted else str(state.phase)
     lines = [
         f"# Session {state.session}",
@@ -127,26 +135,11 @@ def render_state_md(state: SessionState, *, interrupted: bool = False) -> str:
     if not state.waves:
         lines.append("(no wave has run yet)")
     for wave in state.waves:
-        lines.append(
-            f"### Wave {wave.number} · {wave.isolation} · {wave.enforcement} · {wave.phase}"
+        lines.extend(
+            wave_section(wave, interrupted=interrupted)
+            if sections is None
+            else sections(wave, interrupted)
         )
-        if wave.fallback:
-            lines.append(f"> worktree fallback: {wave.fallback}")
-        lines.append("")
-        lines.extend(history_line(wave, a, interrupted=interrupted) for a in wave.agents)
-        lines.extend(_wave_details(wave))
-        for resolution in wave.resolutions:
-            lines.append(
-                f"  - conflict `{resolution.get('path')}`: {resolution.get('rule')} "
-                f"({', '.join(resolution.get('agents', []))})"
-            )
-        for dropped in wave.dropped:
-            lines.append(f"  - dropped `{dropped.get('task')}`: {dropped.get('reason')}")
-        checks = checks_summary(wave)
-        if checks:
-            lines.append(f"  - checks: {checks}")
-        lines.extend(_set_aside_lines(wave.set_aside))
-        lines.append("")
     if state.pending:
         lines += ["## Pending", ""]
         lines += [f"- {task['id']} ({task.get('kind', 'implement')})" for task in state.pending]
@@ -154,6 +147,48 @@ def render_state_md(state: SessionState, *, interrupted: bool = False) -> str:
     if any(agent.inferred for wave in state.waves for agent in wave.agents):
         lines += ["\\* inferred: the agent wrote no STATUS line; the ground is given above.", ""]
     return "\n".join(lines)
+
+
+def wave_section(wave: WaveRecord, *, interrupted: bool = False) -> list[str]:
+    """The lines of one wave in STATE.md's Wave History."""
+    lines = [f"### Wave {wave.number} · {wave.isolation} · {wave.enforcement} · {wave.phase}"]
+    if wave.fallback:
+        lines.append(f"> worktree fallback: {wave.fallback}")
+    lines.append("")
+    lines.extend(history_line(wave, a, interrupted=interrupted) for a in wave.agents)
+    lines.extend(_wave_details(wave))
+    for resolution in wave.resolutions:
+        lines.append(
+            f"  - conflict `{resolution.get('path')}`: {resolution.get('rule')} "
+            f"({', '.join(resolution.get('agents', []))})"
+        )
+    for dropped in wave.dropped:
+        lines.append(f"  - dropped `{dropped.get('task')}`: {dropped.get('reason')}")
+    checks = checks_summary(wave)
+    if checks:
+        lines.append(f"  - checks: {checks}")
+    lines.extend(_set_aside_lines(wave.set_aside))
+    lines.append("")
+    return lines
+
+
+class SectionMemo:
+    """Each wave's STATE.md section, rendered again only when the wave's record changed
+    (``parts`` maps ``wave/<n>`` to the record's JSON bytes, as the ledger's save cut it)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[int, bool], tuple[bytes, list[str]]] = {}
+        self.parts: Mapping[str, bytes] = {}
+
+    def __call__(self, wave: WaveRecord, interrupted: bool) -> list[str]:
+        key = self.parts.get(f"wave/{wave.number}")
+        held = self._memo.get((wave.number, interrupted))
+        if key is not None and held is not None and held[0] == key:
+            return held[1]
+        lines = wave_section(wave, interrupted=interrupted)
+        if key is not None:
+            self._memo[(wave.number, interrupted)] = (key, lines)
+        return lines
 
 
 def _wave_details(wave: WaveRecord) -> list[str]:

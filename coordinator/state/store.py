@@ -19,11 +19,12 @@ from typing import Any
 import msgspec
 
 from coordinator.errors import StateError
-from coordinator.fsutil import atomic_write_text, file_lock
+from coordinator.fsutil import file_lock, write_in_place
 from coordinator.state.codec import from_data
 from coordinator.state.journal import Journal, apply_line, read_lines
 from coordinator.state.ledger import SessionPhase, SessionState
 from coordinator.state.migrate import migrate
+from coordinator.state.render import SectionMemo, render_state_md
 from coordinator.telemetry import EventLog
 
 __all__ = [
@@ -107,6 +108,8 @@ class StateStore:
         self.paths = SessionPaths(repo=repo, session=session)
         self.events = EventLog(self.paths.events, session=session)
         self._journal = Journal(self.paths.state, kill_point=_kill_while_writing)
+        self._sections = SectionMemo()
+        self._state_md = ""
 
     def lock(self) -> AbstractContextManager[None]:
         """Hold the session's lock: a second coordinator fails at once."""
@@ -121,12 +124,15 @@ class StateStore:
         return read.state
 
     def save(self, state: SessionState) -> None:
-        from coordinator.state.render import render_state_md
-
         state.updated_at = round(time.time(), 3)
-        self._journal.save(state, compact=state.phase is not SessionPhase.RUNNING)
-        # rendered from the ledger and never read back: no flush to disk needed
-        atomic_write_text(self.paths.state_md, render_state_md(state), durable=False)
+        self._sections.parts = self._journal.save(
+            state, compact=state.phase is not SessionPhase.RUNNING
+        )
+        # rendered from the ledger and never read back: rewritten in place, unflushed
+        text = render_state_md(state, sections=self._sections)
+        if text != self._state_md or not self.paths.state_md.exists():
+            write_in_place(self.paths.state_md, text)
+            self._state_md = text
 
 
 def _kill_while_writing() -> None:
