@@ -228,11 +228,9 @@ def _agent_row(agent: AgentFacts, window: tuple[float, float], base: Path) -> st
     why = f'<div class="evidence">{escape(record.summary or record.reason)}</div>'
     trips = []
     if record.trip:
-        trip = record.trip
-        evidence = trip.get("evidence") or trip.get("detail") or ""
         trips.append(
-            f"<strong>{escape(str(trip.get('breaker', 'breaker')))}</strong>"
-            f'<div class="evidence">{escape(str(evidence))}</div>'
+            f"<strong>{escape(record.trip.kind.label)}</strong>"
+            f'<div class="evidence">{escape(record.trip.evidence)}</div>'
         )
     if record.spiral and record.spiral.get("summary"):
         trips.append(f"spiral: {escape(str(record.spiral['summary']))}")

@@ -116,7 +116,7 @@ def _failed(original: Task, agent: AgentRecord, record: TaskRecord) -> Recovery:
             error_class = str(finding["error_class"])
     error = agent.error_signature or agent.summary or agent.reason or "the agent reported failure"
     if agent.trip:
-        error = f"breaker {agent.trip.get('breaker')}: {agent.trip.get('detail', '')}\n{error}"
+        error = f"breaker {agent.trip.kind.label}: {agent.trip.evidence}\n{error}"
     prompt = render_fix_prompt(original, error=error, error_class=error_class)
     carryover = None if record.issue is not None else "FAILED"
     return Recovery(

@@ -110,18 +110,14 @@ def apply_review(
     elif "pagination-spiral" in patterns and status.is_success and not changed_paths:
         status = Status.PARTIAL
         reason = "stagnant: paged through a file without editing it"
-    record.status = str(status)
+    record.status = status
     record.summary = report.summary
     record.remaining = report.remaining
     record.inferred = report.inferred
     record.reason = reason
     record.spiral = spiral
     record.findings = list(run.findings)
-    record.trip = (
-        None
-        if run.trip is None
-        else {"breaker": run.trip.kind.label, "detail": run.trip.evidence, **run.trip.to_dict()}
-    )
+    record.trip = run.trip
     record.error_signature = run.last_error[-500:] if status is Status.FAILED else ""
     record.final_text = run.final_text[-4000:]
 

@@ -7,15 +7,20 @@ JSON-shaped Python values (dicts, lists, strings, numbers) for callers that embe
 record in a larger document. Enums are written as their values, tuples as lists;
 missing fields take their defaults and unknown keys are ignored, so a record may gain a
 field with a default without a schema change.
+
+A file name that is not UTF-8 is held as a string with surrogate escapes (as ``os``
+gives it); msgspec refuses those, so a value holding one is written, and read, by the
+standard ``json`` module, which keeps it as a ``\\udcXX`` escape.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, TypeVar
 
 import msgspec
 
-__all__ = ["DecodeError", "decode", "encode", "from_data", "to_data"]
+__all__ = ["DecodeError", "decode", "decode_any", "encode", "from_data", "to_data"]
 
 T = TypeVar("T")
 
@@ -26,13 +31,34 @@ _encoder = msgspec.json.Encoder()
 
 def encode(value: Any) -> bytes:
     """Compact JSON bytes of ``value`` (records, enums, lists, dicts, scalars)."""
-    return _encoder.encode(value)
+    try:
+        return _encoder.encode(value)
+    except UnicodeEncodeError:
+        return json.dumps(to_data(value), separators=(",", ":")).encode("ascii")
 
 
 def decode(data: bytes | str, kind: type[T]) -> T:
     """The ``kind`` value JSON ``data`` holds; ``DecodeError`` names the bad field
     (``Expected `int`, got `str` - at `$.waves[0].number```)."""
-    return msgspec.json.decode(data, type=kind)
+    try:
+        return msgspec.json.decode(data, type=kind)
+    except msgspec.DecodeError as exc:
+        if "surrogate" not in str(exc):
+            raise
+        return from_data(json.loads(data), kind)
+
+
+def decode_any(data: bytes | str) -> Any:
+    """The JSON-shaped value JSON ``data`` holds, unchecked."""
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        if "surrogate" not in str(exc):
+            raise
+        try:
+            return json.loads(data)
+        except ValueError as again:
+            raise msgspec.DecodeError(str(again)) from again
 
 
 def to_data(value: Any) -> Any:

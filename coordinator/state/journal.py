@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,7 @@ import msgspec
 
 from coordinator.errors import StateError
 from coordinator.fsutil import atomic_write_bytes
-from coordinator.state.codec import encode, to_data
+from coordinator.state.codec import decode_any, encode, to_data
 from coordinator.state.ledger import SCHEMA_VERSION, SessionState
 
 __all__ = ["Journal", "apply_line", "ledger_parts", "read_lines"]
@@ -112,7 +113,7 @@ def read_lines(path: Path, base: int) -> tuple[list[dict[str, Any]], int]:
     chunks = raw.split(b"\n")
     for number, chunk in enumerate(chunks[:-1], start=1):
         try:
-            line = msgspec.json.decode(chunk)
+            line = decode_any(chunk)
             if not isinstance(line, dict) or not isinstance(line.get("parts"), dict):
                 raise ValueError("not a journal line")
             seq, line_base = int(line["seq"]), int(line["base"])
@@ -247,13 +248,16 @@ def _size(path: Path) -> int:
 
 
 def _seq_on_disk(snapshot: Path) -> int:
-    """One past the save number on disk (0 for a new ledger), so a rewrite by a writer
-    that never read the ledger still orders after every save before it."""
+    """One past the save number on disk (1 for a new ledger), so a rewrite by a writer
+    that never read the ledger still orders after every save before it; an unreadable
+    snapshot gets a number from the clock, which no earlier journal line can carry."""
     try:
-        head = msgspec.json.decode(snapshot.read_bytes(), type=dict[str, Any])
+        head = decode_any(snapshot.read_bytes())
         return int(head.get("seq", 0)) + 1
-    except (OSError, msgspec.DecodeError, ValueError, TypeError):
+    except FileNotFoundError:
         return 1
+    except (OSError, msgspec.DecodeError, ValueError, TypeError, AttributeError):
+        return time.time_ns() // 1000
 
 
 def _keep_backup(current: Path, backup: Path) -> None:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from coordinator.breakers.trip import Trip
+from coordinator.model import Status
 from coordinator.state.codec import from_data, to_data
 
 __all__ = [
@@ -59,7 +61,7 @@ class AgentRecord:
     """One agent of one wave: how it ran and what came of it."""
 
     task: str
-    status: str | None = None
+    status: Status | None = None
     summary: str = ""
     remaining: str = ""
     inferred: bool = False
@@ -79,7 +81,7 @@ class AgentRecord:
     output_tokens: int = 0
     elapsed_s: float = 0.0
     exit_code: int | None = None
-    trip: dict[str, Any] | None = None
+    trip: Trip | None = None  # the per-agent breaker that stopped it
     findings: list[dict[str, Any]] = field(default_factory=list)
     scope_violations: list[str] = field(default_factory=list)
     error_signature: str = ""
@@ -138,7 +140,7 @@ class TaskRecord:
     rework: int = 0
     spirals: int = 0
     failures: int = 0
-    status: str | None = None
+    status: Status | None = None
     issue: IssueRef | None = None
     signatures: list[str] = field(default_factory=list)
     origin: dict[str, Any] | None = None  # the task as the plan first gave it

@@ -42,7 +42,7 @@ def history_line(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool = Fa
     if agent.spiral and agent.spiral.get("summary"):
         detail = f" ({agent.spiral['summary']})"
     elif agent.trip:
-        detail = f" ({agent.trip.get('breaker', 'breaker')}: {agent.trip.get('detail', '')})"
+        detail = f" ({agent.trip.kind.label}: {agent.trip.evidence})"
     elif agent.status == "partial" and agent.remaining:
         detail = f" (remaining: {_one_line(agent.remaining)})"
     elif agent.status == "failed" and (agent.summary or agent.error_signature):

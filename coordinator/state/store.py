@@ -20,7 +20,7 @@ import msgspec
 
 from coordinator.errors import StateError
 from coordinator.fsutil import file_lock, write_in_place
-from coordinator.state.codec import from_data
+from coordinator.state.codec import decode_any, from_data
 from coordinator.state.journal import Journal, apply_line, read_lines
 from coordinator.state.ledger import SessionPhase, SessionState
 from coordinator.state.migrate import migrate
@@ -179,7 +179,7 @@ def ledger_data(path: Path) -> dict[str, Any]:
 
 def _read(path: Path) -> tuple[dict[str, Any], int, list[dict[str, Any]], int]:
     try:
-        data = msgspec.json.decode(path.read_bytes())
+        data = decode_any(path.read_bytes())
     except FileNotFoundError:
         raise StateError(f"no session state at {path}") from None
     except (OSError, msgspec.DecodeError) as exc:

@@ -33,6 +33,7 @@ import anyio
 from adapters.runners.callable import CallableRunner
 from coordinator.breakers.trip import BreakerKind, Trip
 from coordinator.fsutil import atomic_write_text
+from coordinator.model import Status
 from coordinator.plan import parse_plan
 from coordinator.plan.fields import build
 from coordinator.progress import Progress
@@ -121,7 +122,7 @@ def _ledger(waves: int, width: int) -> SessionState:
             wave.agents.append(
                 AgentRecord(
                     task=task,
-                    status="done",
+                    status=Status.DONE,
                     checkpoint="c" * 40,
                     turns=5,
                     tool_calls=12,

@@ -70,7 +70,7 @@ def test_looping_agent_is_stopped_snapshotted_and_the_session_goes_on(tmp_path: 
     assert runner.results[0].cancelled or runner.results[1].cancelled
     state = json.loads((repo / ".seawall" / data["session"] / "state.json").read_text())
     record = next(a for a in state["waves"][0]["agents"] if a["task"] == "looper")
-    assert record["trip"]["breaker"] == "breaker/loop"
+    assert record["trip"]["kind"] == "loop"
     assert record["tool_calls"] <= 6
     # the agent's work was snapshotted as wip before anything else happened
     assert record["wip"]

@@ -148,7 +148,7 @@ def check_load(repo: Path, figures: LoadFigures) -> dict[str, int]:
         assert finished[task]["tool_calls"] == record.tool_calls
         assert finished[task]["turns"] == record.turns
         if looper:
-            assert record.trip is not None and record.trip["breaker"] == "breaker/loop", task
+            assert record.trip is not None and record.trip.kind.label == "breaker/loop", task
             # stopped at the LOOP_LIMIT-th identical call (one more may be in flight)
             expected = LOOP_AT - 1 + LOOP_LIMIT
             assert expected <= record.tool_calls <= expected + 1, (task, record.tool_calls)

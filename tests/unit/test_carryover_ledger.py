@@ -201,14 +201,15 @@ def test_cli_validate_picks_the_newest_session(
 def test_reads_the_ledger_the_session_loop_writes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from coordinator.model import Status
     from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
     from coordinator.state.ledger import IssueRef as LoopRef
 
     wave = WaveRecord(number=2, tasks=[], isolation="none", enforcement="strict", max_turns=8)
     wave.agents = [
-        AgentRecord(task="api", status="failed", summary="401 from the stub"),
-        AgentRecord(task="db", status="spiral", issue=LoopRef(number=5, url="u")),
-        AgentRecord(task="ui", status="done"),
+        AgentRecord(task="api", status=Status.FAILED, summary="401 from the stub"),
+        AgentRecord(task="db", status=Status.SPIRAL, issue=LoopRef(number=5, url="u")),
+        AgentRecord(task="ui", status=Status.DONE),
     ]
     loop_state = SessionState(
         session="sess-1",

@@ -7,6 +7,8 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+from coordinator.breakers.trip import BreakerKind, Trip
+from coordinator.model import Status
 from coordinator.report import gather, render_page
 from coordinator.report.graph import wave_graph_svg
 from coordinator.state.ledger import (
@@ -29,7 +31,7 @@ class _SetAsideWave(WaveRecord):
 def _state() -> SessionState:
     done = AgentRecord(
         task="api",
-        status="done",
+        status=Status.DONE,
         summary="added the API",
         merged=True,
         turns=7,
@@ -40,14 +42,14 @@ def _state() -> SessionState:
     )
     inferred = AgentRecord(
         task="db",
-        status="failed",
+        status=Status.FAILED,
         inferred=True,
         reason="no STATUS line; its output ends in an error (changed no files)",
         turns=3,
         tool_calls=9,
         cost_usd=0.1,
         elapsed_s=12.0,
-        trip={"breaker": "loop", "detail": "Bash:pytest 3× in a row", "evidence": "pytest -q"},
+        trip=Trip(kind=BreakerKind.LOOP, evidence="pytest -q", count=3, limit=3, at=0.0),
         issue=IssueRef(number=7, url="https://tracker.invalid/7"),
     )
     wave = _SetAsideWave(
@@ -74,7 +76,7 @@ def _state() -> SessionState:
         "restore": "seawall restore --wave 1",
     }
     pending = AgentRecord(task="docs")
-    retried = AgentRecord(task="db", status="done", turns=1, tool_calls=1)
+    retried = AgentRecord(task="db", status=Status.DONE, turns=1, tool_calls=1)
     second = WaveRecord(
         number=2,
         tasks=[{"id": "docs", "depends_on": ["api"]}, {"id": "db"}],

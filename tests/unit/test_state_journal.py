@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from coordinator.errors import StateError
+from coordinator.model import Status
 from coordinator.state.ledger import (
     AgentRecord,
     IssueRef,
@@ -45,7 +46,9 @@ def _add_wave(state: SessionState, number: int, agents: int = 4) -> WaveRecord:
     )
     for i in range(agents):
         task = f"w{number}a{i}"
-        wave.agents.append(AgentRecord(task=task, status="done", final_text="STATUS: done " * 40))
+        wave.agents.append(
+            AgentRecord(task=task, status=Status.DONE, final_text="STATUS: done " * 40)
+        )
         state.task(task).attempts = 1
     state.waves.append(wave)
     return wave
