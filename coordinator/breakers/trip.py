@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from coordinator.codec import from_data, to_data
+
 __all__ = [
     "CLEANUP_ALLOWANCE",
     "Admission",
@@ -111,23 +113,13 @@ class Trip:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind.value,
-            "evidence": self.evidence,
-            "count": self.count,
-            "limit": self.limit,
-            "at": self.at,
-        }
+        """``kind`` (its value), ``evidence``, ``count``, ``limit``, ``at``."""
+        data: dict[str, Any] = to_data(self)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Trip:
-        return cls(
-            kind=BreakerKind(data["kind"]),
-            evidence=str(data["evidence"]),
-            count=float(data["count"]),
-            limit=float(data["limit"]),
-            at=float(data["at"]),
-        )
+        return from_data(data, cls)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

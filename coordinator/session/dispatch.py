@@ -9,7 +9,7 @@ snapshot before anything else happens.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 
 from coordinator.breakers.trip import Trip
+from coordinator.codec import from_data, to_data
 from coordinator.errors import GitError, RunnerError
 from coordinator.events import Event, Final, ToolCall, ToolResult, Turn, edited_paths
 from coordinator.git.checkpoints import Checkpointer
@@ -78,57 +79,16 @@ class AgentRun:
     stderr_tail: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "final_text": self.final_text[-8000:],
-            "is_error": self.is_error,
-            "exit_code": self.exit_code,
-            "truncated": self.truncated,
-            "stop_reason": self.stop_reason,
-            "runner_error": self.runner_error,
-            "saw_errors": self.saw_errors,
-            "last_error": self.last_error,
-            "counts": dict(self.counts),
-            "trip": None if self.trip is None else self.trip.to_dict(),
-            "checkpoint": self.checkpoint,
-            "wip": self.wip,
-            "touched": list(self.touched),
-            "findings": list(self.findings),
-            "transcript": self.transcript,
-            "checkpoint_error": self.checkpoint_error,
-            "denials": list(self.denials),
-            "failed_edits": self.failed_edits,
-            "last_failed_edit": self.last_failed_edit,
-            "start_failure": self.start_failure,
-            "stderr_tail": self.stderr_tail,
-        }
+        """Every field but ``task_id`` (the record's key), the final text's last 8,000
+        characters only."""
+        data: dict[str, Any] = to_data(self)
+        del data["task_id"]
+        data["final_text"] = self.final_text[-8000:]
+        return data
 
     @classmethod
-    def from_dict(cls, task_id: str, data: dict[str, Any]) -> AgentRun:
-        trip = data.get("trip")
-        return cls(
-            task_id=task_id,
-            final_text=str(data.get("final_text", "")),
-            is_error=bool(data.get("is_error", False)),
-            exit_code=data.get("exit_code"),
-            truncated=bool(data.get("truncated", False)),
-            stop_reason=str(data.get("stop_reason", "")),
-            runner_error=str(data.get("runner_error", "")),
-            saw_errors=bool(data.get("saw_errors", False)),
-            last_error=str(data.get("last_error", "")),
-            counts=dict(data.get("counts", {})),
-            trip=Trip.from_dict(trip) if isinstance(trip, dict) else None,
-            checkpoint=data.get("checkpoint"),
-            wip=data.get("wip"),
-            touched=tuple(data.get("touched", ())),
-            findings=list(data.get("findings", [])),
-            transcript=str(data.get("transcript", "")),
-            checkpoint_error=str(data.get("checkpoint_error", "")),
-            denials=tuple(str(d) for d in data.get("denials", ())),
-            failed_edits=int(data.get("failed_edits", 0)),
-            last_failed_edit=str(data.get("last_failed_edit", "")),
-            start_failure=str(data.get("start_failure", "")),
-            stderr_tail=str(data.get("stderr_tail", "")),
-        )
+    def from_dict(cls, task_id: str, data: Mapping[str, Any]) -> AgentRun:
+        return from_data({**data, "task_id": task_id}, cls)
 
 
 OnEvent = Callable[[str, Event, RunCounter], None]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from coordinator.codec import from_data
 from coordinator.model import Status
 from coordinator.telemetry import EventLog
 
@@ -94,17 +95,7 @@ class Finding:
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> Finding:
-        error_class = data.get("error_class")
-        return cls(
-            agent=str(data["agent"]),
-            pattern=Pattern(data["pattern"]),
-            source=Source(data["source"]),
-            verdict=Verdict(data["verdict"]),
-            occurrences=int(data["occurrences"]),
-            evidence=str(data["evidence"]),
-            error_class=None if error_class is None else ErrorClass(error_class),
-            subject=str(data.get("subject", "")),
-        )
+        return from_data(data, cls)
 
     def _schema_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {

@@ -36,9 +36,9 @@ from typing import Any
 
 import msgspec
 
+from coordinator.codec import decode_any, encode, to_data
 from coordinator.errors import StateError
 from coordinator.fsutil import atomic_write_bytes
-from coordinator.state.codec import decode_any, encode, to_data
 from coordinator.state.ledger import SCHEMA_VERSION, SessionState
 
 __all__ = ["Journal", "apply_line", "ledger_parts", "read_lines"]

@@ -2,7 +2,7 @@
 
 The ledger is the single source of truth of a session. It is written atomically after
 every step that changes it, so a coordinator killed at any point can be resumed from it.
-Every record converts through ``coordinator.state.codec``; how the ledger is laid out on
+Every record converts through ``coordinator.codec``; how the ledger is laid out on
 disk, and saved in proportion to what changed, is ``coordinator.state.store``'s.
 """
 
@@ -13,8 +13,8 @@ from enum import StrEnum
 from typing import Any
 
 from coordinator.breakers.trip import Trip
+from coordinator.codec import from_data, to_data
 from coordinator.model import Status
-from coordinator.state.codec import from_data, to_data
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -18,9 +18,9 @@ from typing import Any
 
 import msgspec
 
+from coordinator.codec import decode_any, from_data
 from coordinator.errors import StateError
 from coordinator.fsutil import file_lock, write_in_place
-from coordinator.state.codec import decode_any, from_data
 from coordinator.state.journal import Journal, apply_line, read_lines
 from coordinator.state.ledger import SessionPhase, SessionState
 from coordinator.state.migrate import migrate

@@ -31,6 +31,7 @@ from typing import Any
 import anyio
 
 from adapters.runners.callable import CallableRunner
+from coordinator import codec
 from coordinator.breakers.trip import BreakerKind, Trip
 from coordinator.fsutil import atomic_write_text
 from coordinator.model import Status
@@ -39,7 +40,6 @@ from coordinator.plan.fields import build
 from coordinator.progress import Progress
 from coordinator.runner import AgentRequest, EmitFn
 from coordinator.session.engine import Session
-from coordinator.state import codec
 from coordinator.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
 from coordinator.state.store import StateStore
 from tests.bench.harness import BenchResult, best_of
