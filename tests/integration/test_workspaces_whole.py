@@ -22,6 +22,7 @@ import anyio
 from coordinator.git import list_worktrees, prepare_workspaces, prune_worktrees
 from coordinator.git.worktree_admin import admin_dir, remove_worktrees
 from coordinator.model import Isolation
+from coordinator.state.store import ledger_data
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
 
 FILES = {f"pkg/m{i:03}.py": f"n = {i}\n" for i in range(60)}
@@ -199,8 +200,9 @@ def test_a_branch_deleting_files_its_agent_never_touched_is_refused(tmp_path: Pa
 
 
 def _state_json(repo: Path) -> str:
+    """The ledger (snapshot and journal) of the one session, as JSON text."""
     (path,) = (repo / ".seawall").glob("*/state.json")
-    return path.read_text()
+    return json.dumps(ledger_data(path))
 
 
 def test_the_scope_hook_allows_in_scope_edits_in_a_default_worktree(tmp_path: Path) -> None:
