@@ -19,6 +19,7 @@ __all__ = [
     "fsync_dir",
     "lock_is_held",
     "write_in_place",
+    "write_temp",
 ]
 
 
@@ -37,25 +38,41 @@ def atomic_write_bytes(
     flushes, for a file that is only ever rendered from another (a power cut may then
     leave it empty, never torn).
     """
+    tmp = write_temp(path, data, durable=durable)
+    try:
+        if before_replace is not None:
+            before_replace()
+        tmp.replace(path)
+    except OSError:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    if durable:
+        fsync_dir(path.parent)
+
+
+def write_temp(path: Path, data: bytes, *, durable: bool = True) -> Path:
+    """A temporary file beside ``path`` holding ``data`` (flushed to disk unless not
+    ``durable``), for the caller to rename over ``path``. On a failure nothing is left
+    and a full disk is a StateError naming ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        if before_replace is not None:
-            before_replace()
-        Path(tmp_name).replace(path)
+        if data:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                if durable:
+                    os.fsync(handle.fileno())
+        else:
+            os.close(fd)  # an empty file: nothing to write or flush
     except OSError as exc:
         with contextlib.suppress(FileNotFoundError):
             Path(tmp_name).unlink()
         if exc.errno == errno.ENOSPC:
             raise StateError(f"cannot write {path}: the disk is full; nothing was changed") from exc
         raise
-    if durable:
-        fsync_dir(path.parent)
+    return Path(tmp_name)
 
 
 def atomic_write_text(

@@ -38,7 +38,7 @@ import msgspec
 
 from coordinator.codec import decode_any, encode, to_data
 from coordinator.errors import StateError
-from coordinator.fsutil import atomic_write_bytes
+from coordinator.fsutil import fsync_dir, write_temp
 from coordinator.state.ledger import SCHEMA_VERSION, SessionState
 
 __all__ = ["Journal", "apply_line", "ledger_parts", "read_lines"]
@@ -209,18 +209,32 @@ class Journal:
             os.close(fd)
 
     def _compact(self, state: SessionState, parts: dict[str, bytes]) -> None:
+        """A new snapshot and an empty journal. Both are written before either replaces
+        its file, so a full disk changes nothing; a crash between the two renames leaves
+        the new snapshot and lines of the old base, which reading ignores."""
         seq = self._written.seq + 1 if self._written is not None else _seq_on_disk(self.snapshot)
-        data = encode({"schema": SCHEMA_VERSION, "seq": seq, **to_data(state)})
+        data = encode({"schema": SCHEMA_VERSION, "seq": seq, **to_data(state)}) + b"\n"
+        snapshot = write_temp(self.snapshot, data)
+        try:
+            journal = write_temp(self.journal, b"")
+        except BaseException:
+            snapshot.unlink(missing_ok=True)
+            raise
         _keep_backup(self.snapshot, self.snapshot.with_name(self.snapshot.name + ".bak"))
         _keep_backup(self.journal, self.journal.with_name(self.journal.name + ".bak"))
-        atomic_write_bytes(self.snapshot, data + b"\n", before_replace=self._kill_point)
-        # the old lines have another base now; an empty journal replaces them
-        atomic_write_bytes(self.journal, b"")
+        try:
+            self._kill_point()
+            snapshot.replace(self.snapshot)
+            journal.replace(self.journal)
+        finally:
+            snapshot.unlink(missing_ok=True)
+            journal.unlink(missing_ok=True)
+        fsync_dir(self.snapshot.parent)
         self._written = _Written(
             parts=parts,
             base=seq,
             seq=seq,
-            snapshot_size=len(data) + 1,
+            snapshot_size=len(data),
             journal_size=0,
             identity=self._identity(),
         )

@@ -22,7 +22,6 @@ import dataclasses
 import io
 import json
 import os
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -42,7 +41,7 @@ from coordinator.runner import AgentRequest, EmitFn
 from coordinator.session.engine import Session
 from coordinator.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
 from coordinator.state.store import StateStore
-from tests.bench.harness import BenchResult, best_of
+from tests.bench.harness import BenchResult, best_of, empty_repo
 
 WIDTH = 4
 
@@ -68,14 +67,7 @@ def _plan(waves: int) -> str:
 
 def _session(tmp: Path, waves: int) -> tuple[float, float]:
     """Seconds per wave of the whole session, and of it in ledger saves."""
-    repo = tmp / f"repo-{waves}"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-    subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q",
-         "--allow-empty", "-m", "init"],
-        check=True,
-    )  # fmt: skip
+    repo = empty_repo(tmp / f"repo-{waves}")
     text = _plan(waves)
     session = Session(
         parse_plan(text),

@@ -8,7 +8,6 @@ calls made bare in one task group. The whole session (git work included) is prin
 from __future__ import annotations
 
 import io
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from coordinator.progress import Progress
 from coordinator.runner import AgentRequest, EmitFn
 from coordinator.session.dispatch import AgentJob, dispatch_wave
 from coordinator.session.engine import Session
-from tests.bench.harness import BenchResult
+from tests.bench.harness import BenchResult, empty_repo
 
 AGENTS = 200
 
@@ -87,14 +86,7 @@ async def _bare(workspace: Path) -> None:
 
 
 def _session(tmp: Path) -> float:
-    repo = tmp / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-    subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q",
-         "--allow-empty", "-m", "init"],
-        check=True,
-    )  # fmt: skip
+    repo = empty_repo(tmp / "repo")
     tasks = "".join(
         f'[[task]]\nid = "t{i}"\nprompt = "x"\nscope = ["f{i}.txt"]\n' for i in range(AGENTS)
     )

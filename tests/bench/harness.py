@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,3 +42,15 @@ def best_of(repeats: int, func: Callable[[], object]) -> float:
         func()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def empty_repo(path: Path) -> Path:
+    """A new repository at ``path`` on branch main, with one empty commit."""
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    subprocess.run(
+        ["git", "-C", str(path), "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q",
+         "--allow-empty", "-m", "init"],
+        check=True,
+    )  # fmt: skip
+    return path
