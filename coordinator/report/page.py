@@ -234,10 +234,7 @@ def _agent_row(agent: AgentFacts, window: tuple[float, float], base: Path) -> st
         )
     if record.spiral and record.spiral.get("summary"):
         trips.append(f"spiral: {escape(str(record.spiral['summary']))}")
-    trips += [
-        f"{escape(str(f.get('pattern', 'finding')))}: {escape(str(f.get('detail', '')))}"
-        for f in record.findings
-    ]
+    trips += [f"{escape(f.pattern)}: {escape(f.evidence)}" for f in record.findings]
     trips += [f"out of scope: <code>{escape(v)}</code>" for v in record.scope_violations]
     merge = ["merged" if record.merged else "not merged"]
     if record.issue is not None:

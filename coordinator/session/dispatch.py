@@ -25,7 +25,7 @@ from coordinator.git.repo import repo_relative
 from coordinator.model import BreakerLimits, Isolation, StagnationConfig
 from coordinator.pricing import PriceTable
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner, RunCounter
-from coordinator.stagnation import AgentMonitor
+from coordinator.stagnation import AgentMonitor, Finding
 from coordinator.telemetry import EventLog
 
 __all__ = ["AgentJob", "AgentRun", "dispatch_wave"]
@@ -69,7 +69,7 @@ class AgentRun:
     checkpoint: str | None = None
     wip: str | None = None
     touched: tuple[str, ...] = ()
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     transcript: str = ""
     checkpoint_error: str = ""  # the agent's files could not be recorded (they stay on disk)
     denials: tuple[str, ...] = ()  # calls the agent CLI's own permission layer refused
@@ -237,7 +237,7 @@ async def run_agent(
         checkpoint=checkpoint or job.checkpointer.tip,
         wip=wip,
         touched=final_paths,
-        findings=[finding.to_record() for finding in monitor.finish()],
+        findings=list(monitor.finish()),
         runner_error=runner_error,
         checkpoint_error=str(state["checkpoint_error"]),
         truncated=interrupted and not runner_error,

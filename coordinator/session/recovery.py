@@ -112,8 +112,8 @@ def _spiral(original: Task, agent: AgentRecord, record: TaskRecord) -> Recovery:
 def _failed(original: Task, agent: AgentRecord, record: TaskRecord) -> Recovery:
     error_class = "other"
     for finding in agent.findings:
-        if finding.get("error_class") in ERROR_CLASSES:
-            error_class = str(finding["error_class"])
+        if finding.error_class in ERROR_CLASSES:
+            error_class = str(finding.error_class)
     error = agent.error_signature or agent.summary or agent.reason or "the agent reported failure"
     if agent.trip:
         error = f"breaker {agent.trip.kind.label}: {agent.trip.evidence}\n{error}"

@@ -14,6 +14,7 @@ from typing import Any
 
 from coordinator.model import Status, StatusReport
 from coordinator.session.dispatch import AgentRun
+from coordinator.stagnation.finding import Finding, Pattern
 from coordinator.state.ledger import AgentRecord
 from coordinator.status import parse_status
 
@@ -72,11 +73,11 @@ def judge_status(run: AgentRun, *, changed: bool) -> StatusReport:
     return report
 
 
-def _live_status(findings: Sequence[dict[str, Any]]) -> Status | None:
+def _live_status(findings: Sequence[Finding]) -> Status | None:
+    """The status the last live status-partial record carries (partial or failed)."""
     for finding in reversed(findings):
-        if finding.get("pattern") == "status-partial":
-            value = str(finding.get("evidence", {}).get("status", "partial")).lower()
-            return Status.FAILED if value == "failed" else Status.PARTIAL
+        if finding.pattern is Pattern.STATUS_PARTIAL:
+            return finding.status
     return None
 
 
@@ -90,7 +91,7 @@ def apply_review(
     """Fill ``record`` with the verdict on ``run``."""
     report = judge_status(run, changed=bool(changed_paths))
     status, reason = report.status, report.reason
-    patterns = {str(f.get("pattern")): f for f in run.findings}
+    patterns = {str(f.pattern): f for f in run.findings}
     if run.trip is not None:
         status = Status.BLOCKED
         reason = f"breaker {run.trip.kind.label} tripped: {run.trip.evidence}"
@@ -106,7 +107,7 @@ def apply_review(
         }
     elif "error-echo" in patterns:
         status = Status.FAILED
-        reason = f"error echo ({patterns['error-echo'].get('error_class', 'other')})"
+        reason = f"error echo ({patterns['error-echo'].error_class or 'other'})"
     elif "pagination-spiral" in patterns and status.is_success and not changed_paths:
         status = Status.PARTIAL
         reason = "stagnant: paged through a file without editing it"
@@ -122,8 +123,5 @@ def apply_review(
     record.final_text = run.final_text[-4000:]
 
 
-def _evidence_line(finding: dict[str, Any]) -> str:
-    evidence = finding.get("evidence")
-    if isinstance(evidence, dict):
-        return ", ".join(f"{k}={v}" for k, v in evidence.items())[:200]
-    return str(evidence)[:200]
+def _evidence_line(finding: Finding) -> str:
+    return finding.evidence[:200]

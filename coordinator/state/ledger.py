@@ -15,6 +15,7 @@ from typing import Any
 from coordinator.breakers.trip import Trip
 from coordinator.codec import from_data, to_data
 from coordinator.model import Status
+from coordinator.stagnation.finding import Finding
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -82,7 +83,7 @@ class AgentRecord:
     elapsed_s: float = 0.0
     exit_code: int | None = None
     trip: Trip | None = None  # the per-agent breaker that stopped it
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     scope_violations: list[str] = field(default_factory=list)
     error_signature: str = ""
     final_text: str = ""

@@ -1,0 +1,81 @@
+"""The records the ledger holds are typed end to end and convert through one codec."""
+
+from __future__ import annotations
+
+import json
+
+from coordinator.breakers.trip import BreakerKind, Trip
+from coordinator.model import Status
+from coordinator.session.dispatch import AgentRun
+from coordinator.session.review import judge_status
+from coordinator.stagnation.finding import ErrorClass, Finding, Pattern, Source, Verdict
+from coordinator.state.ledger import AgentRecord, IssueRef, SessionState, WaveRecord
+
+TRIP = Trip(kind=BreakerKind.LOOP, evidence="Bash:ls 3x", count=3.0, limit=3.0, at=12.5)
+
+
+def _finding(pattern: Pattern, verdict: Verdict, subject: str = "") -> Finding:
+    return Finding(
+        agent="a",
+        pattern=pattern,
+        source=Source.TAIL,
+        verdict=verdict,
+        occurrences=1,
+        evidence=f"STATUS: {subject}",
+        error_class=ErrorClass.OTHER if pattern is Pattern.ERROR_ECHO else None,
+        subject=subject,
+    )
+
+
+def test_an_agent_run_round_trips_with_its_trip_and_findings_as_json() -> None:
+    run = AgentRun(
+        task_id="a",
+        final_text="x" * 9000,
+        trip=TRIP,
+        touched=("src/a.py",),
+        findings=[_finding(Pattern.ERROR_ECHO, Verdict.FAILED)],
+        counts={"turns": 3},
+    )
+    data = json.loads(json.dumps(run.to_dict()))
+    assert "task_id" not in data and len(data["final_text"]) == 8000
+    assert data["trip"] == {"kind": "loop", "evidence": "Bash:ls 3x", "count": 3.0,
+                            "limit": 3.0, "at": 12.5}  # fmt: skip
+    again = AgentRun.from_dict("a", data)
+    assert again.trip == TRIP and again.touched == ("src/a.py",)
+    assert again.findings == run.findings and again.counts == {"turns": 3}
+
+
+def test_the_ledger_holds_statuses_trips_findings_and_issues_as_their_types() -> None:
+    agent = AgentRecord(
+        task="a",
+        status=Status.BLOCKED,
+        trip=TRIP,
+        issue=IssueRef(number=4, url="u"),
+        findings=[_finding(Pattern.GIT_WRITE, Verdict.SURFACE)],
+    )
+    wave = WaveRecord(
+        number=1, tasks=[], isolation="none", enforcement="strict", max_turns=3, agents=[agent]
+    )
+    state = SessionState(
+        session="s", name="n", repo="/r", target_branch="main", start_commit="0", waves=[wave]
+    )
+    state.task("a").status = Status.BLOCKED
+    again = SessionState.from_dict(json.loads(json.dumps(state.to_dict())))
+    (record,) = again.waves[0].agents
+    assert record.status is Status.BLOCKED and again.tasks["a"].status is Status.BLOCKED
+    assert record.trip == TRIP and record.issue == IssueRef(number=4, url="u")
+    assert record.findings == agent.findings and record.findings[0].pattern is Pattern.GIT_WRITE
+
+
+def test_a_lost_report_takes_the_status_of_the_live_status_record() -> None:
+    for word, status in (("failed", Status.FAILED), ("partial", Status.PARTIAL)):
+        verdict = Verdict.FAILED if word == "failed" else Verdict.PARTIAL
+        run = AgentRun(
+            task_id="a",
+            truncated=True,
+            stop_reason="killed",
+            findings=[_finding(Pattern.STATUS_PARTIAL, verdict, subject=word)],
+        )
+        report = judge_status(run, changed=False)
+        assert report.status is status and report.inferred, word
+        assert f"STATUS: {status}" in report.reason
