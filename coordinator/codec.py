@@ -15,24 +15,31 @@ standard ``json`` module, which keeps it as a ``\\udcXX`` escape.
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import msgspec
+if TYPE_CHECKING:
+    import msgspec
 
-__all__ = ["DecodeError", "decode", "decode_any", "encode", "from_data", "to_data"]
+__all__ = ["decode", "decode_any", "encode", "from_data", "to_data"]
 
 T = TypeVar("T")
 
-DecodeError = msgspec.DecodeError  # also the base of msgspec.ValidationError
 
-_encoder = msgspec.json.Encoder()
+@functools.cache
+def _encoder() -> msgspec.json.Encoder:
+    # imported on first use: a hook process that never converts a record does not pay
+    # for msgspec's own imports (typing_extensions, uuid, decimal, datetime)
+    import msgspec
+
+    return msgspec.json.Encoder()
 
 
 def encode(value: Any) -> bytes:
     """Compact JSON bytes of ``value`` (records, enums, lists, dicts, scalars)."""
     try:
-        return _encoder.encode(value)
+        return _encoder().encode(value)
     except UnicodeEncodeError:
         return json.dumps(to_data(value), separators=(",", ":")).encode("ascii")
 
@@ -40,6 +47,8 @@ def encode(value: Any) -> bytes:
 def decode(data: bytes | str, kind: type[T]) -> T:
     """The ``kind`` value JSON ``data`` holds; ``DecodeError`` names the bad field
     (``Expected `int`, got `str` - at `$.waves[0].number```)."""
+    import msgspec
+
     try:
         return msgspec.json.decode(data, type=kind)
     except msgspec.DecodeError as exc:
@@ -50,6 +59,8 @@ def decode(data: bytes | str, kind: type[T]) -> T:
 
 def decode_any(data: bytes | str) -> Any:
     """The JSON-shaped value JSON ``data`` holds, unchecked."""
+    import msgspec
+
     try:
         return msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
@@ -63,9 +74,13 @@ def decode_any(data: bytes | str) -> Any:
 
 def to_data(value: Any) -> Any:
     """``value`` as JSON-shaped Python values (what ``json.dumps`` accepts)."""
+    import msgspec
+
     return msgspec.to_builtins(value)
 
 
 def from_data(data: Any, kind: type[T]) -> T:
     """The ``kind`` value built from JSON-shaped ``data``, every field checked."""
+    import msgspec
+
     return msgspec.convert(data, type=kind, strict=False)
