@@ -120,7 +120,7 @@ class Session:
     # -- the driven loop --------------------------------------------------------------
 
     async def run(self) -> SessionResult:
-        """Run the session to its end (or until the wave breaker halts it).
+        """Run the session to its end (or until it halts: a breaker, a budget, the environment).
 
         Every runner the plan uses is probed first (see ``coordinator.preflight``): one
         that cannot start raises ``RunnerError`` before any session state is written.
