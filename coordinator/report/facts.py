@@ -92,7 +92,7 @@ def agent_tokens(agent: AgentRecord) -> int:
     )
     if direct:
         return direct
-    counts = (agent.run or {}).get("counts") or {}
+    counts = agent.run.counts if agent.run else {}
     return sum(int(counts.get(name) or 0) for name in ("input_tokens", "output_tokens", "tokens"))
 
 

@@ -9,15 +9,14 @@ snapshot before anything else happens.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from coordinator.breakers.trip import Trip
-from coordinator.codec import from_data, to_data
 from coordinator.errors import GitError, RunnerError
 from coordinator.events import Event, Final, ToolCall, ToolResult, Turn, edited_paths
 from coordinator.git.checkpoints import Checkpointer
@@ -25,7 +24,8 @@ from coordinator.git.repo import repo_relative
 from coordinator.model import BreakerLimits, Isolation, StagnationConfig
 from coordinator.pricing import PriceTable
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner, RunCounter
-from coordinator.stagnation import AgentMonitor, Finding
+from coordinator.stagnation import AgentMonitor
+from coordinator.state.runs import AgentRun
 from coordinator.telemetry import EventLog
 
 __all__ = ["AgentJob", "AgentRun", "dispatch_wave"]
@@ -49,46 +49,6 @@ class AgentJob:
     event_log: EventLog | None = None
     prices: PriceTable | None = None  # prices usage that comes without a cost
     scope_paths: Callable[[], Sequence[str]] = lambda: ()
-
-
-@dataclass(slots=True, kw_only=True)
-class AgentRun:
-    """What came of one agent's run, before review. Serialisable into the ledger."""
-
-    task_id: str
-    final_text: str = ""
-    is_error: bool = False
-    exit_code: int | None = None
-    truncated: bool = False  # stopped, timed out, or never finished
-    stop_reason: str = ""
-    runner_error: str = ""
-    saw_errors: bool = False
-    last_error: str = ""
-    counts: dict[str, Any] = field(default_factory=dict)
-    trip: Trip | None = None
-    checkpoint: str | None = None
-    wip: str | None = None
-    touched: tuple[str, ...] = ()
-    findings: list[Finding] = field(default_factory=list)
-    transcript: str = ""
-    checkpoint_error: str = ""  # the agent's files could not be recorded (they stay on disk)
-    denials: tuple[str, ...] = ()  # calls the agent CLI's own permission layer refused
-    failed_edits: int = 0  # edit calls whose result was an error (a rejected patch)
-    last_failed_edit: str = ""
-    start_failure: str = ""  # why the agent never started (or died before its first event)
-    stderr_tail: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Every field but ``task_id`` (the record's key), the final text's last 8,000
-        characters only."""
-        data: dict[str, Any] = to_data(self)
-        del data["task_id"]
-        data["final_text"] = self.final_text[-8000:]
-        return data
-
-    @classmethod
-    def from_dict(cls, task_id: str, data: Mapping[str, Any]) -> AgentRun:
-        return from_data({**data, "task_id": task_id}, cls)
 
 
 OnEvent = Callable[[str, Event, RunCounter], None]

@@ -16,6 +16,7 @@ from typing import Any
 from coordinator.session.context import WaveContext
 from coordinator.state.ledger import SessionPhase, WavePhase, WaveRecord
 from coordinator.state.render import checks_line
+from coordinator.state.runs import AgentRun
 
 __all__ = [
     "halt_on_base_checks",
@@ -68,18 +69,18 @@ async def halt_on_start_failures(ctx: WaveContext, wave: WaveRecord) -> bool:
     environment's failure, not their task's: the session halts, nothing is filed or
     re-dispatched, and the wave goes back to prepared so `seawall resume` runs just those
     agents again once the program is fixed. False when every agent started."""
-    failed = [a for a in wave.agents if a.run and a.run.get("start_failure")]
+    failed = [a for a in wave.agents if a.run and a.run.start_failure]
     if not failed:
         return False
     agents: list[dict[str, Any]] = []
     for record in failed:
-        run = record.run or {}
+        run = record.run or AgentRun(task_id=record.task)
         agents.append(
             {
                 "task": record.task,
-                "reason": run.get("start_failure", ""),
-                "exit_code": run.get("exit_code"),
-                "stderr": run.get("stderr_tail", ""),
+                "reason": run.start_failure,
+                "exit_code": run.exit_code,
+                "stderr": run.stderr_tail,
             }
         )
         ctx.events.append("agent_start_failed", wave=wave.number, **agents[-1])

@@ -16,6 +16,7 @@ from coordinator.breakers.trip import Trip
 from coordinator.codec import from_data, to_data
 from coordinator.model import Status
 from coordinator.stagnation.finding import Finding
+from coordinator.state.runs import AgentRun
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -89,7 +90,7 @@ class AgentRecord:
     final_text: str = ""
     transcript: str = ""
     last_tool: str = ""
-    run: dict[str, Any] | None = None  # the raw outcome of the run, kept for review/resume
+    run: AgentRun | None = None  # what the dispatcher measured, kept for review and resume
     recovery: str = ""  # what the recovery protocol did: carry-forward, fix, rescope, ...
     touched: list[str] = field(default_factory=list)
 

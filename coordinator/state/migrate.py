@@ -3,7 +3,10 @@
 Schema 1 is one ``state.json`` rewritten whole on every save (no journal, no save
 number): its snapshot is the whole ledger, and the journal beside it does not exist yet.
 Keys that schema 1 kept for newer writers are dropped: a newer writer now changes the
-schema number, and an unknown schema is refused.
+schema number, and an unknown schema is refused. An agent's recorded run did not name
+its task (the agent record around it did); it does now. An agent's trip carried
+``breaker`` and ``detail`` beside the trip's own fields: they are the kind's label and
+the evidence, and reading the trip drops them.
 """
 
 from __future__ import annotations
@@ -20,6 +23,10 @@ __all__ = ["migrate"]
 def _from_1(data: dict[str, Any]) -> dict[str, Any]:
     data.pop("extra", None)
     data["seq"] = 0
+    for wave in data.get("waves") or ():
+        for agent in wave.get("agents") or ():
+            if isinstance(agent, dict) and isinstance(agent.get("run"), dict):
+                agent["run"].setdefault("task_id", agent.get("task", ""))
     return data
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
+from coordinator.state.runs import AgentRun
 
 __all__ = [
     "SectionMemo",
@@ -54,25 +55,27 @@ def history_line(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool = Fa
     recovery = f" · {agent.recovery}" if agent.recovery else ""
     figures = f" · {agent_figures(agent)}" if agent.status else ""
     line = f"- W{wave.number} · {agent.task} · {status}{detail}{merged}{recovery}{figures}{suffix}"
-    notes = run_notes(agent.run or {})
+    notes = run_notes(agent.run)
     return "\n".join([line, *(f"  - {note}" for note in notes)])
 
 
-def run_notes(run: Mapping[str, Any]) -> list[str]:
+def run_notes(run: AgentRun | None) -> list[str]:
     """What a run record says about how the agent ended that its status does not: the
     calls its CLI's permission layer refused, and the tail of its stderr when it exited
     non-zero. One line each, for the console, STATE.md and carryover bodies."""
     notes: list[str] = []
-    denials = [str(d) for d in run.get("denials") or ()]
+    if run is None:
+        return notes
+    denials = list(run.denials)
     if denials:
         shown = ", ".join(_keep_end(d, 80) for d in denials[:5])
         more = f" (+{len(denials) - 5} more)" if len(denials) > 5 else ""
         notes.append(
             f"the agent CLI refused {len(denials)} call(s) without permission: {shown}{more}"
         )
-    tail = str(run.get("stderr_tail") or "").strip()
-    code = run.get("exit_code")
-    if tail and isinstance(code, int) and code != 0:  # a clean or stopped end: stderr is noise
+    tail = run.stderr_tail.strip()
+    code = run.exit_code
+    if tail and code is not None and code != 0:  # a clean or stopped end: stderr is noise
         lines = [line for line in tail.splitlines() if line.strip()][-3:]
         notes.append(f"stderr (exit {code}): " + " ⏎ ".join(_one_line(x, 160) for x in lines))
     return notes

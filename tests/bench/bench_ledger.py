@@ -40,6 +40,7 @@ from coordinator.progress import Progress
 from coordinator.runner import AgentRequest, EmitFn
 from coordinator.session.engine import Session
 from coordinator.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
+from coordinator.state.runs import AgentRun
 from coordinator.state.store import StateStore
 from tests.bench.harness import BenchResult, best_of, empty_repo
 
@@ -120,7 +121,9 @@ def _ledger(waves: int, width: int) -> SessionState:
                     tool_calls=12,
                     final_text="STATUS: done — ok " * 30,
                     touched=[f"src/{task}.py"],
-                    run={"final_text": "STATUS: done " * 50, "counts": {"turns": 5}},
+                    run=AgentRun(
+                        task_id=task, final_text="STATUS: done " * 50, counts={"turns": 5}
+                    ),
                 )
             )
             state.task(task).attempts = 1

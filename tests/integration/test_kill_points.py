@@ -160,7 +160,7 @@ def test_kill_during_dispatch_then_resume(tmp_path: Path) -> None:
     first = state.waves[0].agent("a")
     assert first.status == "partial"  # salvaged, carried forward, finished next wave
     assert first.run is not None
-    assert first.run["stop_reason"] == "the coordinator stopped before the agent reported"
+    assert first.run.stop_reason == "the coordinator stopped before the agent reported"
     events = (repo / ".seawall" / state.session / "events.jsonl").read_text()
     salvaged = [json.loads(line) for line in events.splitlines() if "agent_salvaged" in line]
     assert "a" in {event["agent"] for event in salvaged}  # b and c may have reported first

@@ -437,8 +437,8 @@ async def test_a_session_retries_the_agent_of_a_lost_node_and_goes_on(
     first = {agent.task: agent for agent in session.state.waves[0].agents}
     assert first["healthy"].status == "done" and first["healthy"].merged
     assert first["victim"].status == "partial"
-    victim_run = first["victim"].run or {}
-    assert str(victim_run.get("stop_reason", "")).startswith("node lost:"), victim_run
+    victim_run = first["victim"].run
+    assert victim_run is not None and victim_run.stop_reason.startswith("node lost:"), victim_run
     assert set(result.done) == {"healthy", "victim", "after"}, result
     assert git(repo, "show", "main:src/victim.py") == "V = 2"
     assert git(repo, "show", "main:src/after.py") == "AFTER = 1"

@@ -37,7 +37,7 @@ def dirty_in_scope(ctx: WaveContext, wave: WaveRecord, task: Task) -> tuple[str,
 def apply_run(ctx: WaveContext, record: AgentRecord, run: AgentRun) -> None:
     """Copy what ``run`` measured into the agent's ledger record."""
     ctx.runs[run.task_id] = run
-    record.run = run.to_dict()
+    record.run = run.for_ledger()
     record.checkpoint = run.checkpoint
     record.wip = run.wip
     record.touched = list(run.touched)

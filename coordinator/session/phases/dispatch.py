@@ -66,12 +66,14 @@ async def dispatch(ctx: WaveContext, wave: WaveRecord) -> None:
         limit=ctx.config.max_agents_per_wave,
     )
     ctx.progress.wave_finished()
-    broken = {a.task: a.run for a in wave.agents if a.run and a.run.get("checkpoint_error")}
+    broken = {
+        a.task: a.run.checkpoint_error for a in wave.agents if a.run and a.run.checkpoint_error
+    }
     if broken:
-        first = next(iter(broken.values())) or {}
+        first = next(iter(broken.values()))
         raise GitError(
             f"wave {wave.number}: the work of {', '.join(sorted(broken))} could not be "
-            f"recorded ({first.get('checkpoint_error')}). Their files are still in their "
+            f"recorded ({first}). Their files are still in their "
             "workspaces; fix the cause, then `seawall resume` records and reviews them."
         )
 
@@ -150,7 +152,7 @@ async def _finished(ctx: WaveContext, wave: WaveRecord, run: AgentRun) -> None:
             ctx.paths.blocked, run.trip, agent=run.task_id, wave=wave.number, snapshot=run.wip
         )
     ctx.progress.finished(run.task_id, "stopped" if run.truncated else "finished")
-    for line in run_notes(run.to_dict()):
+    for line in run_notes(run):
         ctx.progress.log(f"W{wave.number} {run.task_id}: {line}")
     ctx.events.append(
         "agent_finished",

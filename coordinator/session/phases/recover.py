@@ -102,7 +102,7 @@ async def _file_carryover(
         context="\n".join(
             [
                 *([f"The status was inferred: {record.reason}."] if record.inferred else []),
-                *(f"- {n}" for n in run_notes(record.run or {})),
+                *(f"- {n}" for n in run_notes(record.run)),
             ]
         ),
         final_text=record.final_text,

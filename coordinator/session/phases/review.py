@@ -78,7 +78,7 @@ async def review(ctx: WaveContext, wave: WaveRecord) -> None:
     if enforcement is not Enforcement.OFF:
         await anyio.to_thread.run_sync(_check_repo_state, ctx, wave)
     for record in wave.agents:
-        run = ctx.runs.get(record.task) or AgentRun.from_dict(record.task, record.run or {})
+        run = ctx.runs.get(record.task) or record.run or AgentRun(task_id=record.task)
         history = await anyio.to_thread.run_sync(_history, ctx, wave, record)
         verdict = detect_spiral(history, ctx.config.spiral)
         spiral = None

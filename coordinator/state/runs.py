@@ -1,0 +1,55 @@
+"""What came of one agent's run, as the dispatcher measured it and the ledger keeps it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from coordinator.breakers.trip import Trip
+from coordinator.codec import from_data, to_data
+from coordinator.stagnation.finding import Finding
+
+__all__ = ["AgentRun"]
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentRun:
+    """What came of one agent's run, before review. Serialisable into the ledger."""
+
+    task_id: str
+    final_text: str = ""
+    is_error: bool = False
+    exit_code: int | None = None
+    truncated: bool = False  # stopped, timed out, or never finished
+    stop_reason: str = ""
+    runner_error: str = ""
+    saw_errors: bool = False
+    last_error: str = ""
+    counts: dict[str, Any] = field(default_factory=dict)
+    trip: Trip | None = None
+    checkpoint: str | None = None
+    wip: str | None = None
+    touched: tuple[str, ...] = ()
+    findings: list[Finding] = field(default_factory=list)
+    transcript: str = ""
+    checkpoint_error: str = ""  # the agent's files could not be recorded (they stay on disk)
+    denials: tuple[str, ...] = ()  # calls the agent CLI's own permission layer refused
+    failed_edits: int = 0  # edit calls whose result was an error (a rejected patch)
+    last_failed_edit: str = ""
+    start_failure: str = ""  # why the agent never started (or died before its first event)
+    stderr_tail: str = ""
+
+    def for_ledger(self) -> AgentRun:
+        """This run as the ledger keeps it: the final text's last 8,000 characters."""
+        return replace(self, final_text=self.final_text[-8000:])
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field of ``for_ledger`` but ``task_id`` (the record's key)."""
+        data: dict[str, Any] = to_data(self.for_ledger())
+        del data["task_id"]
+        return data
+
+    @classmethod
+    def from_dict(cls, task_id: str, data: Mapping[str, Any]) -> AgentRun:
+        return from_data({**data, "task_id": task_id}, cls)
