@@ -136,7 +136,7 @@ async def _bundles(repo: Path) -> tuple[float, float, int, int]:
     from adapters.runners._ray_local import LocalWorktree
 
     runner = RayRunner(RunnerSpec(name="noop", kind="command", argv=NOOP))
-    the_ray = await runner._connect()
+    the_ray = await runner.link.connect()
     figures: list[float] = []
     sizes: list[int] = []
     for wave in (1, 2):
@@ -149,11 +149,11 @@ async def _bundles(repo: Path) -> tuple[float, float, int, int]:
         )  # fmt: skip
         request = AgentRequest(task_id="t", prompt="-", workspace=Path(workspace.path))
         local = LocalWorktree.open(request)
-        before = runner.bundled_bytes
+        before = runner.link.bundled_bytes
         started = time.perf_counter()
-        await runner._base_bundle(the_ray, local)
+        await runner.link.base_bundles(the_ray, local)
         figures.append(time.perf_counter() - started)
-        sizes.append(runner.bundled_bytes - before)
+        sizes.append(runner.link.bundled_bytes - before)
     return figures[0], figures[1], sizes[0], sizes[1]
 
 
