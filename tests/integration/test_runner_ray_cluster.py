@@ -396,6 +396,7 @@ BARRIER_PLAN = """
 [session]
 name = "rayb"
 isolation = "worktree"
+enforcement = "strict"
 agent = "remote"
 
 [runners.remote]
