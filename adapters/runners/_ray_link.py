@@ -24,7 +24,7 @@ import anyio.to_thread
 from adapters.runners._ray_git import bundle
 from adapters.runners._ray_hub import Hub
 from adapters.runners._ray_local import LocalWorktree
-from coordinator.errors import MissingExtraError, RunnerError
+from coordinator.errors import ConfigurationError, MissingExtraError, RunnerError
 from coordinator.git.repo import common_dir, open_repository
 
 __all__ = ["HUB_CHECK", "RayLink", "import_ray", "wait_ref"]
@@ -54,9 +54,15 @@ async def wait_ref(ray: Any, ref: Any) -> Any:
 class RayLink:
     """Ray, the hub actor and the bundle chains of one runner (see the module docstring)."""
 
-    def __init__(self, address: str | None, init_options: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        address: str | None,
+        init_options: Mapping[str, Any],
+        job_env: Mapping[str, Any] | None = None,
+    ) -> None:
         self.address = address
         self.init_options = dict(init_options)
+        self.job_env = dict(job_env or {})  # local py_modules / working_dir: at ray.init
         self.hub_name = f"seawall-hub-{secrets.token_hex(6)}"
         self.remote: Any = None
         self.bundled_bytes = 0  # bytes of history bundles put in the object store, in all
@@ -73,8 +79,17 @@ class RayLink:
         async with self._lock:
             if not ray.is_initialized():
                 options = {"address": self.address, **self.init_options}
+                if self.job_env:
+                    options["runtime_env"] = {**self.job_env, **options.get("runtime_env", {})}
                 ray.init(**options)  # on the loop thread: Ray installs handlers there
                 self._started_ray = self.address is None
+            elif self.job_env and not _job_ships_code(ray):
+                raise ConfigurationError(
+                    "the ray runner's runtime_env names local py_modules or a working_dir, "
+                    "which Ray uploads only for a whole job, and Ray was initialised before "
+                    "the runner without them: pass them to ray.init(runtime_env=...), or "
+                    "let the runner initialise Ray"
+                )
             job = str(ray.get_runtime_context().get_job_id())
             if self._hub is None or self._hub[0] != job:
                 self._hub = (job, await self._new_hub(ray))
@@ -167,3 +182,9 @@ class RayLink:
             while len(self._bases) > _BASE_CACHE:
                 self._bases.popitem(last=False)
             return [ref for _, ref in chain]
+
+
+def _job_ships_code(ray: Any) -> bool:
+    """Whether the current Ray job was started with py_modules or a working_dir."""
+    env = ray.get_runtime_context().runtime_env or {}
+    return bool(env.get("py_modules") or env.get("working_dir"))

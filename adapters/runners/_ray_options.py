@@ -13,12 +13,13 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from coordinator.errors import ConfigurationError
 from coordinator.model import RunnerSpec
 
-__all__ = ["OPTIONS", "Placement", "parse_memory", "runner_arguments"]
+__all__ = ["OPTIONS", "Placement", "job_runtime_env", "parse_memory", "runner_arguments"]
 
 OPTIONS = (
     "inner",
@@ -79,6 +80,11 @@ class Placement:
         if self.queue_timeout is not None and self.queue_timeout <= 0:
             raise ConfigurationError("the ray runner's queue_timeout must be positive")
 
+    def job_env(self) -> dict[str, Any]:
+        """The part of ``runtime_env`` Ray accepts only for a whole job (see
+        ``job_runtime_env``)."""
+        return job_runtime_env(self.runtime_env)[0]
+
     def task_options(self) -> dict[str, Any]:
         """The Ray task options that place one agent: resources, labels, strategy."""
         options: dict[str, Any] = {"num_cpus": self.num_cpus, "max_retries": 0}
@@ -88,8 +94,9 @@ class Placement:
             options["memory"] = self.memory
         if self.resources:
             options["resources"] = dict(self.resources)
-        if self.runtime_env is not None:
-            options["runtime_env"] = dict(self.runtime_env)
+        task_env = job_runtime_env(self.runtime_env)[1]
+        if task_env:  # nothing left: the task inherits the job's
+            options["runtime_env"] = task_env
         if self.prefer_labels:  # try the preferred nodes first, then any the labels allow
             options["label_selector"] = {**self.labels, **self.prefer_labels}
             options["fallback_strategy"] = [{"label_selector": dict(self.labels)}]
@@ -107,6 +114,31 @@ class Placement:
         asks += [f"{name}={amount:g}" for name, amount in self.resources.items()]
         asks += [f"label {key}={value}" for key, value in self.labels.items()]
         return ", ".join(asks)
+
+
+def job_runtime_env(
+    env: Mapping[str, Any] | None,
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """``env`` split into what Ray takes only at ``ray.init`` (``py_modules`` and a
+    ``working_dir`` given as local paths, which Ray uploads for the whole job; made
+    absolute here) and what it takes per task (the rest, including remote URIs)."""
+    if env is None:
+        return {}, None
+    job: dict[str, Any] = {}
+    task = dict(env)
+    modules = [str(m) for m in task.get("py_modules") or []]
+    local = [m for m in modules if "://" not in m]
+    if local:
+        job["py_modules"] = [str(Path(m).absolute()) for m in local]
+        remote = [m for m in modules if "://" in m]
+        if remote:
+            task["py_modules"] = remote
+        else:
+            task.pop("py_modules")
+    working_dir = task.get("working_dir")
+    if isinstance(working_dir, str) and "://" not in working_dir:
+        job["working_dir"] = str(Path(task.pop("working_dir")).absolute())
+    return job, task
 
 
 def runner_arguments(spec: RunnerSpec) -> tuple[RunnerSpec, dict[str, Any]]:

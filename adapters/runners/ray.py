@@ -6,9 +6,11 @@ For a wave with more agents than one machine can build and test at once. Per ``r
    repository, the first with the history up to the first wave's base, each later one
    with only the commits since (shared by the agents of a wave), plus a small extra
    bundle for an earlier checkpoint ref. No shared filesystem or git server.
-2. A Ray task (``num_cpus`` / ``memory`` / ``runtime_env`` per agent) clones them on some
+2. A Ray task (placed by ``adapters.runners._ray_options.Placement``) clones them on some
    worker, checks out the agent's branch, rebuilds the wrapped runner and runs it there
-   (see ``adapters.runners._ray_worker``).
+   under the same sandbox and with the wave's scope manifest, both re-rooted to the
+   clone (``adapters.runners._ray_scope``; the worker's side is
+   ``adapters.runners._ray_worker``).
 3. Events come back while the agent runs, through a small hub actor; each is handed to
    ``emit`` at once, so detectors, breakers and the live table work unchanged. After each
    edit the worker sends a shadow checkpoint as a bundle; the coordinator stores it,
@@ -91,7 +93,7 @@ class RayRunner(AgentRunner):
         argv = ["claude-wrapper"]          # argv, model and env go to the wrapped runner
         options = { inner = "command", "inner.output" = "stream-json",
                     address = "ray://head:10001", num_cpus = "2", memory = "4GiB",
-                    runtime_env = '{"pip": ["seawall[ray]"]}', stop_grace = "10" }
+                    runtime_env = '{"py_modules": ["dist/seawall.whl"]}', stop_grace = "10" }
 
     ``inner`` is a ``RunnerSpec`` (rebuilt on the worker by its kind) or a picklable
     factory returning an ``AgentRunner``. ``address=None`` connects to the Ray already
@@ -151,7 +153,7 @@ class RayRunner(AgentRunner):
         self.checkpoint_every = checkpoint_every
         self.scratch_dir = scratch_dir
         self.poll = poll
-        self.link = RayLink(address, init_options or {})
+        self.link = RayLink(address, init_options or {}, self.placement.job_env())
 
     @classmethod
     def from_spec(cls, spec: RunnerSpec) -> Self:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -259,6 +260,7 @@ CLUSTER_PLAN = """
 name = "rayc"
 isolation = "worktree"
 agent = "head"
+sandbox_writable = [{marks}]  # the agents leave their marks there
 
 [runners.head]
 kind = "ray"
@@ -457,3 +459,56 @@ async def test_a_remote_agent_is_held_by_the_sandbox_and_its_hooks(
     assert result.done == ("barrier",) or set(result.done) == {"barrier"}
     assert git(repo, "show", "main:src/mine.py") == "# written by the agent (0)"
     assert git(repo, "ls-tree", "--name-only", "main", "src/") == "src/core.py\nsrc/mine.py"
+
+
+# -- docs/ray.md's walk-through, as written ------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _walkthrough() -> tuple[str, str]:
+    """The plan and the shell block of docs/ray.md's walk-through."""
+    text = (ROOT / "docs" / "ray.md").read_text(encoding="utf-8")
+    blocks = {}
+    for name in ("plan", "run"):
+        found = re.search(
+            rf"^<!-- docs: [^>]*ray-walkthrough={name} -->\n```\w+\n(.*?)^```", text, re.S | re.M
+        )
+        assert found is not None, f"docs/ray.md has no ray-walkthrough={name} block"
+        blocks[name] = found.group(1)
+    return blocks["plan"], blocks["run"]
+
+
+async def test_the_documented_walk_through_runs_as_written(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The plan and commands of docs/ray.md, in a fresh repository: the token where the
+    docs say (``~/.ray/auth_token``), the GCS address in ``RAY_ADDRESS`` (the one
+    substitution: this cluster's address for the example's), seawall shipped as a
+    wheel built from this checkout. The stand-in agent's file is merged into main."""
+    plan, commands = _walkthrough()
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    (repo / "plan.toml").write_text(plan)
+    home = tmp_path / "home"
+    (home / ".ray").mkdir(parents=True)
+    token = await anyio.Path(cluster.env["RAY_AUTH_TOKEN_PATH"]).read_text()
+    (home / ".ray" / "auth_token").write_text(token)
+    env = {
+        key: value
+        for key, value in cluster.env.items()
+        if key not in ("RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE", "RAY_ADDRESS")
+    }
+    bin_dir = str(Path(sys.executable).parent)
+    env |= {"HOME": str(home), "SEAWALL_SRC": str(ROOT), "PATH": f"{bin_dir}:{env['PATH']}"}
+    script = commands.replace("head.internal:6379", cluster.address)
+    assert script != commands, "the walk-through no longer names head.internal:6379"
+    with anyio.fail_after(600):
+        done = await anyio.run_process(
+            ["bash", "-euo", "pipefail", "-c", script], cwd=repo, env=env, check=False
+        )
+    output = (done.stdout + done.stderr).decode(errors="replace")
+    assert done.returncode == 0, output[-4000:]
+    assert done.stdout.decode().splitlines()[-1] == "hi", output[-4000:]
+    assert "sandboxed by the kernel" in output
+    assert git(repo, "log", "-1", "--format=%s", "main") != "initial"
