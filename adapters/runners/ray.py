@@ -37,8 +37,6 @@ from __future__ import annotations
 import contextlib
 import secrets
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar, Self
 
 import anyio
@@ -48,9 +46,10 @@ from adapters.runners._ray_git import bundle
 from adapters.runners._ray_link import RayLink, wait_ref
 from adapters.runners._ray_local import LocalWorktree
 from adapters.runners._ray_options import Placement, parse_memory, runner_arguments
+from adapters.runners._ray_outcome import Settled, StopState, remote_result, stopped_before
 from adapters.runners._ray_scope import pack_scope
-from adapters.runners._ray_wire import Job, WorkerOutcome, decode_event, encode_spec
-from coordinator.errors import ConfigurationError, RunnerError, SeawallError
+from adapters.runners._ray_wire import Job, decode_event, encode_spec
+from coordinator.errors import ConfigurationError, SeawallError
 from coordinator.model import RunnerSpec
 from coordinator.runner import (
     AgentRequest,
@@ -62,27 +61,6 @@ from coordinator.runner import (
 )
 
 __all__ = ["RayRunner", "parse_memory"]
-
-
-@dataclass(slots=True)
-class _Stop:
-    """Why the coordinator ended the run, if it did; where and when the agent started."""
-
-    kind: str = ""  # "", "cancelled", "timed_out", "unplaced"
-    reason: str = ""
-    forced: bool = False
-    started: anyio.Event | None = None
-    started_at: float | None = None
-    node: str = ""  # the Ray node the agent runs on, once it started
-
-
-@dataclass(slots=True)
-class _Settled:
-    """How the remote task ended: its value, or the Ray error that ended it."""
-
-    outcome: WorkerOutcome | None = None
-    error: BaseException | None = None
-    done: bool = False
 
 
 class RayRunner(AgentRunner):
@@ -186,7 +164,7 @@ class RayRunner(AgentRunner):
         started = anyio.current_time()
         emitter = Emitter(emit)
         if request.stop.reason is not None:
-            return _stopped_before(request)
+            return stopped_before(request)
         local = await anyio.to_thread.run_sync(LocalWorktree.open, request)
         ray = await self.link.connect()
         base = await self.link.base_bundles(ray, local)
@@ -200,8 +178,8 @@ class RayRunner(AgentRunner):
         task = self.link.remote.options(**self.placement.task_options()).remote(
             job, base, extra, self.link.hub, run_id
         )
-        stop = _Stop(started=anyio.Event())
-        settled = _Settled()
+        stop = StopState(started=anyio.Event())
+        settled = Settled()
         try:
             await self._supervise(ray, request, task, run_id, local, emitter, stop, settled)
         finally:
@@ -210,7 +188,7 @@ class RayRunner(AgentRunner):
                     await self._end(ray, task, run_id, "the coordinator was cancelled")
                 with contextlib.suppress(ray.exceptions.RayError):
                     self.link.hub.drop.remote(run_id)
-        return await self._result(ray, request, local, emitter, stop, settled, started)
+        return await remote_result(ray, request, local, emitter, stop, settled, started)
 
     def _job(self, request: AgentRequest, local: LocalWorktree) -> Job:
         spec = self.inner if isinstance(self.inner, RunnerSpec) else None
@@ -245,8 +223,8 @@ class RayRunner(AgentRunner):
         run_id: str,
         local: LocalWorktree,
         emitter: Emitter,
-        stop: _Stop,
-        settled: _Settled,
+        stop: StopState,
+        settled: Settled,
     ) -> None:
         async with anyio.create_task_group() as group:
             group.start_soon(self._pump, ray, run_id, local, emitter, stop)
@@ -267,7 +245,7 @@ class RayRunner(AgentRunner):
         request: AgentRequest,
         task: Any,
         run_id: str,
-        stop: _Stop,
+        stop: StopState,
         scope: anyio.CancelScope,
     ) -> None:
         """Stop the agent on the coordinator's signal, on its time limit (counted from
@@ -319,7 +297,7 @@ class RayRunner(AgentRunner):
                 await wait_ref(ray, hub.stop.remote(run_id, reason))
 
     async def _pump(
-        self, ray: Any, run_id: str, local: LocalWorktree, emitter: Emitter, stop: _Stop
+        self, ray: Any, run_id: str, local: LocalWorktree, emitter: Emitter, stop: StopState
     ) -> None:
         """Hand the worker's messages on, in order, until the run is closed. A lost hub
         is replaced and polled again (the worker starts its messages over there, and the
@@ -356,101 +334,3 @@ class RayRunner(AgentRunner):
                 await wait_ref(ray, task)
             return
         ray.cancel(task, force=True)
-
-    async def _result(
-        self,
-        ray: Any,
-        request: AgentRequest,
-        local: LocalWorktree,
-        emitter: Emitter,
-        stop: _Stop,
-        settled: _Settled,
-        started: float,
-    ) -> AgentResult:
-        outcome = settled.outcome
-        if stop.kind == "unplaced":
-            raise RunnerError(f"task {request.task_id!r}: {stop.reason}")
-        if outcome is not None and outcome.setup_error:
-            raise RunnerError(
-                f"task {request.task_id!r}: cannot start the agent on Ray: {outcome.setup_error}"
-            )
-        if outcome is not None and outcome.runner_error:
-            raise RunnerError(outcome.runner_error)
-        if outcome is not None and outcome.final is not None:
-            await anyio.to_thread.run_sync(local.apply, outcome.final)
-        if outcome is not None and outcome.transcripts and request.transcript_path is not None:
-            await anyio.to_thread.run_sync(_write_transcripts, request.transcript_path, outcome)
-        remote = (outcome.result if outcome is not None else None) or {}
-        counter = emitter.counter
-        fields: dict[str, Any] = {
-            "final_text": remote.get("final_text", ""),
-            "exit_code": remote.get("exit_code"),
-            "is_error": bool(remote.get("is_error", True)),
-            "timed_out": bool(remote.get("timed_out", False)),
-            "cancelled": bool(remote.get("cancelled", False)),
-            "stop_reason": str(remote.get("stop_reason", "")),
-            "stderr_tail": str(remote.get("stderr_tail", "")),
-        }
-        if stop.kind:
-            fields.update(
-                exit_code=None,
-                is_error=True,
-                timed_out=stop.kind == "timed_out",
-                cancelled=stop.kind == "cancelled",
-                stop_reason=stop.reason,
-            )
-        elif settled.error is not None:
-            fields.update(
-                exit_code=None,
-                is_error=True,
-                cancelled=True,
-                stop_reason=await anyio.to_thread.run_sync(_lost_reason, ray, stop, settled.error),
-                stderr_tail=str(settled.error)[-8000:],
-            )
-        elif outcome is not None and outcome.crash:
-            fields.update(is_error=True, stderr_tail=outcome.crash)
-        if not fields["final_text"] and counter.final is not None:
-            fields["final_text"] = counter.final.text
-        return AgentResult(
-            task_id=request.task_id,
-            turns=counter.turns,
-            tool_calls=counter.tool_calls,
-            cost_usd=counter.cost_usd,
-            transcript_path=request.transcript_path,
-            duration_s=anyio.current_time() - (stop.started_at or started),
-            queued_s=(stop.started_at or anyio.current_time()) - started,
-            **fields,
-        )
-
-
-def _lost_reason(ray: Any, stop: _Stop, error: BaseException) -> str:
-    """Why the remote task ended without a result: its node was lost, or its worker died."""
-    first = str(error).strip().splitlines()
-    detail = f"{type(error).__name__}" + (f": {first[0][:300]}" if first else "")
-    lost = isinstance(error, ray.exceptions.NodeDiedError)
-    if not lost and stop.node:
-        alive = {node.get("NodeID"): node.get("Alive") for node in ray.nodes()}
-        lost = not alive.get(stop.node, False)
-    if lost:
-        where = f" ({stop.node[:12]})" if stop.node else ""
-        return (
-            f"node lost: the Ray node running the agent{where} left the cluster; its "
-            f"mirrored checkpoints are kept ({detail})"
-        )
-    return f"the Ray worker died ({detail})"
-
-
-def _stopped_before(request: AgentRequest) -> AgentResult:
-    return AgentResult(
-        task_id=request.task_id,
-        is_error=True,
-        cancelled=True,
-        stop_reason=request.stop.reason or "stopped",
-        transcript_path=request.transcript_path,
-    )
-
-
-def _write_transcripts(transcript: Path, outcome: WorkerOutcome) -> None:
-    transcript.parent.mkdir(parents=True, exist_ok=True)
-    for name, data in (outcome.transcripts or {}).items():
-        (transcript.parent / Path(name).name).write_bytes(data)
