@@ -49,7 +49,7 @@ from adapters.runners._ray_options import Placement, parse_memory, runner_argume
 from adapters.runners._ray_outcome import Settled, StopState, remote_result, stopped_before
 from adapters.runners._ray_scope import pack_scope
 from adapters.runners._ray_wire import Job, decode_event, encode_spec
-from coordinator.errors import ConfigurationError, SeawallError
+from coordinator.errors import ConfigurationError, RunnerError, SeawallError
 from coordinator.model import RunnerSpec
 from coordinator.runner import (
     AgentRequest,
@@ -175,9 +175,14 @@ class RayRunner(AgentRunner):
             )
         job = self._job(request, local)
         run_id = secrets.token_hex(8)
-        task = self.link.remote.options(**self.placement.task_options()).remote(
-            job, base, extra, self.link.hub, run_id
-        )
+        try:
+            task = self.link.remote.options(**self.placement.task_options()).remote(
+                job, base, extra, self.link.hub, run_id
+            )
+        except (ValueError, TypeError) as exc:  # Ray refuses the options: nothing started
+            raise RunnerError(
+                f"task {request.task_id!r}: Ray refused the agent's task options: {exc}"
+            ) from exc
         stop = StopState(started=anyio.Event())
         settled = Settled()
         try:

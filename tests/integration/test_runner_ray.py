@@ -588,6 +588,18 @@ async def test_a_missing_executable_is_a_runner_error(local_ray: None, tmp_path:
         await runner.run(request, lambda e: None)
 
 
+async def test_task_options_ray_refuses_are_a_runner_error(local_ray: None, tmp_path: Path) -> None:
+    """Nothing started: the environment's failure (the session halts), not the task's."""
+    repo = tmp_path / "repo"
+    base = make_repo(repo)
+    workspace = await make_worktree(repo, base, "t")
+    inner = RunnerSpec(name="x", kind="command", argv=("true",))
+    runner = RayRunner(inner, runtime_env={"env_vars": "A=1"})
+    request = AgentRequest(task_id="t", prompt="p", workspace=workspace, session=SESSION)
+    with pytest.raises(RunnerError, match=r"Ray refused the agent's task options: .*env_vars"):
+        await runner.run(request, lambda e: None)
+
+
 async def test_the_main_working_tree_is_refused(local_ray: None, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     make_repo(repo)
