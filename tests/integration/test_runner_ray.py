@@ -7,6 +7,7 @@ with the local CommandRunner are the reference the Ray runs must match.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -705,18 +706,22 @@ async def test_a_session_records_an_agent_whose_worker_died_as_partial(
     )
     session = Session(plan, repo=repo, runner=runner, session_id="rays-2")
 
-    async def kill_alphas_worker() -> None:
-        # from outside: the sandboxed agent itself may not signal its worker
+    async def kill_alphas_workers() -> None:
+        """Each dispatch of alpha loses its worker, killed from outside (the sandboxed
+        agent itself may not signal it)."""
         pidfile = anyio.Path(tmp_path / "alpha.pid")
-        for _ in range(1200):
+        for _ in range(3000):  # bounded: the session ends well before
             if await pidfile.exists():
-                break
+                pid = int(await pidfile.read_text())
+                await pidfile.unlink()
+                with contextlib.suppress(ProcessLookupError, FileNotFoundError):
+                    os.kill(worker_of(pid), signal.SIGKILL)
             await anyio.sleep(0.1)
-        os.kill(worker_of(int(await pidfile.read_text())), signal.SIGKILL)
 
     async with anyio.create_task_group() as group:
-        group.start_soon(kill_alphas_worker)
+        group.start_soon(kill_alphas_workers)
         await session.run()
+        group.cancel_scope.cancel()
     assert session.state is not None
     first = {agent.task: agent for agent in session.state.waves[0].agents}
     assert first["alpha"].status == "partial"
