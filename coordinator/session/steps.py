@@ -30,6 +30,7 @@ from coordinator.prompting import render_agent_prompt
 from coordinator.runner import AgentRequest
 from coordinator.sandbox.agents import agent_sandbox
 from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
+from coordinator.session.evidence import accepts_no_change
 from coordinator.session.halts import (
     halt_on_base_checks,
     halt_on_start_failures,
@@ -621,7 +622,13 @@ class WaveSteps:
             record.scope_violations = self._scope_violations(
                 tasks[record.task], changed, Path(record.workspace), enforcement
             )
-            apply_review(record, run, changed_paths=changed, spiral=spiral)
+            apply_review(
+                record,
+                run,
+                changed_paths=changed,
+                spiral=spiral,
+                may_change_nothing=accepts_no_change(tasks[record.task]),
+            )
             if record.scope_violations:
                 self.events.append(
                     "scope_violation",

@@ -1,0 +1,89 @@
+"""A reported done with nothing changed, judged by the evidence of the agent's stream."""
+
+from __future__ import annotations
+
+import pytest
+
+from coordinator.model import Status, Task, TaskKind
+from coordinator.session.dispatch import AgentRun
+from coordinator.session.evidence import accepts_no_change
+from coordinator.session.review import judge_status
+
+DONE = "Edited the module.\nSTATUS: done — module edited"
+
+
+def run(**fields: object) -> AgentRun:
+    return AgentRun(task_id="t", final_text=DONE, **fields)  # type: ignore[arg-type]
+
+
+def test_failed_edits_make_an_unchanged_done_failed_with_the_error_quoted() -> None:
+    report = judge_status(
+        run(failed_edits=2, last_failed_edit="apply_patch verification failed: no file"),
+        changed=False,
+    )
+    assert report.status is Status.FAILED and report.inferred
+    assert report.summary.startswith("reported done, but nothing changed and 2 edit(s) failed")
+    assert "apply_patch verification failed: no file" in report.reason
+
+
+def test_calls_the_cli_refused_and_guard_denials_are_each_named() -> None:
+    report = judge_status(
+        run(
+            denials=("Write src/a.py", "Edit src/b.py"),
+            guard_denials=1,
+            last_guard_denial="seawall scope-denied: docs/x.md is outside the task's scope",
+        ),
+        changed=False,
+    )
+    assert report.status is Status.FAILED
+    assert "the agent CLI refused 2 call(s): Write src/a.py, Edit src/b.py" in report.reason
+    assert "seawall's guard denied 1 call(s) (seawall scope-denied: docs/x.md" in report.reason
+
+
+def test_no_edit_attempted_is_partial_with_the_whole_task_carried_forward() -> None:
+    report = judge_status(run(), changed=False)
+    assert report.status is Status.PARTIAL and report.inferred
+    assert report.remaining.startswith("the whole task: reported done, but nothing changed")
+    assert "no edit was attempted" in report.reason
+
+
+def test_an_edit_that_ended_where_it_began_keeps_its_done() -> None:
+    assert judge_status(run(writes=2), changed=False).status is Status.DONE
+
+
+@pytest.mark.parametrize(
+    "evidence",
+    [{}, {"failed_edits": 1, "last_failed_edit": "old_string not found"}, {"denials": ("Bash",)}],
+)
+def test_a_change_or_a_task_that_may_change_nothing_is_taken_at_its_word(
+    evidence: dict[str, object],
+) -> None:
+    assert judge_status(run(**evidence), changed=True).status is Status.DONE
+    assert judge_status(run(**evidence), changed=False, may_change_nothing=True).status is (
+        Status.DONE
+    )
+
+
+def test_other_reports_are_left_alone() -> None:
+    quiet = AgentRun(task_id="t", final_text="STATUS: no-tests-needed — the suite covers it")
+    assert judge_status(quiet, changed=False).status is Status.NO_TESTS_NEEDED
+    failed = AgentRun(task_id="t", final_text="STATUS: failed — cannot", failed_edits=1)
+    assert judge_status(failed, changed=False).status is Status.FAILED
+    assert "edit" not in judge_status(failed, changed=False).reason
+
+
+def test_which_tasks_may_change_nothing() -> None:
+    assert accepts_no_change(Task(id="r", prompt="p", kind=TaskKind.REVIEW))
+    assert accepts_no_change(Task(id="q", prompt="p", kind=TaskKind.RESEARCH))
+    assert accepts_no_change(Task(id="d", prompt="p", may_change_nothing=True))
+    assert not accepts_no_change(Task(id="i", prompt="p"))
+
+
+def test_the_evidence_survives_the_ledger() -> None:
+    original = run(writes=3, guard_denials=2, last_guard_denial="seawall scope-denied: x")
+    again = AgentRun.from_dict("t", original.to_dict())
+    assert (again.writes, again.guard_denials, again.last_guard_denial) == (
+        3,
+        2,
+        "seawall scope-denied: x",
+    )
