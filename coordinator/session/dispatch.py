@@ -73,7 +73,7 @@ class AgentRun:
     transcript: str = ""
     checkpoint_error: str = ""  # the agent's files could not be recorded (they stay on disk)
     denials: tuple[str, ...] = ()  # calls the agent CLI's own permission layer refused
-    failed_edits: int = 0  # edit calls whose result was an error (a rejected patch)
+    failed_edits: int = 0  # edit calls whose result was an error, not a guard denial
     last_failed_edit: str = ""
     writes: int = 0  # edit calls that succeeded
     guard_denials: int = 0  # calls seawall's guard refused (out of scope, a blocked command)
@@ -220,14 +220,16 @@ async def run_agent(
             if paths:
                 pending_edits[event.call_id] = paths
         elif type(event) is ToolResult:
+            denied = False
             if event.is_error and not event.cancelled:
                 state["saw_errors"] = True
                 state["last_error"] = event.text[-2000:]
-                if is_guard_denial(event.text):
+                denied = is_guard_denial(event.text)
+                if denied:
                     state["guard_denials"] += 1
                     state["last_guard_denial"] = event.text[:500]
             paths = pending_edits.pop(event.call_id, ())
-            if paths and event.is_error and not event.cancelled:
+            if paths and event.is_error and not event.cancelled and not denied:
                 state["failed_edits"] += 1
                 state["last_failed_edit"] = event.text[:500]
             if paths and not event.is_error:

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from coordinator.model import Status, StatusReport, Task, TaskKind
 from coordinator.session.dispatch import AgentRun
 
-__all__ = ["WorkEvidence", "accepts_no_change", "check_unchanged_done"]
+__all__ = ["WorkEvidence", "accepts_no_change", "check_unchanged_done", "verdict_note"]
+
+_CHECKED = "reported done, but nothing changed"
 
 _QUIET_KINDS = frozenset({TaskKind.REVIEW, TaskKind.RESEARCH})
 _QUOTED = 200
@@ -38,10 +40,11 @@ class WorkEvidence:
     """What the stream showed of an agent's attempts to change its workspace."""
 
     writes: int = 0  # edit calls that succeeded
-    failed_edits: int = 0
+    failed_edits: int = 0  # edit calls that failed (refused by the CLI included)
     last_failed_edit: str = ""
     denials: tuple[str, ...] = ()  # calls the agent CLI's own permission layer refused
-    guard_denials: int = 0  # calls seawall's guard (scope, command policy) refused
+    guard_denials: int = 0  # calls seawall's guard (scope, command policy) refused; the
+    # agent CLI may list them among its own refusals too
     last_guard_denial: str = ""
 
     @classmethod
@@ -59,17 +62,19 @@ class WorkEvidence:
     def problems(self) -> list[str]:
         """Each kind of failed work, counted, with the last one quoted."""
         found: list[str] = []
-        if self.failed_edits:
-            found.append(f"{self.failed_edits} edit(s) failed ({_quote(self.last_failed_edit)})")
-        if self.denials:
-            shown = ", ".join(_quote(d) for d in self.denials[:3])
-            more = f" (+{len(self.denials) - 3} more)" if len(self.denials) > 3 else ""
-            found.append(f"the agent CLI refused {len(self.denials)} call(s): {shown}{more}")
         if self.guard_denials:
             found.append(
                 f"seawall's guard denied {self.guard_denials} call(s) "
                 f"({_quote(self.last_guard_denial)})"
             )
+        refused = len(self.denials) - self.guard_denials  # the CLI lists the guard's too
+        failed = self.failed_edits - max(refused, 0)  # a refused edit fails as well
+        if failed > 0:
+            found.append(f"{failed} edit(s) failed ({_quote(self.last_failed_edit)})")
+        if refused > 0:
+            shown = ", ".join(_quote(d) for d in self.denials[:3])
+            more = f" (+{len(self.denials) - 3} more)" if len(self.denials) > 3 else ""
+            found.append(f"the agent CLI refused {refused} call(s): {shown}{more}")
         return found
 
 
@@ -82,11 +87,11 @@ def check_unchanged_done(
         return report
     problems = evidence.problems()
     if problems:
-        why = "reported done, but nothing changed and " + "; ".join(problems)
+        why = f"{_CHECKED} and " + "; ".join(problems)
         return StatusReport(status=Status.FAILED, summary=why, inferred=True, reason=why)
     if evidence.writes:
         return report  # it edited and ended where it began: nothing says it failed
-    why = "reported done, but nothing changed, no commit was made and no edit was attempted"
+    why = f"{_CHECKED}, no commit was made and no edit was attempted"
     return StatusReport(
         status=Status.PARTIAL,
         summary=report.summary or why,
@@ -94,6 +99,12 @@ def check_unchanged_done(
         inferred=True,
         reason=why,
     )
+
+
+def verdict_note(status: str, reason: str) -> str | None:
+    """The console line of a done these rules overturned (``"FAILED: reported done,
+    but ..."``), None for any other verdict."""
+    return f"{status.upper()}: {reason}" if reason.startswith(_CHECKED) else None
 
 
 def _quote(text: str) -> str:

@@ -30,7 +30,7 @@ from coordinator.prompting import render_agent_prompt
 from coordinator.runner import AgentRequest
 from coordinator.sandbox.agents import agent_sandbox
 from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
-from coordinator.session.evidence import accepts_no_change
+from coordinator.session.evidence import accepts_no_change, verdict_note
 from coordinator.session.halts import (
     halt_on_base_checks,
     halt_on_start_failures,
@@ -629,6 +629,9 @@ class WaveSteps:
                 spiral=spiral,
                 may_change_nothing=accepts_no_change(tasks[record.task]),
             )
+            note = verdict_note(str(record.status), record.reason)
+            if note is not None:
+                self.progress.log(f"W{wave.number} {record.task}: {note}")
             if record.scope_violations:
                 self.events.append(
                     "scope_violation",

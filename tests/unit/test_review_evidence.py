@@ -26,18 +26,26 @@ def test_failed_edits_make_an_unchanged_done_failed_with_the_error_quoted() -> N
     assert "apply_patch verification failed: no file" in report.reason
 
 
-def test_calls_the_cli_refused_and_guard_denials_are_each_named() -> None:
+def test_calls_the_cli_refused_and_guard_denials_are_each_named_once() -> None:
+    """Claude Code lists the calls a hook denied among its own refusals, and a refused
+    edit is a failed edit too: each refusal is named once, by who refused it."""
     report = judge_status(
         run(
-            denials=("Write src/a.py", "Edit src/b.py"),
+            denials=("Write docs/x.md", "Write src/a.py", "Edit src/b.py"),
+            failed_edits=3,
+            last_failed_edit="permission to write src/b.py not granted",
             guard_denials=1,
             last_guard_denial="seawall scope-denied: docs/x.md is outside the task's scope",
         ),
         changed=False,
     )
     assert report.status is Status.FAILED
-    assert "the agent CLI refused 2 call(s): Write src/a.py, Edit src/b.py" in report.reason
-    assert "seawall's guard denied 1 call(s) (seawall scope-denied: docs/x.md" in report.reason
+    assert report.reason == (
+        "reported done, but nothing changed and seawall's guard denied 1 call(s) "
+        "(seawall scope-denied: docs/x.md is outside the task's scope); 1 edit(s) failed "
+        "(permission to write src/b.py not granted); the agent CLI refused 2 call(s): "
+        "Write docs/x.md, Write src/a.py, Edit src/b.py"
+    )
 
 
 def test_no_edit_attempted_is_partial_with_the_whole_task_carried_forward() -> None:
