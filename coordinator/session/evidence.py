@@ -8,8 +8,9 @@ The report is not taken at its word:
 - with evidence of failed work (failed edits, calls the agent CLI refused, calls the
   guard denied) it is ``failed``: the agent could not do the work, and the evidence is
   the reason, carried into the fix task and the carryover;
-- with no evidence either way and no edit attempted at all, it is ``partial``: the
-  task is carried forward whole, with the reason;
+- with no evidence of failure it stays ``done`` (the work may have been there already,
+  and when in doubt a productive agent is not failed), but the reason says what was
+  seen and the console shows it;
 - a task declared to change nothing (``may_change_nothing = true``, or of kind
   ``review`` or ``research``) keeps its ``done``, as does ``no-tests-needed``, which
   is the test writer's way of saying nothing needed changing.
@@ -89,15 +90,10 @@ def check_unchanged_done(
     if problems:
         why = f"{_CHECKED} and " + "; ".join(problems)
         return StatusReport(status=Status.FAILED, summary=why, inferred=True, reason=why)
-    if evidence.writes:
-        return report  # it edited and ended where it began: nothing says it failed
-    why = f"{_CHECKED}, no commit was made and no edit was attempted"
+    seen = f"{evidence.writes} edit(s) succeeded" if evidence.writes else "no edit was seen"
+    why = f"{_CHECKED} and no commit was made; {seen} and no failure: accepted"
     return StatusReport(
-        status=Status.PARTIAL,
-        summary=report.summary or why,
-        remaining="the whole task: " + why,
-        inferred=True,
-        reason=why,
+        status=report.status, summary=report.summary, remaining=report.remaining, reason=why
     )
 
 

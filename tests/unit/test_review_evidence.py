@@ -6,7 +6,7 @@ import pytest
 
 from coordinator.model import Status, Task, TaskKind
 from coordinator.session.dispatch import AgentRun
-from coordinator.session.evidence import accepts_no_change
+from coordinator.session.evidence import accepts_no_change, verdict_note
 from coordinator.session.review import judge_status
 
 DONE = "Edited the module.\nSTATUS: done — module edited"
@@ -48,15 +48,18 @@ def test_calls_the_cli_refused_and_guard_denials_are_each_named_once() -> None:
     )
 
 
-def test_no_edit_attempted_is_partial_with_the_whole_task_carried_forward() -> None:
+def test_no_evidence_of_failure_keeps_the_done_and_says_what_was_seen() -> None:
     report = judge_status(run(), changed=False)
-    assert report.status is Status.PARTIAL and report.inferred
-    assert report.remaining.startswith("the whole task: reported done, but nothing changed")
-    assert "no edit was attempted" in report.reason
-
-
-def test_an_edit_that_ended_where_it_began_keeps_its_done() -> None:
-    assert judge_status(run(writes=2), changed=False).status is Status.DONE
+    assert report.status is Status.DONE and not report.inferred
+    assert report.reason == (
+        "reported done, but nothing changed and no commit was made; no edit was seen and "
+        "no failure: accepted"
+    )
+    edited = judge_status(run(writes=2), changed=False)
+    assert edited.status is Status.DONE and "; 2 edit(s) succeeded and no failure" in (
+        edited.reason
+    )
+    assert verdict_note(str(report.status), report.reason) == "DONE: " + report.reason
 
 
 @pytest.mark.parametrize(
@@ -73,6 +76,7 @@ def test_a_change_or_a_task_that_may_change_nothing_is_taken_at_its_word(
 
 
 def test_other_reports_are_left_alone() -> None:
+    assert verdict_note("done", "reported on line 3") is None
     quiet = AgentRun(task_id="t", final_text="STATUS: no-tests-needed — the suite covers it")
     assert judge_status(quiet, changed=False).status is Status.NO_TESTS_NEEDED
     failed = AgentRun(task_id="t", final_text="STATUS: failed — cannot", failed_edits=1)
