@@ -163,7 +163,8 @@ async def test_replay_reads_the_rollout_file_a_real_run_wrote(
     openai: OpenAIResponsesServer, codex_env: dict[str, str], workspace: Path
 ) -> None:
     """Three rejected patches, which ``exec --json`` never shows, are in the rollout:
-    ``seawall replay`` recognises the file and the breaker trips on the third."""
+    ``seawall replay`` recognises the file, the breaker trips on the third failure in a
+    row and error echo names the same error for the same patch."""
     bad = Call(name="apply_patch", input=BAD_PATCH)
     openai.add(
         Script(
@@ -190,5 +191,7 @@ async def test_replay_reads_the_rollout_file_a_real_run_wrote(
     assert len(patches) == 3 and len(failed) == 3, records
     assert all("verification failed" in r["evidence"] for r in failed)
     trips = [r for r in records if r["kind"] == "trip"]
-    assert [t["name"] for t in trips] == ["breaker/command-failures"], trips
+    assert [t["name"] for t in trips] == ["breaker/consecutive-failures"], trips
     assert trips[0]["line"] == failed[-1]["line"] and trips[0]["step"] == 3
+    findings = [r for r in records if r["kind"] == "finding"]
+    assert any(f["name"] == "error-echo" for f in findings), findings
