@@ -35,8 +35,11 @@ class AgentRun:
     transcript: str = ""
     checkpoint_error: str = ""  # the agent's files could not be recorded (they stay on disk)
     denials: tuple[str, ...] = ()  # calls the agent CLI's own permission layer refused
-    failed_edits: int = 0  # edit calls whose result was an error (a rejected patch)
+    failed_edits: int = 0  # edit calls whose result was an error, not a guard denial
     last_failed_edit: str = ""
+    writes: int = 0  # edit calls that succeeded
+    guard_denials: int = 0  # calls seawall's guard refused (out of scope, a blocked command)
+    last_guard_denial: str = ""
     start_failure: str = ""  # why the agent never started (or died before its first event)
     stderr_tail: str = ""
 
