@@ -19,8 +19,14 @@ import pytest
 
 from adapters.trackers.github import GitHubTracker
 from adapters.trackers.gitlab import GitLabTracker
-from coordinator.carryover import Carryover, CarryoverKind, CarryoverResult, find_marker
-from coordinator.filing import CarryoverFiler, RetryPolicy
+from coordinator.carryover import (
+    Carryover,
+    CarryoverFiler,
+    CarryoverKind,
+    CarryoverResult,
+    RetryPolicy,
+    find_marker,
+)
 from coordinator.testing.http import FakeServer, FakeService, Fault
 from coordinator.tracker import IssueTracker
 from tests.fakes.github_server import GitHubService
