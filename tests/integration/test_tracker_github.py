@@ -10,10 +10,10 @@ import pytest
 from adapters.trackers.github import GitHubTracker
 from coordinator.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy
 from coordinator.errors import ConfigurationError
+from coordinator.testing.http import FakeServer, Fault
 from coordinator.testing.trackers import FaultHook, TrackerConformance
 from coordinator.tracker import IssueTracker, TrackerUnavailableError
 from tests.fakes.github_server import GitHubService, github_server, rate_limited_403, secondary_429
-from tests.fakes.tracker_http import FakeServer, Fault
 
 TOKEN = "ghp_fake_token_never_printed"
 

@@ -10,10 +10,10 @@ import pytest
 from adapters.trackers.gitlab import GitLabTracker
 from coordinator.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy
 from coordinator.errors import ConfigurationError, TrackerError
+from coordinator.testing.http import FakeServer, Fault
 from coordinator.testing.trackers import FaultHook, TrackerConformance
 from coordinator.tracker import IssueTracker, TrackerUnavailableError
 from tests.fakes.gitlab_server import GitLabService, gitlab_server, too_many_requests
-from tests.fakes.tracker_http import FakeServer, Fault
 
 TOKEN = "glpat-fake-token-never-printed"
 

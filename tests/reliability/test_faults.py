@@ -27,8 +27,8 @@ from coordinator.errors import GitError, StateError
 from coordinator.processes import process_alive
 from coordinator.state.ledger import SessionPhase
 from coordinator.telemetry import read_events
+from coordinator.testing.http import Fault
 from tests.fakes.github_server import GitHubService, github_server
-from tests.fakes.tracker_http import Fault
 from tests.integration.sessionkit import git, make_repo, show, write_plan
 from tests.reliability.kit import (
     assert_no_git_leftovers,
