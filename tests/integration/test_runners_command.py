@@ -16,27 +16,14 @@ from coordinator.events import Event, Final, Message, ToolCall
 from coordinator.model import RunnerSpec
 from coordinator.processes import process_alive
 from coordinator.runner import AgentRequest
+from tests.integration.runnerkit import anyio_backend, same_dir, workspace
+
+__all__ = ["anyio_backend", "workspace"]
 
 pytestmark = pytest.mark.anyio
 
 FAKE_BIN = Path(__file__).resolve().parents[1] / "fakes" / "bin"
 AGENT = [sys.executable, str(FAKE_BIN / "text_agent.py")]
-
-
-def same_dir(a: Path, b: Path) -> bool:
-    return a.resolve() == b.resolve()
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 def request(task_id: str, workspace: Path, **fields: object) -> AgentRequest:
