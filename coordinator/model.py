@@ -1,4 +1,4 @@
-"""The domain model: tasks, session configuration, plans, waves and statuses.
+"""The domain model: tasks, session configuration, plans, waves, statuses and issues.
 
 Every value here is a frozen, slotted, keyword-only dataclass or a StrEnum. Nothing
 reads the environment or the disk at import time.
@@ -23,6 +23,7 @@ __all__ = [
     "CommandPolicyConfig",
     "Enforcement",
     "Isolation",
+    "IssueRef",
     "NotifyConfig",
     "OptionValue",
     "OverlapPolicy",
@@ -323,3 +324,17 @@ class StatusReport:
     remaining: str = ""
     inferred: bool = False
     reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IssueRef:
+    """The tracker issue a task's outcome points to; ``existing`` when the issue was
+    already open (the task was a duplicate of earlier work) rather than filed for it."""
+
+    number: int
+    url: str = ""
+    existing: bool = False
+
+    def suffix(self) -> str:
+        """``→ issue #N`` for an issue filed for the task, ``→ existing #N`` otherwise."""
+        return f"→ {'existing' if self.existing else 'issue'} #{self.number}"

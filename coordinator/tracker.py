@@ -232,14 +232,13 @@ def tracker_options(
     unknown key or a wrong type is a ``ConfigurationError`` naming the field
     ``session.tracker.options.KEY``, with the nearest known key suggested.
     """
-    import difflib
+    from coordinator.config.fields import suggest
 
     out: dict[str, OptionValue] = {}
     for key, value in config.options.items():
         field = f"session.tracker.options.{key}"
         if key not in known:
-            close = difflib.get_close_matches(key, list(known), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = suggest(key, known)
             names = ", ".join(sorted(known)) or "none"
             raise ConfigurationError(
                 f"{field}: unknown option for the {config.kind} tracker{hint} (known: {names})"

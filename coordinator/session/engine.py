@@ -20,8 +20,8 @@ from typing import Any
 
 import anyio
 
+from coordinator.carryover import CarryoverFiler, RetryPolicy
 from coordinator.errors import StateError
-from coordinator.filing import CarryoverFiler, RetryPolicy
 from coordinator.git.cleanup import remove_stale_check_worktrees
 from coordinator.git.repo import ensure_excluded, open_repository, pin_base, require_no_operation
 from coordinator.git.workspaces import require_clean_worktree

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from coordinator.model import IssueRef
+
 __all__ = [
     "SCHEMA_VERSION",
     "AgentRecord",
@@ -40,16 +42,6 @@ class WavePhase(StrEnum):
     REVIEWED = "reviewed"  # statuses known, spirals judged, recovery decided
     MERGED = "merged"  # the target branch holds the wave's merge
     DONE = "done"  # workspaces cleaned, carryovers filed
-
-
-@dataclass(slots=True, kw_only=True)
-class IssueRef:
-    number: int
-    url: str = ""
-    existing: bool = False
-
-    def suffix(self) -> str:
-        return f"→ {'existing' if self.existing else 'issue'} #{self.number}"
 
 
 @dataclass(slots=True, kw_only=True)

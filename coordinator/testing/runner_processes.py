@@ -23,24 +23,11 @@ from pathlib import Path
 import anyio
 
 from coordinator.events import Event, Turn
+from coordinator.processes import process_alive
 from coordinator.runner import AgentResult, AgentRunner
 from coordinator.testing.runners import AgentRunnerContract
 
 __all__ = ["ProcessRunnerContract"]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (exited, not yet reaped by its parent) is not running
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state != "Z"
 
 
 async def _poll(done: Callable[[], bool], seconds: float) -> None:
@@ -75,8 +62,8 @@ class ProcessRunnerContract(AgentRunnerContract):
                 await _poll(lambda: pidfile.is_file() and bool(pidfile.read_text().strip()), 20)
                 request.stop.stop("kit: stop")
         pid = int(pidfile.read_text())
-        await _poll(lambda: not _alive(pid), self.stop_bound)
-        survived = _alive(pid)
+        await _poll(lambda: not process_alive(pid), self.stop_bound)
+        survived = process_alive(pid)
         if survived:
             os.kill(pid, 9)
         assert not survived, (

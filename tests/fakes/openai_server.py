@@ -17,7 +17,8 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.model_script import ModelServer, ModelTurn, send_json, send_sse, substitute
+from coordinator.testing.http import send_json
+from tests.fakes.model_script import ModelServer, ModelTurn, send_sse, substitute
 
 __all__ = ["OpenAIResponsesServer", "codex_home"]
 
