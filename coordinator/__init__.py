@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         resolve_enforcement,
         resolve_isolation,
     )
+    from coordinator.lead.types import AgentAssignment, AgentReview, PreparedWave, WaveReport
     from coordinator.model import (
         BreakerLimits,
         Budgets,
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
         WaveBreakerConfig,
     )
     from coordinator.plan import load_plan, parse_plan, plan_waves
+    from coordinator.progress import Progress
     from coordinator.prompting import render_agent_prompt
     from coordinator.registry import AdapterError
     from coordinator.runner import (
@@ -134,6 +136,10 @@ _EXPORTS: dict[str, str] = {
         "coordinator.model",
     ),
     **dict.fromkeys(["load_plan", "parse_plan", "plan_waves"], "coordinator.plan"),
+    **dict.fromkeys(
+        ["AgentAssignment", "AgentReview", "PreparedWave", "WaveReport"], "coordinator.lead.types"
+    ),
+    "Progress": "coordinator.progress",
     "render_agent_prompt": "coordinator.prompting",
     **dict.fromkeys(
         ["AgentRequest", "AgentResult", "AgentRunner", "RunnerProbe", "StopSignal"],
@@ -159,8 +165,10 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "AdapterError",
+    "AgentAssignment",
     "AgentRequest",
     "AgentResult",
+    "AgentReview",
     "AgentRunner",
     "BreakerLimits",
     "Budgets",
@@ -185,6 +193,8 @@ __all__ = [
     "MissingExtraError",
     "Plan",
     "PlanError",
+    "PreparedWave",
+    "Progress",
     "PullRequest",
     "RunnerError",
     "RunnerProbe",
@@ -211,6 +221,7 @@ __all__ = [
     "Usage",
     "Wave",
     "WaveBreakerConfig",
+    "WaveReport",
     "explain_enforcement",
     "explain_isolation",
     "file_carryover",

@@ -252,6 +252,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from coordinator.errors import SeawallError
     from coordinator.plan import load_plan
+    from coordinator.progress import make_progress
     from coordinator.session.engine import Session
 
     plan_path = Path(args.plan)
@@ -264,6 +265,7 @@ def _run(args: argparse.Namespace) -> int:
         runners=adapters.runners,
         tracker=adapters.tracker,
         plan_text=plan_path.read_text(encoding="utf-8"),
+        progress=make_progress(),
     )
     print(f"seawall: session {session.session_id} on {session.repo}", file=sys.stderr)
     try:
@@ -286,9 +288,10 @@ def _demo(args: argparse.Namespace) -> int:
     import anyio
 
     from coordinator.demo import run_demo
+    from coordinator.progress import make_progress
 
     async def main() -> Any:
-        return await run_demo(directory=args.dir, issues_dir=args.issues)
+        return await run_demo(directory=args.dir, issues_dir=args.issues, progress=make_progress())
 
     result = anyio.run(main)
     print()
@@ -396,6 +399,7 @@ def _status(args: argparse.Namespace) -> int:
 def _resume(args: argparse.Namespace) -> int:
     import anyio
 
+    from coordinator.progress import make_progress
     from coordinator.session.engine import Session
 
     probe = open_session(args)
@@ -404,6 +408,7 @@ def _resume(args: argparse.Namespace) -> int:
         probe.session_id,
         runner=_runner(probe.plan, args.runner),
         tracker=_tracker(probe.plan, args),
+        progress=make_progress(),
     )
     session.plan = _accepting(session.plan, args)
     try:

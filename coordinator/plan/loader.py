@@ -52,7 +52,7 @@ def parse_plan(text: str, *, path: str = "<plan>") -> Plan:
     runners = _runners(data.get("runners", {}), path)
     tasks = _tasks(data.get("task", []), path)
     _check_references(session, runners, tasks, path)
-    return Plan(session=session, tasks=tasks, runners=runners, path=path)
+    return Plan(session=session, tasks=tasks, runners=runners, path=path, source=text)
 
 
 def _session(table: Any, path: str) -> SessionConfig:

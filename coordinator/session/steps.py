@@ -23,6 +23,7 @@ from coordinator.git.history import agent_history
 from coordinator.git.repo import pin_base
 from coordinator.git.spiral import detect_spiral
 from coordinator.git.workspaces import prepare_workspaces
+from coordinator.lead.types import AgentAssignment, AgentReview, PreparedWave, WaveReport
 from coordinator.model import Enforcement, Isolation, Status, Task, Wave
 from coordinator.plan.waves import make_wave
 from coordinator.pricing import PriceTable
@@ -281,7 +282,7 @@ class WaveSteps:
         if path.exists():
             close_manifest(path)
 
-    def prompt_for(self, wave: WaveRecord, task: Task) -> str:
+    def prompt_for(self, wave: WaveRecord, task: Task, *, workspace: str = "") -> str:
         context = self._dependency_context(task)
         return render_agent_prompt(
             task,
@@ -290,6 +291,7 @@ class WaveSteps:
             session=self.state.session,
             wave=wave.number,
             extra_context=context,
+            workspace=workspace,
         )
 
     def _dependency_context(self, task: Task) -> str:
@@ -1075,13 +1077,12 @@ class WaveSteps:
 
     # -- step mode ----------------------------------------------------------------------
 
-    async def prepare_for_lead(self) -> dict[str, Any] | None:
+    async def prepare_for_lead(self) -> PreparedWave | None:
         wave = self.state.current_wave
         if wave is None or wave.phase is WavePhase.DONE:
             wave = await self._plan_next()
             if wave is None:
-                await self.finish_session()
-                return None
+                return None  # finishing (and filing) is the lead's next step, not this one
         if wave.phase is WavePhase.PLANNED:
             await self._prepare(wave)
         if wave.phase is WavePhase.PREPARED:
@@ -1090,27 +1091,27 @@ class WaveSteps:
             wave.lead = True
             await self.session.save()
         tasks = {t["id"]: task_from_dict(t) for t in wave.tasks}
-        return {
-            "session": self.state.session,
-            "wave": wave.number,
-            "isolation": wave.isolation,
-            "enforcement": wave.enforcement,
-            "base": wave.base,
-            "scope_manifest": str(self.paths.wave_dir(wave.number) / "scope.json"),
-            "agents": [
-                {
-                    "task": agent.task,
-                    "workspace": agent.workspace,
-                    "branch": agent.branch,
-                    "scope": list(tasks[agent.task].scope),
-                    "max_turns": tasks[agent.task].max_turns or wave.max_turns,
-                    "prompt": self.prompt_for(wave, tasks[agent.task]),
-                }
+        return PreparedWave(
+            session=self.state.session,
+            wave=wave.number,
+            isolation=wave.isolation,
+            enforcement=wave.enforcement,
+            base=wave.base,
+            scope_manifest=str(self.paths.wave_dir(wave.number) / "scope.json"),
+            agents=tuple(
+                AgentAssignment(
+                    task=agent.task,
+                    workspace=agent.workspace,
+                    branch=agent.branch,
+                    scope=tuple(tasks[agent.task].scope),
+                    max_turns=tasks[agent.task].max_turns or wave.max_turns,
+                    prompt=self.prompt_for(wave, tasks[agent.task], workspace=agent.workspace),
+                )
                 for agent in wave.agents
-            ],
-        }
+            ),
+        )
 
-    async def review_from_lead(self, outputs: Mapping[str, str]) -> dict[str, Any]:
+    async def review_from_lead(self, outputs: Mapping[str, str]) -> WaveReport:
         wave = self.state.current_wave
         if wave is None or wave.phase is not WavePhase.DISPATCHED:
             raise StateError("no prepared wave is waiting for review; run `wave prepare` first")
@@ -1130,26 +1131,26 @@ class WaveSteps:
         await self._merge(wave)
         if _merged(wave):
             await self._recover(wave)
-        return {
-            "session": self.state.session,
-            "wave": wave.number,
-            "phase": str(self.state.phase),
-            "agents": [
-                {
-                    "task": a.task,
-                    "status": a.status,
-                    "summary": a.summary,
-                    "remaining": a.remaining,
-                    "merged": a.merged,
-                    "issue": None if a.issue is None else a.issue.number,
-                }
+        return WaveReport(
+            session=self.state.session,
+            wave=wave.number,
+            phase=str(self.state.phase),
+            agents=tuple(
+                AgentReview(
+                    task=a.task,
+                    status=None if a.status is None else str(a.status),
+                    summary=a.summary,
+                    remaining=a.remaining,
+                    merged=a.merged,
+                    issue=None if a.issue is None else a.issue.number,
+                )
                 for a in wave.agents
-            ],
-            "set_aside": wave.set_aside,
-            "pending": [t["id"] for t in self.state.pending],
-            "checks": wave.checks,
-            "halt": self.state.halt or None,
-        }
+            ),
+            pending=tuple(t["id"] for t in self.state.pending),
+            set_aside=wave.set_aside,
+            checks=wave.checks,
+            halt=self.state.halt or None,
+        )
 
 
 def _merged(wave: WaveRecord) -> bool:
