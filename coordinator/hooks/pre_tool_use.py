@@ -13,6 +13,7 @@ check is allowed outright.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -143,13 +144,35 @@ def _check_path(ctx: HookContext, path: str, cwd: Path) -> Verdict:
     verdict = matcher.check(path, cwd=cwd)
     if verdict.allowed:
         return ALLOW
-    problem = _scope_problem(verdict.reason, matcher)
-    return decide(ctx.enforcement, error_class=ErrorClass.SCOPE_DENIED, problem=problem)
+    outside = verdict.path.startswith("/") and ctx.agent is not None
+    problem = _scope_problem(verdict.reason, matcher, outside=outside)
+    enforcement = ctx.enforcement
+    if outside and enforcement is Enforcement.WARN and _in_other_checkout(ctx, verdict.path):
+        # a worktree wave only warns because the worktree isolates the agent; a write
+        # into the main checkout or another agent's worktree is what it did not stop
+        enforcement = Enforcement.STRICT
+    return decide(enforcement, error_class=ErrorClass.SCOPE_DENIED, problem=problem)
 
 
-def _scope_problem(reason: str, matcher: ScopeMatcher) -> str:
+def _in_other_checkout(ctx: HookContext, path: str) -> bool:
+    """Whether ``path`` (resolved, absolute) is in the repository's main checkout or in
+    the workspace of another agent of the wave."""
+    if ctx.manifest is None:
+        return False
+    roots = {ctx.manifest.repo, *(agent.workspace for agent in ctx.manifest.agents)}
+    for root in roots:
+        real = os.path.realpath(root).rstrip("/") + "/"
+        if path.startswith(real) or path == real.rstrip("/"):
+            return True
+    return False
+
+
+def _scope_problem(reason: str, matcher: ScopeMatcher, *, outside: bool = False) -> str:
+    """The refusal the agent reads: what it may change, and, for a path outside its
+    workspace, where all its work happens."""
     grants = ", ".join(grant for grant, _ in matcher.grants) or "no files"
-    return f"{reason} (this task may change: {grants})"
+    where = f"; all its work happens in {matcher.workspace}" if outside else ""
+    return f"{reason} (this task may change: {grants}{where})"
 
 
 def _check_bash(ctx: HookContext, command: str, env: Mapping[str, str]) -> list[Verdict]:
