@@ -14,6 +14,7 @@ check is allowed outright.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,10 @@ from coordinator.scope.programs import variable_reason
 from coordinator.scope.tools import other_tool_paths
 from coordinator.shell import ShellParseError, SimpleCommand, read_line
 
-__all__ = ["FILE_TOOLS", "check_call", "handle"]
+__all__ = ["FILE_TOOLS", "SEAWALL_TOOL", "check_call", "handle"]
+
+#: seawall's MCP tools: registered as ``seawall`` or through the Claude Code plugin
+SEAWALL_TOOL = re.compile(r"mcp__(?:plugin_seawall_)?seawall__[A-Za-z0-9_-]+")
 
 FILE_TOOLS: Mapping[str, str] = {
     "Edit": "file_path",
@@ -109,7 +113,18 @@ def check_call(
         return _nonallow(_check_bash(ctx, command, env or {}))
     if ctx.manifest is None and ctx.failure in (None, Failure.NO_SESSION):
         return []  # not a seawall agent: only the command gate applies
+    if SEAWALL_TOOL.fullmatch(tool):
+        return _check_seawall_tool(ctx, tool)
     return _nonallow(_check_other_tool(ctx, tool, tool_input))
+
+
+def _check_seawall_tool(ctx: HookContext, tool: str) -> list[Verdict]:
+    """seawall's own MCP tools (``next``, ``status``, ...) are the lead's: its call is
+    never judged as an agent's write; an agent of the wave may not step the session."""
+    if ctx.agent is None and ctx.how != "agent_id":
+        return []
+    problem = f"{tool}: seawall's steps are the lead's, not an agent's; report your STATUS"
+    return [decide(Enforcement.STRICT, error_class=ErrorClass.COMMAND_BLOCKED, problem=problem)]
 
 
 def _check_other_tool(ctx: HookContext, tool: str, tool_input: Mapping[str, Any]) -> list[Verdict]:
