@@ -219,18 +219,7 @@ def _from_identity(cwd: Path, repo: Path, identity: Identity, fallback: Enforcem
         manifest = load_manifest(path, session=identity.session, digest="")
     except (ManifestError, ConfigurationError) as exc:
         return failed(Failure.MANIFEST_CORRUPT, str(exc))
-    agent = manifest.agent(identity.task)
-    if agent is None:
-        return HookContext(
-            cwd=cwd,
-            repo=repo,
-            enforcement=manifest.enforcement,
-            manifest=manifest,
-            failure=Failure.UNKNOWN_AGENT,
-            detail=f"task {identity.task!r} has no scope in wave {manifest.wave}",
-            how="agent_id",
-        )
-    return _agent_context(cwd, repo, manifest, agent, "agent_id")
+    return _named_task(cwd, repo, manifest, identity.task, "agent_id")
 
 
 def _edit_target(payload: Mapping[str, object], cwd: Path) -> Path | None:
@@ -286,6 +275,12 @@ def _with_task(
     task = env.get("SEAWALL_TASK_ID", "").strip()
     if not task:
         return _agent_context(cwd, repo, manifest, _agent_by_cwd(manifest, cwd), "env")
+    return _named_task(cwd, repo, manifest, task, "env")
+
+
+def _named_task(cwd: Path, repo: Path, manifest: ScopeManifest, task: str, how: str) -> HookContext:
+    """The context of the task a runner or an identity line names; a task the manifest
+    does not have is a guard failure."""
     agent = manifest.agent(task)
     if agent is None:
         return HookContext(
@@ -295,9 +290,9 @@ def _with_task(
             manifest=manifest,
             failure=Failure.UNKNOWN_AGENT,
             detail=f"task {task!r} has no scope in wave {manifest.wave}",
-            how="env",
+            how=how,
         )
-    return _agent_context(cwd, repo, manifest, agent, "env")
+    return _agent_context(cwd, repo, manifest, agent, how)
 
 
 def _from_manifests(

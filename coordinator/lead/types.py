@@ -49,8 +49,19 @@ def to_plain(value: object) -> Any:
     return value
 
 
+class _Document:
+    """``to_json()`` for the step-mode types: their fields (and ``"schema"``, for a
+    document a command prints) as JSON data."""
+
+    __slots__ = ()
+
+    def to_json(self) -> dict[str, Any]:
+        result: dict[str, Any] = to_plain(self)
+        return result
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AgentAssignment:
+class AgentAssignment(_Document):
     """One agent a lead dispatches: give it ``prompt`` verbatim, working in ``workspace``.
 
     ``scope`` is what it may write (globs relative to the workspace); ``branch`` is the
@@ -63,13 +74,9 @@ class AgentAssignment:
     max_turns: int
     prompt: str
 
-    def to_json(self) -> dict[str, Any]:
-        result: dict[str, Any] = to_plain(self)
-        return result
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PreparedWave:
+class PreparedWave(_Document):
     """A wave ready for the lead to dispatch (``seawall wave prepare``)."""
 
     SCHEMA: ClassVar[str] = "seawall.wave-prepare/1"
@@ -82,10 +89,6 @@ class PreparedWave:
     scope_manifest: str  # the path of the wave's scope manifest
     agents: tuple[AgentAssignment, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        result: dict[str, Any] = to_plain(self)
-        return result
-
     def agent(self, task: str) -> AgentAssignment:
         """The assignment of ``task``; KeyError when the wave has none."""
         for assignment in self.agents:
@@ -95,7 +98,7 @@ class PreparedWave:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AgentReview:
+class AgentReview(_Document):
     """What the review made of one agent's work."""
 
     task: str
@@ -105,13 +108,9 @@ class AgentReview:
     merged: bool
     issue: int | None  # the carryover issue filed (or found) for it
 
-    def to_json(self) -> dict[str, Any]:
-        result: dict[str, Any] = to_plain(self)
-        return result
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WaveReport:
+class WaveReport(_Document):
     """A reviewed wave (``seawall wave review``): each agent's review, what is pending.
 
     ``set_aside`` names the files changed outside every scope that were put on a ref
@@ -128,10 +127,6 @@ class WaveReport:
     set_aside: Mapping[str, Any] | None = None
     checks: Mapping[str, Any] | None = None
     halt: Mapping[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        result: dict[str, Any] = to_plain(self)
-        return result
 
     def agent(self, task: str) -> AgentReview:
         """The review of ``task``; KeyError when the wave has none."""
