@@ -5,7 +5,9 @@ session's BLOCKED.md notes pass), then the file scope of Edit, Write, MultiEdit 
 NotebookEdit; for Bash the command policy of every simple command (for an agent, the
 allow-list: ``coordinator.scope.programs`` and ``coordinator.scope.gitpolicy``) plus
 the scope of every file the command visibly writes; any other tool (MCP tools and the
-rest) by its path-like arguments (``coordinator.scope.tools``). Outside a seawall
+rest) by its path-like arguments (``coordinator.scope.tools``), except seawall's own MCP
+tools, which are the lead's (refused to an agent). A write an agent makes into the main
+checkout or another agent's workspace is refused even where the wave only warns. Outside a seawall
 session only the command gate (the default deny list) applies, as a hard deny. In a
 headless run seawall drives (``SEAWALL_PERMISSIONS=hook``) a call that passes every
 check is allowed outright.

@@ -154,3 +154,16 @@ def test_the_identity_line_is_read_from_the_first_prompt_only(
     assert subagent_identity({"transcript_path": lead}) is None  # the lead's own call
     escape = {"agent_id": "../../etc/x", "transcript_path": lead}
     assert subagent_identity(escape) is None
+
+
+def test_seawall_tools_are_the_leads_not_an_agents(tmp_path: Path) -> None:
+    repo, wave = _prepare(tmp_path, "none")
+    prompts = {a["task"]: a["prompt"] for a in wave["agents"]}
+    lead = _subagent(tmp_path / "claude", "a1f00", prompts["app"])
+    outputs = {"outputs": {"app": "STATUS: done — x"}}
+    for tool in ("mcp__seawall__next", "mcp__plugin_seawall_seawall__next"):
+        assert "deny" not in _pre(repo, repo, outputs, tool=tool, transcript_path=lead)
+        refused = _pre(repo, repo, outputs, tool=tool, agent_id="a1f00", transcript_path=lead)
+        assert "seawall's steps are the lead's" in refused
+    # any other tool without a path to judge is still refused to the lead in strict
+    assert "deny" in _pre(repo, repo, {"x": 1}, tool="mcp__other__do_thing", transcript_path=lead)
