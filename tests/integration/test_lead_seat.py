@@ -69,6 +69,28 @@ def test_every_cli_output_of_the_loop_matches_its_schema(tmp_path: Path) -> None
     assert finished.returncode == ExitCode.ERROR and "nothing to prepare" in finished.stderr
 
 
+def test_prepare_with_nothing_left_says_done_and_leaves_finishing_to_finish(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
+    plan = tmp_path / "one.toml"
+    plan.write_text(
+        '[session]\nname = "one"\n[[task]]\nid = "app"\nprompt = "Bump."\nscope = ["src/app.py"]\n'
+    )
+    where = ("--repo", str(repo))
+    seawall("wave", "prepare", str(plan), *where, cwd=repo, check=True)
+    outputs = json.dumps({"outputs": {"app": "STATUS: done — bumped"}})
+    seawall("wave", "review", *where, cwd=repo, stdin=outputs, check=True)
+    events = next((repo / ".seawall").glob("one-*/events.jsonl"))
+    before = events.read_text()
+    done = _checked(seawall("wave", "prepare", *where, cwd=repo, check=True).stdout)
+    assert done["schema"] == "seawall.wave-done/1" and done["done"] is True
+    assert "wave finish" in done["then"]
+    assert events.read_text() == before  # preparing recorded nothing: no filing, no finish
+    assert json.loads(seawall("status", "--json", *where, cwd=repo).stdout)["phase"] == "running"
+    finished = seawall("wave", "finish", *where, cwd=repo, check=True)
+    assert json.loads(finished.stdout)["phase"] == "done"
+    assert '"session_finished"' in events.read_text()
+
+
 def test_a_schema_refuses_a_document_that_drifted(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
     plan = _plan(tmp_path, "drift")
