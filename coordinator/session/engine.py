@@ -173,7 +173,10 @@ class Session:
             raise StateError(f"no unfinished seawall session in {root}/.seawall")
         state = StateStore(root, session_id).load()
         if not state.plan_text:
-            raise StateError(f"session {session_id} has no recorded plan; it cannot be resumed")
+            raise StateError(
+                f"session {session_id} has no recorded plan (its Plan was built in Python, "
+                "not parsed from TOML); it cannot be reopened"
+            )
         plan = parse_plan(state.plan_text, path=state.plan_path or "<recorded plan>")
         session = cls(plan, repo=root, session_id=session_id, plan_text=state.plan_text, **kwargs)
         session.state = state
