@@ -40,6 +40,10 @@ if TYPE_CHECKING:
     from coordinator.isolation import explain_isolation as explain_isolation
     from coordinator.isolation import resolve_enforcement as resolve_enforcement
     from coordinator.isolation import resolve_isolation as resolve_isolation
+    from coordinator.lead.types import AgentAssignment as AgentAssignment
+    from coordinator.lead.types import AgentReview as AgentReview
+    from coordinator.lead.types import PreparedWave as PreparedWave
+    from coordinator.lead.types import WaveReport as WaveReport
     from coordinator.model import BreakerLimits as BreakerLimits
     from coordinator.model import Budgets as Budgets
     from coordinator.model import ChecksPolicy as ChecksPolicy
@@ -60,6 +64,7 @@ if TYPE_CHECKING:
     from coordinator.plan import load_plan as load_plan
     from coordinator.plan import parse_plan as parse_plan
     from coordinator.plan import plan_waves as plan_waves
+    from coordinator.progress import Progress as Progress
     from coordinator.prompting import render_agent_prompt as render_agent_prompt
     from coordinator.registry import AdapterError as AdapterError
     from coordinator.runner import AgentRequest as AgentRequest
@@ -119,6 +124,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "resolve_enforcement",
         "resolve_isolation",
     ),
+    "coordinator.lead.types": (
+        "AgentAssignment",
+        "AgentReview",
+        "PreparedWave",
+        "WaveReport",
+    ),
     "coordinator.model": (
         "BreakerLimits",
         "Budgets",
@@ -143,6 +154,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "parse_plan",
         "plan_waves",
     ),
+    "coordinator.progress": ("Progress",),
     "coordinator.prompting": ("render_agent_prompt",),
     "coordinator.registry": ("AdapterError",),
     "coordinator.runner": (

@@ -284,12 +284,16 @@ class SessionConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Plan:
-    """A validated plan: the session configuration and its tasks, in file order."""
+    """A validated plan: the session configuration and its tasks, in file order.
+
+    A plan parsed from TOML keeps its ``source``; a session records it and reopens from
+    it (a plan built in Python has none, so its session cannot be reopened)."""
 
     session: SessionConfig
     tasks: tuple[Task, ...]
     runners: Mapping[str, RunnerSpec] = field(default_factory=lambda: MappingProxyType({}))
     path: str | None = None
+    source: str = field(default="", repr=False, compare=False)  # the TOML parsed, if any
 
     def task(self, task_id: str) -> Task:
         for task in self.tasks:

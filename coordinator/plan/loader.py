@@ -62,7 +62,7 @@ def _plan(data: Mapping[str, Any], path: str) -> Plan:
     runners = _runners(data.get("runners", {}), path)
     tasks = _tasks(data.get("task", []), path)
     _check_references(session, runners, tasks, path)
-    return Plan(session=session, tasks=tasks, runners=runners, path=path)
+    return Plan(session=session, tasks=tasks, runners=runners, path=path, source=text)
 
 
 def _line(text: str, error: PlanError) -> int | None:

@@ -24,6 +24,7 @@ EXPECTED = {
     "parse_plan", "parse_status", "plan_waves", "render_agent_prompt", "resolve_enforcement",
     "resolve_isolation", "AdapterError", "Capability", "PullRequest", "TrackerRateLimitError",
     "TrackerUnavailableError", "tracker_options",
+    "AgentAssignment", "AgentReview", "PreparedWave", "Progress", "WaveReport",
 }  # fmt: skip
 
 
