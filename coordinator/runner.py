@@ -35,6 +35,7 @@ import anyio
 
 from coordinator.errors import ConfigurationError
 from coordinator.events import Event, Final, ToolCall, Turn, Usage
+from coordinator.hooks.wire import SOCKET_ENV
 from coordinator.model import RunnerSpec
 from coordinator.pricing import PriceTable
 from coordinator.sandbox.policy import SandboxPolicy
@@ -153,7 +154,7 @@ class AgentRequest:
             env["SEAWALL_MANIFEST"] = str(Path(self.manifest).absolute())
             env["SEAWALL_MANIFEST_SHA256"] = self.manifest_sha256
         if self.hook_socket is not None:
-            env["SEAWALL_HOOK_SOCKET"] = str(self.hook_socket)
+            env[SOCKET_ENV] = str(self.hook_socket)
         return env
 
 
