@@ -83,6 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = run(argv)
         if code is not None:
             return code
+    if argv == ["--version"]:  # a constant: no parser needed to print it
+        from coordinator.version import __version__
+
+        print(f"seawall {__version__}")
+        return 0
     from coordinator.cli.parsing import run_command
 
     return run_command(argv)

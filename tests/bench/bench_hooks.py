@@ -97,7 +97,7 @@ def run() -> list[BenchResult]:
                 "post-tool-use", post, agent_env
             ),
         }
-        results = [_in_process(repo, agent_env, bash, baseline), *served]
+        results = [_in_process(repo, agent_env, bash, baseline), version_figure(bare), *served]
         for name, func in figures.items():
             func()  # warm the file cache
             figure, base = _paired(func, bare)
@@ -112,6 +112,25 @@ def run() -> list[BenchResult]:
                 )
             )
         return results
+
+
+def version_figure(bare: Callable[[], object]) -> BenchResult:
+    """``seawall --version``: a constant, printed before any command module loads."""
+
+    def version() -> object:
+        return subprocess.run([SEAWALL, "--version"], check=True, capture_output=True)
+
+    version()
+    figure, base = _paired(version, bare)
+    return BenchResult(
+        name="seawall --version",
+        figure=figure * 1000,
+        baseline=base * 1000,
+        unit="ms/call",
+        baseline_name="python -c pass",
+        target="<= 2x",
+        note=f"median of {RUNS}",
+    )
 
 
 def _served_figures(
