@@ -7,8 +7,6 @@ here; submodules hold the details. Names load on first use, so importing ``coord
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a start-up cost)
 if TYPE_CHECKING:
     from typing import Any
@@ -190,6 +188,8 @@ def __getattr__(name: str) -> Any:
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'coordinator' has no attribute {name!r}")
+    import importlib  # here, not at import: a hook call never needs it
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

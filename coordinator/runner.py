@@ -35,6 +35,7 @@ import anyio
 
 from coordinator.errors import ConfigurationError
 from coordinator.events import Event, Final, ToolCall, Turn, Usage
+from coordinator.hooks.wire import SOCKET_ENV
 from coordinator.model import RunnerSpec
 from coordinator.pricing import PriceTable
 from coordinator.sandbox.policy import SandboxPolicy
@@ -114,6 +115,8 @@ class AgentRequest:
     (its parent directory is created); None keeps no transcript. ``manifest`` is the
     wave's scope manifest and ``manifest_sha256`` its digest: the agent's hooks are told
     both, so they never look for a manifest where the agent could have written one.
+    ``hook_socket`` is where the session's hook server answers this agent's hook calls
+    (None: each hook call decides in its own process).
     """
 
     task_id: str
@@ -128,6 +131,7 @@ class AgentRequest:
     sandbox: SandboxPolicy | None = None
     manifest: Path | None = None
     manifest_sha256: str = ""
+    hook_socket: Path | None = None
     stop: StopSignal = field(default_factory=StopSignal, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -149,6 +153,8 @@ class AgentRequest:
         if self.manifest is not None:
             env["SEAWALL_MANIFEST"] = str(Path(self.manifest).absolute())
             env["SEAWALL_MANIFEST_SHA256"] = self.manifest_sha256
+        if self.hook_socket is not None:
+            env[SOCKET_ENV] = str(self.hook_socket)
         return env
 
 
