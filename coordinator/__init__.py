@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         AgentRunner,
         RunnerProbe,
         StopSignal,
+        runner_options,
     )
     from coordinator.session.engine import Session, SessionResult
     from coordinator.status import parse_status
@@ -136,7 +137,14 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["load_plan", "parse_plan", "plan_waves"], "coordinator.plan"),
     "render_agent_prompt": "coordinator.prompting",
     **dict.fromkeys(
-        ["AgentRequest", "AgentResult", "AgentRunner", "RunnerProbe", "StopSignal"],
+        [
+            "AgentRequest",
+            "AgentResult",
+            "AgentRunner",
+            "RunnerProbe",
+            "StopSignal",
+            "runner_options",
+        ],
         "coordinator.runner",
     ),
     **dict.fromkeys(["Session", "SessionResult"], "coordinator.session.engine"),
@@ -222,6 +230,7 @@ __all__ = [
     "render_agent_prompt",
     "resolve_enforcement",
     "resolve_isolation",
+    "runner_options",
     "tracker_options",
 ]
 

@@ -35,7 +35,8 @@ import anyio
 
 from coordinator.errors import ConfigurationError
 from coordinator.events import Event, Final, ToolCall, Turn, Usage
-from coordinator.model import RunnerSpec
+from coordinator.model import OptionValue, RunnerSpec
+from coordinator.options import OptionTypes, check_options
 from coordinator.pricing import PriceTable
 from coordinator.sandbox.policy import SandboxPolicy
 
@@ -50,6 +51,7 @@ __all__ = [
     "RunnerProbe",
     "StopSignal",
     "build_runner",
+    "runner_options",
 ]
 
 EmitFn = Callable[[Event], Awaitable[None]] | Callable[[Event], None]
@@ -387,6 +389,24 @@ class AgentRunner(abc.ABC):
             f"runner {spec.name!r}: kind {spec.kind!r} cannot be configured from a plan; "
             "pass a runner instance to the session instead"
         )
+
+
+def runner_options(spec: RunnerSpec, known: OptionTypes) -> dict[str, OptionValue]:
+    """The ``options`` of ``[runners.NAME]`` a runner accepts, checked against ``known``.
+
+    ``known`` maps each option to its type(s): ``str``, ``int``, ``float``, ``bool`` or
+    ``tuple`` (a list of strings); an int is accepted where a float is, and a number
+    option also accepts its decimal text (``"2.5"``). An unknown key or a wrong type is a
+    ``ConfigurationError`` naming ``runners.NAME.options.KEY``, with the nearest known
+    key suggested.
+    """
+    return check_options(
+        spec.options,
+        known,
+        field=f"runners.{spec.name}.options",
+        owner=f"the {spec.kind} runner",
+        numeric_text=True,
+    )
 
 
 def build_runner(spec: RunnerSpec) -> AgentRunner:

@@ -57,7 +57,8 @@ from adapters.runners._ray_wire import (
 )
 from coordinator.errors import ConfigurationError, MissingExtraError, RunnerError
 from coordinator.git.repo import common_dir, open_repository
-from coordinator.model import RunnerSpec
+from coordinator.model import OptionValue, RunnerSpec
+from coordinator.options import options_text
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn, Emitter
 
 __all__ = ["RayRunner", "parse_memory"]
@@ -212,8 +213,8 @@ class RayRunner(AgentRunner):
     def from_spec(cls, spec: RunnerSpec) -> Self:
         """Build from ``[runners.NAME]``: ``options.inner`` is the wrapped runner's kind,
         ``inner.KEY`` options are its options; ``argv``, ``model`` and ``env`` are its."""
-        options = dict(spec.options)
-        inner_options = {
+        options = options_text(spec.options, field=f"runners.{spec.name}.options")
+        inner_options: dict[str, OptionValue] = {
             key.removeprefix("inner."): options.pop(key)
             for key in list(options)
             if key.startswith("inner.")
