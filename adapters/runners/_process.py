@@ -78,11 +78,13 @@ def resolve_executable(name: str, env: Mapping[str, str], *, task_id: str) -> st
 
 
 def agent_environment(request: AgentRequest, extra: Mapping[str, str]) -> dict[str, str]:
-    """The agent's environment: ours, the runner's ``env``, the request's, then SEAWALL_*."""
+    """The agent's environment: ours, the runner's ``env``, the request's, then SEAWALL_*;
+    ``PWD`` is the workspace (some CLIs take their project from it, not from the cwd)."""
     env = dict(os.environ)
     env.update(extra)
     env.update(request.env)
     env.update(request.seawall_env())
+    env["PWD"] = str(request.workspace)
     return env
 
 
