@@ -3,8 +3,9 @@
 
 Codex reaches the Responses API through a ``model_providers`` entry with
 ``base_url = "<origin>/v1"`` and ``wire_api = "responses"`` (see ``codex_home``). A
-``Call`` named ``apply_patch`` is sent as a free-form tool call (its input is the patch text); any other call is a
-function call with JSON arguments (``exec_command``/``shell`` take ``cmd``/``command``).
+``Call`` named ``apply_patch`` is sent as a free-form tool call (its input is the patch
+text); any other call is a function call with JSON arguments (``exec_command``/``shell``
+take ``cmd``/``command``).
 An argument whose value is ``"{session}"`` becomes the id of the newest running command
 session Codex reported (``Process running with session ID N``), for ``write_stdin``.
 

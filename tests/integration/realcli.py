@@ -4,7 +4,8 @@ models.
 ``agent_clis`` installs the pinned CLIs (once per machine, see ``tests.fakes.agent_clis``)
 and puts them on PATH; ``claude_env`` / ``codex_env`` / ``opencode_env`` give an
 environment that points a CLI at a scripted model server and keeps its state (HOME,
-CODEX_HOME, the XDG directories) in the test's temporary directory. Import the fixtures into a test module to use them.
+CODEX_HOME, the XDG directories) in the test's temporary directory. Import the fixtures
+into a test module to use them.
 """
 
 from __future__ import annotations
