@@ -30,6 +30,7 @@ from adapters.runners._process import (
     process_result,
     spawn_agent,
 )
+from adapters.runners.tools import ToolGate, ToolNames, strict_scope
 from coordinator.errors import ConfigurationError
 from coordinator.events import Final, Message
 from coordinator.model import RunnerSpec
@@ -102,7 +103,8 @@ class CommandRunner(AgentRunner):
 
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
         """Run the command for ``request``; see ``AgentRunner`` for the duties."""
-        emitter = Emitter(emit)
+        strict = self.output is OutputFormat.STREAM_JSON and strict_scope(request)
+        emitter = ToolGate(emit, names=ToolNames(), request=request, strict=strict)
         with tempfile.TemporaryDirectory(prefix="seawall-prompt-") as scratch:
             prompt_file = _write_prompt(request, Path(scratch))
             env = agent_environment(request, self.env)

@@ -33,10 +33,10 @@ from adapters.runners._process import (
     process_result,
     spawn_agent,
 )
-from adapters.runners.tools import CANONICAL_TOOLS, Tool, ToolNames
+from adapters.runners.tools import CANONICAL_TOOLS, Tool, ToolGate, ToolNames, strict_scope
 from coordinator.errors import ConfigurationError
-from coordinator.events import Event, ToolCall
-from coordinator.model import Enforcement, RunnerSpec
+from coordinator.events import Event
+from coordinator.model import RunnerSpec
 from coordinator.options import OptionTypes
 from coordinator.pricing import PriceTable
 from coordinator.runner import (
@@ -48,7 +48,6 @@ from coordinator.runner import (
     RunnerProbe,
     runner_options,
 )
-from coordinator.scope.manifest import ManifestError, load_manifest
 
 __all__ = [
     "CANONICAL_TOOLS",
@@ -57,6 +56,7 @@ __all__ = [
     "ProcessOutcome",
     "StreamingCliRunner",
     "Tool",
+    "ToolGate",
     "ToolNames",
     "strict_scope",
 ]
@@ -69,22 +69,6 @@ class LineParser(Protocol):
     def feed(self, line: str) -> list[Event]: ...
 
     def finish(self) -> list[Event]: ...
-
-
-def strict_scope(request: AgentRequest) -> bool:
-    """Whether the request's wave enforces scope strictly (its manifest says so; a
-    manifest that cannot be trusted counts as strict)."""
-    if request.manifest is None:
-        return False
-    try:
-        manifest = load_manifest(
-            Path(request.manifest),
-            session=request.session or None,
-            digest=request.manifest_sha256 or None,
-        )
-    except ManifestError:
-        return True
-    return manifest.enforcement is Enforcement.STRICT
 
 
 class StreamingCliRunner(AgentRunner):
@@ -191,7 +175,9 @@ class StreamingCliRunner(AgentRunner):
         """An ``Emitter`` that normalises tool names and, in a strict wave, stops the
         agent at its first call of a tool seawall does not know (``ToolNames.refusal``)."""
         strict = self.refuses_unknown_tools and strict_scope(request)
-        return _CliEmitter(emit, names=self.tool_names, request=request, strict=strict)
+        return ToolGate(
+            emit, names=self.tool_names, request=request, strict=strict, prices=PriceTable()
+        )
 
     async def spawn(
         self,
@@ -212,26 +198,3 @@ class StreamingCliRunner(AgentRunner):
             kill_grace=self.kill_grace,
             state=self.state_paths(env),
         )
-
-
-class _CliEmitter(Emitter):
-    """Normalises each event's tool names before it is counted and delivered; in a
-    strict wave, stops the agent at its first call of an unknown tool."""
-
-    __slots__ = ("_names", "_request", "_strict")
-
-    def __init__(
-        self, emit: EmitFn, *, names: ToolNames, request: AgentRequest, strict: bool
-    ) -> None:
-        super().__init__(emit, prices=PriceTable())
-        self._names = names
-        self._request = request
-        self._strict = strict
-
-    async def __call__(self, event: Event) -> None:
-        event = self._names.normalise(event)
-        await super().__call__(event)
-        if self._strict and isinstance(event, ToolCall) and not self._request.stop.is_set:
-            reason = self._names.refusal(event)
-            if reason is not None:
-                self._request.stop.stop(f"scope (strict): {reason}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -25,9 +26,13 @@ from coordinator.events import (
     ToolCall,
     ToolResult,
 )
+from coordinator.model import Enforcement
+from coordinator.pricing import PriceTable
+from coordinator.runner import AgentRequest, EmitFn, Emitter
+from coordinator.scope.manifest import ManifestError, load_manifest
 from coordinator.scope.tools import BUILT_IN_READERS, other_tool_paths
 
-__all__ = ["CANONICAL_TOOLS", "Tool", "ToolNames"]
+__all__ = ["CANONICAL_TOOLS", "Tool", "ToolGate", "ToolNames", "strict_scope"]
 
 CANONICAL_TOOLS = EDIT_TOOLS | READ_TOOLS | SHELL_TOOLS | SUBAGENT_TOOLS | BUILT_IN_READERS
 """Every tool name seawall understands without a mapping."""
@@ -101,3 +106,49 @@ class ToolNames:
             f"unrecognised tool {call.name!r} may write files: seawall cannot check its "
             "scope; map it to a canonical tool name in the runner's tool names"
         )
+
+
+def strict_scope(request: AgentRequest) -> bool:
+    """Whether the request's wave enforces scope strictly (its manifest says so; a
+    manifest that cannot be trusted counts as strict)."""
+    if request.manifest is None:
+        return False
+    try:
+        manifest = load_manifest(
+            Path(request.manifest),
+            session=request.session or None,
+            digest=request.manifest_sha256 or None,
+        )
+    except ManifestError:
+        return True
+    return manifest.enforcement is Enforcement.STRICT
+
+
+class ToolGate(Emitter):
+    """An ``Emitter`` that makes each event's tool names canonical before it is counted
+    and delivered, and with ``strict`` stops the agent (``request.stop``) at its first
+    call of a tool seawall does not know, with ``ToolNames.refusal`` as the reason."""
+
+    __slots__ = ("_names", "_request", "_strict")
+
+    def __init__(
+        self,
+        emit: EmitFn,
+        *,
+        names: ToolNames,
+        request: AgentRequest,
+        strict: bool,
+        prices: PriceTable | None = None,
+    ) -> None:
+        super().__init__(emit, prices=prices)
+        self._names = names
+        self._request = request
+        self._strict = strict
+
+    async def __call__(self, event: Event) -> None:
+        event = self._names.normalise(event)
+        await super().__call__(event)
+        if self._strict and isinstance(event, ToolCall) and not self._request.stop.is_set:
+            reason = self._names.refusal(event)
+            if reason is not None:
+                self._request.stop.stop(f"scope (strict): {reason}")
