@@ -113,7 +113,7 @@ class AgentRequest:
     (its parent directory is created); None keeps no transcript. ``sandbox`` is what the
     agent's processes may write (enforced by the kernel for subprocess agents); None runs
     them unsandboxed, still under the supervisor that ends every process they start.
-    (its parent directory is created); None keeps no transcript. ``manifest`` is the
+    ``manifest`` is the
     wave's scope manifest and ``manifest_sha256`` its digest: the agent's hooks are told
     both, so they never look for a manifest where the agent could have written one.
     """
@@ -382,6 +382,7 @@ class AgentRunner(abc.ABC):
     def from_spec(cls, spec: RunnerSpec) -> Self:
         """Build a runner from a plan's ``[runners.NAME]`` table.
 
+        ``spec.options`` are typed TOML values; check them with ``runner_options``.
         Runners that cannot be configured from a plan (a Python callable) refuse with a
         ``ConfigurationError``; pass an instance to the library instead.
         """
