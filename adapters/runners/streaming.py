@@ -19,6 +19,7 @@ each one to the constructor as a keyword argument of the same name.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -107,13 +108,13 @@ class StreamingCliRunner(AgentRunner):
 
     # -- what a subclass gives -----------------------------------------------------------
 
+    @abc.abstractmethod
     def argv(self, request: AgentRequest) -> list[str]:
         """The command line for ``request`` (the prompt goes on stdin)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def parser(self) -> LineParser:
         """A fresh parser for one run."""
-        raise NotImplementedError
 
     def state_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
         """Directories of the CLI's own state (config, sessions, caches) the OS sandbox
