@@ -18,7 +18,7 @@ class ExitCode(IntEnum):
     OK = 0  # every task finished and every merged wave passed its checks
     ERROR = 1  # an error of the caller or the environment; the message says what to change
     USAGE = 2  # a command line seawall does not understand
-    HALTED = 3  # the wave breaker halted the session
+    HALTED = 3  # the wave breaker (or the session's time budget) halted the session
     CARRYOVER = 4  # finished, with carryover issues for what is left
     NOTHING_SUCCEEDED = 5  # finished, and nothing succeeded
     RATE_LIMITED = 6  # every failure was a provider rate limit
@@ -34,7 +34,8 @@ MEANINGS: Mapping[ExitCode, str] = MappingProxyType(
         "to change)",
         ExitCode.USAGE: "a command line seawall does not understand (the usage says why)",
         ExitCode.HALTED: "the wave breaker halted the session: fix the cause, then "
-        "`seawall resume` (or `seawall kill`)",
+        "`seawall resume` (or `seawall kill`); or it ran its `budgets.session_minutes`: "
+        "`seawall resume` grants as many again",
         ExitCode.CARRYOVER: "finished, with carryover issues for what is left",
         ExitCode.NOTHING_SUCCEEDED: "finished, and nothing succeeded",
         ExitCode.RATE_LIMITED: "nothing succeeded and every failure was a provider rate limit",

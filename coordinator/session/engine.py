@@ -11,90 +11,42 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import secrets
 import time
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from coordinator.errors import StateError
-from coordinator.events import Event, ToolCall
-from coordinator.exitcodes import ExitCode
+from coordinator.filing import CarryoverFiler, RetryPolicy
 from coordinator.git.cleanup import remove_stale_check_worktrees
+from coordinator.git.repo import ensure_excluded, open_repository, pin_base, require_no_operation
+from coordinator.git.workspaces import require_clean_worktree
 from coordinator.model import Plan, RunnerSpec, Status, Task
+from coordinator.notify import Notifier
 from coordinator.plan.loader import parse_plan
+from coordinator.preflight import preflight_runners
 from coordinator.progress import Progress, make_progress
-from coordinator.runner import AgentRunner, RunCounter, build_runner
+from coordinator.report import report_path, write_report
+from coordinator.runner import AgentRunner, build_runner
 from coordinator.sandbox.agents import sandbox_notice
-from coordinator.session.tasks import task_from_dict
-from coordinator.state.ledger import (
-    SessionPhase,
-    SessionState,
-)
+from coordinator.session.clock import Clock, SessionClock
+from coordinator.session.context import WaveContext
+from coordinator.session.loop import advance
+from coordinator.session.phases.finish import finish_session
+from coordinator.session.phases.lead import prepare_for_lead, review_from_lead
+from coordinator.session.result import SessionResult, rate_limited
+from coordinator.session.tasks import task_from_dict, task_to_dict
+from coordinator.session.wave_breaker import clear_for_resume
+from coordinator.state.ledger import SessionPhase, SessionState
+from coordinator.state.repolock import repository_lock
 from coordinator.state.store import StateStore, latest_session
-from coordinator.tracker import IssueTracker
+from coordinator.tracker import IssueTracker, open_tracker
 
 __all__ = ["Session", "SessionResult", "new_session_id"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionResult:
-    """How a session ended (or paused). ``exit_code`` is what ``seawall run`` returns."""
-
-    session: str
-    phase: SessionPhase
-    waves: int
-    done: tuple[str, ...]
-    abandoned: tuple[str, ...]
-    breaker: Mapping[str, Any]
-    state_md: Path
-    rate_limited: bool = False
-    halt: Mapping[str, Any] | None = None
-    report: Path | None = None  # the session's HTML report, once written
-    merged: int = 0  # agents whose work was merged, over all waves
-    checks_failed: tuple[int, ...] = ()  # waves that merged with failing checks
-
-    @property
-    def exit_code(self) -> int:
-        """What ``seawall run`` returns; the codes and their meanings are
-        :class:`coordinator.exitcodes.ExitCode`."""
-        if self.phase is SessionPhase.HALTED:
-            return _HALT_CODES.get(str((self.halt or {}).get("reason")), ExitCode.HALTED)
-        if self.checks_failed:
-            return ExitCode.CHECKS_FAILED
-        if not self.abandoned:
-            return ExitCode.OK
-        if self.done:
-            return ExitCode.CARRYOVER
-        return ExitCode.RATE_LIMITED if self.rate_limited else ExitCode.NOTHING_SUCCEEDED
-
-
-_HALT_CODES: Mapping[str, ExitCode] = {
-    "rate-limited": ExitCode.RATE_LIMITED,
-    "checks-fail-at-base": ExitCode.CHECKS_FAILED,
-    "agent-start": ExitCode.AGENT_START,
-}
-
-
-_RATE_LIMIT = re.compile(
-    r"rate.?limit|\b429\b|too many requests|overloaded|usage limit", re.IGNORECASE
-)
-
-
-def rate_limited(state: SessionState) -> bool:
-    """Whether every failed agent of the last wave failed on a provider rate limit."""
-    wave = state.current_wave
-    if wave is None:
-        return False
-    failed = [a for a in wave.agents if a.status not in (Status.DONE, Status.NO_TESTS_NEEDED)]
-    return bool(failed) and all(
-        _RATE_LIMIT.search(f"{a.final_text}\n{a.error_signature}\n{a.reason}") for a in failed
-    )
 
 
 def new_session_id(name: str) -> str:
@@ -108,7 +60,9 @@ class Session:
 
     Pass runner and tracker instances to override what the plan names: ``runner`` serves
     every task; ``runners`` maps runner names to instances. Without a tracker, the
-    plan's ``[session.tracker]`` is used (the local tracker by default).
+    plan's ``[session.tracker]`` is used (the local tracker by default). ``retry`` is how
+    tracker faults are retried (its ``sleep`` included); ``clock`` is the monotonic time
+    ``budgets.session_minutes`` is measured in (``time.monotonic`` by default).
     """
 
     def __init__(
@@ -122,6 +76,8 @@ class Session:
         progress: Progress | None = None,
         session_id: str | None = None,
         plan_text: str = "",
+        retry: RetryPolicy | None = None,
+        clock: Clock = time.monotonic,
     ) -> None:
         self.plan = plan
         self.repo = Path(repo).resolve()
@@ -130,7 +86,9 @@ class Session:
         self._runner = runner
         self._runners: dict[str, AgentRunner] = dict(runners or {})
         self._tracker = tracker
-        self._filer: Any = None
+        self._filer: CarryoverFiler | None = None
+        self._retry = retry
+        self._clock = SessionClock(clock)
         self.progress = progress or make_progress()
         self._plan_text = plan_text
         self._save_lock = anyio.Lock()
@@ -162,12 +120,13 @@ class Session:
     # -- the driven loop --------------------------------------------------------------
 
     async def run(self) -> SessionResult:
-        """Run the session to its end (or until the wave breaker halts it).
+        """Run the session to its end (or until it halts: a breaker, a budget, the environment).
 
         Every runner the plan uses is probed first (see ``coordinator.preflight``): one
         that cannot start raises ``RunnerError`` before any session state is written.
         """
         with self.repository_lock("run"):
+            self._clock.start()
             self.preflight()
             with self.store.lock():
                 state = self._start()
@@ -180,9 +139,8 @@ class Session:
         committed) is merged onto the branch's new tip instead of halting again.
         """
         self.rebase = rebase
-        from coordinator.git.repo import open_repository, require_no_operation
-
         with self.repository_lock("resume"), self.store.lock():
+            self._clock.start()
             state = self.state or self.store.load()
             self.state = state
             require_no_operation(open_repository(self.repo))
@@ -191,11 +149,11 @@ class Session:
                 raise StateError(f"session {state.session} was killed; start a new one")
             if state.phase is SessionPhase.HALTED and state.halt:
                 self.progress.log(f"resuming after: {state.halt.get('detail', '')}")
+                if state.halt.get("reason") == "session-time":
+                    SessionClock.grant(state)  # resuming is the choice to go on
                 state.halt = {}
                 state.phase = SessionPhase.RUNNING
             if state.phase is SessionPhase.HALTED:
-                from coordinator.session.wave_breaker import clear_for_resume
-
                 again = clear_for_resume(state, self.plan.session)
                 if again is not None:
                     self.progress.log(again)
@@ -209,9 +167,6 @@ class Session:
 
     def repository_lock(self, command: str) -> AbstractContextManager[None]:
         """One live session per repository (see ``coordinator.state.repolock``)."""
-        from coordinator.git.repo import ensure_excluded, open_repository
-        from coordinator.state.repolock import repository_lock
-
         ensure_excluded(open_repository(self.repo))
         return repository_lock(
             self.repo, session=self.session_id, command=command, on_takeover=self.progress.log
@@ -219,8 +174,6 @@ class Session:
 
     def preflight(self) -> None:
         """Check that the program of every runner the plan's tasks use can start."""
-        from coordinator.preflight import preflight_runners
-
         pending = [task_from_dict(t) for t in self.state.pending] if self.state else []
         preflight_runners(
             (
@@ -231,22 +184,34 @@ class Session:
         )
 
     async def _loop(self, state: SessionState) -> SessionResult:
-        from coordinator.session.steps import WaveSteps
-
-        steps = WaveSteps(self, state)
+        ctx = self._context(state)
         self.progress.log(sandbox_notice(accept_hooks_only=self.plan.session.accept_hooks_only))
         with self._notifier():
             while state.phase is SessionPhase.RUNNING:
-                advanced = await steps.advance()
-                if not advanced:
-                    await steps.finish_session()
+                if not await advance(ctx):
+                    await finish_session(ctx)
                     break
         return self._ended()
 
+    def _context(self, state: SessionState) -> WaveContext:
+        """What the phases of a wave get of this session."""
+        return WaveContext(
+            repo=self.repo,
+            state=state,
+            plan=self.plan,
+            store=self.store,
+            progress=self.progress,
+            clock=self._clock,
+            save=self.save,
+            runner_for=self.runner_for,
+            filer=self.filer,
+            tracker=self.tracker,
+            retry=self._retry,
+            rebase=self.rebase,
+        )
+
     def _ended(self) -> SessionResult:
         """The result of a session that ended or halted, with its HTML report written."""
-        from coordinator.report import write_report
-
         write_report(self.store)
         return self.result()
 
@@ -255,13 +220,9 @@ class Session:
         config = self.plan.session.notify
         if config is None:
             return contextlib.nullcontext()
-        from coordinator.notify import Notifier
-
         return Notifier(config, events=self.store.events, name=self.plan.session.name)
 
     def result(self) -> SessionResult:
-        from coordinator.report import report_path
-
         state = self._state()
         done = tuple(
             sorted(
@@ -300,15 +261,10 @@ class Session:
     # -- state ------------------------------------------------------------------------
 
     def _start(self) -> SessionState:
-        from coordinator.git.repo import ensure_excluded, open_repository, pin_base
-        from coordinator.session.tasks import task_to_dict
-
         if self.store.exists():
             raise StateError(
                 f"session {self.session_id} already exists; use `seawall resume` to continue it"
             )
-        from coordinator.git.workspaces import require_clean_worktree
-
         pin = pin_base(self.repo)
         # the waves change the main working tree: refuse before anything starts rather
         # than stop mid-session on the user's uncommitted changes
@@ -345,11 +301,13 @@ class Session:
         return self.state
 
     def _save_now(self, state: SessionState) -> None:
+        self._clock.tick(state)
         self.store.save(state)
 
     async def save(self) -> None:
+        """Write the ledger (and STATE.md), with the session's running time so far."""
         async with self._save_lock:
-            self.store.save(self._state())
+            self._save_now(self._state())
 
     # -- runners and trackers ---------------------------------------------------------
 
@@ -365,19 +323,16 @@ class Session:
 
     def tracker(self) -> IssueTracker:
         if self._tracker is None:
-            from coordinator.tracker import open_tracker
-
             self._tracker = open_tracker(self.plan.session.tracker, root=self.repo)
         return self._tracker
 
-    def filer(self) -> Any:
+    def filer(self) -> CarryoverFiler:
         if self._filer is None:
-            from coordinator.carryover import CarryoverFiler
-
             self._filer = CarryoverFiler(
                 self.tracker(),
                 session=self.session_id,
                 label=self.plan.session.tracker.label,
+                retry=self._retry,
                 events=self.store.events,
                 lock_path=self.repo / ".seawall" / "carryover.lock",
             )
@@ -392,17 +347,14 @@ class Session:
         manifest) or None when the session has no more work. The lead dispatches the
         agents with its own tool and then calls ``review_wave``.
         """
-        from coordinator.session.steps import WaveSteps
-
         with self.repository_lock("wave prepare"):
+            self._clock.start()
             if self.state is None:
                 if self.store.exists():
                     self.state = self.store.load()
                 else:
                     self._start()
-            state = self._state()
-            steps = WaveSteps(self, state)
-            prepared = await steps.prepare_for_lead()
+            prepared = await prepare_for_lead(self._context(self._state()))
             if prepared is None:
                 self._ended()
             return prepared
@@ -410,28 +362,11 @@ class Session:
     async def review_wave(self, outputs: Mapping[str, str]) -> dict[str, Any]:
         """Step mode: review, merge and recover the prepared wave, given each agent's
         final text by task id. Returns the wave's report."""
-        from coordinator.session.steps import WaveSteps
-
         with self.repository_lock("wave review"):
+            self._clock.start()
             if self.state is None:
                 self.state = self.store.load()
-            steps = WaveSteps(self, self._state())
-            report = await steps.review_from_lead(outputs)
+            report = await review_from_lead(self._context(self._state()), outputs)
             if self._state().phase is not SessionPhase.RUNNING:
                 self._ended()
             return report
-
-
-def progress_hook(progress: Progress) -> Any:
-    def on_event(task_id: str, event: Event, counter: RunCounter) -> None:
-        changes: dict[str, object] = {
-            "turns": counter.turns,
-            "tool_calls": counter.tool_calls,
-            "cost_usd": counter.cost_usd,
-            "cost_estimated": counter.cost_estimated,
-        }
-        if type(event) is ToolCall:
-            changes["last_tool"] = event.name
-        progress.update(task_id, **changes)
-
-    return on_event

@@ -1,31 +1,38 @@
 """What the merge gate and the dispatch do when the environment, not a task, is at fault.
 
 Failing checks are reported wherever people and lead agents look; a base that fails the
-checks itself (``block``) and agents whose program could not start halt the session with
-a precise reason, leaving the wave where ``seawall resume`` continues it. A target branch
+checks itself (``block``), agents whose program could not start, a wave every agent of
+which met a provider rate limit and a session past its ``budgets.session_minutes`` halt
+the session with a precise reason, leaving the wave where ``seawall resume`` continues
+it. A target branch
 someone else moved is a normal event: ``seawall resume --rebase`` merges the wave onto
 its new tip.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from coordinator.session.context import WaveContext
 from coordinator.state.ledger import SessionPhase, WavePhase, WaveRecord
 from coordinator.state.render import checks_line
 
-if TYPE_CHECKING:
-    from coordinator.session.steps import WaveSteps
+__all__ = [
+    "halt_on_base_checks",
+    "halt_on_rate_limit",
+    "halt_on_session_time",
+    "halt_on_start_failures",
+    "rebase_wave",
+    "report_checks",
+]
 
-__all__ = ["halt_on_base_checks", "halt_on_start_failures", "rebase_wave", "report_checks"]
 
-
-def report_checks(steps: WaveSteps, wave: WaveRecord) -> None:
+def report_checks(ctx: WaveContext, wave: WaveRecord) -> None:
     """Say what the checks came to: an event always, a console line when they failed."""
     checks = wave.checks or {}
     if not checks:
         return
-    steps.events.append(
+    ctx.events.append(
         "checks",
         wave=wave.number,
         policy=checks.get("policy"),
@@ -37,26 +44,26 @@ def report_checks(steps: WaveSteps, wave: WaveRecord) -> None:
     )
     line = checks_line(wave)
     if line is not None:
-        steps.progress.log(f"wave {wave.number}: {line}")
+        ctx.progress.log(f"wave {wave.number}: {line}")
 
 
-def halt_on_base_checks(steps: WaveSteps, wave: WaveRecord) -> None:
+def halt_on_base_checks(ctx: WaveContext, wave: WaveRecord) -> None:
     """The base fails the checks itself (``block``): nothing of the wave merges and the
     session halts; the wave stays reviewed, so `seawall resume` merges it again."""
     detail = f"wave {wave.number}: {checks_line(wave)}"
-    steps.state.phase = SessionPhase.HALTED
-    steps.state.halt = {
+    ctx.state.phase = SessionPhase.HALTED
+    ctx.state.halt = {
         "reason": "checks-fail-at-base",
         "detail": detail,
         "wave": wave.number,
         "next": "fix the base (commit the fix, then `seawall resume --rebase`) or the "
         "environment the checks run in (then `seawall resume`)",
     }
-    steps.events.append("session_halted", wave=wave.number, reason="checks-fail-at-base")
-    steps.progress.log(f"{detail}; halted. Next: {steps.state.halt['next']}")
+    ctx.events.append("session_halted", wave=wave.number, reason="checks-fail-at-base")
+    ctx.progress.log(f"{detail}; halted. Next: {ctx.state.halt['next']}")
 
 
-async def halt_on_start_failures(steps: WaveSteps, wave: WaveRecord) -> bool:
+async def halt_on_start_failures(ctx: WaveContext, wave: WaveRecord) -> bool:
     """Agents that could not start (or died before their first event) are the
     environment's failure, not their task's: the session halts, nothing is filed or
     re-dispatched, and the wave goes back to prepared so `seawall resume` runs just those
@@ -75,15 +82,15 @@ async def halt_on_start_failures(steps: WaveSteps, wave: WaveRecord) -> bool:
                 "stderr": run.get("stderr_tail", ""),
             }
         )
-        steps.events.append("agent_start_failed", wave=wave.number, **agents[-1])
+        ctx.events.append("agent_start_failed", wave=wave.number, **agents[-1])
         record.run = None
     first = agents[0]
     detail = f"W{wave.number} {first['task']}: {first['reason']}"
     if len(agents) > 1:
         detail += f" (and {len(agents) - 1} more agent(s))"
     wave.phase = WavePhase.PREPARED
-    steps.state.phase = SessionPhase.HALTED
-    steps.state.halt = {
+    ctx.state.phase = SessionPhase.HALTED
+    ctx.state.halt = {
         "reason": "agent-start",
         "detail": detail,
         "wave": wave.number,
@@ -91,29 +98,82 @@ async def halt_on_start_failures(steps: WaveSteps, wave: WaveRecord) -> bool:
         "stderr": first["stderr"],
         "next": "fix the agent program (see its stderr), then `seawall resume`",
     }
-    steps.events.append("session_halted", wave=wave.number, reason="agent-start")
-    steps.progress.log(f"{detail}; halted: the environment's failure, not the task's")
+    ctx.events.append("session_halted", wave=wave.number, reason="agent-start")
+    ctx.progress.log(f"{detail}; halted: the environment's failure, not the task's")
     for agent in agents:
         tail = str(agent["stderr"]).strip() or "(nothing on stderr)"
-        steps.progress.log(f"{agent['task']} stderr:\n{tail}")
-    await steps.session.save()
+        ctx.progress.log(f"{agent['task']} stderr:\n{tail}")
+    await ctx.save()
     # only once the ledger says the wave is prepared again: a crash before this point
     # finds the run records and halts the same way
     for record in failed:
-        steps.run_file(wave, record.task).unlink(missing_ok=True)
+        ctx.run_file(wave, record.task).unlink(missing_ok=True)
     return True
 
 
-def rebase_wave(steps: WaveSteps, wave: WaveRecord, tip: str) -> None:
+def rebase_wave(ctx: WaveContext, wave: WaveRecord, tip: str) -> None:
     """Merge ``wave`` onto ``tip``, the target branch's new tip, instead of its base: the
     agents' changes against the base are merged onto it (conflicts by the policy, against
     "the target branch"), the checks run there, and the branch moves from ``tip``."""
-    steps.events.append(
+    ctx.events.append(
         "wave_rebased", wave=wave.number, base=wave.base, previous=wave.start, onto=tip
     )
-    steps.progress.log(
-        f"wave {wave.number}: {steps.state.target_branch} moved from {wave.start[:12]} to "
+    ctx.progress.log(
+        f"wave {wave.number}: {ctx.state.target_branch} moved from {wave.start[:12]} to "
         f"{tip[:12]}; merging the wave onto the new tip"
     )
     wave.onto = tip
     wave.integration = None
+
+
+def halt_on_rate_limit(ctx: WaveContext, wave: WaveRecord) -> None:
+    """A wave in which every agent failed on a provider rate limit halts the session:
+    re-dispatching into a rate limit only burns the rework budget."""
+    detail = f"every agent of wave {wave.number} failed on a provider rate limit"
+    ctx.state.phase = SessionPhase.HALTED
+    ctx.state.halt = {"reason": "rate-limited", "detail": detail, "wave": wave.number}
+    ctx.events.append("session_halted", wave=wave.number, reason="rate-limited")
+    ctx.progress.log(f"{detail}; halted. `seawall resume` when the limit has reset")
+
+
+async def halt_on_session_time(ctx: WaveContext, wave: WaveRecord | None) -> bool:
+    """Halt before more work starts once the session has run its
+    ``budgets.session_minutes`` (see ``coordinator.session.clock`` for what is
+    counted); False while time is left or without the budget."""
+    limit = ctx.config.budgets.session_minutes
+    if limit is None:
+        return False
+    ctx.clock.tick(ctx.state)
+    elapsed = ctx.clock.elapsed(ctx.state)
+    if elapsed < limit * 60.0:
+        return False
+    number = wave.number if wave is not None else 0
+    where = (
+        f"wave {wave.number} is prepared and not dispatched"
+        if wave is not None and wave.phase is WavePhase.PREPARED
+        else "no new wave was started"
+    )
+    detail = (
+        f"budgets.session_minutes: the session has run {elapsed / 60.0:.1f} of its "
+        f"{limit:g} minutes; {where}"
+    )
+    ctx.state.phase = SessionPhase.HALTED
+    ctx.state.halt = {
+        "reason": "session-time",
+        "detail": detail,
+        "wave": number,
+        "budget": "session_minutes",
+        "elapsed_s": round(elapsed, 1),
+        "limit_s": limit * 60.0,
+        "next": f"`seawall resume` runs it for another {limit:g} minutes, or `seawall kill`",
+    }
+    ctx.events.append(
+        "session_halted",
+        wave=number,
+        reason="session-time",
+        elapsed_s=round(elapsed, 1),
+        limit_s=limit * 60.0,
+    )
+    ctx.progress.log(f"{detail}; halted. Next: {ctx.state.halt['next']}")
+    await ctx.save()
+    return True

@@ -17,9 +17,10 @@ import pygit2
 from coordinator.git.baseline import Baseline
 from coordinator.git.checks import CheckRun, WaveIntegration, integrate_wave
 from coordinator.git.merge import AgentChange, AgentMerge
-from coordinator.git.repo import open_repository
+from coordinator.git.repo import open_repository, run_git
 from coordinator.git.target import advance_target, restore_agent_files
 from coordinator.model import ChecksPolicy, Status
+from coordinator.scope.matcher import ScopeMatcher
 from coordinator.session.user_files import put_back_user_files
 from coordinator.state.ledger import AgentRecord, WaveRecord
 
@@ -86,7 +87,6 @@ def untouched_deletions(
 ) -> list[str]:
     """Files of ``base`` the agent's latest checkpoint lacks that the agent never
     touched: outside its scope, not reported, not deleted by one of its own commits."""
-    from coordinator.scope.matcher import ScopeMatcher
 
     assert agent.checkpoint is not None
     repository = open_repository(repo)
@@ -281,7 +281,6 @@ def _half_advanced(repo: Path, wave: WaveRecord) -> bool:
 
 def _finish_half_advance(repo: Path, wave: WaveRecord, branch: str) -> None:
     """Complete an advance whose tree update happened: move the branch, compare-and-swap."""
-    from coordinator.git.repo import run_git
 
     assert wave.integration is not None
     message = "seawall: advance after merged wave (resumed)"
@@ -305,7 +304,6 @@ def absorb_agent_commits(repo: Path, wave: WaveRecord, branch: str, session: str
     None when the branch did not move. A branch that moved elsewhere (not a descendant
     of the base) is left alone: the merge then refuses with a clear error.
     """
-    from coordinator.git.repo import run_git
 
     tip = branch_tip(repo, branch)
     if tip is None or tip == wave.base:

@@ -25,6 +25,7 @@ from coordinator.git.baseline import Baseline, record_baseline, under
 from coordinator.git.checkpoints import Checkpointer, CheckpointMode
 from coordinator.git.repo import dirty_paths, open_repository, repo_relative, workdir
 from coordinator.git.target import restore_agent_files, restore_path
+from coordinator.scope.matcher import ScopeMatcher
 from coordinator.state.ledger import WaveRecord
 
 __all__ = [
@@ -88,7 +89,6 @@ def take_baseline(
     save_to: Path,
 ) -> Baseline:
     """Record the tree's untracked and ignored files; copy those in a scope onto a ref."""
-    from coordinator.scope.matcher import ScopeMatcher
 
     baseline = record_baseline(repo)
     matchers = [ScopeMatcher(tuple(scope), workspace=repo, session=session) for scope in scopes]
@@ -180,7 +180,6 @@ def dirty_paths_in_scope(
 
     A user file that predates the wave (``baseline``) and still holds what it held then
     is not a change of the wave."""
-    from coordinator.scope.matcher import ScopeMatcher
 
     repository = open_repository(repo)
     matcher = ScopeMatcher(tuple(scope), workspace=repo, session=session)
@@ -246,8 +245,6 @@ def set_aside_unattributed(
     unchanged is left alone, one that changed is copied onto the ref but never removed.
     Paths under ``kept`` are never touched. None when there is nothing to set aside.
     """
-    from coordinator.git.checkpoints import Checkpointer, CheckpointMode
-    from coordinator.scope.matcher import ScopeMatcher
 
     repository = open_repository(repo)
     matchers = [ScopeMatcher(tuple(scope), workspace=repo, session=session) for scope in scopes]

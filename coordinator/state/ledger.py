@@ -163,6 +163,8 @@ class SessionState:
     breaker: dict[str, Any] = field(default_factory=dict)
     halt: dict[str, Any] = field(default_factory=dict)  # a halt that is not a breaker trip
     cost_usd: float = 0.0
+    running_s: float = 0.0  # seconds seawall ran the session, over all runs and resumes
+    clock_start_s: float = 0.0  # running_s when the session_minutes allowance began
     extra: dict[str, Any] = field(default_factory=dict)
 
     def task(self, task_id: str) -> TaskRecord:

@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 
+from coordinator.filing import RetryPolicy
 from coordinator.plan import parse_plan
 from coordinator.session.engine import Session, SessionResult
 from coordinator.state.ledger import SessionState
@@ -52,6 +53,19 @@ def fault_plan(name: str, tasks: dict[str, str], *, extra: str = "") -> str:
             f'scope = ["{scope}"]',
         ]
     return "\n".join(lines) + "\n"
+
+
+class Waits(list[float]):
+    """A retry policy's ``sleep`` that records each wait instead of sleeping."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def no_sleep_retry() -> tuple[RetryPolicy, Waits]:
+    """The default tracker retry policy, its waits recorded instead of slept."""
+    waits = Waits()
+    return RetryPolicy(sleep=waits), waits
 
 
 def session_for(repo: Path, plan_text: str, **kwargs: Any) -> Session:

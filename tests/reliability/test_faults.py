@@ -34,6 +34,7 @@ from tests.reliability.kit import (
     fault_plan,
     issue_markers,
     ledger,
+    no_sleep_retry,
     reachable_content,
     resume,
     run,
@@ -387,8 +388,10 @@ def test_memory_tracker_faults_file_each_issue_once(
     plan = _failing_then_done(tmp_path, monkeypatch)
     tracker = MemoryTracker()
     tracker.fail(operation, apply=apply, times=times)
-    result = run(session_for(repo, plan, tracker=tracker))
+    retry, waits = no_sleep_retry()
+    result = run(session_for(repo, plan, tracker=tracker, retry=retry))
     assert result.phase is SessionPhase.DONE
+    assert waits, "the faults were met by the session's retry policy, which waited"
     assert "flaky" in result.abandoned and "fine" in result.done
     titles = [issue.title for issue in tracker.issues]
     assert len(titles) == len(set(titles)), titles  # never filed twice
@@ -408,8 +411,11 @@ def test_tracker_down_for_the_whole_session_is_reported_not_raised(
     tracker = MemoryTracker()
     for operation in ("list_issues", "create_issue", "ensure_labels"):
         tracker.fail(operation, times=1000)
-    result = run(session_for(repo, plan, tracker=tracker))
+    retry, waits = no_sleep_retry()
+    result = run(session_for(repo, plan, tracker=tracker, retry=retry))
     assert result.phase is SessionPhase.DONE
+    # every operation gave up after its bounded retries: the waits are the policy's
+    assert waits and max(waits) <= retry.max_delay
     assert tracker.issues == ()
     state = ledger(repo)
     assert state.task("flaky").issue is None  # not filed, and the ledger says so
@@ -445,12 +451,14 @@ def test_github_fake_faults_during_a_session_make_no_duplicate(
             write_interval=0,
             timeout=1,
         )
-        result = run(session_for(repo, plan, tracker=tracker))
+        retry, waits = no_sleep_retry()
+        result = run(session_for(repo, plan, tracker=tracker, retry=retry))
         issues = service.open_issues()
     assert result.phase is SessionPhase.DONE
     flaky = [issue for issue in issues if "flaky" in issue["title"]]
     assert len(flaky) == 1, [i["title"] for i in issues]
     assert ledger(repo).task("flaky").issue is not None
+    assert waits, "the lost create was looked for again over the policy's settle window"
 
 
 # ----- failing git hooks ------------------------------------------------------------------

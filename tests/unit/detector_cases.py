@@ -114,7 +114,7 @@ CASES: tuple[Case, ...] = (
     ),
     Case(
         name="the same call with the same answer four times",
-        reason="spec 003: the identical call with the same result repeating is a loop",
+        reason="the identical call with the same result repeating is a loop",
         steps=[bash("gh run view 7 --json status", "in_progress") for _ in range(4)],
         trip="loop",
         at=4,
@@ -153,7 +153,7 @@ CASES: tuple[Case, ...] = (
     ),
     Case(
         name="cat of a file nothing writes",
-        reason="spec 003: everything else counts, including re-reading a file nothing writes",
+        reason="everything else counts, including re-reading a file nothing writes",
         steps=[bash("cat notes.txt", "same") for _ in range(4)],
         trip="loop",
         at=4,
@@ -316,7 +316,7 @@ CASES: tuple[Case, ...] = (
     ),
     Case(
         name="edit with the same stale old_string",
-        reason="spec 004's example: the same edit fails the same way three times",
+        reason="the same edit fails the same way three times",
         steps=[
             s
             for _ in range(3)
@@ -340,7 +340,7 @@ CASES: tuple[Case, ...] = (
         steps=[bash("git add -A && git commit -m wip", "[main 1a2b3c4] wip")],
         findings=frozenset({"git-write"}),
     ),
-    # -- spec 004's decision table --------------------------------------------------------------
+    # -- the stagnation decision table ---------------------------------------------------
     Case(
         name="pagination spiral",
         reason="3+ reads of one file changing only offset, and no edit of it",
@@ -349,7 +349,7 @@ CASES: tuple[Case, ...] = (
     ),
     Case(
         name="paging that ends in an edit",
-        reason="spec 004: a sequential read that ends in an edit is preparation",
+        reason="a sequential read that ends in an edit is preparation",
         steps=[
             *[read("/r/big.py", f"lines {n}", offset=n * 200, limit=200) for n in range(3)],
             edit("/r/big.py"),
@@ -357,7 +357,7 @@ CASES: tuple[Case, ...] = (
     ),
     Case(
         name="turn-key repetition",
-        reason="spec 004's example: `pnpm test` three times with nothing between",
+        reason="`pnpm test` three times with nothing between",
         steps=[bash("pnpm test", "Tests: 3 passed (in 1.2s)") for _ in range(3)],
         findings=frozenset({"turn-key-repetition"}),
     ),
@@ -388,11 +388,11 @@ CASES: tuple[Case, ...] = (
     ),
     Case(
         name="a git stash",
-        reason="PSA-007: the first git write is surfaced at once",
+        reason="the first git write is surfaced at once",
         steps=[bash("git stash", "Saved working directory")],
         findings=frozenset({"git-write"}),
     ),
-    # -- spec 003's trip table ------------------------------------------------------------------
+    # -- the per-agent trip table -------------------------------------------------------
     Case(
         name="unverified edits",
         reason="25 edits with no passing test or build",

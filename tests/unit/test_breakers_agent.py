@@ -1,4 +1,5 @@
-"""Per-agent breakers (spec 003): every threshold with its negative twin."""
+"""Per-agent breakers (loops, failures, polls, budgets, wall clock): every threshold
+with its negative twin."""
 
 from __future__ import annotations
 

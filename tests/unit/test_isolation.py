@@ -1,4 +1,5 @@
-"""Isolation and enforcement resolution: every row and override of spec 004's tables."""
+"""Isolation and enforcement resolution: every row and override of the graduated
+isolation table (agent count × session type) and of the enforcement table."""
 
 from __future__ import annotations
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import subprocess
 import sys
+from pathlib import Path
 
 import coordinator
 
@@ -29,6 +31,25 @@ def test_all_is_exactly_the_public_api() -> None:
     assert set(coordinator.__all__) == EXPECTED
     assert coordinator.__all__ == sorted(coordinator.__all__)
     assert sorted(dir(coordinator)) == sorted(EXPECTED)
+
+
+def test_type_checkers_see_the_same_names_from_the_same_modules() -> None:
+    """The imports for type checkers (``if TYPE_CHECKING:``) re-export exactly the
+    runtime table, each name from the module the table says, as ``name as name``."""
+    tree = ast.parse(Path(coordinator.__file__).read_text(encoding="utf-8"))
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    static: dict[str, str] = {}
+    for node in block.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("coordinator"):
+            for alias in node.names:
+                assert alias.asname == alias.name, f"{alias.name}: import it as itself"
+                static[alias.name] = str(node.module)
+    runtime = {name: module for module, names in coordinator._EXPORTS.items() for name in names}
+    assert static == runtime
 
 
 def test_every_name_resolves_to_a_public_object() -> None:

@@ -1,4 +1,5 @@
-"""PSA-007 git write: parsed, argument-aware, first occurrence, own worktree rules."""
+"""The git-write finding (an agent writing git history in a shared tree): parsed,
+argument-aware, surfaced on its first occurrence, with an agent's own worktree exempt."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""STATUS parsing and inference (spec 004, Status Detection Protocol)."""
+"""STATUS parsing (anchored at a line start, the last line wins) and inference of a
+status when an agent gave none."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""attempted.jsonl: rows, runs, item histories and compaction by the rules of spec 000."""
+"""attempted.jsonl: rows, runs, item histories, and compaction that keeps every row
+intake and the cleanup report still read."""
 
 from __future__ import annotations
 

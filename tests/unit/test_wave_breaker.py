@@ -1,4 +1,5 @@
-"""The wave-level breaker (spec 000 adapted to waves): triggers, state shape, resume."""
+"""The wave-level breaker (stall, identical failure, rework storm, cost drift, merge
+conflict, one report per wave): triggers, state shape, resume."""
 
 from __future__ import annotations
 

@@ -1,0 +1,6 @@
+"""The phases of one wave, one module each, in the order ``coordinator.session.loop``
+runs them: ``planning`` (the next wave), ``prepare``, ``dispatch`` (with the salvage of
+agents that never reported), ``review`` (with the settling of an in-place tree),
+``merge``, ``recover``; ``finish`` ends the session and ``lead`` is step mode. Each
+phase takes a ``WaveContext`` and ends with the ledger saved.
+"""

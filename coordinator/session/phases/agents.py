@@ -1,0 +1,68 @@
+"""One agent's record in a wave: its checkpoints, its run, the files it may claim."""
+
+from __future__ import annotations
+
+from coordinator.git.checkpoints import Checkpointer, CheckpointMode
+from coordinator.model import Isolation, Task
+from coordinator.session.context import WaveContext
+from coordinator.session.dispatch import AgentRun
+from coordinator.session.user_files import dirty_paths_in_scope
+from coordinator.state.ledger import AgentRecord, WaveRecord
+
+__all__ = ["apply_run", "checkpointer", "dirty_in_scope", "snapshot_unreported"]
+
+
+def checkpointer(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord) -> Checkpointer:
+    """The checkpointer of ``agent`` in ``wave``: its whole tree in a worktree, only its
+    files in a shared tree."""
+    in_place = wave.isolation == Isolation.NONE
+    return Checkpointer(
+        agent.workspace,
+        session_id=ctx.state.session,
+        task_id=agent.task,
+        base=wave.base,
+        mode=CheckpointMode.PATHS if in_place else CheckpointMode.TREE,
+        dispatch=f"w{wave.number}",
+    )
+
+
+def dirty_in_scope(ctx: WaveContext, wave: WaveRecord, task: Task) -> tuple[str, ...]:
+    """The changed files of the shared tree within ``task``'s scope (the user's own
+    files recorded before the wave excepted)."""
+    return dirty_paths_in_scope(
+        ctx.repo, task.scope, session=ctx.state.session, baseline=ctx.baseline(wave)
+    )
+
+
+def apply_run(ctx: WaveContext, record: AgentRecord, run: AgentRun) -> None:
+    """Copy what ``run`` measured into the agent's ledger record."""
+    ctx.runs[run.task_id] = run
+    record.run = run.to_dict()
+    record.checkpoint = run.checkpoint
+    record.wip = run.wip
+    record.touched = list(run.touched)
+    record.turns = int(run.counts.get("turns", 0))
+    record.tool_calls = int(run.counts.get("tool_calls", 0))
+    record.cost_usd = float(run.counts.get("cost_usd", 0.0))
+    record.cost_estimated = bool(run.counts.get("cost_estimated", False))
+    record.input_tokens = int(run.counts.get("input_tokens", 0))
+    record.output_tokens = int(run.counts.get("output_tokens", 0))
+    record.elapsed_s = float(run.counts.get("elapsed_s", 0.0))
+    record.last_tool = str(run.counts.get("last_tool", ""))
+    record.exit_code = run.exit_code
+    record.transcript = run.transcript
+    record.final_text = run.final_text[-4000:]
+
+
+async def snapshot_unreported(
+    ctx: WaveContext, wave: WaveRecord, record: AgentRecord, task: Task, *, wip: str | None = None
+) -> AgentRun:
+    """Checkpoint the files of an agent the coordinator did not run (or lost), and
+    with ``wip`` also a ``wip:`` snapshot with that reason."""
+    points = checkpointer(ctx, wave, record)
+    paths = dirty_in_scope(ctx, wave, task) if wave.isolation == Isolation.NONE else None
+    await points.acheckpoint(paths)
+    snapshot = await points.awip(wip, paths) if wip else None
+    return AgentRun(
+        task_id=task.id, checkpoint=points.tip, wip=snapshot, touched=tuple(paths or ())
+    )

@@ -1,0 +1,222 @@
+"""Dispatching a prepared wave: every agent at once (up to the wave cap), each recorded
+in its own run file the moment it ends; and, on resume, the salvage of agents the dead
+coordinator never heard back from."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+
+from coordinator.breakers.blocked import append_blocked_note
+from coordinator.breakers.trip import Trip
+from coordinator.errors import GitError, StateError
+from coordinator.events import Event, ToolCall
+from coordinator.faults import kill_point
+from coordinator.fsutil import atomic_write_text
+from coordinator.git.workspaces import restore_worktree
+from coordinator.model import Enforcement, Isolation, Task
+from coordinator.pricing import PriceTable
+from coordinator.progress import Progress
+from coordinator.runner import AgentRequest, RunCounter
+from coordinator.sandbox.agents import agent_sandbox
+from coordinator.session.context import WaveContext
+from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
+from coordinator.session.orphans import find_orphans, stop_orphans
+from coordinator.session.phases.agents import (
+    apply_run,
+    checkpointer,
+    dirty_in_scope,
+    snapshot_unreported,
+)
+from coordinator.session.phases.prepare import ensure_workspaces, manifest_fields, prompt_for
+from coordinator.state.ledger import AgentRecord, WavePhase, WaveRecord
+from coordinator.state.render import run_notes
+
+__all__ = ["dispatch", "progress_hook", "salvage"]
+
+
+async def dispatch(ctx: WaveContext, wave: WaveRecord) -> None:
+    """Run the wave's agents; the wave is ``dispatched`` before the first one starts."""
+    tasks = ctx.tasks(wave)
+    await ensure_workspaces(ctx, wave)
+    # after a halt on agents that could not start, only those run again
+    jobs = [_job(ctx, wave, agent, tasks[agent.task]) for agent in wave.agents if agent.run is None]
+    wave.phase = WavePhase.DISPATCHED
+    await ctx.save()
+    ctx.progress.wave_started(
+        wave.number, wave.isolation, wave.enforcement, [agent.task for agent in wave.agents]
+    )
+
+    async def finished(run: AgentRun) -> None:
+        await _finished(ctx, wave, run)
+
+    def on_trip(job: AgentJob, trip: Trip) -> None:
+        # said at once; the BLOCKED.md note waits for the agent's end, so it can name the
+        # ``wip:`` snapshot that then exists (taken as soon as the agent stopped)
+        ctx.progress.log(f"W{wave.number} {job.task_id}: {trip.message(job.task_id)}")
+
+    await dispatch_wave(
+        jobs,
+        on_event=progress_hook(ctx.progress),
+        on_trip=on_trip,
+        on_finished=finished,
+        limit=ctx.config.max_agents_per_wave,
+    )
+    ctx.progress.wave_finished()
+    broken = {a.task: a.run for a in wave.agents if a.run and a.run.get("checkpoint_error")}
+    if broken:
+        first = next(iter(broken.values())) or {}
+        raise GitError(
+            f"wave {wave.number}: the work of {', '.join(sorted(broken))} could not be "
+            f"recorded ({first.get('checkpoint_error')}). Their files are still in their "
+            "workspaces; fix the cause, then `seawall resume` records and reviews them."
+        )
+
+
+def progress_hook(progress: Progress) -> Callable[[str, Event, RunCounter], None]:
+    """The live table's update for each event of an agent."""
+
+    def on_event(task_id: str, event: Event, counter: RunCounter) -> None:
+        changes: dict[str, object] = {
+            "turns": counter.turns,
+            "tool_calls": counter.tool_calls,
+            "cost_usd": counter.cost_usd,
+            "cost_estimated": counter.cost_estimated,
+        }
+        if type(event) is ToolCall:
+            changes["last_tool"] = event.name
+        progress.update(task_id, **changes)
+
+    return on_event
+
+
+def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> AgentJob:
+    in_place = wave.isolation == Isolation.NONE
+    config = ctx.config
+    runner = ctx.runner_for(task)
+    max_turns = task.max_turns or wave.max_turns
+    request = AgentRequest(
+        task_id=task.id,
+        prompt=prompt_for(ctx, wave, task),
+        workspace=Path(agent.workspace),
+        session=ctx.state.session,
+        wave=wave.number,
+        max_turns=max_turns,
+        time_limit=config.budgets.agent_minutes * 60.0,
+        transcript_path=ctx.paths.agent_dir(task.id) / f"w{wave.number}-transcript.jsonl",
+        sandbox=agent_sandbox(
+            task_id=task.id,
+            workspace=Path(agent.workspace),
+            in_place=in_place,
+            scope=task.scope,
+            enforcement=Enforcement(wave.enforcement),
+            accept_hooks_only=config.accept_hooks_only,
+            starts_processes=runner.starts_processes,
+            extra_writable=config.sandbox_writable,
+        ),
+        **manifest_fields(ctx, wave),
+    )
+
+    def scope_paths() -> tuple[str, ...]:
+        return dirty_in_scope(ctx, wave, task) if in_place else ()
+
+    return AgentJob(
+        task_id=task.id,
+        runner=runner,
+        request=request,
+        checkpointer=checkpointer(ctx, wave, agent),
+        limits=config.breakers,
+        stagnation=config.stagnation,
+        prices=PriceTable(config.prices),
+        max_turns=max_turns,
+        wave=wave.number,
+        session=ctx.state.session,
+        in_place=in_place,
+        repo=ctx.repo,
+        event_log=ctx.events,
+        scope_paths=scope_paths,
+    )
+
+
+async def _finished(ctx: WaveContext, wave: WaveRecord, run: AgentRun) -> None:
+    """Record one agent's outcome at once, in its own small file (not the whole ledger:
+    rewriting the ledger per agent would cost O(agents²) in a large wave)."""
+    apply_run(ctx, wave.agent(run.task_id), run)
+    if run.trip is not None:
+        append_blocked_note(
+            ctx.paths.blocked, run.trip, agent=run.task_id, wave=wave.number, snapshot=run.wip
+        )
+    ctx.progress.finished(run.task_id, "stopped" if run.truncated else "finished")
+    for line in run_notes(run.to_dict()):
+        ctx.progress.log(f"W{wave.number} {run.task_id}: {line}")
+    ctx.events.append(
+        "agent_finished",
+        wave=wave.number,
+        agent=run.task_id,
+        truncated=run.truncated,
+        stop_reason=run.stop_reason,
+        **run.counts,
+    )
+    if run.checkpoint_error:
+        # no run record: a resume then records the agent's files from its workspace
+        ctx.progress.log(f"W{wave.number} {run.task_id}: {run.checkpoint_error}")
+    else:
+        path, text = ctx.run_file(wave, run.task_id), json.dumps(run.to_dict())
+        try:
+            await anyio.to_thread.run_sync(lambda: atomic_write_text(path, text))
+        except StateError as exc:  # the ledger save after the wave reports the disk
+            ctx.progress.log(f"warning: W{wave.number} {run.task_id}: {exc}")
+    kill_point("after-agent-finished")
+
+
+async def salvage(ctx: WaveContext, wave: WaveRecord) -> None:
+    """Agents that never reported (the coordinator died): their recorded run, or their
+    work snapshotted as wip."""
+    tasks = ctx.tasks(wave)
+    salvaged = False
+    for record in wave.agents:
+        if record.run is not None:
+            continue
+        salvaged = True
+        recorded = ctx.run_file(wave, record.task)
+        if recorded.exists():
+            run = AgentRun.from_dict(record.task, json.loads(recorded.read_text()))
+            apply_run(ctx, record, run)
+            continue
+        reason = "the coordinator stopped before the agent reported"
+        await _stop_orphans(ctx, record.task)
+        await _restore_missing_worktree(ctx, wave, record)
+        run = await snapshot_unreported(ctx, wave, record, tasks[record.task], wip=reason)
+        run.truncated, run.stop_reason = True, reason
+        apply_run(ctx, record, run)
+        ctx.events.append(
+            "agent_salvaged", wave=wave.number, agent=record.task, checkpoint=run.checkpoint
+        )
+    if salvaged:
+        await ctx.save()
+
+
+async def _stop_orphans(ctx: WaveContext, task: str) -> None:
+    """Stop an agent the dead coordinator left running before salvaging its work."""
+    groups = await anyio.to_thread.run_sync(find_orphans, ctx.state.session, task)
+    if groups:
+        stopped = await anyio.to_thread.run_sync(stop_orphans, groups)
+        ctx.events.append("orphan_stopped", agent=task, process_groups=sorted(stopped))
+        ctx.progress.log(f"{task}: stopped the agent the previous coordinator left running")
+
+
+async def _restore_missing_worktree(
+    ctx: WaveContext, wave: WaveRecord, record: AgentRecord
+) -> None:
+    """A worktree folder deleted under a running wave comes back at its branch's tip
+    (the agent's commits); its uncommitted files went with the folder."""
+    if wave.isolation != Isolation.WORKTREE or record.branch is None:
+        return
+    if (Path(record.workspace) / ".git").exists():
+        return
+    if await restore_worktree(ctx.repo, record.workspace, record.branch):
+        ctx.events.append("worktree_recreated", wave=wave.number, path=record.workspace)
+        ctx.progress.log(f"{record.task}: its worktree folder was missing; made again")

@@ -1,0 +1,164 @@
+"""Merging a reviewed wave: the agents' work in sequence onto the wave's base (or the
+moved target branch's new tip), checked, then the target branch advanced; landed tasks
+close their open carryovers and conflicts become fix tasks."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import anyio
+
+from coordinator.carryover import plan_identity
+from coordinator.closing import close_landed_wave
+from coordinator.errors import GitError
+from coordinator.faults import kill_point
+from coordinator.git.checks import WaveIntegration
+from coordinator.model import Enforcement, Task
+from coordinator.plan.loader import validate_task_id
+from coordinator.prompting import render_conflict_fix_prompt
+from coordinator.session.context import WaveContext
+from coordinator.session.halts import halt_on_base_checks, rebase_wave, report_checks
+from coordinator.session.integrate import (
+    advance,
+    branch_tip,
+    merge_plan,
+    record_integration,
+    run_integration,
+)
+from coordinator.session.tasks import add_pending, task_to_dict
+from coordinator.session.wave_breaker import merge_conflict
+from coordinator.state.ledger import SessionPhase, WavePhase, WaveRecord
+
+__all__ = ["merge"]
+
+
+async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
+    """Merge the wave; it is then ``merged`` (or stays reviewed on a halt)."""
+    branch = ctx.state.target_branch
+    tip = await anyio.to_thread.run_sync(branch_tip, ctx.repo, branch)
+    if wave.integration is not None and tip == wave.integration:
+        wave.phase = WavePhase.MERGED  # the advance happened before the crash
+        await ctx.save()
+        return
+    if tip is not None and tip != wave.start and ctx.rebase:
+        rebase_wave(ctx, wave, tip)
+    elif tip != wave.start:
+        detail = (
+            f"{branch} moved from {wave.start[:12]} (the wave's base) to {str(tip)[:12]} "
+            "while the wave ran; nothing was merged. `seawall resume --rebase` merges the "
+            "wave onto the new tip"
+        )
+        if _halt_on_conflict(ctx, wave, detail, tip):
+            await ctx.save()
+            return
+        raise GitError(f"{detail}, or move the branch back.")
+    plan = merge_plan(ctx.repo, wave, strict=wave.enforcement == Enforcement.STRICT)
+
+    def integrate() -> WaveIntegration:
+        return run_integration(
+            ctx.repo,
+            wave,
+            plan,
+            session=ctx.state.session,
+            checks=ctx.config.checks,
+            timeout=ctx.config.budgets.agent_minutes * 60.0,
+            on_merged=lambda _merged: kill_point("between-merges"),
+            policy=ctx.config.checks_policy,
+        )
+
+    result = await anyio.to_thread.run_sync(integrate)
+    fixes = record_integration(wave, result)
+    for task, reason in plan.refused:
+        wave.dropped.append({"task": task, "reason": reason})
+        ctx.events.append("merge_refused", wave=wave.number, agent=task, reason=reason)
+        ctx.progress.log(f"error: wave {wave.number} {task}: {reason}")
+    report_checks(ctx, wave)
+    if not result.mergeable:
+        halt_on_base_checks(ctx, wave)
+        await ctx.save()
+        return
+    _queue_conflict_fixes(ctx, wave, fixes)
+    await ctx.save()  # the integration is recorded before the branch moves
+    kill_point("before-advance")
+    baseline = ctx.baseline(wave)
+    await anyio.to_thread.run_sync(lambda: advance(ctx.repo, wave, branch, baseline=baseline))
+    wave.target_after = wave.integration
+    wave.phase = WavePhase.MERGED
+    await ctx.save()
+    merged = [a.task for a in wave.agents if a.merged]
+    ctx.events.append(
+        "merge",
+        wave=wave.number,
+        integration=wave.integration,
+        merged=merged,
+        resolutions=wave.resolutions,
+        dropped=wave.dropped,
+    )
+    await _close_landed(ctx, wave)
+    line = f"wave {wave.number}: merged {len(merged)} agent(s) into {branch}"
+    if wave.resolutions:
+        line += f", {len(wave.resolutions)} conflict(s) resolved by policy"
+    if wave.dropped:
+        line += f", dropped {', '.join(d['task'] for d in wave.dropped)}"
+    ctx.progress.log(line.removeprefix("seawall: "))
+
+
+async def _close_landed(ctx: WaveContext, wave: WaveRecord) -> None:
+    """Landed tasks close their open carryover issues (from this or an earlier session)."""
+    lines: list[str] = []
+    await anyio.to_thread.run_sync(
+        lambda: close_landed_wave(
+            ctx.filer(),
+            plan=plan_identity(ctx.plan),
+            wave=wave,
+            branch=ctx.state.target_branch,
+            events=ctx.events,
+            log=lines.append,
+        )
+    )
+    for line in lines:
+        ctx.progress.log(line)
+
+
+def _halt_on_conflict(ctx: WaveContext, wave: WaveRecord, detail: str, head: str | None) -> bool:
+    """Halt the session on the wave breaker's merge-conflict trigger; the wave stays
+    reviewed, so `seawall resume` merges it once the branch is reconciled."""
+    line = merge_conflict(ctx.state, wave, ctx.config, detail, head)
+    if line is None:
+        return False
+    ctx.state.phase = SessionPhase.HALTED
+    ctx.events.append(
+        "breaker_tripped", wave=wave.number, level="wave", trigger="merge-conflict", detail=detail
+    )
+    ctx.progress.log(line.removeprefix("seawall: "))
+    return True
+
+
+def _queue_conflict_fixes(ctx: WaveContext, wave: WaveRecord, fixes: list[dict[str, Any]]) -> None:
+    tasks: list[Task] = []
+    for fix in fixes:
+        source = next((t for t in wave.tasks if t["id"] == fix["source"]), None)
+        prompt = render_conflict_fix_prompt(
+            wave=wave.number,
+            earlier=", ".join(fix["against"]),
+            later=fix["source"],
+            hunks=[(path, fix["hunks"]) for path in fix["files"][:1]],
+        )
+        task = Task(
+            id=_fix_id(fix["id"]),
+            prompt=prompt,
+            scope=tuple(fix["files"]),
+            agent=source.get("agent") if source else None,
+        )
+        tasks.append(task)
+        wave.fix_tasks.append(task.id)
+        ctx.state.task(task.id).origin = task_to_dict(task)
+    add_pending(ctx.state, tasks)
+
+
+def _fix_id(raw: str) -> str:
+    """A conflict fix's id as a valid task id (a hash of it when it is not one)."""
+    if validate_task_id(raw) is None:
+        return raw
+    return "fix-" + hashlib.sha256(raw.encode()).hexdigest()[:10]

@@ -1,0 +1,73 @@
+"""Planning the next wave: the ready tasks, split by the wave cap and by colliding
+scopes, on a base commit pinned on the target branch."""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+
+from coordinator.errors import GitError
+from coordinator.git.repo import pin_base
+from coordinator.plan.waves import make_wave
+from coordinator.scope.collisions import plan_collisions
+from coordinator.session.context import WaveContext
+from coordinator.session.tasks import ready_tasks, remove_pending, task_to_dict
+from coordinator.state.ledger import WaveRecord
+
+__all__ = ["plan_next"]
+
+
+async def plan_next(ctx: WaveContext) -> WaveRecord | None:
+    """Record the next wave in the ledger; None when no pending task is ready."""
+    ready = ready_tasks(ctx.state)
+    if not ready:
+        return None
+    config = ctx.config
+    number = len(ctx.state.waves) + 1
+    first = make_wave(tuple(ready[: config.max_agents_per_wave]), config, number=number)
+    report = plan_collisions(first, policy=config.overlap)
+    chosen = report.waves[0]
+    wave_plan = make_wave(
+        chosen.tasks,
+        config,
+        number=number,
+        isolation=chosen.isolation,
+        isolation_reason=chosen.isolation_reason,
+    )
+    if report.colliding:
+        ctx.events.append(
+            "scope_collision", wave=number, action=report.action, lines=report.lines()
+        )
+        ctx.progress.log("; ".join(report.lines()))
+    pin = await anyio.to_thread.run_sync(pin_base, ctx.repo)
+    target = ctx.state.target_branch
+    if pin.branch != target:
+        raise GitError(
+            f"the session advances {target!r} but {pin.branch!r} is "
+            f"checked out; `git switch {target}` and `seawall resume`"
+        )
+    wave = WaveRecord(
+        number=number,
+        tasks=[task_to_dict(task) for task in wave_plan.tasks],
+        isolation=str(wave_plan.isolation),
+        enforcement=str(wave_plan.enforcement),
+        max_turns=wave_plan.max_turns,
+        isolation_reason=wave_plan.isolation_reason,
+        enforcement_reason=wave_plan.enforcement_reason,
+        base=pin.commit,
+        started_at=round(time.time(), 3),
+    )
+    ctx.state.waves.append(wave)
+    remove_pending(ctx.state, wave_plan.task_ids)
+    await ctx.save()
+    ctx.events.append(
+        "wave_planned",
+        wave=number,
+        tasks=list(wave_plan.task_ids),
+        isolation=wave.isolation,
+        enforcement=wave.enforcement,
+        base=wave.base,
+        reason=wave.isolation_reason,
+    )
+    return wave

@@ -1,0 +1,141 @@
+"""Preparing a planned wave: one workspace per agent (or the shared tree), the user's
+files recorded before an in-place wave, the scope manifest, and a snapshot of the
+repository's hooks, configuration and refs for the post-wave check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from coordinator.faults import kill_point
+from coordinator.git.workspaces import ensure_ready, prepare_workspaces
+from coordinator.isolation import explain_enforcement
+from coordinator.model import Enforcement, Isolation, Task, Wave
+from coordinator.prompting import render_agent_prompt
+from coordinator.scope.manifest import (
+    build_manifest,
+    manifest_digest,
+    manifest_path,
+    write_manifest,
+)
+from coordinator.scope.repostate import save_snapshot, snapshot, snapshot_path
+from coordinator.session.context import WaveContext
+from coordinator.state.ledger import AgentRecord, WavePhase, WaveRecord
+
+__all__ = ["ensure_workspaces", "manifest_fields", "prepare", "prompt_for"]
+
+
+async def prepare(ctx: WaveContext, wave: WaveRecord) -> None:
+    """Create the wave's workspaces and manifest; the wave is then ``prepared``."""
+    tasks = list(ctx.tasks(wave).values())
+    workspaces = await prepare_workspaces(
+        ctx.repo,
+        session_id=ctx.state.session,
+        wave=wave.number,
+        base=wave.base,
+        task_ids=[task.id for task in tasks],
+        isolation=Isolation(wave.isolation),
+        worktrees_under=ctx.config.worktree_root,
+    )
+    wave.agents = []
+    for workspace in workspaces:
+        wave.agents.append(
+            AgentRecord(task=workspace.task_id, workspace=workspace.path, branch=workspace.branch)
+        )
+        if workspace.fallback_reason and wave.fallback is None:
+            wave.fallback = workspace.fallback_reason
+    if wave.fallback is not None:
+        _fall_back_in_place(ctx, wave)
+    if wave.isolation == Isolation.NONE:
+        scopes = [task.scope for task in tasks]
+        await anyio.to_thread.run_sync(
+            lambda: ctx.baselines.take(wave.number, base=wave.base, scopes=scopes)
+        )
+    _write_manifest(ctx, wave, tasks)
+    wave.phase = WavePhase.PREPARED
+    await ctx.save()
+    kill_point("after-workspaces")
+
+
+async def ensure_workspaces(ctx: WaveContext, wave: WaveRecord) -> None:
+    """Before agents run in a resumed wave, make every worktree whole again (a folder
+    deleted, a checkout a kill interrupted): no agent has run in them yet."""
+    if wave.isolation != Isolation.WORKTREE:
+        return
+    waiting = [(a.workspace, a.branch) for a in wave.agents if a.run is None]
+    remade = await ensure_ready(ctx.repo, waiting, base=wave.base)
+    for path in remade:
+        ctx.events.append("worktree_recreated", wave=wave.number, path=path)
+        ctx.progress.log(f"wave {wave.number}: worktree {path} was not whole; made again")
+
+
+def prompt_for(ctx: WaveContext, wave: WaveRecord, task: Task) -> str:
+    """The prompt of ``task`` in ``wave``, with what its unfinished dependencies left."""
+    return render_agent_prompt(
+        task,
+        max_turns=task.max_turns or wave.max_turns,
+        scope=task.scope,
+        session=ctx.state.session,
+        wave=wave.number,
+        extra_context=_dependency_context(ctx, task),
+    )
+
+
+def manifest_fields(ctx: WaveContext, wave: WaveRecord) -> dict[str, Any]:
+    """The wave's manifest and its digest, for the agent's hooks (none: not written)."""
+    path = manifest_path(ctx.repo, ctx.state.session, wave.number)
+    if not path.exists():
+        return {}
+    return {"manifest": path, "manifest_sha256": manifest_digest(path)}
+
+
+def _dependency_context(ctx: WaveContext, task: Task) -> str:
+    origin = ctx.state.tasks.get(task.id)
+    deps = origin.origin.get("depends_on", []) if origin and origin.origin else []
+    missing = []
+    for dep in deps:
+        record = ctx.state.tasks.get(dep)
+        if record is not None and record.abandoned:
+            issue = f" (carried over as issue #{record.issue.number})" if record.issue else ""
+            missing.append(f"- {dep} was not completed{issue}")
+    if not missing:
+        return ""
+    return "Dependencies that were NOT completed:\n" + "\n".join(missing)
+
+
+def _fall_back_in_place(ctx: WaveContext, wave: WaveRecord) -> None:
+    enforcement = explain_enforcement(
+        isolation=Isolation.NONE, config_enforcement=ctx.config.enforcement
+    )
+    wave.isolation = str(Isolation.NONE)
+    wave.enforcement = str(enforcement.value)
+    wave.enforcement_reason = enforcement.reason
+    ctx.progress.log(
+        f"warning: wave {wave.number}: worktrees could not be created, "
+        f"running in place: {wave.fallback}"
+    )
+    ctx.events.append("worktree_fallback", wave=wave.number, reason=wave.fallback)
+
+
+def _write_manifest(ctx: WaveContext, wave: WaveRecord, tasks: list[Task]) -> None:
+    manifest = build_manifest(
+        session=ctx.state.session,
+        wave=Wave(
+            number=wave.number,
+            tasks=tuple(tasks),
+            isolation=Isolation(wave.isolation),
+            enforcement=Enforcement(wave.enforcement),
+            max_turns=wave.max_turns,
+        ),
+        repo=ctx.repo,
+        workspaces={agent.task: Path(agent.workspace) for agent in wave.agents},
+        commands=ctx.config.commands,
+        base=wave.base,
+        limits=ctx.config.breakers,
+    )
+    write_manifest(manifest)
+    # hooks, configuration and refs before agents run, for the post-wave check
+    path = snapshot_path(ctx.repo, ctx.state.session, wave.number)
+    save_snapshot(snapshot(ctx.repo, session=ctx.state.session), path)

@@ -1,0 +1,177 @@
+"""Recovering after the merge: each agent that did not land is re-scoped, carried
+forward or escalated with a carryover issue (filed once, found again when it exists);
+then the wave is closed: manifest closed, worktrees pruned, the wave breaker fed."""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+
+from coordinator.carryover import Carryover, CarryoverKind, plan_identity
+from coordinator.faults import kill_point
+from coordinator.git.cleanup import prune_worktrees
+from coordinator.git.repo import checkpoint_ref
+from coordinator.model import Isolation, Status, Task
+from coordinator.scope.manifest import close_manifest, manifest_path
+from coordinator.session.context import WaveContext
+from coordinator.session.halts import halt_on_rate_limit
+from coordinator.session.recovery import Action, decide_recovery
+from coordinator.session.result import rate_limited
+from coordinator.session.tasks import add_pending, task_from_dict, task_to_dict
+from coordinator.session.wave_breaker import evaluate_wave
+from coordinator.state.ledger import AgentRecord, IssueRef, SessionPhase, WavePhase, WaveRecord
+from coordinator.state.render import run_notes
+
+__all__ = ["recover"]
+
+
+async def recover(ctx: WaveContext, wave: WaveRecord) -> None:
+    """Decide what comes of each agent of the merged wave; the wave is then ``done``."""
+    tasks = ctx.tasks(wave)
+    if _all_rate_limited(ctx, wave):
+        # the provider refused every agent: nothing was tried, so nothing is reworked
+        # or carried over; the same tasks wait for `seawall resume`
+        add_pending(ctx.state, [tasks[a.task] for a in wave.agents])
+        await _finish_wave(ctx, wave)
+        return
+    next_tasks: list[Task] = []
+    for record in wave.agents:
+        task_record = ctx.state.task(record.task)
+        original = task_from_dict(task_record.origin or task_to_dict(tasks[record.task]))
+        recovery = decide_recovery(
+            original,
+            record,
+            task_record,
+            max_attempts=ctx.config.wave_breaker.max_rework_cycles + 1,
+        )
+        if recovery.next_task is not None:
+            next_tasks.append(recovery.next_task)
+            task_record.rework += 1
+        if recovery.action is Action.ESCALATE:
+            task_record.abandoned = True
+        if recovery.carryover is not None and task_record.issue is None:
+            await _file_carryover(ctx, wave, record, original, recovery.carryover)
+        elif recovery.carryover is not None and task_record.issue is not None:
+            record.issue = IssueRef(
+                number=task_record.issue.number, url=task_record.issue.url, existing=True
+            )
+        if recovery.action is not Action.NONE:
+            record.recovery = recovery.reason
+            ctx.events.append(
+                "recovery",
+                wave=wave.number,
+                agent=record.task,
+                action=str(recovery.action),
+                reason=recovery.reason,
+            )
+    add_pending(ctx.state, next_tasks)
+    await _finish_wave(ctx, wave)
+
+
+async def _finish_wave(ctx: WaveContext, wave: WaveRecord) -> None:
+    await _cleanup(ctx, wave)
+    wave.phase = WavePhase.DONE
+    wave.finished_at = round(time.time(), 3)
+    if _all_rate_limited(ctx, wave):
+        halt_on_rate_limit(ctx, wave)
+    else:
+        _wave_breaker(ctx, wave)
+    await ctx.save()
+    ctx.events.append(
+        "wave_finished", wave=wave.number, statuses={a.task: a.status for a in wave.agents}
+    )
+
+
+async def _file_carryover(
+    ctx: WaveContext, wave: WaveRecord, record: AgentRecord, task: Task, kind: str
+) -> None:
+    work = record.wip or record.checkpoint or ""
+    carryover = Carryover(
+        plan=plan_identity(ctx.plan),
+        task_id=task.id,
+        kind=CarryoverKind(kind),
+        session=ctx.state.session,
+        wave=wave.number,
+        description=task.prompt.strip().splitlines()[0][:80],
+        tried=record.summary or (record.reason if record.inferred else ""),
+        spiral_verdict=(record.spiral or {}).get("summary", ""),
+        error_signature=record.error_signature,
+        remaining=record.remaining,
+        # where a status was read says nothing; the ground of an inferred one does
+        context="\n".join(
+            [
+                *([f"The status was inferred: {record.reason}."] if record.inferred else []),
+                *(f"- {n}" for n in run_notes(record.run or {})),
+            ]
+        ),
+        final_text=record.final_text,
+        # the ref that holds the agent's work (its checkpoint ref), or "" when it has none
+        work_ref=checkpoint_ref(ctx.state.session, record.task) if work else "",
+        work_commit=work,
+        base=wave.base,
+        plan_path=ctx.state.plan_path,
+    )
+    result = await anyio.to_thread.run_sync(lambda: ctx.filer().file(carryover))
+    kill_point("after-issue-created")
+    if result.number is not None and result.skipped != "error":
+        ref = IssueRef(number=result.number, url=result.url or "", existing=not result.created)
+        record.issue = ref
+        ctx.state.task(task.id).issue = ref
+        ctx.progress.log(f"W{wave.number} {task.id}: {kind} {ref.suffix()}")
+    else:
+        ctx.progress.log(f"warning: carryover for {task.id} not filed: {result.error}")
+    ctx.events.append(
+        "carryover",
+        wave=wave.number,
+        agent=task.id,
+        kind=kind,
+        created=result.created,
+        number=result.number,
+        skipped=result.skipped,
+        error=result.error,
+    )
+    await ctx.save()
+
+
+async def _cleanup(ctx: WaveContext, wave: WaveRecord) -> None:
+    path = manifest_path(ctx.repo, ctx.state.session, wave.number)
+    if path.exists():
+        close_manifest(path)
+    if wave.isolation != Isolation.WORKTREE:
+        return
+    paths = [agent.workspace for agent in wave.agents]
+    report = await anyio.to_thread.run_sync(lambda: prune_worktrees(ctx.repo, paths=paths))
+    for info in report.kept:
+        ctx.events.append(
+            "worktree_kept", wave=wave.number, agent=info.task, path=info.path, reason=info.reason
+        )
+
+
+def _all_rate_limited(ctx: WaveContext, wave: WaveRecord) -> bool:
+    return rate_limited(ctx.state) and not any(
+        a.status in (Status.DONE, Status.NO_TESTS_NEEDED) for a in wave.agents
+    )
+
+
+def _wave_breaker(ctx: WaveContext, wave: WaveRecord) -> None:
+    line = evaluate_wave(ctx.state, wave, ctx.config)
+    if line is None:
+        return
+    if not ctx.state.pending:
+        ctx.events.append(
+            "breaker_not_halting",
+            wave=wave.number,
+            line=line,
+            reason="no work is left; the session ends",
+        )
+        return
+    ctx.state.phase = SessionPhase.HALTED
+    ctx.events.append(
+        "breaker_tripped",
+        wave=wave.number,
+        level="wave",
+        trigger=ctx.state.breaker.get("trigger"),
+        detail=ctx.state.breaker.get("detail"),
+    )
+    ctx.progress.log(line.removeprefix("seawall: "))

@@ -1,0 +1,167 @@
+"""Reviewing a dispatched wave: the shared tree of an in-place wave settled to what its
+agents did within their scopes, the repository's state checked, then each agent's
+status, spiral verdict and scope violations recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+
+from coordinator.breakers.signature import error_signature
+from coordinator.git.history import AgentHistory, agent_history
+from coordinator.git.spiral import detect_spiral
+from coordinator.model import Enforcement, Isolation, Status, Task
+from coordinator.scope.repostate import AgentTrace, check_wave_state
+from coordinator.scope.verify import verify_changes
+from coordinator.session.context import WaveContext
+from coordinator.session.dispatch import AgentRun
+from coordinator.session.integrate import absorb_agent_commits
+from coordinator.session.phases.agents import checkpointer, dirty_in_scope
+from coordinator.session.review import apply_review
+from coordinator.session.user_files import kept_paths, restore_command, set_aside_unattributed
+from coordinator.state.ledger import AgentRecord, WavePhase, WaveRecord
+
+__all__ = ["review", "settle_in_place"]
+
+
+async def settle_in_place(ctx: WaveContext, wave: WaveRecord) -> None:
+    """Before review, make the shared tree of an in-place wave say only what its
+    agents did within their scopes.
+
+    Commits an agent made on the target branch (a git write in a shared tree) are taken
+    back: the branch returns to the wave base (compare-and-swap), the commits stay on
+    ``refs/seawall/<session>/w<n>-commits``, and their files become the agents' changes
+    again. Changes outside every agent's scope are saved on
+    ``refs/seawall/<session>/unattributed-w<n>`` and set aside, so nothing is lost and
+    the next wave starts from a clean tree.
+    """
+    if wave.isolation != Isolation.NONE:
+        return
+    branch, session = ctx.state.target_branch, ctx.state.session
+    absorbed = await anyio.to_thread.run_sync(absorb_agent_commits, ctx.repo, wave, branch, session)
+    tasks = ctx.tasks(wave)
+    if absorbed:
+        ctx.events.append("agent_commits_absorbed", wave=wave.number, ref=absorbed)
+        ctx.progress.log(
+            f"wave {wave.number}: commits made on {branch} by agents in the shared tree "
+            f"were taken back (kept on {absorbed}) and reviewed as their changes"
+        )
+        for record in wave.agents:
+            points = checkpointer(ctx, wave, record)
+            paths = dirty_in_scope(ctx, wave, tasks[record.task])
+            await points.acheckpoint(paths)
+            record.checkpoint = points.tip or record.checkpoint
+            record.touched = sorted(set(record.touched) | set(paths))
+    claimed = {path for record in wave.agents for path in record.touched}
+    scopes = [tasks[record.task].scope for record in wave.agents]
+    kept = kept_paths(ctx.repo, plan_path=ctx.state.plan_path)
+    baseline = ctx.baseline(wave)
+    aside = await anyio.to_thread.run_sync(
+        lambda: set_aside_unattributed(
+            ctx.repo, wave, session, claimed=claimed, scopes=scopes, baseline=baseline, kept=kept
+        )
+    )
+    if aside is not None:
+        command = restore_command(ctx.repo, session, wave.number)
+        wave.set_aside = aside.record(command)
+        ctx.events.append("unattributed_changes", wave=wave.number, **wave.set_aside)
+        for line in aside.lines(wave.number, command):
+            ctx.progress.log(line)
+    await ctx.save()
+
+
+async def review(ctx: WaveContext, wave: WaveRecord) -> None:
+    """Judge every agent of the wave; the wave is then ``reviewed``."""
+    tasks = ctx.tasks(wave)
+    enforcement = Enforcement(wave.enforcement)
+    if enforcement is not Enforcement.OFF:
+        await anyio.to_thread.run_sync(_check_repo_state, ctx, wave)
+    for record in wave.agents:
+        run = ctx.runs.get(record.task) or AgentRun.from_dict(record.task, record.run or {})
+        history = await anyio.to_thread.run_sync(_history, ctx, wave, record)
+        verdict = detect_spiral(history, ctx.config.spiral)
+        spiral = None
+        if verdict.is_spiral:
+            spiral = {
+                "summary": verdict.summary(),
+                "files": list(verdict.files),
+                "commits": list(verdict.commits),
+                "evidence": [signal.describe() for signal in verdict.signals],
+            }
+        changed = sorted(history.changed_paths)
+        record.scope_violations = _scope_violations(
+            ctx, tasks[record.task], changed, Path(record.workspace), enforcement
+        )
+        apply_review(record, run, changed_paths=changed, spiral=spiral)
+        if record.scope_violations:
+            ctx.events.append(
+                "scope_violation",
+                wave=wave.number,
+                agent=record.task,
+                files=record.scope_violations,
+                action="left out of the merge"
+                if enforcement is Enforcement.STRICT
+                else "merged, reported",
+            )
+        _record_task(ctx, record)
+    wave.phase = WavePhase.REVIEWED
+    await ctx.save()
+
+
+def _check_repo_state(ctx: WaveContext, wave: WaveRecord) -> None:
+    """Hooks, configuration, refs and pushes an agent changed: reported, and put back
+    in strict (what was planted is kept, never deleted)."""
+    name = f"w{wave.number}-transcript.jsonl"
+    traces = [
+        AgentTrace.of(a.task, a.workspace, ctx.paths.agent_dir(a.task) / name) for a in wave.agents
+    ]
+    strict = Enforcement(wave.enforcement) is Enforcement.STRICT
+    changes = check_wave_state(
+        ctx.repo,
+        session=ctx.state.session,
+        wave=wave.number,
+        agents=traces,
+        restore_changes=strict,
+    )
+    for change in changes:
+        ctx.events.append("repo_state_changed", wave=wave.number, **change.record())
+        ctx.progress.log(f"wave {wave.number}: {change.describe()}")
+
+
+def _history(ctx: WaveContext, wave: WaveRecord, record: AgentRecord) -> AgentHistory:
+    return agent_history(
+        ctx.repo,
+        session_id=ctx.state.session,
+        task_id=record.task,
+        base=wave.base,
+        branch=record.branch,
+        dispatch=f"w{wave.number}",
+    )
+
+
+def _scope_violations(
+    ctx: WaveContext, task: Task, changed: list[str], workspace: Path, enforcement: Enforcement
+) -> list[str]:
+    verdict = verify_changes(
+        task.id,
+        changed,
+        scope=task.scope,
+        enforcement=enforcement,
+        session=ctx.state.session,
+        workspace=workspace,
+    )
+    return list(verdict.out_of_scope)
+
+
+def _record_task(ctx: WaveContext, record: AgentRecord) -> None:
+    task = ctx.state.task(record.task)
+    task.attempts += 1
+    task.status = record.status
+    if record.status == Status.SPIRAL:
+        task.spirals += 1
+    if record.status in (Status.FAILED, Status.BLOCKED):
+        task.failures += 1
+    if record.error_signature:
+        task.signatures.append(error_signature(record.error_signature))
+    ctx.state.cost_usd = round(ctx.state.cost_usd + record.cost_usd, 6)

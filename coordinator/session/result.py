@@ -1,0 +1,70 @@
+"""How a session ended: the result ``Session.run`` returns and the exit code it maps to."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from coordinator.exitcodes import ExitCode
+from coordinator.model import Status
+from coordinator.state.ledger import SessionPhase, SessionState
+
+__all__ = ["SessionResult", "rate_limited"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionResult:
+    """How a session ended (or paused). ``exit_code`` is what ``seawall run`` returns."""
+
+    session: str
+    phase: SessionPhase
+    waves: int
+    done: tuple[str, ...]
+    abandoned: tuple[str, ...]
+    breaker: Mapping[str, Any]
+    state_md: Path
+    rate_limited: bool = False
+    halt: Mapping[str, Any] | None = None
+    report: Path | None = None  # the session's HTML report, once written
+    merged: int = 0  # agents whose work was merged, over all waves
+    checks_failed: tuple[int, ...] = ()  # waves that merged with failing checks
+
+    @property
+    def exit_code(self) -> int:
+        """What ``seawall run`` returns; the codes and their meanings are
+        :class:`coordinator.exitcodes.ExitCode`."""
+        if self.phase is SessionPhase.HALTED:
+            return _HALT_CODES.get(str((self.halt or {}).get("reason")), ExitCode.HALTED)
+        if self.checks_failed:
+            return ExitCode.CHECKS_FAILED
+        if not self.abandoned:
+            return ExitCode.OK
+        if self.done:
+            return ExitCode.CARRYOVER
+        return ExitCode.RATE_LIMITED if self.rate_limited else ExitCode.NOTHING_SUCCEEDED
+
+
+_HALT_CODES: Mapping[str, ExitCode] = {
+    "rate-limited": ExitCode.RATE_LIMITED,
+    "checks-fail-at-base": ExitCode.CHECKS_FAILED,
+    "agent-start": ExitCode.AGENT_START,
+}
+
+
+_RATE_LIMIT = re.compile(
+    r"rate.?limit|\b429\b|too many requests|overloaded|usage limit", re.IGNORECASE
+)
+
+
+def rate_limited(state: SessionState) -> bool:
+    """Whether every failed agent of the last wave failed on a provider rate limit."""
+    wave = state.current_wave
+    if wave is None:
+        return False
+    failed = [a for a in wave.agents if a.status not in (Status.DONE, Status.NO_TESTS_NEEDED)]
+    return bool(failed) and all(
+        _RATE_LIMIT.search(f"{a.final_text}\n{a.error_signature}\n{a.reason}") for a in failed
+    )

@@ -1,0 +1,146 @@
+"""``budgets.session_minutes``: the session's own running time halts it, precisely and
+resumably, measured on an injected clock (nothing here waits for real time)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+
+from adapters.runners.callable import CallableRunner
+from coordinator.exitcodes import ExitCode
+from coordinator.plan import parse_plan
+from coordinator.runner import AgentRequest, EmitFn
+from coordinator.session.clock import SessionClock
+from coordinator.session.engine import Session
+from coordinator.state.ledger import SessionPhase, SessionState
+from coordinator.telemetry import read_events
+from tests.integration.sessionkit import make_repo, show
+from tests.reliability.kit import ledger
+
+PLAN = """
+[session]
+name = "clocked"
+isolation = "worktree"
+
+[session.budgets]
+session_minutes = 60
+
+[[task]]
+id = "a"
+prompt = "a"
+scope = ["a.txt"]
+
+[[task]]
+id = "b"
+prompt = "b"
+scope = ["b.txt"]
+depends_on = ["a"]
+
+[[task]]
+id = "c"
+prompt = "c"
+scope = ["c.txt"]
+depends_on = ["b"]
+"""
+
+
+class FakeClock:
+    """Monotonic seconds that move only when a test moves them."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _runner(clock: FakeClock, minutes: float) -> CallableRunner:
+    async def agent(request: AgentRequest, emit: EmitFn) -> str:
+        clock.now += minutes * 60.0  # the agent's work takes this long
+        (request.workspace / f"{request.task_id}.txt").write_text("work\n")
+        return "STATUS: done — wrote it"
+
+    return CallableRunner(agent)
+
+
+def test_the_session_halts_past_its_minutes_and_resume_grants_as_many_again(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    clock = FakeClock()
+    session = Session(
+        parse_plan(PLAN), repo=repo, runner=_runner(clock, 40), plan_text=PLAN, clock=clock
+    )
+    result = anyio.run(session.run)
+    # wave 1 ran 40 minutes (time left: wave 2 starts), wave 2 ends at 80: no wave 3
+    assert result.phase is SessionPhase.HALTED
+    assert result.exit_code == ExitCode.HALTED
+    assert result.waves == 2
+    halt = dict(result.halt or {})
+    assert halt["reason"] == "session-time"
+    assert halt["budget"] == "session_minutes"
+    assert (halt["elapsed_s"], halt["limit_s"]) == (4800.0, 3600.0)
+    assert halt["detail"] == (
+        "budgets.session_minutes: the session has run 80.0 of its 60 minutes; "
+        "no new wave was started"
+    )
+    assert show(repo, "main", "b.txt") == "work\n"  # the dispatched wave finished and merged
+    assert show(repo, "main", "c.txt") is None
+    state = ledger(repo)  # valid, and STATE.md is rendered from it
+    assert state.running_s == 4800.0 and state.clock_start_s == 0.0
+    state_md = (repo / ".seawall" / result.session / "STATE.md").read_text()
+    assert "session-time" in state_md and "80.0 of its 60 minutes" in state_md
+    events = read_events(repo / ".seawall" / result.session / "events.jsonl")
+    halted = [e for e in events if e["event"] == "session_halted"]
+    assert [(e["reason"], e["elapsed_s"], e["limit_s"]) for e in halted] == [
+        ("session-time", 4800.0, 3600.0)
+    ]
+
+    clock.now += 24 * 3600.0  # a day passes before someone resumes: it does not count
+    again = Session.open(repo, result.session, runner=_runner(clock, 40), clock=clock)
+    resumed = anyio.run(again.resume)
+    assert resumed.phase is SessionPhase.DONE, resumed.halt
+    assert show(repo, "main", "c.txt") == "work\n"
+    state = ledger(repo)
+    assert state.running_s == 7200.0  # 80 minutes, then 40 more
+    assert state.clock_start_s == 4800.0  # the new allowance began where the halt was
+
+
+def test_without_the_budget_the_clock_only_counts(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    clock = FakeClock()
+    plan = PLAN.replace("[session.budgets]\nsession_minutes = 60\n", "")
+    session = Session(
+        parse_plan(plan), repo=repo, runner=_runner(clock, 400), plan_text=plan, clock=clock
+    )
+    result = anyio.run(session.run)
+    assert result.phase is SessionPhase.DONE and result.waves == 3
+    assert ledger(repo).running_s == 3 * 400 * 60.0
+
+
+def test_the_count_goes_on_across_processes_and_skips_the_time_between() -> None:
+    state = SessionState(session="s", name="s", repo="/r", target_branch="main", start_commit="0")
+    clock = FakeClock()
+    first = SessionClock(clock)
+    first.tick(state)  # not started: nothing is counted
+    assert state.running_s == 0.0
+    first.start()
+    clock.now += 90.0
+    first.tick(state)
+    clock.now += 30.0
+    first.tick(state)
+    assert state.running_s == 120.0
+    clock.now += 3600.0  # the coordinator is dead for an hour
+    resumed = SessionClock(clock)  # a new process resumes from the same ledger
+    resumed.start()
+    clock.now += 60.0
+    resumed.tick(state)
+    assert state.running_s == 180.0
+    assert SessionClock.elapsed(state) == 180.0
+    SessionClock.grant(state)
+    assert SessionClock.elapsed(state) == 0.0 and state.clock_start_s == 180.0
+    # the ledger keeps both through its file format
+    again = SessionState.from_dict(json.loads(json.dumps(state.to_dict())))
+    assert (again.running_s, again.clock_start_s) == (180.0, 180.0)
