@@ -79,10 +79,19 @@ def main() -> int:
         return 0
     say(1, "on it")
     if task == "unmapped-write":
-        call = {"type": "tool_use", "id": "toolu_k1", "name": "frobnicate_file"}
-        call["input"] = {"path": "unmapped.txt"}
-        message = {"id": "msg_2", "type": "message", "role": "assistant", "model": "kit"}
-        message["content"] = [call]
+        call = {
+            "type": "tool_use",
+            "id": "toolu_k1",
+            "name": "frobnicate_file",
+            "input": {"path": "unmapped.txt"},
+        }
+        message = {
+            "id": "msg_2",
+            "type": "message",
+            "role": "assistant",
+            "model": "kit",
+            "content": [call],
+        }
         out({"type": "assistant", "message": message, "session_id": SESSION})
         Path("unmapped.txt").write_text("written\n")
         work_forever()
