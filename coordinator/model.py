@@ -135,6 +135,7 @@ class Task:
     agent: str | None = None  # runner name; None means the session default
     max_turns: int | None = None  # None means the wave's resolved value
     collision_risk: CollisionRisk = CollisionRisk.LOW
+    may_change_nothing: bool = False  # done with no change is a success (else it is checked)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

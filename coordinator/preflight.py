@@ -24,14 +24,21 @@ _TAIL = 600
 
 
 def preflight_runners(runners: Iterable[tuple[str, AgentRunner]], *, cwd: Path) -> None:
-    """Probe each ``(name, runner)``; the first that cannot start raises ``RunnerError``."""
+    """Probe each ``(name, runner)``; the first that cannot start raises ``RunnerError``.
+    Runners that start the same program the same way (two runner tables of one CLI with
+    other options) are probed once: an agent CLI can take a second to print its version."""
     seen: set[int] = set()
+    probed: set[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]] = set()
     for name, runner in runners:
         if id(runner) in seen:
             continue
         seen.add(id(runner))
         probe = runner.probe()
-        if probe is not None:
+        if probe is None:
+            continue
+        key = (probe.executable, probe.version_args, tuple(sorted(probe.env.items())))
+        if key not in probed:
+            probed.add(key)
             probe_runner(name, probe, cwd=cwd)
 
 

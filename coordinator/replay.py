@@ -1,12 +1,13 @@
 """Replaying a recorded transcript through the detectors and breakers.
 
 ``replay_file`` reads one transcript of one agent (Claude Code session or subagent
-JSONL, ``--output-format stream-json``, Codex ``exec --json``, and logs that embed
-them), feeds every event to a fresh ``AgentMonitor`` with the given limits, and returns
-every event, trip and finding with the line it came from. After a trip the breaker is
-reset and reading goes on, so one trip never hides a later one: the report shows
-every place the limits would have stopped the agent. Wall-clock time is not replayed
-(session-time never trips), since a transcript's pauses are not the agent's.
+JSONL, ``--output-format stream-json``, Codex ``exec --json`` and rollout files, and
+logs that embed them), feeds every event to a fresh ``AgentMonitor`` with the given
+limits, and returns every event, trip and finding with the line it came from. After a
+trip the breaker is reset and reading goes on, so one trip never hides a later one: the
+report shows every place the limits would have stopped the agent. Wall-clock time is
+not replayed (session-time never trips), since a transcript's pauses are not the
+agent's.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,6 @@ from coordinator.model import BreakerLimits, StagnationConfig
 from coordinator.stagnation.finding import Finding
 from coordinator.stagnation.monitor import AgentMonitor
 from coordinator.transcripts import TranscriptFormat, TranscriptReader, sniff_format
-from coordinator.transcripts._common import decode_record
 
 __all__ = [
     "ReplayFormat",
@@ -34,7 +33,6 @@ __all__ = [
     "replay_file",
 ]
 
-_SNIFF_LINES = 20
 _SHOWN = 160
 
 
@@ -49,14 +47,9 @@ class ReplayFormat(StrEnum):
     LOG = "log"
 
 
-_ROLLOUT_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context"})
-
-
 def detect_format(path: Path) -> ReplayFormat:
     """The format of the transcript at ``path``; ``ConfigurationError`` naming the file
     when it holds no agent events at all (plain text, empty)."""
-    if _is_rollout(path):
-        return ReplayFormat.CODEX_ROLLOUT
     sniffed = sniff_format(path)
     if sniffed is TranscriptFormat.CLAUDE_SESSION:
         return (
@@ -67,20 +60,12 @@ def detect_format(path: Path) -> ReplayFormat:
     known = {
         TranscriptFormat.CLAUDE_STREAM: ReplayFormat.CLAUDE_STREAM,
         TranscriptFormat.CODEX: ReplayFormat.CODEX_EXEC,
+        TranscriptFormat.CODEX_ROLLOUT: ReplayFormat.CODEX_ROLLOUT,
         TranscriptFormat.LOG: ReplayFormat.LOG,
     }
     if sniffed in known:
         return known[sniffed]
     raise ConfigurationError(f"{path}: not an agent transcript ({sniffed.value})")
-
-
-def _is_rollout(path: Path) -> bool:
-    with path.open(encoding="utf-8", errors="replace", newline="\n") as handle:
-        for line in islice(handle, _SNIFF_LINES):
-            record = decode_record(line)
-            if record is not None:
-                return record.get("type") in _ROLLOUT_TYPES and "payload" in record
-    return False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,11 +163,6 @@ def replay_file(
     current directory), as if the agent had worked there in place."""
     path = Path(path)
     detected = detect_format(path)
-    if detected is ReplayFormat.CODEX_ROLLOUT:
-        raise ConfigurationError(
-            f"{path}: a Codex rollout file; replay reads `codex exec --json` output "
-            "(run the session with --json) until rollout files can be read"
-        )
     where = (workspace or Path.cwd()).resolve()
     monitor = AgentMonitor(
         session="replay",

@@ -80,16 +80,23 @@ def init_clone(
     root: Path,
     bundles: Sequence[bytes],
     *,
+    gitdir: Path,
     branch: str,
     head: str,
     checkpoint_ref: str,
     checkpoint: str | None,
     identity: dict[str, str],
 ) -> None:
-    """Make ``root`` a repository with ``branch`` at ``head`` checked out (and the
-    checkpoint ref at ``checkpoint``), from the coordinator's bundles."""
+    """Make ``root`` a work tree with ``branch`` at ``head`` checked out (and the
+    checkpoint ref at ``checkpoint``), from the coordinator's bundles. The repository
+    itself is ``gitdir``, outside the work tree (``root/.git`` is a file naming it), as a
+    linked worktree's is: a sandbox granting the work tree leaves objects, refs, hooks
+    and configuration read-only, as on the coordinator."""
     root.mkdir(parents=True, exist_ok=True)
-    run_git(["init", "-q", str(root)], cwd=root)
+    run_git(["init", "-q", f"--separate-git-dir={gitdir}", str(root)], cwd=root)
+    # said outright, so a reader that opens the git directory itself (pygit2, after
+    # discovering it) finds this work tree, not the git directory's parent
+    run_git(["config", "core.worktree", str(root.resolve())], cwd=root)
     for key, value in identity.items():
         run_git(["config", key, value], cwd=root)
     for data in bundles:

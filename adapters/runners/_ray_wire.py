@@ -8,10 +8,11 @@ defines the messages a worker sends while its agent runs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
+from adapters.runners._ray_scope import PackedScope
 from coordinator.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
 from coordinator.model import RunnerSpec
 
@@ -123,6 +124,7 @@ class Job:
     local_root: str  # the worktree on the coordinator: paths in events are rewritten to it
     scratch_dir: str | None  # where the worker makes its temporary clone (None: the default)
     hub_name: str = ""  # the hub actor's name: a worker whose hub was lost finds its successor
+    scope: PackedScope = field(default_factory=PackedScope)  # the sandbox and the manifest
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

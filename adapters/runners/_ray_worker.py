@@ -36,6 +36,7 @@ import anyio
 import anyio.to_thread
 
 from adapters.runners._ray_git import bundle, commit_tree, init_clone
+from adapters.runners._ray_scope import WorkerScope, unpack_scope
 from adapters.runners._ray_wire import (
     CheckpointNote,
     Job,
@@ -78,22 +79,28 @@ def run_remote(
             init_clone(
                 root,
                 bundles,
+                gitdir=Path(scratch) / "git",
                 branch=job.branch,
                 head=job.head,
                 checkpoint_ref=job.checkpoint_ref,
                 checkpoint=job.checkpoint,
                 identity=job.identity,
             )
+            workspace = root / job.subdir if job.subdir else root
+            workspace.mkdir(parents=True, exist_ok=True)
+            scope = unpack_scope(
+                job.scope,
+                task_id=job.task_id,
+                local_root=job.local_root,
+                clone=root,
+                workspace=workspace,
+                state_root=Path(scratch) / "state",
+            )
             inner = _inner(job)
         except (SeawallError, OSError) as exc:
             return WorkerOutcome(setup_error=f"{type(exc).__name__}: {exc}")
-        return anyio.run(_run_agent, job, root, Path(scratch) / "agent", hub, run_id, inner)
-
-
-async def _run_agent(
-    job: Job, root: Path, scratch: Path, hub: Any, run_id: str, inner: AgentRunner
-) -> WorkerOutcome:
-    return await _Remote(job, root, scratch, hub, run_id).run(inner)
+        remote = _Remote(job, root, Path(scratch) / "agent", hub, run_id)
+        return anyio.run(remote.run, inner, workspace, scope)
 
 
 def _inner(job: Job) -> AgentRunner:
@@ -150,10 +157,9 @@ class _Remote:
         node = ray.get_runtime_context().get_node_id()
         self.put("started", {"node": node, "pid": os.getpid()})
 
-    async def run(self, inner: AgentRunner) -> WorkerOutcome:
+    async def run(self, inner: AgentRunner, workspace: Path, scope: WorkerScope) -> WorkerOutcome:
+        """Run the agent in ``workspace`` under ``scope``'s sandbox and manifest."""
         self.started()
-        workspace = self.root / self.job.subdir if self.job.subdir else self.root
-        workspace.mkdir(parents=True, exist_ok=True)
         self.scratch.mkdir(parents=True, exist_ok=True)
         transcript = self.scratch / self.job.transcript_name if self.job.transcript_name else None
         request = AgentRequest(
@@ -165,6 +171,9 @@ class _Remote:
             max_turns=self.job.max_turns,
             env=self.job.env,
             transcript_path=transcript,
+            sandbox=scope.sandbox,
+            manifest=scope.manifest,
+            manifest_sha256=scope.manifest_sha256,
         )
         result: AgentResult | None = None
         crash = runner_error = ""

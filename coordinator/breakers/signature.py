@@ -46,7 +46,7 @@ _DURATION_ONLY = re.compile(f"(?=\\d)(?:{_DURATION_TOKEN.pattern})", re.IGNORECA
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _HEX = re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b")
 # a path: a blank-delimited word with a slash in it, up to punctuation (linear time)
-_PATH = re.compile(r"(?<![^\s(\"'=\[{<,])[^\s/\\(\"'=\[{<,]*?[\\/][^\s,;:'\"()\[\]{}<>]*")
+_PATH = re.compile(r"(?<![^\s(\"'=\[{<,])[^\s/\\(\"'=\[\]{}<>,]*?[\\/][^\s,;:'\"()\[\]{}<>]*")
 _DIGITS = re.compile(r"\d+")
 
 

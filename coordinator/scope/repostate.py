@@ -5,10 +5,11 @@ the branches of local remotes.
 worktree's ``config.worktree``, ``info/attributes`` and ``info/exclude``, every ref but
 seawall's own (``refs/seawall/`` and the session's agent branches), and the branches of
 every remote that is a local path). ``compare`` lists what differs after the wave;
-``restore`` puts hooks, configuration and refs back, keeping what an agent planted
-(files under ``save_dir``, commits on ``refs/seawall/<session>/quarantine/w<n>/...``) so
-nothing is lost. Changes to a remote are reported, never undone here: the remote is not
-this repository's. Each change names the agent that made it when that can be told (a
+``restore`` puts hooks, configuration, refs, HEAD and the branches of local remotes
+back, keeping what an agent planted (files under ``save_dir``, commits on
+``refs/seawall/<session>/quarantine/w<n>/...``) so nothing is lost (see
+``coordinator.scope.undo``); what cannot be undone is reported with the reason and the
+command that does it by hand. Each change names the agent that made it when that can be told (a
 worktree's own files, a wave of one agent, the one agent whose commands name it), else
 every agent that could have.
 """
@@ -26,6 +27,7 @@ from pathlib import Path
 import pygit2
 
 from coordinator.fsutil import atomic_write_text
+from coordinator.scope.undo import restore_head, restore_remote_ref
 
 __all__ = [
     "AgentTrace",
@@ -74,6 +76,7 @@ class StateChange:
     agents: tuple[str, ...] = ()  # who made it: one agent, or every candidate
     restored: bool = False
     saved: str | None = None  # where the planted version was kept
+    note: str = ""  # why it was not restored, and how to do it by hand
 
     def record(self) -> dict[str, object]:
         """The fields of the ``repo_state_changed`` event."""
@@ -84,6 +87,7 @@ class StateChange:
             "agents": list(self.agents),
             "restored": self.restored,
             "saved": self.saved,
+            "note": self.note,
         }
 
     def describe(self) -> str:
@@ -91,7 +95,8 @@ class StateChange:
         what = f"{self.area} {self.name} {self.kind}"
         done = "restored" if self.restored else "not restored"
         kept = f", the planted version kept at {self.saved}" if self.saved else ""
-        return f"{what} by {who or 'an unknown process'} ({done}{kept})"
+        note = f": {self.note}" if self.note else ""
+        return f"{what} by {who or 'an unknown process'} ({done}{kept}){note}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,19 +249,47 @@ def restore(
     save_dir: Path,
     quarantine_ref: str,
 ) -> list[StateChange]:
-    """Undo ``changes`` in ``repo`` (never on a remote); return them with what was done."""
+    """Undo ``changes`` in ``repo`` and in its local remotes; return them with what was
+    done. HEAD goes first, while the branch it was moved to still exists."""
     repository = pygit2.Repository(str(repo))
     gitdir = Path(repository.path)
-    done: list[StateChange] = []
-    for change in changes:
+    done: dict[int, StateChange] = {}
+    order = sorted(range(len(changes)), key=lambda index: changes[index].name != "HEAD")
+    for index in order:
+        change = changes[index]
+        note = ""
         if change.area in ("hook", "config"):
             restored, saved = _restore_file(gitdir, change, before, save_dir)
-        elif change.area == "ref" and change.name != "HEAD":
+        elif change.area == "ref" and change.name == "HEAD":
+            restored, saved, note = restore_head(
+                repository, change.before, change.after, quarantine_ref
+            )
+        elif change.area == "ref":
             restored, saved = _restore_ref(repository, change, quarantine_ref)
-        else:  # a remote is not ours; HEAD moves the working tree with it
-            restored, saved = False, None
-        done.append(replace(change, restored=restored, saved=saved))
-    return done
+            note = _unseen_push(repository, change.name)
+        else:
+            restored, saved, note = restore_remote_ref(
+                repository, change.name, change.before, change.after, quarantine_ref
+            )
+        done[index] = replace(change, restored=restored, saved=saved, note=note)
+    return [done[index] for index in range(len(changes))]
+
+
+def _unseen_push(repository: pygit2.Repository, name: str) -> str:
+    """What a moved remote-tracking ref of a remote seawall cannot see may mean."""
+    if not name.startswith("refs/remotes/"):
+        return ""
+    remote = name.removeprefix("refs/remotes/").split("/", 1)[0]
+    try:
+        url = repository.remotes[remote].url or ""
+    except (KeyError, ValueError):
+        return ""
+    if Path(url.removeprefix("file://")).is_absolute():
+        return ""  # a local remote: its own refs are compared and restored
+    return (
+        f"the agent probably pushed to {remote} ({url}), a remote seawall cannot see or "
+        "undo: check it there"
+    )
 
 
 def _restore_file(

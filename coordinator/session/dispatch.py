@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 
+from coordinator.breakers._memory import is_guard_denial
 from coordinator.breakers.trip import Trip
 from coordinator.errors import GitError, RunnerError
 from coordinator.events import Event, Final, ToolCall, ToolResult, Turn, edited_paths
@@ -72,8 +73,11 @@ class AgentRun:
     transcript: str = ""
     checkpoint_error: str = ""  # the agent's files could not be recorded (they stay on disk)
     denials: tuple[str, ...] = ()  # calls the agent CLI's own permission layer refused
-    failed_edits: int = 0  # edit calls whose result was an error (a rejected patch)
+    failed_edits: int = 0  # edit calls whose result was an error, not a guard denial
     last_failed_edit: str = ""
+    writes: int = 0  # edit calls that succeeded
+    guard_denials: int = 0  # calls seawall's guard refused (out of scope, a blocked command)
+    last_guard_denial: str = ""
     start_failure: str = ""  # why the agent never started (or died before its first event)
     stderr_tail: str = ""
 
@@ -98,6 +102,9 @@ class AgentRun:
             "denials": list(self.denials),
             "failed_edits": self.failed_edits,
             "last_failed_edit": self.last_failed_edit,
+            "writes": self.writes,
+            "guard_denials": self.guard_denials,
+            "last_guard_denial": self.last_guard_denial,
             "start_failure": self.start_failure,
             "stderr_tail": self.stderr_tail,
         }
@@ -126,6 +133,9 @@ class AgentRun:
             denials=tuple(str(d) for d in data.get("denials", ())),
             failed_edits=int(data.get("failed_edits", 0)),
             last_failed_edit=str(data.get("last_failed_edit", "")),
+            writes=int(data.get("writes", 0)),
+            guard_denials=int(data.get("guard_denials", 0)),
+            last_guard_denial=str(data.get("last_guard_denial", "")),
             start_failure=str(data.get("start_failure", "")),
             stderr_tail=str(data.get("stderr_tail", "")),
         )
@@ -193,6 +203,9 @@ async def run_agent(
         "checkpoint_error": "",
         "failed_edits": 0,
         "last_failed_edit": "",
+        "writes": 0,
+        "guard_denials": 0,
+        "last_guard_denial": "",
         "events": 0,
     }
 
@@ -207,14 +220,20 @@ async def run_agent(
             if paths:
                 pending_edits[event.call_id] = paths
         elif type(event) is ToolResult:
+            denied = False
             if event.is_error and not event.cancelled:
                 state["saw_errors"] = True
                 state["last_error"] = event.text[-2000:]
+                denied = is_guard_denial(event.text)
+                if denied:
+                    state["guard_denials"] += 1
+                    state["last_guard_denial"] = event.text[:500]
             paths = pending_edits.pop(event.call_id, ())
-            if paths and event.is_error and not event.cancelled:
+            if paths and event.is_error and not event.cancelled and not denied:
                 state["failed_edits"] += 1
                 state["last_failed_edit"] = event.text[:500]
             if paths and not event.is_error:
+                state["writes"] += 1
                 touched.update(_relative(job.request.workspace, path) for path in paths)
                 await _guarded(state, job.checkpointer.acheckpoint(paths if job.in_place else None))
         trip = monitor.observe(event)
@@ -286,6 +305,9 @@ async def run_agent(
         denials=final.denials if final is not None else (),
         failed_edits=int(state["failed_edits"]),
         last_failed_edit=str(state["last_failed_edit"]),
+        writes=int(state["writes"]),
+        guard_denials=int(state["guard_denials"]),
+        last_guard_denial=str(state["last_guard_denial"]),
         start_failure=start_failure,
         stderr_tail=result.stderr_tail[-2000:] if result else "",
     )

@@ -2,9 +2,10 @@
 
 Precedence, strongest first: a tripped breaker (``blocked``); a spiral from the agent's
 own history or a turn-key repetition (``spiral``); an error echo (``failed``); the
-agent's STATUS line; inference when there is none (with the live status-partial record
-as a backstop for a report lost to a kill). A tail record only corroborates a report
-that arrived: one failure is never counted twice.
+agent's STATUS line (a ``done`` that changed nothing is checked against the stream's
+evidence, see ``coordinator.session.evidence``); inference when there is none (with
+the live status-partial record as a backstop for a report lost to a kill). A tail
+record only corroborates a report that arrived: one failure is never counted twice.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from typing import Any
 
 from coordinator.model import Status, StatusReport
 from coordinator.session.dispatch import AgentRun
+from coordinator.session.evidence import WorkEvidence, check_unchanged_done
 from coordinator.state.ledger import AgentRecord
 from coordinator.status import parse_status
 
 __all__ = ["apply_review"]
 
 
-def judge_status(run: AgentRun, *, changed: bool) -> StatusReport:
+def judge_status(run: AgentRun, *, changed: bool, may_change_nothing: bool = False) -> StatusReport:
     """The agent's status from its final text (or inferred), before history is read."""
     if run.runner_error and not run.final_text:
         return StatusReport(
@@ -47,12 +49,9 @@ def judge_status(run: AgentRun, *, changed: bool) -> StatusReport:
                 inferred=True,
                 reason=f"no final report; the live transcript record says STATUS: {backstop}",
             )
-    if report.status is Status.DONE and not report.inferred and not changed and run.failed_edits:
-        evidence = " ".join(run.last_failed_edit.split())[:200]
-        why = f"reported done, but nothing changed and {run.failed_edits} edit(s) failed"
-        return StatusReport(
-            status=Status.FAILED, summary=why, inferred=True, reason=f"{why}: {evidence}"
-        )
+    report = check_unchanged_done(
+        report, WorkEvidence.of(run), changed=changed, may_change_nothing=may_change_nothing
+    )
     if run.truncated and report.status is Status.PARTIAL and not report.remaining:
         return StatusReport(
             status=Status.PARTIAL,
@@ -86,9 +85,11 @@ def apply_review(
     *,
     changed_paths: Sequence[str],
     spiral: dict[str, Any] | None,
+    may_change_nothing: bool = False,
 ) -> None:
-    """Fill ``record`` with the verdict on ``run``."""
-    report = judge_status(run, changed=bool(changed_paths))
+    """Fill ``record`` with the verdict on ``run`` (``may_change_nothing``: the task may
+    end done with nothing changed, see ``coordinator.session.evidence``)."""
+    report = judge_status(run, changed=bool(changed_paths), may_change_nothing=may_change_nothing)
     status, reason = report.status, report.reason
     patterns = {str(f.get("pattern")): f for f in run.findings}
     if run.trip is not None:

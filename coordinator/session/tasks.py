@@ -21,6 +21,7 @@ def task_to_dict(task: Task) -> dict[str, Any]:
         "agent": task.agent,
         "max_turns": task.max_turns,
         "collision_risk": str(task.collision_risk),
+        "may_change_nothing": task.may_change_nothing,
     }
 
 
@@ -34,6 +35,7 @@ def task_from_dict(data: Mapping[str, Any]) -> Task:
         agent=data.get("agent"),
         max_turns=data.get("max_turns"),
         collision_risk=CollisionRisk(data.get("collision_risk", CollisionRisk.LOW)),
+        may_change_nothing=bool(data.get("may_change_nothing", False)),
     )
 
 

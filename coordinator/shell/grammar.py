@@ -25,6 +25,9 @@ _SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n"})
 _SKIPPED_KEYWORDS = frozenset(
     {"if", "then", "elif", "else", "fi", "do", "done", "while", "until", "!"}
 )
+_COMPOUND_STARTS = frozenset(
+    {word[0] for word in _SKIPPED_KEYWORDS} | {"{", "c", "f", "s", "("}
+)  # the first characters of every reserved word and "((" _compound_start looks for
 
 
 def simple_commands(command: str) -> list[SimpleCommand]:
@@ -171,6 +174,8 @@ class _Parser(WordReader):
 
     def _compound_start(self, b: _Builder) -> bool:
         """Handle a reserved word at command start; True when one was consumed."""
+        if self.text[self.pos : self.pos + 1] not in _COMPOUND_STARTS:
+            return False  # most commands start with a program name: one set test
         for word in _SKIPPED_KEYWORDS:
             if self._at_reserved(word):
                 self.pos += len(word)

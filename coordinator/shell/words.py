@@ -32,6 +32,7 @@ OPERATORS = (
     "<<", "<&", "<>", "<(", ">(", ";", "&", "|", "(", ")", "<", ">", "\n",
 )  # fmt: skip
 WORD_END = frozenset(" \t\n;&|<>()")
+_OPERATOR_STARTS = frozenset(op[0] for op in OPERATORS)
 _ANSI_SIMPLE = dict(zip("abeEfnrtv\\'\"?", "\a\b\x1b\x1b\f\n\r\t\v\\'\"?", strict=True))
 
 
@@ -313,8 +314,11 @@ class WordReader(ABC):
                 return
 
     def _peek_op(self) -> str | None:
+        text, pos = self.text, self.pos
+        if text[pos : pos + 1] not in _OPERATOR_STARTS:
+            return None  # most positions start a word: one set test instead of 26
         for op in OPERATORS:
-            if self.text.startswith(op, self.pos):
+            if text.startswith(op, pos):
                 return op
         return None
 

@@ -49,7 +49,7 @@ def flatten_text(content: Any) -> str:
         parts = [
             block["text"]
             for block in content
-            if isinstance(block, Mapping) and isinstance(block.get("text"), str)
+            if isinstance(block, dict) and isinstance(block.get("text"), str)
         ]
         return cap_text("\n".join(parts))
     return ""

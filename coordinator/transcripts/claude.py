@@ -124,7 +124,7 @@ class ClaudeStreamParser(RecordParser):
 
     def _assistant(self, record: Mapping[str, Any]) -> list[Event]:
         message = record.get("message")
-        if not isinstance(message, Mapping):
+        if not isinstance(message, dict):
             self.malformed += 1
             return []
         at = self._at(record)
@@ -142,7 +142,7 @@ class ClaudeStreamParser(RecordParser):
             self._nested_ids.add(key)
         usage = message.get("usage")
         usage_key = key or f"turn-{self._turn}-line-{len(self._usage_ids)}"
-        if isinstance(usage, Mapping) and usage_key not in self._usage_ids:
+        if isinstance(usage, dict) and usage_key not in self._usage_ids:
             self._usage_ids.add(usage_key)
             model = message.get("model")
             events.append(_usage(usage_key, usage, at, model if isinstance(model, str) else ""))
@@ -151,7 +151,7 @@ class ClaudeStreamParser(RecordParser):
             events.append(Message(text=content, turn=self._turn, at=at))
         elif isinstance(content, list):
             for block in content:
-                if isinstance(block, Mapping):
+                if isinstance(block, dict):
                     self._assistant_block(block, at, events)
         return events
 
@@ -178,7 +178,7 @@ class ClaudeStreamParser(RecordParser):
 
     def _user(self, record: Mapping[str, Any]) -> list[Event]:
         message = record.get("message")
-        if not isinstance(message, Mapping):
+        if not isinstance(message, dict):
             self.malformed += 1
             return []
         content = message.get("content")
@@ -188,7 +188,7 @@ class ClaudeStreamParser(RecordParser):
         return [
             self._tool_result(block, at)
             for block in content
-            if isinstance(block, Mapping) and block.get("type") == "tool_result"
+            if isinstance(block, dict) and block.get("type") == "tool_result"
         ]
 
     def _tool_result(self, block: Mapping[str, Any], at: float) -> ToolResult:

@@ -6,6 +6,12 @@ rows of ``attempted.jsonl`` in a trailing window on every tick, by the counting 
 out since the newest attempt that actually ran, one probe goes through; a success ends
 the chain and closes it, a failure becomes the newest attempt and re-opens it for
 another cooldown. ``blocked-*`` rows do not move that clock.
+
+Every failure of the chain counts, the same or not: a machine that fails each item
+differently is still failing. The failure signatures of the chain's runs (see
+``failure``) are compared to say which it is: one failure repeated (the machine: an
+expired token, a CLI that no longer launches) or failures of their own, and the reason
+an open breaker gives names the repeated failure's error line.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ __all__ = [
     "consecutive_failures",
     "evaluate_breaker",
     "evaluate_rate_limit",
+    "failure_chain",
 ]
 
 
@@ -46,6 +53,8 @@ class BreakerStatus:
     opened_by: Run | None = None  # the newest failed run of the chain
     clock_ts: float | None = None  # the newest row that ran; the cooldown counts from it
     next_probe_at: float | None = None  # when an open breaker lets one probe through
+    same_failure: str | None = None  # the signature every counted run failed with, if one
+    distinct_failures: int = 0  # distinct signatures among the counted runs (unknown: 0)
 
     @property
     def allows_work(self) -> bool:
@@ -70,27 +79,47 @@ def consecutive_failures(runs: Sequence[Run]) -> tuple[int, Run | None]:
 
     Returns the count and the newest counted run (the one that last grew the chain).
     """
-    count = 0
-    newest_failure: Run | None = None
+    chain = failure_chain(runs)
+    return len(chain), chain[0] if chain else None
+
+
+def failure_chain(runs: Sequence[Run]) -> list[Run]:
+    """The failed runs of the current chain, newest first."""
+    chain: list[Run] = []
     for run in reversed(runs):
         effect = chain_effect(run.outcome, run.publish_gate)
         if effect is ChainEffect.ENDS:
             break
         if effect is ChainEffect.COUNTS:
-            count += 1
-            newest_failure = newest_failure or run
-    return count, newest_failure
+            chain.append(run)
+    return chain
+
+
+def _signatures(chain: Sequence[Run]) -> tuple[str | None, int]:
+    """(the signature all of ``chain`` shares or None, how many distinct ones it has);
+    a run without a signature makes the chain's sameness unknown (None, 0)."""
+    found = [run.last_row.signature for run in chain]
+    if not found or any(signature is None for signature in found):
+        return None, 0
+    distinct = set(found)
+    return (found[0] if len(distinct) == 1 else None), len(distinct)
 
 
 def evaluate_breaker(
     rows: Sequence[AttemptRow], *, now: float, limit: int, cooldown_sec: float
 ) -> BreakerStatus:
     """The breaker's state from the rows of the trailing window (oldest first)."""
-    count, newest_failure = consecutive_failures(group_runs(rows))
-    if limit <= 0:
-        return BreakerStatus(state=BreakerState.DISABLED, consecutive_failures=count, limit=0)
-    if count < limit:
-        return BreakerStatus(state=BreakerState.CLOSED, consecutive_failures=count, limit=limit)
+    chain = failure_chain(group_runs(rows))
+    count, newest_failure = len(chain), chain[0] if chain else None
+    same, distinct = _signatures(chain)
+    if limit <= 0 or count < limit:
+        return BreakerStatus(
+            state=BreakerState.DISABLED if limit <= 0 else BreakerState.CLOSED,
+            consecutive_failures=count,
+            limit=max(limit, 0),
+            same_failure=same,
+            distinct_failures=distinct,
+        )
     clock = max((row.ts for row in rows if not is_blocked(row.outcome)), default=None)
     next_probe = (clock if clock is not None else now) + cooldown_sec
     return BreakerStatus(
@@ -100,6 +129,8 @@ def evaluate_breaker(
         opened_by=newest_failure,
         clock_ts=clock,
         next_probe_at=next_probe,
+        same_failure=same,
+        distinct_failures=distinct,
     )
 
 
@@ -148,7 +179,16 @@ def breaker_reason(breaker: BreakerStatus, *, window_sec: float) -> str:
     days = window_sec / 86_400
     return (
         f"breaker open: {breaker.consecutive_failures} consecutive failed attempts "
-        f"(limit {breaker.limit}, window {days:g} days); opened by {cause}; "
+        f"(limit {breaker.limit}, window {days:g} days){_sameness(breaker)}; opened by {cause}; "
         f"no new work until one probe at {probe}. Override: `seawall runner resume` "
         f"lets the next tick run once; SEAWALL_RUNNER_BREAKER_LIMIT=0 disables the breaker"
     )
+
+
+def _sameness(breaker: BreakerStatus) -> str:
+    """ ", the same failure each time (signature …)" or ", N different failures"."""
+    if breaker.same_failure is not None:
+        return f", the same failure each time (signature {breaker.same_failure})"
+    if breaker.distinct_failures:
+        return f", {breaker.distinct_failures} different failures"
+    return ""

@@ -3,7 +3,9 @@
 An executor is any callable taking an ``ExecutionRequest`` and returning an
 ``ExecutionResult``; its outcome is data. Tests inject a Python callable; the runner
 uses ``SubprocessExecutor``, which runs ``<python> -m coordinator run PLAN --repo REPO``
-with a wall-clock timeout and maps the exit code by ``outcomes.EXIT_CODE_OUTCOMES``.
+with a wall-clock timeout and maps the exit code by ``outcomes.EXIT_CODE_OUTCOMES``;
+a failed run's detail quotes the last error line the session printed, and its signature
+says whether the next failure is the same one.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from coordinator.processes import end_group
-from coordinator.unattended.outcomes import Outcome, outcome_for_exit_code
+from coordinator.unattended.failure import read_failure
+from coordinator.unattended.outcomes import SUCCESS_OUTCOMES, Outcome, outcome_for_exit_code
 from coordinator.unattended.queue import QueueItem
 
 __all__ = [
@@ -49,6 +52,7 @@ class ExecutionResult:
     exit_code: int | None = None
     publish_gate: str | None = None  # set when the publish step refused
     detail: str | None = None
+    signature: str | None = None  # of a failed run's error lines (``failure.run_failure``)
 
 
 Executor = Callable[[ExecutionRequest], ExecutionResult]
@@ -76,6 +80,7 @@ class SubprocessExecutor:
     def __call__(self, request: ExecutionRequest) -> ExecutionResult:
         request.log_path.parent.mkdir(parents=True, exist_ok=True)
         with request.log_path.open("ab") as log:
+            offset = log.tell()  # where this run's output begins
             try:
                 process = subprocess.Popen(
                     self.argv(request),
@@ -104,11 +109,22 @@ class SubprocessExecutor:
                 # with it. Its ``running`` row stays; the next tick records it as died.
                 self._stop(process)
                 raise
-        return _result_for_code(code)
+        return _with_failure(_result_for_code(code), request.log_path, offset)
 
     def _stop(self, process: subprocess.Popen[bytes]) -> None:
         end_group(process.pid, grace=self.kill_grace_sec)
         process.wait()
+
+
+def _with_failure(result: ExecutionResult, log: Path, offset: int) -> ExecutionResult:
+    """``result`` with the failure its session printed, when it failed."""
+    if result.outcome in SUCCESS_OUTCOMES:
+        return result
+    failure = read_failure(log, offset)
+    if failure is None:
+        return result
+    detail = f"{result.detail}: {failure.line}" if result.detail else failure.line
+    return replace(result, detail=detail, signature=failure.signature)
 
 
 def _result_for_code(code: int) -> ExecutionResult:

@@ -58,6 +58,7 @@ class AttemptRow:
     exit_code: int | None = None
     duration_sec: float | None = None
     detail: str | None = None
+    signature: str | None = None  # of a failed run's error lines: the same failure again?
 
     def to_json(self) -> str:
         """The row as one JSON line (without the newline); absent fields are left out."""
@@ -67,7 +68,7 @@ class AttemptRow:
             "outcome": self.outcome,
             "ts": round(self.ts, 3),
         }
-        for key in ("publish_gate", "exit_code", "duration_sec", "detail"):
+        for key in ("publish_gate", "exit_code", "duration_sec", "detail", "signature"):
             value = getattr(self, key)
             if value is not None:
                 data[key] = value
@@ -85,11 +86,12 @@ class AttemptRow:
         ts = data.get("ts")
         if isinstance(ts, bool) or not isinstance(ts, int | float):
             raise ValueError("a row needs a numeric 'ts'")
-        gate, code, duration, detail = (
+        gate, code, duration, detail, signature = (
             data.get("publish_gate"),
             data.get("exit_code"),
             data.get("duration_sec"),
             data.get("detail"),
+            data.get("signature"),
         )
         return cls(
             item=data["item"],
@@ -100,6 +102,7 @@ class AttemptRow:
             exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
             duration_sec=float(duration) if isinstance(duration, int | float) else None,
             detail=detail if isinstance(detail, str) else None,
+            signature=signature if isinstance(signature, str) else None,
         )
 
 

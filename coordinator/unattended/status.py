@@ -74,6 +74,8 @@ class RunnerStatus:
                 "limit": self.breaker.limit,
                 "next_probe_at": self.breaker.next_probe_at,
                 "opened_by": self.breaker.opened_by.outcome if self.breaker.opened_by else None,
+                "same_failure": self.breaker.same_failure,
+                "distinct_failures": self.breaker.distinct_failures,
             },
             "rate_limit": {
                 "consecutive": self.rate_limit.consecutive,
@@ -184,6 +186,8 @@ def _breaker_line(status: RunnerStatus) -> str:
     if breaker.state is BreakerState.DISABLED:
         return f"breaker: disabled (limit 0); {count}"
     line = f"breaker: {breaker.state}; {count}, limit {breaker.limit}"
+    if breaker.same_failure is not None and breaker.consecutive_failures > 1:
+        line += f", the same failure each time (signature {breaker.same_failure})"
     if breaker.opened_by is not None:
         line += f"; opened by {breaker.opened_by.outcome!r} of {breaker.opened_by.item}"
     if breaker.next_probe_at is not None:

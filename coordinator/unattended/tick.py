@@ -270,6 +270,7 @@ class _Tick:
                 exit_code=result.exit_code,
                 duration_sec=round(ended - begun, 3),
                 detail=result.detail,
+                signature=result.signature,
             )
         )
         self.log.write(f"item {item.id}: {result.outcome} ({result.detail or 'no detail'})")

@@ -3,7 +3,9 @@
 A wave of no-op command agents (read the prompt, print ``STATUS: done``) runs in real
 worktrees of a small repository, once with ``CommandRunner`` and once with ``RayRunner``
 wrapping the same command on a local Ray (2 CPUs, half a CPU per agent so the whole
-wave runs at once). Worktree creation is outside the timing; the wave's wall clock
+wave runs at once), each agent under its worktree's Landlock sandbox where the kernel
+has it (the Ray wave is also run without, for what the sandbox adds on a worker).
+Worktree creation is outside the timing; the wave's wall clock
 divided by its size is the per-agent figure. The first Ray wave pays for worker
 start-up, so each figure is the best of a few waves; ``ray.init`` is reported on its own.
 
@@ -26,6 +28,8 @@ from adapters.runners.ray import RayRunner
 from coordinator.git import prepare_workspaces
 from coordinator.model import Isolation, RunnerSpec
 from coordinator.runner import AgentRequest, AgentRunner
+from coordinator.sandbox.launch import available
+from coordinator.sandbox.policy import workspace_policy
 from tests.bench.harness import BenchResult
 
 AGENTS = 4
@@ -51,8 +55,12 @@ def _make_repo(root: Path) -> str:
     return done.stdout.strip()
 
 
-async def _wave(repo: Path, base: str, runner: AgentRunner, session: str, size: int) -> float:
-    """Seconds for one wave of ``size`` no-op agents (worktrees made beforehand)."""
+async def _wave(
+    repo: Path, base: str, runner: AgentRunner, session: str, size: int, *, sandboxed: bool
+) -> float:
+    """Seconds for one wave of ``size`` no-op agents (worktrees made beforehand), each
+    under the Landlock sandbox of its worktree when ``sandboxed`` (as a session runs
+    them where the kernel has Landlock)."""
     tasks = [f"t{n}" for n in range(size)]
     workspaces = await prepare_workspaces(
         repo,
@@ -66,8 +74,9 @@ async def _wave(repo: Path, base: str, runner: AgentRunner, session: str, size: 
     failures: list[str] = []
 
     async def one(path: str, task: str) -> None:
+        policy = workspace_policy(Path(path)) if sandboxed else None
         request = AgentRequest(
-            task_id=task, prompt="nothing", workspace=Path(path), session=session
+            task_id=task, prompt="nothing", workspace=Path(path), session=session, sandbox=policy
         )
         result = await runner.run(request, lambda event: None)
         if result.is_error or "STATUS: done" not in result.final_text:
@@ -91,13 +100,21 @@ async def _measure(root: Path) -> dict[str, float]:
         "local": CommandRunner(NOOP),
         "ray": RayRunner(RunnerSpec(name="noop", kind="command", argv=NOOP), num_cpus=0.5),
     }
+    sandboxed = available()
     figures: dict[str, float] = {}
     for name, runner in runners.items():
         for size in (AGENTS, 1):
             waves = [
-                await _wave(repo, base, runner, f"{name}{size}x{n}", size) for n in range(WAVES)
+                await _wave(repo, base, runner, f"{name}{size}x{n}", size, sandboxed=sandboxed)
+                for n in range(WAVES)
             ]
             figures[f"{name}/{size}"] = min(waves) / size
+    if sandboxed:  # what the sandbox adds on the worker
+        waves = [
+            await _wave(repo, base, runners["ray"], f"bare{n}", AGENTS, sandboxed=False)
+            for n in range(WAVES)
+        ]
+        figures[f"ray-bare/{AGENTS}"] = min(waves) / AGENTS
     return figures
 
 
@@ -136,7 +153,7 @@ async def _bundles(repo: Path) -> tuple[float, float, int, int]:
     from adapters.runners._ray_local import LocalWorktree
 
     runner = RayRunner(RunnerSpec(name="noop", kind="command", argv=NOOP))
-    the_ray = await runner._connect()
+    the_ray = await runner.link.connect()
     figures: list[float] = []
     sizes: list[int] = []
     for wave in (1, 2):
@@ -149,11 +166,11 @@ async def _bundles(repo: Path) -> tuple[float, float, int, int]:
         )  # fmt: skip
         request = AgentRequest(task_id="t", prompt="-", workspace=Path(workspace.path))
         local = LocalWorktree.open(request)
-        before = runner.bundled_bytes
+        before = runner.link.bundled_bytes
         started = time.perf_counter()
-        await runner._base_bundle(the_ray, local)
+        await runner.link.base_bundles(the_ray, local)
         figures.append(time.perf_counter() - started)
-        sizes.append(runner.bundled_bytes - before)
+        sizes.append(runner.link.bundled_bytes - before)
     return figures[0], figures[1], sizes[0], sizes[1]
 
 
@@ -177,7 +194,7 @@ def run() -> list[BenchResult]:
     finally:
         if owned:
             ray.shutdown()
-    return [
+    results = [
         BenchResult(
             name=f"ray runner, per agent of a no-op wave of {size}",
             figure=figures[f"ray/{size}"],
@@ -190,7 +207,19 @@ def run() -> list[BenchResult]:
             ),
         )
         for size in (AGENTS, 1)
-    ] + [
+    ]
+    if f"ray-bare/{AGENTS}" in figures:
+        results.append(
+            BenchResult(
+                name=f"ray runner, the sandbox on the worker, per agent of a wave of {AGENTS}",
+                figure=figures[f"ray/{AGENTS}"],
+                baseline=figures[f"ray-bare/{AGENTS}"],
+                unit="s",
+                baseline_name="the same wave unsandboxed",
+                note="policy and manifest re-rooted on the worker, Landlock by the supervisor",
+            )
+        )
+    results.append(
         BenchResult(
             name=f"history bundle of the next wave, {BUNDLE_FILES:,}-file repository",
             figure=next_s,
@@ -199,4 +228,5 @@ def run() -> list[BenchResult]:
             baseline_name="the first wave's whole-history bundle",
             note=f"{next_b:,} bytes against {first_b:,} bytes shipped",
         )
-    ]
+    )
+    return results

@@ -1,7 +1,8 @@
 """The real Claude Code, Codex and opencode CLIs, installed from the npm registry for the tests.
 
 Pinned versions go into a project-local cache (``<project>/.cache/agent-clis``, ignored
-by git) the first time a test needs them; a file lock makes concurrent test processes
+by git; ``SEAWALL_AGENT_CLIS`` names another, so several checkouts or CI jobs share one
+install) the first time a test needs them; a file lock makes concurrent test processes
 install once. Without ``npm`` on PATH the tests that need the CLIs are skipped (the
 reason says so); a failed install is an error, never a silent skip.
 """
@@ -67,7 +68,8 @@ def _installed_version(cache: Path, package: str) -> str | None:
 
 def install_agent_clis(cache: Path | None = None) -> AgentClis:
     """Install the pinned CLIs into ``cache`` (once; later calls only check versions)."""
-    cache = cache or PROJECT / ".cache" / "agent-clis"
+    shared = os.environ.get("SEAWALL_AGENT_CLIS")
+    cache = cache or (Path(shared) if shared else PROJECT / ".cache" / "agent-clis")
     cache.mkdir(parents=True, exist_ok=True)
     clis = AgentClis(bin_dir=cache / "node_modules" / ".bin")
     with (cache / ".lock").open("w") as lock:

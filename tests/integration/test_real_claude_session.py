@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -290,3 +291,54 @@ def test_a_cli_that_cannot_start_halts_with_its_stderr_shown(
     events = (session / "events.jsonl").read_text()
     assert "agent_start_failed" in events and "no-such-flag" in events
     assert not list((repo / ".seawall" / "issues").glob("*.md"))  # not the task's failure
+
+
+@pytest.mark.slow
+def test_a_done_after_only_denied_edits_is_failed_with_the_denials_as_its_reason(
+    anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Two agents in one wave, each claiming done after its only edit was refused: one by
+    seawall's guard (out of scope), one by Claude Code's own permission layer."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "# project\n", "src/__init__.py": ""})
+    outside = Call(name="Write", input={"file_path": "{cwd}/docs/x.md", "content": "x\n"})
+    refused = Call(name="Write", input={"file_path": "{cwd}/src/b.py", "content": "B = 1\n"})
+    for marker, call in (("FALSE-GUARD", outside), ("FALSE-CLI", refused)):
+        anthropic.add(
+            Script(
+                marker=marker,
+                turns=[ModelTurn(calls=[call]), ModelTurn(text="Written.\nSTATUS: done — added")],
+            )
+        )
+    bare = task("bare", "FALSE-CLI", ["src/b.py"]) + 'agent = "claude-bare"\n'
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        "claude-false-done",
+        task("guarded", "FALSE-GUARD", ["src/a.py"]),
+        bare,
+        extra=ONE_WAVE,
+    )
+    plan.write_text(
+        plan.read_text()
+        + '\n[runners.claude-bare]\nkind = "claude-code"\noptions = { permissions = "none" }\n'
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    assert not (repo / "docs" / "x.md").exists() and not (repo / "src" / "b.py").exists()
+    data = status(repo)
+    agents = agents_by_wave(data)[0]
+    guarded, bare_agent = agents["guarded"], agents["bare"]
+    assert guarded["status"] == "failed", (guarded, done.stdout, done.stderr)
+    assert "seawall's guard denied 1 call(s) (seawall scope-denied: " in guarded["summary"]
+    assert bare_agent["status"] == "failed", bare_agent
+    assert "the agent CLI refused 1 call(s): Write " in bare_agent["summary"], bare_agent
+    console = done.stdout + done.stderr
+    state_md = (repo / ".seawall" / data["session"] / "STATE.md").read_text()
+    for shown in (console, state_md):
+        assert "reported done, but nothing changed and seawall's guard denied" in shown, shown
+        assert "reported done, but nothing changed and the agent CLI refused" in shown, shown
+    record = json.loads(
+        next(
+            (repo / ".seawall" / data["session"] / "agents" / "guarded").glob("*-run.json")
+        ).read_text()
+    )
+    assert record["guard_denials"] == 1 and record["writes"] == 0, record
+    assert done.returncode != 0

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 from adapters.runners.codex import CodexRunner
 from coordinator.events import Event, ToolCall, ToolResult, Turn, Usage
+from coordinator.replay import ReplayFormat, detect_format
 from coordinator.runner import AgentRequest
 from tests.fakes.model_script import Call, ModelTurn, Script
 from tests.fakes.openai_server import OpenAIResponsesServer
@@ -153,3 +157,41 @@ async def test_the_sandbox_keeps_writes_inside_the_workspace(
     assert (workspace / "inside.txt").read_text() == "y\n"
     assert CodexRunner().barrier.startswith("Codex sandbox")
     assert "post-wave check only" in CodexRunner(sandbox="danger-full-access").barrier
+
+
+async def test_replay_reads_the_rollout_file_a_real_run_wrote(
+    openai: OpenAIResponsesServer, codex_env: dict[str, str], workspace: Path
+) -> None:
+    """Three rejected patches, which ``exec --json`` never shows, are in the rollout:
+    ``seawall replay`` recognises the file, the breaker trips on the third failure in a
+    row and error echo names the same error for the same patch."""
+    bad = Call(name="apply_patch", input=BAD_PATCH)
+    openai.add(
+        Script(
+            marker="CX-ROLL",
+            turns=[ModelTurn(calls=[bad]) for _ in range(3)] + [ModelTurn(text="STATUS: done")],
+        )
+    )
+    await CodexRunner(rollout="off").run(request(workspace, "CX-ROLL"), lambda e: None)
+    rollouts = sorted((Path(codex_env["CODEX_HOME"]) / "sessions").glob("*/*/*/rollout-*.jsonl"))
+    assert len(rollouts) == 1, rollouts
+    assert detect_format(rollouts[0]) is ReplayFormat.CODEX_ROLLOUT
+    with anyio.fail_after(60):
+        done = await anyio.run_process(
+            [sys.executable, "-m", "coordinator", "replay", "--json", str(rollouts[0])],
+            cwd=workspace,
+            check=False,
+        )
+    assert done.returncode == 3, done.stderr
+    records = [json.loads(row) for row in done.stdout.decode().splitlines()]
+    summary = records[-1]
+    assert summary["format"] == "codex-rollout" and summary["malformed"] == 0, summary
+    patches = [r for r in records if r["kind"] == "call" and r["name"] == "apply_patch"]
+    failed = [r for r in records if r["kind"] == "result" and r["error"]]
+    assert len(patches) == 3 and len(failed) == 3, records
+    assert all("verification failed" in r["evidence"] for r in failed)
+    trips = [r for r in records if r["kind"] == "trip"]
+    assert [t["name"] for t in trips] == ["breaker/consecutive-failures"], trips
+    assert trips[0]["line"] == failed[-1]["line"] and trips[0]["step"] == 3
+    findings = [r for r in records if r["kind"] == "finding"]
+    assert any(f["name"] == "error-echo" for f in findings), findings

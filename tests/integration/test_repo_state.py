@@ -119,8 +119,99 @@ def test_a_push_to_a_local_remote_is_reported(repo: Path, tmp_path: Path) -> Non
     changes = check_wave_state(repo, session=SESSION, wave=1, agents=[], restore_changes=True)
     remote_changes = [c for c in changes if c.area == "remote"]
     assert [c.name for c in remote_changes] == ["origin:refs/heads/pushed"]
-    assert not remote_changes[0].restored  # the remote is not this repository's to undo
+    assert remote_changes[0].restored
+    assert "refs/heads/pushed" not in pygit2.Repository(str(remote)).references
     assert any(c.name == "refs/remotes/origin/pushed" for c in changes)
+
+
+def test_a_forced_push_to_a_local_remote_is_undone_and_the_pushed_commit_kept(
+    repo: Path, tmp_path: Path
+) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")
+    published = git(repo, "rev-parse", "main")
+    _before(repo)
+    (repo / "src/db.py").write_text("rewritten\n")
+    git(repo, "commit", "-q", "--amend", "-am", "history rewritten")
+    git(repo, "push", "-q", "--force", "origin", "main")
+    pushed = git(repo, "rev-parse", "main")
+    changes = check_wave_state(repo, session=SESSION, wave=1, agents=[], restore_changes=True)
+    (change,) = [c for c in changes if c.area == "remote"]
+    assert (change.name, change.restored) == ("origin:refs/heads/main", True)
+    assert git(remote, "rev-parse", "refs/heads/main") == published
+    assert git(repo, "rev-parse", "main") == published  # the local branch too
+    assert change.saved is not None and git(repo, "rev-parse", change.saved) == pushed
+
+
+def test_a_push_the_remote_moved_past_is_reported_with_the_command(
+    repo: Path, tmp_path: Path
+) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    _before(repo)
+    git(repo, "push", "-q", "origin", "main:pushed")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "someone else")
+    git(repo, "push", "-q", "origin", "main:pushed")  # moved on past what was seen
+    from coordinator.scope.repostate import compare, load_snapshot, restore
+
+    path = snapshot_path(repo, SESSION, 1)
+    before = load_snapshot(path)
+    stale = snapshot(repo, session=SESSION)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "later still")
+    git(repo, "push", "-q", "origin", "main:pushed")
+    changes = [c for c in compare(before, stale) if c.area == "remote"]
+    (done,) = restore(repo, before, changes, save_dir=tmp_path / "saved", quarantine_ref="refs/q")
+    assert not done.restored
+    assert "moved again" in done.note and "git push origin --delete refs/heads/pushed" in done.note
+    assert "not restored" in done.describe() and done.note in done.describe()
+
+
+def test_head_moved_to_another_branch_is_checked_out_back(repo: Path) -> None:
+    git(repo, "branch", "other")
+    _before(repo)
+    git(repo, "checkout", "-q", "other")
+    (repo / "src/db.py").write_text("on other\n")
+    git(repo, "commit", "-qam", "work on other")
+    moved = git(repo, "rev-parse", "other")
+    changes = check_wave_state(repo, session=SESSION, wave=1, agents=[], restore_changes=True)
+    named = {c.name: c for c in changes}
+    assert named["HEAD"].restored, named["HEAD"].note
+    assert git(repo, "symbolic-ref", "HEAD") == "refs/heads/main"
+    assert (repo / "src/db.py").read_text() == "db = 1\n" * 20  # main's file is back
+    saved = named["refs/heads/other"].saved
+    assert saved is not None and git(repo, "rev-parse", saved) == moved
+
+
+def test_a_detached_head_is_restored_and_its_commit_kept(repo: Path) -> None:
+    _before(repo)
+    git(repo, "checkout", "-q", "--detach")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "detached work")
+    detached = git(repo, "rev-parse", "HEAD")
+    (change,) = check_wave_state(repo, session=SESSION, wave=1, agents=[], restore_changes=True)
+    assert change.name == "HEAD" and change.restored
+    assert git(repo, "symbolic-ref", "HEAD") == "refs/heads/main"
+    assert change.saved is not None and git(repo, "rev-parse", change.saved) == detached
+
+
+def test_a_head_move_git_refuses_to_undo_is_reported_and_nothing_is_overwritten(
+    repo: Path,
+) -> None:
+    git(repo, "checkout", "-q", "-b", "other")
+    (repo / "src/db.py").write_text("other's version\n")
+    git(repo, "commit", "-qam", "other")
+    git(repo, "checkout", "-q", "main")
+    _before(repo)
+    git(repo, "checkout", "-q", "other")
+    (repo / "src/db.py").write_text("uncommitted edit\n")  # checkout main would lose it
+    changes = check_wave_state(repo, session=SESSION, wave=1, agents=[], restore_changes=True)
+    (change,) = [c for c in changes if c.name == "HEAD"]
+    assert not change.restored
+    assert "git checkout main" in change.note and "refused" in change.note
+    assert (repo / "src/db.py").read_text() == "uncommitted edit\n"
+    assert git(repo, "symbolic-ref", "HEAD") == "refs/heads/other"
 
 
 def test_seawall_own_refs_and_agent_branches_are_not_findings(repo: Path) -> None:

@@ -7,8 +7,10 @@ with the local CommandRunner are the reference the Ray runs must match.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -284,6 +286,18 @@ async def make_worktree(repo: Path, base: str, task: str) -> Path:
         repo, session_id=SESSION, wave=1, base=base, task_ids=[task], isolation=Isolation.WORKTREE
     )
     return Path(ws.path)
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def worker_of(agent: int) -> int:
+    """The Ray worker that runs the agent ``agent``: its parent, past seawall's supervisor."""
+    parent = _parent(agent)
+    if b"coordinator.sandbox.supervise" in Path(f"/proc/{parent}/cmdline").read_bytes():
+        parent = _parent(parent)
+    return parent
 
 
 def alive(pid: int) -> bool:
@@ -575,6 +589,18 @@ async def test_a_missing_executable_is_a_runner_error(local_ray: None, tmp_path:
         await runner.run(request, lambda e: None)
 
 
+async def test_task_options_ray_refuses_are_a_runner_error(local_ray: None, tmp_path: Path) -> None:
+    """Nothing started: the environment's failure (the session halts), not the task's."""
+    repo = tmp_path / "repo"
+    base = make_repo(repo)
+    workspace = await make_worktree(repo, base, "t")
+    inner = RunnerSpec(name="x", kind="command", argv=("true",))
+    runner = RayRunner(inner, runtime_env={"env_vars": "A=1"})
+    request = AgentRequest(task_id="t", prompt="p", workspace=workspace, session=SESSION)
+    with pytest.raises(RunnerError, match=r"Ray refused the agent's task options: .*env_vars"):
+        await runner.run(request, lambda e: None)
+
+
 async def test_the_main_working_tree_is_refused(local_ray: None, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     make_repo(repo)
@@ -612,6 +638,11 @@ scope = ["src/core.py", "bin/**"]
 """
 
 
+def ray_runner_for(spec: RunnerSpec, tmp_path: Path) -> RayRunner:
+    scratch = str(tmp_path / "ray-scratch")
+    return RayRunner(spec, stop_grace=8.0, poll=0.2, scratch_dir=scratch)
+
+
 async def test_a_session_on_ray_merges_like_a_local_session(
     local_ray: None, tmp_path: Path, agent_script: Path
 ) -> None:
@@ -629,7 +660,9 @@ async def test_a_session_on_ray_merges_like_a_local_session(
     heads = []
     for name, runner in (
         ("local", None),
-        ("remote", RayRunner(plan.runners["agent"], stop_grace=8.0, poll=0.2)),
+        # the workers' clones under the writable folder too: their git directory is
+        # as read-only to a sandboxed agent as the local repository's .git
+        ("remote", ray_runner_for(plan.runners["agent"], tmp_path)),
     ):
         repo = tmp_path / name
         make_repo(repo)
@@ -652,7 +685,8 @@ async def test_a_session_records_an_agent_whose_worker_died_as_partial(
             "steps": [
                 {"write": "src/alpha.py", "content": "A = 1\n"},
                 {"sleep": 1},
-                {"kill_worker": True},
+                {"pidfile": str(tmp_path / "alpha.pid")},
+                {"sleep": 60},
             ]
         },
         "gamma": WAVE_SPEC["gamma"],
@@ -671,7 +705,23 @@ async def test_a_session_records_an_agent_whose_worker_died_as_partial(
         plan.runners["agent"], stop_grace=8.0, poll=0.2, scratch_dir=str(tmp_path / "scratch")
     )
     session = Session(plan, repo=repo, runner=runner, session_id="rays-2")
-    await session.run()
+
+    async def kill_alphas_workers() -> None:
+        """Each dispatch of alpha loses its worker, killed from outside (the sandboxed
+        agent itself may not signal it)."""
+        pidfile = anyio.Path(tmp_path / "alpha.pid")
+        for _ in range(3000):  # bounded: the session ends well before
+            if await pidfile.exists():
+                pid = int(await pidfile.read_text())
+                await pidfile.unlink()
+                with contextlib.suppress(ProcessLookupError, FileNotFoundError):
+                    os.kill(worker_of(pid), signal.SIGKILL)
+            await anyio.sleep(0.1)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(kill_alphas_workers)
+        await session.run()
+        group.cancel_scope.cancel()
     assert session.state is not None
     first = {agent.task: agent for agent in session.state.waves[0].agents}
     assert first["alpha"].status == "partial"
@@ -705,8 +755,12 @@ def test_from_spec_reads_options_and_the_inner_runner() -> None:
     assert runner.inner.kind == "command" and runner.inner.argv == ("python", "agent.py")
     assert dict(runner.inner.options) == {"output": "stream-json"}
     assert dict(runner.inner.env) == {"A": "1"}
-    assert (runner.address, runner.num_cpus, runner.memory) == ("ray://head:10001", 2.0, 4 << 30)
-    assert runner.runtime_env == {"env_vars": {"X": "1"}} and runner.stop_grace == 3.0
+    assert (runner.address, runner.placement.num_cpus, runner.placement.memory) == (
+        "ray://head:10001",
+        2.0,
+        4 << 30,
+    )
+    assert runner.placement.runtime_env == {"env_vars": {"X": "1"}} and runner.stop_grace == 3.0
     assert runner.scratch_dir == "/data/seawall"
 
 
@@ -726,10 +780,10 @@ def test_from_spec_reads_placement() -> None:
         },
     )
     runner = RayRunner.from_spec(spec)
-    assert runner.num_gpus == 1.0 and runner.queue_timeout == 90.0
-    assert runner.resources == {"a100": 1.0, "licence": 0.5}
-    placement = runner._placement()
-    assert placement["num_gpus"] == 1.0 and placement["resources"] == runner.resources
+    assert runner.placement.num_gpus == 1.0 and runner.placement.queue_timeout == 90.0
+    assert runner.placement.resources == {"a100": 1.0, "licence": 0.5}
+    placement = runner.placement.task_options()
+    assert placement["num_gpus"] == 1.0 and placement["resources"] == runner.placement.resources
     assert placement["label_selector"] == {"zone": "eu", "pool": "fast"}
     assert placement["fallback_strategy"] == [{"label_selector": {"zone": "eu"}}]
     assert placement["scheduling_strategy"] == "SPREAD"
@@ -823,14 +877,14 @@ async def test_history_bundles_grow_by_the_new_commits_only(
     git(repo, "commit", "-q", "-m", "many files")
     first_base = git(repo, "rev-parse", "HEAD")
     runner = ray_runner(agent_script, {})
-    the_ray = await runner._connect()
+    the_ray = await runner.link.connect()
 
     def request_for(task: str, workspace: Path) -> AgentRequest:
         return AgentRequest(task_id=task, prompt="p", workspace=workspace, session=SESSION)
 
     one = await make_worktree(repo, first_base, "one")
-    chain = await runner._base_bundle(the_ray, LocalWorktree.open(request_for("one", one)))
-    whole = runner.bundled_bytes
+    chain = await runner.link.base_bundles(the_ray, LocalWorktree.open(request_for("one", one)))
+    whole = runner.link.bundled_bytes
     assert len(chain) == 1 and whole > 10_000
     (repo / "src" / "new.py").write_text("NEW = 1\n")
     git(repo, "add", "-A")
@@ -841,12 +895,12 @@ async def test_history_bundles_grow_by_the_new_commits_only(
         isolation=Isolation.WORKTREE,
     )  # fmt: skip
     two = Path(ws.path)
-    chain = await runner._base_bundle(the_ray, LocalWorktree.open(request_for("two", two)))
+    chain = await runner.link.base_bundles(the_ray, LocalWorktree.open(request_for("two", two)))
     assert len(chain) == 2
-    assert runner.bundled_bytes - whole < whole / 10  # only the new commit travelled
+    assert runner.link.bundled_bytes - whole < whole / 10  # only the new commit travelled
     # the same base again adds nothing
-    again = await runner._base_bundle(the_ray, LocalWorktree.open(request_for("one", one)))
-    assert len(again) == 1 and runner.bundled_bytes - whole < whole / 10
+    again = await runner.link.base_bundles(the_ray, LocalWorktree.open(request_for("one", one)))
+    assert len(again) == 1 and runner.link.bundled_bytes - whole < whole / 10
     assert base != first_base != second_base
     # a worker builds the whole history from the chain: the agent sees the new file
     env = write_spec(tmp_path, {"two": {"steps": [], "final": "STATUS: done"}})

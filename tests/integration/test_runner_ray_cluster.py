@@ -11,16 +11,13 @@ stopped at the end (found by its temporary directory), never another Ray on the 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import secrets
+import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,6 +30,7 @@ import ray
 
 from adapters.runners.ray import RayRunner
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
+from tests.integration.raycluster import HEAD, Cluster, raylet_of, reload_auth
 from tests.integration.test_runner_ray import (
     agent_script,
     command_spec,
@@ -47,104 +45,12 @@ from tests.integration.test_runner_ray import (
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-RAY = Path(sys.executable).with_name("ray")
-HEAD = "127.0.0.3"
+BARRIER_CLAUDE = Path(__file__).with_name("ray_hook_claude.py")
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _raylet_of(ip: str) -> int | None:
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"raylet") and f"--node_ip_address={ip}".encode() in argv:
-            return int(entry.name)
-    return None
-
-
-def _reload_auth() -> None:
-    from ray._private.authentication_test_utils import reset_auth_token_state
-
-    reset_auth_token_state()
-
-
-class Cluster:
-    """A head and one more raylet on loopback; ``env`` reaches both and this process."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.port = _free_port()
-        token = root / "token"
-        token.write_text(secrets.token_hex(32))
-        self.env = {
-            **os.environ,
-            "RAY_AUTH_MODE": "token",
-            "RAY_AUTH_TOKEN_PATH": str(token),
-            "RAY_USAGE_STATS_ENABLED": "0",
-            # a lost node is noticed in about two seconds, not the default thirty
-            "RAY_health_check_period_ms": "500",
-            "RAY_health_check_timeout_ms": "500",
-            "RAY_health_check_failure_threshold": "3",
-        }
-        self.address = f"{HEAD}:{self.port}"
-
-    def start(self) -> None:
-        self._ray(
-            "start", "--head", f"--node-ip-address={HEAD}", f"--port={self.port}",
-            "--num-cpus=2", '--resources={"head": 4}', "--labels=pool=head",
-            "--include-dashboard=false", "--disable-usage-stats",
-            f"--temp-dir={self.root / 'ray'}",
-        )  # fmt: skip
-        self.add_second()
-
-    def add_second(self) -> None:
-        self._ray(
-            "start", f"--address={self.address}", "--node-ip-address=127.0.0.2",
-            "--num-cpus=1", '--resources={"second": 1}', "--labels=pool=second",
-            "--disable-usage-stats",
-        )  # fmt: skip
-
-    def kill_second(self) -> None:
-        pid = _raylet_of("127.0.0.2")
-        assert pid is not None, "the second raylet is not running"
-        os.kill(pid, signal.SIGKILL)
-
-    def stop(self) -> None:
-        """SIGKILL every process of this cluster (its temporary directory or its port
-        is on their command line); other Ray instances on the machine are left alone."""
-        marks = (str(self.root).encode(), f":{self.port}".encode())
-        for _ in range(3):
-            for entry in Path("/proc").iterdir():
-                if not entry.name.isdigit() or int(entry.name) == os.getpid():
-                    continue
-                try:
-                    cmdline = (entry / "cmdline").read_bytes()
-                except OSError:
-                    continue
-                if any(mark in cmdline for mark in marks):
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(int(entry.name), signal.SIGKILL)
-            time.sleep(0.5)
-
-    def _ray(self, *args: str) -> None:
-        done = subprocess.run(
-            [str(RAY), *args], env=self.env, capture_output=True, text=True, timeout=180
-        )
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +59,7 @@ def cluster() -> Iterator[Cluster]:
         made = Cluster(Path(root))
         saved = {key: os.environ.get(key) for key in made.env}
         os.environ.update(made.env)
-        _reload_auth()  # Ray read the authentication settings when it was imported
+        reload_auth()  # Ray read the authentication settings when it was imported
         try:
             made.start()
             ray.init(address=made.address, _node_ip_address=HEAD, log_to_driver=False)
@@ -166,7 +72,7 @@ def cluster() -> Iterator[Cluster]:
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = value
-            _reload_auth()
+            reload_auth()
 
 
 __all__ = ["agent_script"]  # the fixture, shared with test_runner_ray
@@ -185,10 +91,10 @@ class _RouteByTask(AgentRunner):
 @pytest.fixture(autouse=True)
 def two_nodes(cluster: Cluster) -> Iterator[None]:
     """Every test starts with both nodes, whatever the last one did to the second."""
-    if _raylet_of("127.0.0.2") is None:
+    if raylet_of("127.0.0.2") is None:
         cluster.add_second()
     yield
-    if _raylet_of("127.0.0.2") is None:
+    if raylet_of("127.0.0.2") is None:
         cluster.add_second()
 
 
@@ -284,7 +190,7 @@ async def test_a_lost_hub_is_replaced_and_the_agent_goes_on(
 
     async def kill_hub_mid_run() -> None:
         await _wait_for(worktree(repo, "healthy") / "src" / "healthy.py", within=90)
-        ray.kill(ray.get_actor(the_runner._hub_name), no_restart=True)
+        ray.kill(ray.get_actor(the_runner.link.hub_name), no_restart=True)
 
     async with anyio.create_task_group() as group:
         group.start_soon(kill_hub_mid_run)
@@ -354,6 +260,7 @@ CLUSTER_PLAN = """
 name = "rayc"
 isolation = "worktree"
 agent = "head"
+sandbox_writable = [{marks}]  # the agents leave their marks there
 
 [runners.head]
 kind = "ray"
@@ -483,3 +390,125 @@ async def test_a_killed_coordinator_leaves_no_remote_agent_and_resume_finishes(
     assert git(repo, "show", "main:src/victim.py") == "V = 2"
     assert git(repo, "show", "main:src/after.py") == "AFTER = 1"
     assert git(repo, "show", "main:src/healthy.py") == "HEALTHY = 1"
+
+
+# -- the barrier on a worker: the kernel's sandbox and the hooks' scope ------------------
+
+BARRIER_PLAN = """
+[session]
+name = "rayb"
+isolation = "worktree"
+enforcement = "strict"
+agent = "remote"
+
+[runners.remote]
+kind = "ray"
+[runners.remote.env]
+HOOK_WRITES = '["src/mine.py", "src/theirs.py"]'
+RAW_WRITES = {raw}
+[runners.remote.options]
+inner = "claude-code"
+"inner.executable" = {claude}
+resources = '{{"second": 1}}'
+scratch_dir = {scratch}
+
+[[task]]
+id = "barrier"
+prompt = "Write src/mine.py."
+scope = ["src/mine.py"]
+"""
+
+
+async def test_a_remote_agent_is_held_by_the_sandbox_and_its_hooks(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """On the second node, the agent's hooks allow its scope and deny the rest (the
+    manifest travelled, re-rooted, digest checked), and writes the hooks never see are
+    refused by the kernel: outside the clone, the clone's git directory, the manifest."""
+    from coordinator.plan.loader import parse_plan
+    from coordinator.session.engine import Session
+
+    claude = tmp_path / "claude"
+    claude.write_text(f"#!{sys.executable}\n" + BARRIER_CLAUDE.read_text())
+    claude.chmod(0o755)
+    outside = tmp_path / "outside.txt"
+    raw = [str(outside), "../git/hooks/post-checkout", "../state/planted.txt"]
+    plan = parse_plan(
+        BARRIER_PLAN.format(
+            raw=json.dumps(json.dumps(raw)),
+            claude=json.dumps(str(claude)),
+            scratch=json.dumps(str(tmp_path / "scratch")),
+        )
+    )
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    session = Session(plan, repo=repo, session_id="rayb-1")
+    result = await session.run()
+    assert session.state is not None
+    (agent,) = session.state.waves[0].agents
+    transcript = repo / ".seawall" / "rayb-1" / "agents" / "barrier" / "w1-transcript.jsonl"
+    final = json.loads(transcript.read_text().splitlines()[-1])["result"]
+    lines = final.splitlines()
+    assert "allowed src/mine.py" in lines, final
+    (denied,) = [line for line in lines if line.startswith("denied src/theirs.py")]
+    assert "outside this task's file scope" in denied, final
+    for path in raw:
+        assert f"raw-refused {path}: PermissionError" in lines, final
+    assert not outside.exists()
+    assert agent.status == "done" and agent.merged, agent
+    assert result.done == ("barrier",) or set(result.done) == {"barrier"}
+    assert git(repo, "show", "main:src/mine.py") == "# written by the agent (0)"
+    assert git(repo, "ls-tree", "--name-only", "main", "src/") == "src/core.py\nsrc/mine.py"
+
+
+# -- docs/ray.md's walk-through, as written ------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _walkthrough() -> tuple[str, str]:
+    """The plan and the shell block of docs/ray.md's walk-through."""
+    text = (ROOT / "docs" / "ray.md").read_text(encoding="utf-8")
+    blocks = {}
+    for name in ("plan", "run"):
+        found = re.search(
+            rf"^<!-- docs: [^>]*ray-walkthrough={name} -->\n```\w+\n(.*?)^```", text, re.S | re.M
+        )
+        assert found is not None, f"docs/ray.md has no ray-walkthrough={name} block"
+        blocks[name] = found.group(1)
+    return blocks["plan"], blocks["run"]
+
+
+async def test_the_documented_walk_through_runs_as_written(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The plan and commands of docs/ray.md, in a fresh repository: the token where the
+    docs say (``~/.ray/auth_token``), the GCS address in ``RAY_ADDRESS`` (the one
+    substitution: this cluster's address for the example's), seawall shipped as a
+    wheel built from this checkout. The stand-in agent's file is merged into main."""
+    plan, commands = _walkthrough()
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    (repo / "plan.toml").write_text(plan)
+    home = tmp_path / "home"
+    (home / ".ray").mkdir(parents=True)
+    token = await anyio.Path(cluster.env["RAY_AUTH_TOKEN_PATH"]).read_text()
+    (home / ".ray" / "auth_token").write_text(token)
+    env = {
+        key: value
+        for key, value in cluster.env.items()
+        if key not in ("RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE", "RAY_ADDRESS")
+    }
+    bin_dir = str(Path(sys.executable).parent)
+    env |= {"HOME": str(home), "SEAWALL_SRC": str(ROOT), "PATH": f"{bin_dir}:{env['PATH']}"}
+    script = commands.replace("head.internal:6379", cluster.address)
+    assert script != commands, "the walk-through no longer names head.internal:6379"
+    with anyio.fail_after(600):
+        done = await anyio.run_process(
+            ["bash", "-euo", "pipefail", "-c", script], cwd=repo, env=env, check=False
+        )
+    output = (done.stdout + done.stderr).decode(errors="replace")
+    assert done.returncode == 0, output[-4000:]
+    assert done.stdout.decode().splitlines()[-1] == "hi", output[-4000:]
+    assert "sandboxed by the kernel" in output
+    assert git(repo, "log", "-1", "--format=%s", "main") != "initial"

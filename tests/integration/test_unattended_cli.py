@@ -22,6 +22,8 @@ FAKE_SESSION = textwrap.dedent(
     if action == "sleep":  # value: where to write the pid
         open(value, "w").write(str(os.getpid()))
         time.sleep(60)
+    if action == "error":  # the plan's second line is the error the session prints
+        print(open(plan).readlines()[1].lstrip("# ").strip(), flush=True)
     code = int(value)
     print(f"fake session ran {plan} -> exit {code}", flush=True)
     sys.exit(code)
@@ -114,6 +116,44 @@ def test_enqueue_tick_status_resume(tmp_path: Path, env: dict[str, str]) -> None
     ticks = [json.loads(line) for line in (state / "ticks.jsonl").read_text().splitlines()]
     assert [t["action"] for t in ticks] == ["ran", "ran", "breaker-open", "ran"]
     assert ticks[-1]["override"] is True and ticks[-1]["consecutive_failures_before"] == 2
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_the_open_breaker_says_whether_the_failures_were_one_failure_repeated(
+    tmp_path: Path, env: dict[str, str], same: bool
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    errors = {
+        "parser": "error: W1 parser: the agent could not start: claude: token expired",
+        "docs": "error: W1 docs: the agent could not start: claude: token expired"
+        if same
+        else "error: W1 docs: checks failed: tests/test_docs.py::test_links",
+    }
+    for name, error in errors.items():
+        path = tmp_path / f"{name}.toml"
+        path.write_text(f"# error 5\n# {error}\n[session]\n")
+        assert seawall("runner", "enqueue", str(path), env=env, cwd=repo).returncode == 0
+    for _ in errors:
+        seawall("runner", "tick", "--repo", str(repo), env=env, cwd=repo)
+    state = repo / ".seawall" / "runner"
+    rows = [json.loads(line) for line in (state / "attempted.jsonl").read_text().splitlines()]
+    failed = [r for r in rows if r["outcome"] == "failed"]
+    assert len(failed) == 2 and failed[0]["detail"] == (
+        "exit 5: the agent could not start: claude: token expired"
+    )
+    assert (failed[0]["signature"] == failed[1]["signature"]) is same
+    status = seawall("runner", "status", "--json", env=env, cwd=repo)
+    breaker = json.loads(status.stdout)["breaker"]
+    assert breaker["state"] == "open" and breaker["distinct_failures"] == (1 if same else 2)
+    assert (breaker["same_failure"] == failed[0]["signature"]) is same
+    log = (state / "runner.log").read_text()
+    if same:
+        assert f"the same failure each time (signature {failed[0]['signature']})" in log
+    else:
+        assert "2 consecutive failed attempts (limit 2, window 7 days), 2 different failures" in (
+            log
+        )
 
 
 def test_sigterm_stops_the_tick_and_its_session_and_the_run_is_recorded_died(

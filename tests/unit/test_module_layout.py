@@ -15,7 +15,6 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import networkx as nx
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 500
@@ -133,15 +132,5 @@ def _sizes() -> dict[str, int]:
 
 
 def test_no_module_is_over_500_lines() -> None:
-    over = {
-        path: lines
-        for path, lines in _sizes().items()
-        if lines > MAX_LINES and path != "adapters/runners/ray.py"
-    }
+    over = {path: lines for path, lines in _sizes().items() if lines > MAX_LINES}
     assert not over, f"modules over {MAX_LINES} lines (split them): {over}"
-
-
-@pytest.mark.xfail(strict=True, reason="the Ray runner is being split into a package")
-def test_the_ray_runner_is_under_500_lines() -> None:
-    path = "adapters/runners/ray.py"
-    assert _sizes().get(path, 0) <= MAX_LINES

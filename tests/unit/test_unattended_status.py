@@ -84,6 +84,7 @@ def test_the_public_namespace_does_not_drift() -> None:
         "report",
         "config",
         "executor",
+        "failure",
         "ledger",
         "logs",
         "outcomes",

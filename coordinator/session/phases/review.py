@@ -16,6 +16,7 @@ from coordinator.scope.repostate import AgentTrace, check_wave_state
 from coordinator.scope.verify import verify_changes
 from coordinator.session.context import WaveContext
 from coordinator.session.dispatch import AgentRun
+from coordinator.session.evidence import accepts_no_change, verdict_note
 from coordinator.session.integrate import absorb_agent_commits
 from coordinator.session.phases.agents import checkpointer, dirty_in_scope
 from coordinator.session.review import apply_review
@@ -93,7 +94,16 @@ async def review(ctx: WaveContext, wave: WaveRecord) -> None:
         record.scope_violations = _scope_violations(
             ctx, tasks[record.task], changed, Path(record.workspace), enforcement
         )
-        apply_review(record, run, changed_paths=changed, spiral=spiral)
+        apply_review(
+            record,
+            run,
+            changed_paths=changed,
+            spiral=spiral,
+            may_change_nothing=accepts_no_change(tasks[record.task]),
+        )
+        note = verdict_note(str(record.status), record.reason)
+        if note is not None:
+            ctx.progress.log(f"W{wave.number} {record.task}: {note}")
         if record.scope_violations:
             ctx.events.append(
                 "scope_violation",
