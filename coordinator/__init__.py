@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from coordinator.runner import AgentRunner as AgentRunner
     from coordinator.runner import RunnerProbe as RunnerProbe
     from coordinator.runner import StopSignal as StopSignal
+    from coordinator.runner import runner_options as runner_options
     from coordinator.session.engine import Session as Session
     from coordinator.session.engine import SessionResult as SessionResult
     from coordinator.status import parse_status as parse_status
@@ -161,6 +162,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "AgentRunner",
         "RunnerProbe",
         "StopSignal",
+        "runner_options",
     ),
     "coordinator.session.engine": (
         "Session",

@@ -212,7 +212,8 @@ class RunnerSpec:
     argv: tuple[str, ...] = ()
     model: str | None = None
     env: Mapping[str, str] = field(default_factory=_frozen_map)
-    options: Mapping[str, str] = field(default_factory=_frozen_map)
+    #: the runner's own settings (``options = {...}``), typed TOML values
+    options: Mapping[str, OptionValue] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -65,6 +65,7 @@ _BUILTIN = MappingProxyType(
                 "command": "adapters.runners.command:CommandRunner",
                 "claude-code": "adapters.runners.claude_code:ClaudeCodeRunner",
                 "codex": "adapters.runners.codex:CodexRunner",
+                "opencode": "adapters.runners.opencode:OpenCodeRunner",
                 "ray": "adapters.runners.ray:RayRunner",
             }
         ),

@@ -152,7 +152,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--runner",
         help="run every task with this runner (a [runners.NAME] of "
-        "the plan or a built-in: scripted, command, claude-code, codex)",
+        "the plan or a built-in: scripted, command, claude-code, codex, opencode)",
     )
     parser.add_argument(
         "--tracker",

@@ -141,7 +141,12 @@ def _resolve_paths(runner: RunnerSpec, plan_path: str) -> RunnerSpec:
     options = dict(runner.options)
     for key in _PATH_OPTIONS:
         value = options.get(key)
-        if value and not Path(value).is_absolute() and not plan_path.startswith("<"):
+        if (
+            isinstance(value, str)
+            and value
+            and not Path(value).is_absolute()
+            and not plan_path.startswith("<")
+        ):
             options[key] = str((base / value).resolve())
     if options == dict(runner.options):
         return runner
