@@ -45,7 +45,7 @@ def parse_plan(text: str, *, path: str = "<plan>") -> Plan:
     except tomllib.TOMLDecodeError as exc:
         raise PlanError(f"not valid TOML: {exc}", path=path) from exc
     try:
-        return _plan(data, path)
+        return _plan(data, path, text)
     except PlanError as exc:
         line = _line(text, exc)
         if line is None:
@@ -53,7 +53,7 @@ def parse_plan(text: str, *, path: str = "<plan>") -> Plan:
         raise PlanError(exc.detail, path=path, task=exc.task, field=exc.field, line=line) from None
 
 
-def _plan(data: Mapping[str, Any], path: str) -> Plan:
+def _plan(data: Mapping[str, Any], path: str, text: str) -> Plan:
     try:
         check_keys(data, _TOP_LEVEL, "")
     except FieldError as exc:
