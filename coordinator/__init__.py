@@ -7,8 +7,6 @@ here; submodules hold the details. Names load on first use, so importing ``coord
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a start-up cost)
 if TYPE_CHECKING:
     from typing import Any
@@ -40,6 +38,10 @@ if TYPE_CHECKING:
     from coordinator.isolation import explain_isolation as explain_isolation
     from coordinator.isolation import resolve_enforcement as resolve_enforcement
     from coordinator.isolation import resolve_isolation as resolve_isolation
+    from coordinator.lead.types import AgentAssignment as AgentAssignment
+    from coordinator.lead.types import AgentReview as AgentReview
+    from coordinator.lead.types import PreparedWave as PreparedWave
+    from coordinator.lead.types import WaveReport as WaveReport
     from coordinator.model import BreakerLimits as BreakerLimits
     from coordinator.model import Budgets as Budgets
     from coordinator.model import ChecksPolicy as ChecksPolicy
@@ -60,6 +62,7 @@ if TYPE_CHECKING:
     from coordinator.plan import load_plan as load_plan
     from coordinator.plan import parse_plan as parse_plan
     from coordinator.plan import plan_waves as plan_waves
+    from coordinator.progress import Progress as Progress
     from coordinator.prompting import render_agent_prompt as render_agent_prompt
     from coordinator.registry import AdapterError as AdapterError
     from coordinator.runner import AgentRequest as AgentRequest
@@ -67,6 +70,7 @@ if TYPE_CHECKING:
     from coordinator.runner import AgentRunner as AgentRunner
     from coordinator.runner import RunnerProbe as RunnerProbe
     from coordinator.runner import StopSignal as StopSignal
+    from coordinator.runner import runner_options as runner_options
     from coordinator.session.engine import Session as Session
     from coordinator.session.engine import SessionResult as SessionResult
     from coordinator.status import parse_status as parse_status
@@ -119,6 +123,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "resolve_enforcement",
         "resolve_isolation",
     ),
+    "coordinator.lead.types": (
+        "AgentAssignment",
+        "AgentReview",
+        "PreparedWave",
+        "WaveReport",
+    ),
     "coordinator.model": (
         "BreakerLimits",
         "Budgets",
@@ -143,6 +153,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "parse_plan",
         "plan_waves",
     ),
+    "coordinator.progress": ("Progress",),
     "coordinator.prompting": ("render_agent_prompt",),
     "coordinator.registry": ("AdapterError",),
     "coordinator.runner": (
@@ -151,6 +162,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "AgentRunner",
         "RunnerProbe",
         "StopSignal",
+        "runner_options",
     ),
     "coordinator.session.engine": (
         "Session",
@@ -178,6 +190,8 @@ def __getattr__(name: str) -> Any:
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'coordinator' has no attribute {name!r}")
+    import importlib  # here, not at import: a hook call never needs it
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -17,9 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from coordinator.carryover import CarryoverKind, find_marker, fingerprint
+from coordinator.carryover import CarryoverFiler, CarryoverKind, find_marker, fingerprint
 from coordinator.errors import TrackerError
-from coordinator.filing import CarryoverFiler
 from coordinator.model import Status
 from coordinator.tracker import Issue
 

@@ -36,7 +36,7 @@ class ConfigurationError(SeawallError, ValueError):
 
 
 class PlanError(ConfigurationError):
-    """A plan file is invalid. Names the file, and the task and field when there is one."""
+    """A plan file is invalid. Names the file, and the line, task and field when known."""
 
     def __init__(
         self,
@@ -45,13 +45,15 @@ class PlanError(ConfigurationError):
         path: str | None = None,
         task: str | None = None,
         field: str | None = None,
+        line: int | None = None,
     ) -> None:
         self.path = path
         self.task = task
         self.field = field
+        self.line = line
         where = []
         if path:
-            where.append(path)
+            where.append(f"{path}:{line}" if line else path)
         if task:
             where.append(f"task {task!r}")
         if field:

@@ -1,4 +1,4 @@
-"""The domain model: tasks, session configuration, plans, waves and statuses.
+"""The domain model: tasks, session configuration, plans, waves, statuses and issues.
 
 Every value here is a frozen, slotted, keyword-only dataclass or a StrEnum. Nothing
 reads the environment or the disk at import time.
@@ -23,6 +23,7 @@ __all__ = [
     "CommandPolicyConfig",
     "Enforcement",
     "Isolation",
+    "IssueRef",
     "NotifyConfig",
     "OptionValue",
     "OverlapPolicy",
@@ -211,7 +212,8 @@ class RunnerSpec:
     argv: tuple[str, ...] = ()
     model: str | None = None
     env: Mapping[str, str] = field(default_factory=_frozen_map)
-    options: Mapping[str, str] = field(default_factory=_frozen_map)
+    #: the runner's own settings (``options = {...}``), typed TOML values
+    options: Mapping[str, OptionValue] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -283,12 +285,16 @@ class SessionConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Plan:
-    """A validated plan: the session configuration and its tasks, in file order."""
+    """A validated plan: the session configuration and its tasks, in file order.
+
+    A plan parsed from TOML keeps its ``source``; a session records it and reopens from
+    it (a plan built in Python has none, so its session cannot be reopened)."""
 
     session: SessionConfig
     tasks: tuple[Task, ...]
     runners: Mapping[str, RunnerSpec] = field(default_factory=lambda: MappingProxyType({}))
     path: str | None = None
+    source: str = field(default="", repr=False, compare=False)  # the TOML parsed, if any
 
     def task(self, task_id: str) -> Task:
         for task in self.tasks:
@@ -323,3 +329,17 @@ class StatusReport:
     remaining: str = ""
     inferred: bool = False
     reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IssueRef:
+    """The tracker issue a task's outcome points to; ``existing`` when the issue was
+    already open (the task was a duplicate of earlier work) rather than filed for it."""
+
+    number: int
+    url: str = ""
+    existing: bool = False
+
+    def suffix(self) -> str:
+        """``→ issue #N`` for an issue filed for the task, ``→ existing #N`` otherwise."""
+        return f"→ {'existing' if self.existing else 'issue'} #{self.number}"

@@ -7,6 +7,7 @@ for. Membership is read from ``/proc`` on Linux; elsewhere ``killpg(group, 0)`` 
 test, so a zombie there counts until reaped. Both waits are bounded.
 
 ``end_groups`` blocks; ``aend_groups`` is the same steps, sleeping with anyio.
+``process_alive`` and ``group_alive`` tell whether a process or a group still runs.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "end_group",
     "end_groups",
     "group_alive",
+    "process_alive",
     "signal_group",
 ]
 
@@ -46,6 +48,32 @@ def group_alive(group: int) -> bool:
     return signal_group(group, 0) if live is None else group in live
 
 
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs: it exists and is not a zombie."""
+    if _PROC.is_dir():
+        fields = _stat(_PROC / str(pid))
+        return fields is not None and fields[0] not in ("Z", "X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, owned by someone else
+    return True
+
+
+def _stat(entry: Path) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state, ppid, pgrp, ...);
+    None when the process is gone."""
+    try:
+        stat = entry.joinpath("stat").read_text()
+    except OSError:
+        return None
+    # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields if len(fields) > 2 else None
+
+
 def _live_groups() -> set[int] | None:
     """The process groups with a live (not zombie) member, in one pass over ``/proc``;
     None where there is no ``/proc``."""
@@ -53,15 +81,8 @@ def _live_groups() -> set[int] | None:
         return None
     groups: set[int] = set()
     for entry in _PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue  # gone meanwhile
-        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[0] not in ("Z", "X"):
+        fields = _stat(entry) if entry.name.isdigit() else None
+        if fields is not None and fields[0] not in ("Z", "X"):
             groups.add(int(fields[2]))
     return groups
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
-__all__ = ["AgentRow", "Progress", "make_progress"]
+__all__ = ["AgentRow", "Progress", "make_progress", "quiet_progress"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -131,3 +132,15 @@ def make_progress(stream: TextIO | None = None) -> Progress:
     """A progress display for ``stream`` (stderr by default): live when it is a terminal."""
     stream = stream or sys.stderr
     return Progress(stream, live=stream.isatty())
+
+
+class _Discard(io.StringIO):
+    """A text stream that drops what is written (a library is silent by default)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def quiet_progress() -> Progress:
+    """A progress sink that shows nothing: a ``Session`` without one says nothing."""
+    return Progress(_Discard(), live=False)

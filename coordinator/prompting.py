@@ -43,8 +43,13 @@ def render_agent_prompt(
     session: str = "",
     wave: int = 0,
     extra_context: str = "",
+    workspace: str = "",
 ) -> str:
     """The full prompt for the agent running ``task``.
+
+    ``workspace``, when given, adds a WORKSPACE line after the session line: the
+    directory all the agent's work happens in (a lead's subagent starts in the lead's
+    checkout, so it must be told where its worktree is).
 
     ``scope`` defaults to ``task.scope``; an empty scope renders as an explicit
     read-only statement. ``session`` and ``wave`` are given together (a session name
@@ -56,7 +61,7 @@ def render_agent_prompt(
     paths = task.scope if scope is None else scope
     return _render(
         "agent",
-        preamble=_block(_session_line(task, session, wave)),
+        preamble=_block(_session_line(task, session, wave)) + _block(_workspace(workspace)),
         task=task.prompt.strip(),
         file_scope=_file_scope(paths),
         context=_block(_context(extra_context)),
@@ -164,6 +169,11 @@ def _session_line(task: Task, session: str, wave: int) -> str:
             "session and wave go together: give a session name and a wave >= 1, or neither"
         )
     return _render("part_session", session=_line(name, "session"), wave=str(wave), task_id=task.id)
+
+
+def _workspace(workspace: str) -> str:
+    path = _text(workspace, "workspace", required=False)
+    return _render("part_workspace", workspace=_line(path, "workspace")) if path else ""
 
 
 def _file_scope(paths: Sequence[str]) -> str:

@@ -18,9 +18,9 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from coordinator.carryover.filer import RetryPolicy, is_transient, retrying
 from coordinator.errors import ConfigurationError, GitError, TrackerError
 from coordinator.faults import kill_point
-from coordinator.filing import RetryPolicy, is_transient, retrying
 from coordinator.fsutil import atomic_write_text
 from coordinator.git.repo import run_git
 from coordinator.model import PublishConfig

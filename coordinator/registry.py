@@ -14,7 +14,6 @@ left unimplemented, or a third-party name that collides with a built-in one.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import inspect
 from collections.abc import Callable, Mapping
@@ -23,6 +22,7 @@ from importlib.metadata import entry_points
 from types import MappingProxyType
 from typing import Any
 
+from coordinator.config.fields import suggest
 from coordinator.errors import ConfigurationError, MissingExtraError, SeawallError
 
 __all__ = [
@@ -65,6 +65,7 @@ _BUILTIN = MappingProxyType(
                 "command": "adapters.runners.command:CommandRunner",
                 "claude-code": "adapters.runners.claude_code:ClaudeCodeRunner",
                 "codex": "adapters.runners.codex:CodexRunner",
+                "opencode": "adapters.runners.opencode:OpenCodeRunner",
                 "ray": "adapters.runners.ray:RayRunner",
             }
         ),
@@ -193,8 +194,7 @@ def entry(group: str, name: str, known: list[AdapterEntry] | None = None) -> Ada
     matches = [e for e in known if e.name == name]
     if not matches:
         names = sorted({e.name for e in known if e.collides_with is None})
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = suggest(name, names)
         kind = _kind(group)
         raise AdapterError(
             f"unknown {kind} {name!r}{hint} (known: {', '.join(names) or 'none'}; third-party "

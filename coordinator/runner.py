@@ -35,7 +35,9 @@ import anyio
 
 from coordinator.errors import ConfigurationError
 from coordinator.events import Event, Final, ToolCall, Turn, Usage
-from coordinator.model import RunnerSpec
+from coordinator.hooks.wire import SOCKET_ENV
+from coordinator.model import OptionValue, RunnerSpec
+from coordinator.options import OptionTypes, check_options
 from coordinator.pricing import PriceTable
 from coordinator.sandbox.policy import SandboxPolicy
 
@@ -50,6 +52,7 @@ __all__ = [
     "RunnerProbe",
     "StopSignal",
     "build_runner",
+    "runner_options",
 ]
 
 EmitFn = Callable[[Event], Awaitable[None]] | Callable[[Event], None]
@@ -111,9 +114,11 @@ class AgentRequest:
     (its parent directory is created); None keeps no transcript. ``sandbox`` is what the
     agent's processes may write (enforced by the kernel for subprocess agents); None runs
     them unsandboxed, still under the supervisor that ends every process they start.
-    (its parent directory is created); None keeps no transcript. ``manifest`` is the
+    ``manifest`` is the
     wave's scope manifest and ``manifest_sha256`` its digest: the agent's hooks are told
     both, so they never look for a manifest where the agent could have written one.
+    ``hook_socket`` is where the session's hook server answers this agent's hook calls
+    (None: each hook call decides in its own process).
     """
 
     task_id: str
@@ -128,6 +133,7 @@ class AgentRequest:
     sandbox: SandboxPolicy | None = None
     manifest: Path | None = None
     manifest_sha256: str = ""
+    hook_socket: Path | None = None
     stop: StopSignal = field(default_factory=StopSignal, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -149,6 +155,8 @@ class AgentRequest:
         if self.manifest is not None:
             env["SEAWALL_MANIFEST"] = str(Path(self.manifest).absolute())
             env["SEAWALL_MANIFEST_SHA256"] = self.manifest_sha256
+        if self.hook_socket is not None:
+            env[SOCKET_ENV] = str(self.hook_socket)
         return env
 
 
@@ -380,6 +388,7 @@ class AgentRunner(abc.ABC):
     def from_spec(cls, spec: RunnerSpec) -> Self:
         """Build a runner from a plan's ``[runners.NAME]`` table.
 
+        ``spec.options`` are typed TOML values; check them with ``runner_options``.
         Runners that cannot be configured from a plan (a Python callable) refuse with a
         ``ConfigurationError``; pass an instance to the library instead.
         """
@@ -387,6 +396,24 @@ class AgentRunner(abc.ABC):
             f"runner {spec.name!r}: kind {spec.kind!r} cannot be configured from a plan; "
             "pass a runner instance to the session instead"
         )
+
+
+def runner_options(spec: RunnerSpec, known: OptionTypes) -> dict[str, OptionValue]:
+    """The ``options`` of ``[runners.NAME]`` a runner accepts, checked against ``known``.
+
+    ``known`` maps each option to its type(s): ``str``, ``int``, ``float``, ``bool`` or
+    ``tuple`` (a list of strings); an int is accepted where a float is, and a number
+    option also accepts its decimal text (``"2.5"``). An unknown key or a wrong type is a
+    ``ConfigurationError`` naming ``runners.NAME.options.KEY``, with the nearest known
+    key suggested.
+    """
+    return check_options(
+        spec.options,
+        known,
+        field=f"runners.{spec.name}.options",
+        owner=f"the {spec.kind} runner",
+        numeric_text=True,
+    )
 
 
 def build_runner(spec: RunnerSpec) -> AgentRunner:

@@ -16,7 +16,7 @@ caller runs ``file_carryover`` in a worker thread (``anyio.to_thread.run_sync``)
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -25,6 +25,7 @@ from typing import ClassVar, Self
 
 from coordinator.errors import ConfigurationError, TrackerError
 from coordinator.model import OptionValue, TrackerConfig
+from coordinator.options import OptionTypes, check_options
 
 __all__ = [
     "Capability",
@@ -223,33 +224,13 @@ def open_tracker(config: TrackerConfig, *, root: Path) -> IssueTracker:
     return tracker
 
 
-def tracker_options(
-    config: TrackerConfig, known: Mapping[str, type | tuple[type, ...]]
-) -> dict[str, OptionValue]:
+def tracker_options(config: TrackerConfig, known: OptionTypes) -> dict[str, OptionValue]:
     """The ``[session.tracker.options]`` an adapter accepts, checked against ``known``.
 
     ``known`` maps each option to its type(s) (an int is accepted where a float is). An
     unknown key or a wrong type is a ``ConfigurationError`` naming the field
     ``session.tracker.options.KEY``, with the nearest known key suggested.
     """
-    import difflib
-
-    out: dict[str, OptionValue] = {}
-    for key, value in config.options.items():
-        field = f"session.tracker.options.{key}"
-        if key not in known:
-            close = difflib.get_close_matches(key, list(known), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            names = ", ".join(sorted(known)) or "none"
-            raise ConfigurationError(
-                f"{field}: unknown option for the {config.kind} tracker{hint} (known: {names})"
-            )
-        wanted_type = known[key]
-        types_: tuple[type, ...] = wanted_type if isinstance(wanted_type, tuple) else (wanted_type,)
-        if float in types_ and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if (isinstance(value, bool) and bool not in types_) or not isinstance(value, types_):
-            wanted = " or ".join(t.__name__ for t in types_)
-            raise ConfigurationError(f"{field}: must be {wanted}, not {value!r}")
-        out[key] = value
-    return out
+    return check_options(
+        config.options, known, field="session.tracker.options", owner=f"the {config.kind} tracker"
+    )

@@ -36,7 +36,7 @@ __all__ = [
     "LineHandler",
     "ProcessOutcome",
     "agent_environment",
-    "parse_grace",
+    "check_grace",
     "process_result",
     "resolve_executable",
     "run_agent_process",
@@ -78,11 +78,13 @@ def resolve_executable(name: str, env: Mapping[str, str], *, task_id: str) -> st
 
 
 def agent_environment(request: AgentRequest, extra: Mapping[str, str]) -> dict[str, str]:
-    """The agent's environment: ours, the runner's ``env``, the request's, then SEAWALL_*."""
+    """The agent's environment: ours, the runner's ``env``, the request's, then SEAWALL_*;
+    ``PWD`` is the workspace (some CLIs take their project from it, not from the cwd)."""
     env = dict(os.environ)
     env.update(extra)
     env.update(request.env)
     env.update(request.seawall_env())
+    env["PWD"] = str(request.workspace)
     return env
 
 
@@ -101,11 +103,13 @@ async def spawn_agent(
     env: Mapping[str, str],
     on_line: LineHandler,
     kill_grace: float = DEFAULT_KILL_GRACE,
+    state: Sequence[Path] = (),
 ) -> ProcessOutcome:
     """Resolve ``argv[0]`` on the agent's PATH, keep the transcript, and run the agent
     with the prompt on stdin under the supervisor and the request's sandbox (see
     ``run_agent_process``). A sandboxed agent gets a temporary directory of its own
-    (``TMPDIR``), removed when it ends."""
+    (``TMPDIR``), removed when it ends, and may write ``state`` (the CLI's own state
+    directories, made when missing)."""
     executable = resolve_executable(argv[0], env, task_id=request.task_id)
     if request.sandbox is not None and (missing := unavailable_reason()):
         raise RunnerError(f"task {request.task_id!r}: cannot sandbox the agent: {missing}")
@@ -114,7 +118,9 @@ async def spawn_agent(
         policy = None
         if request.sandbox is not None:
             env["TMPDIR"] = scratch
-            policy = _agent_policy(request.sandbox, Path(scratch), env, Path(executable).name)
+            policy = _agent_policy(
+                request.sandbox, Path(scratch), env, Path(executable).name, state
+            )
         command = [executable, *argv[1:]]
         if supervised():
             command = supervisor_argv(command, policy=policy, grace=kill_grace)
@@ -139,10 +145,16 @@ async def spawn_agent(
 
 
 def _agent_policy(
-    sandbox: SandboxPolicy, scratch: Path, env: Mapping[str, str], program: str
+    sandbox: SandboxPolicy,
+    scratch: Path,
+    env: Mapping[str, str],
+    program: str,
+    own_state: Sequence[Path],
 ) -> SandboxPolicy:
     """The session's policy plus the agent's temp dir, CLI state and the usual devices."""
-    state = cli_state_paths(env, create_for=program)
+    for directory in own_state:
+        directory.mkdir(parents=True, exist_ok=True)  # the sandbox would refuse it later
+    state = (*cli_state_paths(env, create_for=program), *own_state)
     return sandbox.with_paths((scratch, *state, *map(Path, DEVICE_PATHS)))
 
 
@@ -332,14 +344,8 @@ async def _terminate_group(process: Process, grace: float) -> None:
         await process.wait()
 
 
-def parse_grace(name: str, raw: str | None) -> float:
-    """A plan's ``kill_grace`` option in seconds (default ``DEFAULT_KILL_GRACE``)."""
-    if raw is None:
-        return DEFAULT_KILL_GRACE
-    try:
-        grace = float(raw)
-    except ValueError:
-        grace = -1.0
-    if not 0 <= grace < math.inf:
-        raise ConfigurationError(f"runner {name!r}: kill_grace must be seconds >= 0, not {raw!r}")
-    return grace
+def check_grace(grace: float) -> float:
+    """``grace`` (seconds between SIGTERM and SIGKILL), refused unless finite and >= 0."""
+    if isinstance(grace, bool) or not 0 <= grace < math.inf:
+        raise ConfigurationError(f"kill_grace must be seconds >= 0, not {grace!r}")
+    return float(grace)

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from coordinator.errors import ConfigurationError
-from coordinator.model import RunnerSpec
+from coordinator.model import OptionValue, RunnerSpec
+from coordinator.options import options_text
 
 __all__ = ["OPTIONS", "Placement", "job_runtime_env", "parse_memory", "runner_arguments"]
 
@@ -145,8 +146,8 @@ def runner_arguments(spec: RunnerSpec) -> tuple[RunnerSpec, dict[str, Any]]:
     """The wrapped runner's spec and the ``RayRunner`` keyword arguments of ``spec``:
     ``options.inner`` is the wrapped runner's kind, ``inner.KEY`` options are its
     options; ``argv``, ``model`` and ``env`` are its."""
-    options = dict(spec.options)
-    inner_options = {
+    options = options_text(spec.options, field=f"runners.{spec.name}.options")
+    inner_options: dict[str, OptionValue] = {
         key.removeprefix("inner."): options.pop(key)
         for key in list(options)
         if key.startswith("inner.")

@@ -24,13 +24,13 @@ import shlex
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from types import MappingProxyType
+from typing import Any, ClassVar
 
-from adapters.runners._process import DEFAULT_KILL_GRACE, parse_grace
-from adapters.runners._streaming import LineParser, StreamingCliRunner, spec_options
+from adapters.runners.streaming import DEFAULT_KILL_GRACE, LineParser, StreamingCliRunner
 from coordinator.errors import ConfigurationError
 from coordinator.hooks.install import default_command
-from coordinator.model import RunnerSpec
+from coordinator.options import OptionTypes
 from coordinator.runner import AgentRequest, AgentResult, EmitFn
 from coordinator.transcripts import ClaudeStreamParser
 
@@ -71,13 +71,16 @@ class ClaudeCodeRunner(StreamingCliRunner):
     kind = "claude-code"
     model = "sonnet"
     argv = ["--append-system-prompt", "Be brief."]   # extra arguments, appended
-    options = { executable = "claude", kill_grace = "2", permissions = "hook" }
+    options = { executable = "claude", kill_grace = 2, permissions = "hook" }
 
     ``hook_command`` is the ``seawall`` command the hooks run (default: the installed
     executable's absolute path).
     """
 
     default_executable: ClassVar[str] = "claude"
+    option_types: ClassVar[OptionTypes] = MappingProxyType(
+        {**StreamingCliRunner.option_types, "permissions": str}
+    )
 
     def __init__(
         self,
@@ -92,8 +95,7 @@ class ClaudeCodeRunner(StreamingCliRunner):
     ) -> None:
         if permissions not in _PERMISSIONS:
             raise ConfigurationError(
-                f"claude-code runner: permissions must be one of {_PERMISSIONS}, "
-                f"not {permissions!r}"
+                f"options.permissions must be one of {_PERMISSIONS}, not {permissions!r}"
             )
         hook_env = {"SEAWALL_PERMISSIONS": "hook"} if permissions == "hook" else {}
         super().__init__(
@@ -106,17 +108,10 @@ class ClaudeCodeRunner(StreamingCliRunner):
         self.permissions = permissions
         self.hook_command = hook_command
 
-    @classmethod
-    def from_spec(cls, spec: RunnerSpec) -> Self:
-        options = spec_options(spec, ("executable", "kill_grace", "permissions"))
-        return cls(
-            executable=options.get("executable"),
-            model=spec.model,
-            extra_args=spec.argv,
-            env=spec.env,
-            kill_grace=parse_grace(spec.name, options.get("kill_grace")),
-            permissions=options.get("permissions", "hook"),
-        )
+    @property
+    def refuses_unknown_tools(self) -> bool:
+        """With seawall's hooks installed, the PreToolUse hook judges every call live."""
+        return self.permissions != "hook"
 
     @property
     def barrier(self) -> str:

@@ -32,22 +32,20 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar, Self
+from types import MappingProxyType
+from typing import ClassVar
 
 import anyio
 
-from adapters.runners._process import (
+from adapters.runners.streaming import (
     DEFAULT_KILL_GRACE,
-    agent_environment,
-    parse_grace,
-    process_result,
-    spawn_agent,
+    LineParser,
+    StreamingCliRunner,
+    ToolNames,
 )
-from adapters.runners._streaming import LineParser, StreamingCliRunner, spec_options
 from coordinator.errors import ConfigurationError, RunnerError
 from coordinator.events import Event, Final
-from coordinator.model import RunnerSpec
-from coordinator.pricing import PriceTable
+from coordinator.options import OptionTypes
 from coordinator.runner import AgentRequest, AgentResult, EmitFn, Emitter
 from coordinator.sandbox.launch import available as sandbox_available
 from coordinator.tail import LineFollower
@@ -76,10 +74,16 @@ class CodexRunner(StreamingCliRunner):
         kind = "codex"
         model = "gpt-5-codex"
         argv = ["--skip-git-repo-check"]              # extra arguments
-        options = { executable = "codex", sandbox = "workspace-write", kill_grace = "2" }
+        options = { executable = "codex", sandbox = "workspace-write", kill_grace = 2 }
     """
 
     default_executable: ClassVar[str] = "codex"
+    option_types: ClassVar[OptionTypes] = MappingProxyType(
+        {**StreamingCliRunner.option_types, "sandbox": str, "rollout": str}
+    )
+    tool_names: ClassVar[ToolNames] = ToolNames(
+        read_only=frozenset({"write_stdin", "update_plan", "view_image", "web_search"})
+    )
 
     def __init__(
         self,
@@ -101,24 +105,10 @@ class CodexRunner(StreamingCliRunner):
         )
         if rollout not in _ROLLOUT_MODES:
             raise ConfigurationError(
-                f"codex runner: rollout must be one of {_ROLLOUT_MODES}, not {rollout!r}"
+                f"options.rollout must be one of {_ROLLOUT_MODES}, not {rollout!r}"
             )
-        self.sandbox = sandbox
+        self.sandbox = None if sandbox in ("", "none") else sandbox
         self.rollout = rollout
-
-    @classmethod
-    def from_spec(cls, spec: RunnerSpec) -> Self:
-        options = spec_options(spec, ("executable", "kill_grace", "sandbox", "rollout"))
-        sandbox = options.get("sandbox", "workspace-write")
-        return cls(
-            executable=options.get("executable"),
-            model=spec.model,
-            extra_args=spec.argv,
-            env=spec.env,
-            kill_grace=parse_grace(spec.name, options.get("kill_grace")),
-            sandbox=None if sandbox in ("", "none") else sandbox,
-            rollout=options.get("rollout", "follow"),
-        )
 
     @property
     def barrier(self) -> str:
@@ -150,24 +140,20 @@ class CodexRunner(StreamingCliRunner):
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
         """Run codex, following its rollout file live (see the module docstring)."""
         with tempfile.TemporaryDirectory(prefix="seawall-codex-") as scratch:
-            env = agent_environment(request, self.env)
+            env = self.environment(request)
             if self.sandbox_for(request) == "workspace-write":
                 env["TMPDIR"] = scratch  # the agent's own temporary files: a writable root
             return await self._run(request, emit, env)
 
     async def _run(self, request: AgentRequest, emit: EmitFn, env: dict[str, str]) -> AgentResult:
         home = None if self.rollout == "off" else codex_home_of(env)
-        follow = _RolloutFollow(Emitter(emit, prices=PriceTable()), home, self.model or "")
+        follow = _RolloutFollow(self.emitter(request, emit), home, self.model or "")
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(follow.poll_forever)
                 try:
-                    outcome = await spawn_agent(
-                        self.argv(request),
-                        request=request,
-                        env=env,
-                        on_line=follow.on_stream_line,
-                        kill_grace=self.kill_grace,
+                    outcome = await self.spawn(
+                        request, self.argv(request), env=env, on_line=follow.on_stream_line
                     )
                 finally:
                     group.cancel_scope.cancel()
@@ -177,7 +163,7 @@ class CodexRunner(StreamingCliRunner):
                 raise first from None
             raise
         await follow.finish()
-        return process_result(request, outcome, follow.emitter)
+        return self.result(request, outcome, follow.emitter)
 
 
 class _RolloutFollow:

@@ -19,17 +19,18 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 from adapters.runners._process import (
     DEFAULT_KILL_GRACE,
     LineHandler,
     ProcessOutcome,
     agent_environment,
-    parse_grace,
+    check_grace,
     process_result,
     spawn_agent,
 )
+from adapters.runners.tools import ToolGate, ToolNames, strict_scope
 from coordinator.errors import ConfigurationError
 from coordinator.events import Final, Message
 from coordinator.model import RunnerSpec
@@ -40,6 +41,7 @@ from coordinator.runner import (
     EmitFn,
     Emitter,
     RunnerProbe,
+    runner_options,
 )
 from coordinator.transcripts import TranscriptReader
 
@@ -62,7 +64,7 @@ class CommandRunner(AgentRunner):
     kind = "command"
     argv = ["python", "agent.py"]
     env = { MY_FLAG = "1" }
-    options = { output = "stream-json", kill_grace = "1.5" }
+    options = { output = "stream-json", kill_grace = 1.5 }
     """
 
     starts_processes: ClassVar[bool] = True
@@ -85,19 +87,15 @@ class CommandRunner(AgentRunner):
             ) from None
         self.argv = tuple(argv)
         self.env: Mapping[str, str] = MappingProxyType(dict(env or {}))
-        self.kill_grace = kill_grace
+        self.kill_grace = check_grace(kill_grace)
 
     @classmethod
     def from_spec(cls, spec: RunnerSpec) -> Self:
-        options = dict(spec.options)
-        output = options.pop("output", OutputFormat.TEXT)
-        grace = parse_grace(spec.name, options.pop("kill_grace", None))
-        if options:
-            raise ConfigurationError(
-                f"runner {spec.name!r}: unknown option(s) {sorted(options)}; "
-                "known: output, kill_grace"
-            )
-        return cls(spec.argv, env=spec.env, output=output, kill_grace=grace)
+        options: dict[str, Any] = runner_options(spec, {"output": str, "kill_grace": float})
+        try:
+            return cls(spec.argv, env=spec.env, **options)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"runners.{spec.name}: {exc}") from None
 
     def probe(self) -> RunnerProbe:
         """The command's program must resolve before the first wave."""
@@ -105,7 +103,8 @@ class CommandRunner(AgentRunner):
 
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
         """Run the command for ``request``; see ``AgentRunner`` for the duties."""
-        emitter = Emitter(emit)
+        strict = self.output is OutputFormat.STREAM_JSON and strict_scope(request)
+        emitter = ToolGate(emit, names=ToolNames(), request=request, strict=strict)
         with tempfile.TemporaryDirectory(prefix="seawall-prompt-") as scratch:
             prompt_file = _write_prompt(request, Path(scratch))
             env = agent_environment(request, self.env)

@@ -44,7 +44,14 @@ from adapters.runners.scripted_steps import (
 )
 from coordinator.events import Message, ToolCall, ToolResult, Turn, Usage
 from coordinator.model import RunnerSpec
-from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn, Emitter
+from coordinator.runner import (
+    AgentRequest,
+    AgentResult,
+    AgentRunner,
+    EmitFn,
+    Emitter,
+    runner_options,
+)
 
 __all__ = [
     "AgentScript",
@@ -98,8 +105,8 @@ class ScriptedRunner(AgentRunner):
     @classmethod
     def from_spec(cls, spec: RunnerSpec) -> Self:
         """``options = { script = "path/to/scripts.toml" }``; without it, every agent is done."""
-        script = spec.options.get("script")
-        return cls.from_file(script) if script else cls()
+        script = runner_options(spec, {"script": str}).get("script")
+        return cls.from_file(str(script)) if script else cls()
 
     def dispatches(self, task_id: str) -> int:
         """How many times ``task_id`` was dispatched so far."""

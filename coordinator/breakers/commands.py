@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from coordinator.shell import ShellParseError, SimpleCommand, simple_commands
-from coordinator.shell.gitargv import read_git
+from coordinator.shell.gitargv import canonical_args, read_git
 
 __all__ = [
     "CLEANUP_COMMANDS",
@@ -350,11 +350,6 @@ def _join(base: str | None, target: str) -> str:
     return f"{base}/{target}"
 
 
-def _is_amend(arg: str) -> bool:
-    name = arg.partition("=")[0]
-    return len(name) >= 4 and "--amend".startswith(name)
-
-
 def cleanup_refusal(command: str) -> str | None:
     """Why ``command`` is not one of the six cleanup commands, or None.
 
@@ -392,7 +387,8 @@ def cleanup_refusal(command: str) -> str | None:
             return "only `git add <path>` is allowed after a trip"
         return None
     if subcommand == "commit":
-        if any(_is_amend(arg) for arg in options):
+        spelled = canonical_args("commit", args)  # --amen and --am are --amend to git
+        if any(arg.partition("=")[0] == "--amend" for arg in spelled):
             return "git commit --amend is refused: existing commits are the run's durable record"
         return None
     return f"git {subcommand} is not one of the cleanup commands"

@@ -186,8 +186,8 @@ def _file_and_dedupe(
         ledger_entries,
         missing_carryovers,
     )
+    from coordinator.carryover.filer import CarryoverFiler
     from coordinator.closing import close_duplicates
-    from coordinator.filing import CarryoverFiler
     from coordinator.telemetry import EventLog
 
     entries, covered = ledger_entries(state), covered_tasks(state)
@@ -235,7 +235,6 @@ def _record(state_path: Path, filed: list[tuple[Any, Any]]) -> None:
     if not filed:
         return
     from coordinator.errors import StateError
-    from coordinator.state.ledger import IssueRef
     from coordinator.state.store import StateStore
 
     store = StateStore(state_path.parent.parent.parent, state_path.parent.name)
@@ -249,7 +248,7 @@ def _record(state_path: Path, filed: list[tuple[Any, Any]]) -> None:
             )
             return
         for entry, result in filed:
-            ref = IssueRef(number=result.number, url=result.url or "", existing=not result.created)
+            ref = result.issue
             ledger.task(entry.task).issue = ref
             for wave in ledger.waves:
                 if wave.number == entry.wave:

@@ -1,27 +1,18 @@
 """``seawall hook ...`` (the Claude Code hook entry points) and ``seawall hooks install``.
 
 The hook commands run on every tool call: this module imports nothing heavy, and each
-handler imports its own module only when it runs. A hook never lets its own failure
-through: pre-tool-use fails closed (exit 2) unless ``SEAWALL_ENFORCEMENT`` says warn or
-off; post-tool-use and subagent-stop report a failure without blocking.
+handler imports its own module only when it runs (``coordinator.hooks.entry``, which
+says how a hook that fails answers). Inside an agent whose session serves its hooks,
+this parser is never built: ``coordinator.hooks.client`` answers.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from coordinator.hooks.protocol import HookResponse
-
-HOOK_MODULES = {
-    "pre-tool-use": "coordinator.hooks.pre_tool_use",
-    "post-tool-use": "coordinator.hooks.post_tool_use",
-    "subagent-stop": "coordinator.hooks.subagent_stop",
-}
+from coordinator.hooks.wire import EVENTS, MAX_REQUEST
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Answer one Claude Code hook event: read the documented hook JSON on "
         "stdin, write the decision (JSON on stdout, or exit 2 with the reason on stderr).",
     )
-    hook.add_argument("event", choices=sorted(HOOK_MODULES), help="the hook event to answer")
+    hook.add_argument("event", choices=sorted(EVENTS), help="the hook event to answer")
     hook.add_argument(
         "--session", default=None, help="the seawall session these hooks serve (a lead's settings)"
     )
@@ -59,35 +50,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run_hook(args: argparse.Namespace) -> int:
-    from coordinator.hooks.protocol import HookInputError, read_payload
+    from coordinator.hooks.entry import answer
 
-    event: str = args.event
-    try:
-        payload = read_payload(sys.stdin)
-        module = importlib.import_module(HOOK_MODULES[event])
-        env: dict[str, str] = dict(os.environ)
-        if args.session and not env.get("SEAWALL_SESSION"):
-            env["SEAWALL_SESSION"] = args.session
-        response: HookResponse = module.handle(payload, env)
-    except HookInputError as exc:
-        response = _failed(event, f"seawall: the hook input cannot be read: {exc}")
-    except Exception as exc:  # noqa: BLE001 - a guard that crashes must not let the call through
-        response = _failed(event, f"seawall: the {event} hook failed: {exc!r}")
+    env: dict[str, str] = dict(os.environ)
+    if args.session and not env.get("SEAWALL_SESSION"):
+        env["SEAWALL_SESSION"] = args.session
+    response = answer(args.event, sys.stdin.read(MAX_REQUEST), env)
     if response.stdout:
         sys.stdout.write(response.stdout)
         sys.stdout.flush()
     if response.stderr:
         print(response.stderr, file=sys.stderr)
     return response.exit_code
-
-
-def _failed(event: str, message: str) -> HookResponse:
-    from coordinator.hooks.protocol import BLOCK_EXIT, HookResponse
-
-    level = os.environ.get("SEAWALL_ENFORCEMENT", "strict").strip() or "strict"
-    if event == "pre-tool-use" and level not in ("warn", "off"):
-        return HookResponse(exit_code=BLOCK_EXIT, stderr=message)
-    return HookResponse(exit_code=1, stderr=message)
 
 
 def _install(args: argparse.Namespace) -> int:

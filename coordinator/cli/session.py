@@ -101,10 +101,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     reset = subparsers.add_parser(
         "reset",
-        help="clear an agent's tripped breaker after review",
-        description="Clear the per-agent breaker of TASK (hook mode) after a person reviewed it.",
+        help="clear an agent's tripped breaker after review, or a lead's hold",
+        description="Clear the per-agent breaker of TASK (hook mode) after a person reviewed "
+        "it; or, with --lead, release the repository a lead agent holds for the session's "
+        "dispatched wave (its agents are done or gone; the wave stays dispatched).",
     )
-    reset.add_argument("--agent", required=True, metavar="TASK", help="the agent's task id")
+    what = reset.add_mutually_exclusive_group(required=True)
+    what.add_argument("--agent", metavar="TASK", help="the agent's task id")
+    what.add_argument(
+        "--lead", action="store_true", help="release the lead's hold on the repository"
+    )
     where_options(reset)
     _json(reset)
     reset.set_defaults(handler=_reset)
@@ -146,7 +152,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--runner",
         help="run every task with this runner (a [runners.NAME] of "
-        "the plan or a built-in: scripted, command, claude-code, codex)",
+        "the plan or a built-in: scripted, command, claude-code, codex, opencode)",
     )
     parser.add_argument(
         "--tracker",
@@ -252,6 +258,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from coordinator.errors import SeawallError
     from coordinator.plan import load_plan
+    from coordinator.progress import make_progress
     from coordinator.session.engine import Session
 
     plan_path = Path(args.plan)
@@ -264,6 +271,7 @@ def _run(args: argparse.Namespace) -> int:
         runners=adapters.runners,
         tracker=adapters.tracker,
         plan_text=plan_path.read_text(encoding="utf-8"),
+        progress=make_progress(),
     )
     print(f"seawall: session {session.session_id} on {session.repo}", file=sys.stderr)
     try:
@@ -286,9 +294,10 @@ def _demo(args: argparse.Namespace) -> int:
     import anyio
 
     from coordinator.demo import run_demo
+    from coordinator.progress import make_progress
 
     async def main() -> Any:
-        return await run_demo(directory=args.dir, issues_dir=args.issues)
+        return await run_demo(directory=args.dir, issues_dir=args.issues, progress=make_progress())
 
     result = anyio.run(main)
     print()
@@ -396,6 +405,7 @@ def _status(args: argparse.Namespace) -> int:
 def _resume(args: argparse.Namespace) -> int:
     import anyio
 
+    from coordinator.progress import make_progress
     from coordinator.session.engine import Session
 
     probe = open_session(args)
@@ -404,6 +414,7 @@ def _resume(args: argparse.Namespace) -> int:
         probe.session_id,
         runner=_runner(probe.plan, args.runner),
         tracker=_tracker(probe.plan, args),
+        progress=make_progress(),
     )
     session.plan = _accepting(session.plan, args)
     try:
@@ -416,6 +427,7 @@ def _resume(args: argparse.Namespace) -> int:
 
 
 def _kill(args: argparse.Namespace) -> int:
+    from coordinator.state.leadlease import release_lease
     from coordinator.state.ledger import SessionPhase
 
     store = _state(args)
@@ -424,6 +436,7 @@ def _kill(args: argparse.Namespace) -> int:
         state.phase = SessionPhase.KILLED
         store.save(state)
     store.events.append("session_killed")
+    release_lease(store.paths.repo, state.session)
     refs = f"refs/seawall/{state.session}/*"
     if args.json:
         print(json.dumps({"session": state.session, "phase": str(state.phase), "refs": refs}))
@@ -434,8 +447,18 @@ def _kill(args: argparse.Namespace) -> int:
 
 def _reset(args: argparse.Namespace) -> int:
     from coordinator.breakers.store import reset_agent_breaker
+    from coordinator.state.leadlease import release_lease
 
     store = _state(args)
+    if args.lead:
+        released = release_lease(store.paths.repo, store.paths.session)
+        store.events.append("lead_released", released=released)
+        if args.json:
+            print(json.dumps({"session": store.paths.session, "released": released}))
+        else:
+            verb = "released" if released else "was not held"
+            print(f"session {store.paths.session}: the lead's hold on the repository {verb}")
+        return 0
     cleared = reset_agent_breaker(store.paths.repo, store.paths.session, args.agent)
     store.events.append("breaker_reset", agent=args.agent, cleared=cleared)
     if args.json:

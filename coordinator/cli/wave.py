@@ -27,8 +27,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "prepare",
         help="prepare the next wave",
         description="Plan and prepare the next wave (start a session when given a plan) "
-        "and print each agent's prompt, workspace and scope as JSON; "
-        '{"done": true} when no work is left.',
+        "and print each agent's prompt, workspace and scope as JSON (schema "
+        'seawall.wave-prepare/1); {"done": true} (seawall.wave-done/1) when no work is '
+        "left: then `wave finish` ends the session. Until the wave is reviewed the "
+        "repository is held for this session's lead.",
     )
     prepare.add_argument("plan", nargs="?", help="the plan file (to start a new session)")
     prepare.add_argument("--json", action="store_true", help="print JSON (the default)")
@@ -64,12 +66,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     review.add_argument("--input", type=Path, help="read the outputs from this file, not stdin")
     where_options(review)
     review.set_defaults(handler=_wave_review)
+    finish = steps.add_parser(
+        "finish",
+        help="end a session with nothing left to prepare",
+        description="End the session once `wave prepare` says done: file the carryover "
+        "issues still missing, publish if configured, write the report. Prints the "
+        "session's status as JSON.",
+    )
+    finish.add_argument("--json", action="store_true", help="print JSON (the default)")
+    where_options(finish)
+    finish.set_defaults(handler=_wave_finish)
 
 
 def _wave_prepare(args: argparse.Namespace) -> int:
     import anyio
 
     from coordinator.plan import load_plan
+    from coordinator.progress import make_progress
     from coordinator.session.engine import Session
 
     if args.plan:
@@ -88,16 +101,34 @@ def _wave_prepare(args: argparse.Namespace) -> int:
             session_id=args.session,
             runners=adapters.runners,
             tracker=adapters.tracker,
-            plan_text=plan_path.read_text(encoding="utf-8"),
+            progress=make_progress(),
         )
     else:
-        session = open_session(args)
+        session = open_session(args, progress=make_progress())
     prepared = anyio.run(session.prepare_wave)
-    print(
-        json.dumps(
-            prepared or {"session": session.session_id, "wave": None, "done": True}, indent=2
-        )
-    )
+    if prepared is None:
+        answer: dict[str, Any] = {
+            "schema": "seawall.wave-done/1",
+            "session": session.session_id,
+            "wave": None,
+            "done": True,
+            "then": f"`seawall wave finish --session {session.session_id}` ends the session",
+        }
+    else:
+        answer = prepared.to_json()
+    print(json.dumps(answer, indent=2))
+    return 0
+
+
+def _wave_finish(args: argparse.Namespace) -> int:
+    import anyio
+
+    from coordinator.cli.session import status_payload
+    from coordinator.progress import make_progress
+
+    session = open_session(args, progress=make_progress())
+    anyio.run(session.finish)
+    print(json.dumps(status_payload(session.state), indent=2))
     return 0
 
 
@@ -110,13 +141,15 @@ def _wave_review(args: argparse.Namespace) -> int:
     data = read_outputs(args.input, None if args.input else sys.stdin.read())
     where = str(args.input) if args.input else "standard input"
     parse_outputs(data, None, where=where)  # the shape first: no session is needed for that
-    session = open_session(args)
+    from coordinator.progress import make_progress
+
+    session = open_session(args, progress=make_progress())
     waiting = dispatched_tasks(session)
     if waiting is None:
         raise StateError("no prepared wave is waiting for review; run `wave prepare` first")
     outputs = parse_outputs(data, waiting, where=where)
     report = anyio.run(session.review_wave, outputs)
-    print(json.dumps(report, indent=2))
+    print(json.dumps(report.to_json(), indent=2))
     return 0
 
 

@@ -31,6 +31,7 @@ from coordinator.git.worktree_admin import (
     delete_branches,
     remove_worktrees,
 )
+from coordinator.processes import process_alive
 
 __all__ = [
     "PruneReport",
@@ -120,7 +121,7 @@ def remove_stale_check_worktrees(repo_path: str | os.PathLike[str]) -> list[str]
     stale = [
         str(path)
         for path in admin_dirs(root)
-        if path.parent == folder and not _alive(_pid_of(path.name))
+        if path.parent == folder and not _alive_pid(_pid_of(path.name))
     ]
     remove_worktrees(root, stale)
     return stale
@@ -131,16 +132,8 @@ def _pid_of(name: str) -> int | None:
     return int(parts[1]) if len(parts) > 2 and parts[1].isdigit() else None
 
 
-def _alive(pid: int | None) -> bool:
-    if pid is None:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # it exists, owned by someone else
-    return True
+def _alive_pid(pid: int | None) -> bool:
+    return pid is not None and process_alive(pid)
 
 
 def _remove_all(root: Path, infos: Sequence[WorktreeInfo], *, force: bool) -> None:

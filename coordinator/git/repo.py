@@ -283,15 +283,8 @@ def run_git(
         )
     except FileNotFoundError as exc:
         raise GitError("the git executable was not found on PATH") from exc
-    output = GitOutput(
-        args=tuple(args),
-        returncode=done.returncode,
-        stdout=done.stdout.decode("utf-8", "surrogateescape"),
-        stderr=done.stderr.decode("utf-8", "replace"),
-    )
-    if check and not output.ok:
-        raise GitError(f"`git {' '.join(args)}` failed: {output.stderr.strip()}")
-    return output
+    # surrogateescape: paths in the output survive a round trip back to git
+    return _output(args, done.returncode, done.stdout, done.stderr, check, "surrogateescape")
 
 
 async def run_git_async(
@@ -306,11 +299,23 @@ async def run_git_async(
         done = await anyio.run_process(["git", *args], cwd=cwd, env=_git_env(env), check=False)
     except FileNotFoundError as exc:
         raise GitError("the git executable was not found on PATH") from exc
+    return _output(args, done.returncode, done.stdout, done.stderr, check, "replace")
+
+
+def _output(
+    args: Sequence[str],
+    returncode: int,
+    stdout: bytes,
+    stderr: bytes,
+    check: bool,
+    stdout_errors: str,
+) -> GitOutput:
+    """A finished git call as a ``GitOutput``; a ``GitError`` when ``check`` and it failed."""
     output = GitOutput(
         args=tuple(args),
-        returncode=done.returncode,
-        stdout=done.stdout.decode("utf-8", "replace"),
-        stderr=done.stderr.decode("utf-8", "replace"),
+        returncode=returncode,
+        stdout=stdout.decode("utf-8", stdout_errors),
+        stderr=stderr.decode("utf-8", "replace"),
     )
     if check and not output.ok:
         raise GitError(f"`git {' '.join(args)}` failed: {output.stderr.strip()}")

@@ -13,12 +13,18 @@ for a manifest. In order:
 2. ``SEAWALL_SESSION`` set (by a runner, or in the hook command of a lead's settings,
    ``seawall hook pre-tool-use --session S``): that session's manifest in the
    repository (the named wave, else its newest), checked against the digest beside it.
-3. Neither: the live manifests of the repository (not closed, and written in the last
-   12 hours: an older unclosed one is a crashed session's), newest first. An agent
-   whose workspace (a worktree) contains the hook's ``cwd`` is that agent; otherwise
-   the newest live manifest applies: its single agent, or, for an in-place wave whose
-   agents share one tree, the union of the wave's scopes. No live manifest: not a
-   seawall agent (``Failure.NO_SESSION``): no scope to check, only the command gate.
+3. A lead's subagent (the call carries Claude Code's ``agent_id``): the identity line
+   of its prompt, ``seawall session <s>, wave <n>, task <t>.``, read from its transcript
+   (``coordinator.hooks.identity``) names the manifest and the task, so each agent of an
+   in-place wave gets its own scope. With ``SEAWALL_SESSION`` set, the line must name
+   that session.
+4. None of these: the live manifests of the repository (not closed, and written in the
+   last 12 hours: an older unclosed one is a crashed session's), newest first. An agent
+   whose workspace (a worktree) contains the hook's ``cwd``, or the file an edit
+   targets, is that agent; otherwise the newest live manifest applies: its single
+   agent, or, for an in-place wave whose agents share one tree, the union of the
+   wave's scopes. No live manifest: not a seawall agent (``Failure.NO_SESSION``): no
+   scope to check, only the command gate.
 
 A named session whose manifest is missing, corrupt or changed, or a task missing from
 it, is a failure of the guard, which ``FAIL_MATRIX`` closes in strict
@@ -38,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coordinator.errors import ConfigurationError
+from coordinator.hooks.identity import Identity, subagent_identity
 from coordinator.model import Enforcement, Isolation
 from coordinator.scope.enforce import Failure
 from coordinator.scope.manifest import (
@@ -68,7 +75,7 @@ class HookContext:
     agent: AgentScope | None = None  # None with a manifest: the wave's union applies
     failure: Failure | None = None
     detail: str = ""
-    how: str = "none"  # env | cwd | newest | none
+    how: str = "none"  # env | agent_id | cwd | target | newest | none
 
     @property
     def session(self) -> str | None:
@@ -108,11 +115,24 @@ def resolve_context(payload: Mapping[str, object], env: Mapping[str, str]) -> Ho
         return _from_named_manifest(cwd, Path(named), env, fallback)
     repo = find_repository(env)
     session = env.get("SEAWALL_SESSION", "").strip()
+    identity = subagent_identity(payload)
+    if identity is not None and repo is not None and not env.get("SEAWALL_TASK_ID"):
+        if session and identity.session != session:
+            return HookContext(
+                cwd=cwd,
+                repo=repo,
+                enforcement=fallback,
+                failure=Failure.UNKNOWN_AGENT,
+                detail=f"subagent {identity.agent_id} names session {identity.session!r}, "
+                f"not {session!r}",
+                how="agent_id",
+            )
+        return _from_identity(cwd, repo, identity, fallback)
     if session:
         return _from_env(cwd, repo, session, env, fallback)
     if repo is None:
         return HookContext(cwd=cwd, repo=None, enforcement=fallback, failure=Failure.NO_SESSION)
-    return _from_manifests(cwd, repo, fallback)
+    return _from_manifests(cwd, repo, fallback, target=_edit_target(payload, cwd))
 
 
 def find_repository(env: Mapping[str, str]) -> Path | None:
@@ -183,6 +203,36 @@ def _from_env(
     return _with_task(cwd, repo, manifest, env)
 
 
+def _from_identity(cwd: Path, repo: Path, identity: Identity, fallback: Enforcement) -> HookContext:
+    """The manifest and task a subagent's identity line names; the guard fails (and
+    closes in strict) when they are missing: the subagent is seawall's, unjudged."""
+
+    def failed(failure: Failure, detail: str) -> HookContext:
+        return HookContext(
+            cwd=cwd, repo=repo, enforcement=fallback, failure=failure, detail=detail, how="agent_id"
+        )
+
+    try:
+        path = manifest_path(repo, validate_session_id(identity.session), identity.wave)
+        if not path.exists():
+            return failed(Failure.MANIFEST_MISSING, f"no scope manifest at {path}")
+        manifest = load_manifest(path, session=identity.session, digest="")
+    except (ManifestError, ConfigurationError) as exc:
+        return failed(Failure.MANIFEST_CORRUPT, str(exc))
+    return _named_task(cwd, repo, manifest, identity.task, "agent_id")
+
+
+def _edit_target(payload: Mapping[str, object], cwd: Path) -> Path | None:
+    """The file an Edit, Write, MultiEdit or NotebookEdit call targets, if any."""
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, Mapping):
+        return None
+    raw = tool_input.get("file_path") or tool_input.get("notebook_path")
+    if not isinstance(raw, str) or not raw or "\x00" in raw:
+        return None
+    return cwd / raw
+
+
 def _from_named_manifest(
     cwd: Path, path: Path, env: Mapping[str, str], fallback: Enforcement
 ) -> HookContext:
@@ -225,6 +275,12 @@ def _with_task(
     task = env.get("SEAWALL_TASK_ID", "").strip()
     if not task:
         return _agent_context(cwd, repo, manifest, _agent_by_cwd(manifest, cwd), "env")
+    return _named_task(cwd, repo, manifest, task, "env")
+
+
+def _named_task(cwd: Path, repo: Path, manifest: ScopeManifest, task: str, how: str) -> HookContext:
+    """The context of the task a runner or an identity line names; a task the manifest
+    does not have is a guard failure."""
     agent = manifest.agent(task)
     if agent is None:
         return HookContext(
@@ -234,12 +290,14 @@ def _with_task(
             manifest=manifest,
             failure=Failure.UNKNOWN_AGENT,
             detail=f"task {task!r} has no scope in wave {manifest.wave}",
-            how="env",
+            how=how,
         )
-    return _agent_context(cwd, repo, manifest, agent, "env")
+    return _agent_context(cwd, repo, manifest, agent, how)
 
 
-def _from_manifests(cwd: Path, repo: Path, fallback: Enforcement) -> HookContext:
+def _from_manifests(
+    cwd: Path, repo: Path, fallback: Enforcement, *, target: Path | None = None
+) -> HookContext:
     live: list[ScopeManifest] = []
     now = time.time()
     for index, path in enumerate(find_manifests(repo)[:_MAX_MANIFESTS]):
@@ -264,6 +322,11 @@ def _from_manifests(cwd: Path, repo: Path, fallback: Enforcement) -> HookContext
         agent = _agent_by_cwd(manifest, cwd, worktrees_only=True)
         if agent is not None:
             return _agent_context(cwd, repo, manifest, agent, "cwd")
+    if target is not None:  # a subagent that works from the lead's checkout
+        for manifest in live:
+            agent = _agent_by_cwd(manifest, target, worktrees_only=True)
+            if agent is not None:
+                return _agent_context(cwd, repo, manifest, agent, "target")
     if not live:
         return HookContext(cwd=cwd, repo=repo, enforcement=fallback, failure=Failure.NO_SESSION)
     newest = live[0]

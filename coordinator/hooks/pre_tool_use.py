@@ -5,7 +5,9 @@ session's BLOCKED.md notes pass), then the file scope of Edit, Write, MultiEdit 
 NotebookEdit; for Bash the command policy of every simple command (for an agent, the
 allow-list: ``coordinator.scope.programs`` and ``coordinator.scope.gitpolicy``) plus
 the scope of every file the command visibly writes; any other tool (MCP tools and the
-rest) by its path-like arguments (``coordinator.scope.tools``). Outside a seawall
+rest) by its path-like arguments (``coordinator.scope.tools``), except seawall's own MCP
+tools, which are the lead's (refused to an agent). A write an agent makes into the main
+checkout or another agent's workspace is refused even where the wave only warns. Outside a seawall
 session only the command gate (the default deny list) applies, as a hard deny. In a
 headless run seawall drives (``SEAWALL_PERMISSIONS=hook``) a call that passes every
 check is allowed outright.
@@ -13,6 +15,8 @@ check is allowed outright.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -42,7 +46,10 @@ from coordinator.scope.programs import variable_reason
 from coordinator.scope.tools import other_tool_paths
 from coordinator.shell import ShellParseError, SimpleCommand, read_line
 
-__all__ = ["FILE_TOOLS", "check_call", "handle"]
+__all__ = ["FILE_TOOLS", "SEAWALL_TOOL", "check_call", "handle"]
+
+#: seawall's MCP tools: registered as ``seawall`` or through the Claude Code plugin
+SEAWALL_TOOL = re.compile(r"mcp__(?:plugin_seawall_)?seawall__[A-Za-z0-9_-]+")
 
 FILE_TOOLS: Mapping[str, str] = {
     "Edit": "file_path",
@@ -108,7 +115,18 @@ def check_call(
         return _nonallow(_check_bash(ctx, command, env or {}))
     if ctx.manifest is None and ctx.failure in (None, Failure.NO_SESSION):
         return []  # not a seawall agent: only the command gate applies
+    if SEAWALL_TOOL.fullmatch(tool):
+        return _check_seawall_tool(ctx, tool)
     return _nonallow(_check_other_tool(ctx, tool, tool_input))
+
+
+def _check_seawall_tool(ctx: HookContext, tool: str) -> list[Verdict]:
+    """seawall's own MCP tools (``next``, ``status``, ...) are the lead's: its call is
+    never judged as an agent's write; an agent of the wave may not step the session."""
+    if ctx.agent is None and ctx.how != "agent_id":
+        return []
+    problem = f"{tool}: seawall's steps are the lead's, not an agent's; report your STATUS"
+    return [decide(Enforcement.STRICT, error_class=ErrorClass.COMMAND_BLOCKED, problem=problem)]
 
 
 def _check_other_tool(ctx: HookContext, tool: str, tool_input: Mapping[str, Any]) -> list[Verdict]:
@@ -143,13 +161,35 @@ def _check_path(ctx: HookContext, path: str, cwd: Path) -> Verdict:
     verdict = matcher.check(path, cwd=cwd)
     if verdict.allowed:
         return ALLOW
-    problem = _scope_problem(verdict.reason, matcher)
-    return decide(ctx.enforcement, error_class=ErrorClass.SCOPE_DENIED, problem=problem)
+    outside = verdict.path.startswith("/") and ctx.agent is not None
+    problem = _scope_problem(verdict.reason, matcher, outside=outside)
+    enforcement = ctx.enforcement
+    if outside and enforcement is Enforcement.WARN and _in_other_checkout(ctx, verdict.path):
+        # a worktree wave only warns because the worktree isolates the agent; a write
+        # into the main checkout or another agent's worktree is what it did not stop
+        enforcement = Enforcement.STRICT
+    return decide(enforcement, error_class=ErrorClass.SCOPE_DENIED, problem=problem)
 
 
-def _scope_problem(reason: str, matcher: ScopeMatcher) -> str:
+def _in_other_checkout(ctx: HookContext, path: str) -> bool:
+    """Whether ``path`` (resolved, absolute) is in the repository's main checkout or in
+    the workspace of another agent of the wave."""
+    if ctx.manifest is None:
+        return False
+    roots = {ctx.manifest.repo, *(agent.workspace for agent in ctx.manifest.agents)}
+    for root in roots:
+        real = os.path.realpath(root).rstrip("/") + "/"
+        if path.startswith(real) or path == real.rstrip("/"):
+            return True
+    return False
+
+
+def _scope_problem(reason: str, matcher: ScopeMatcher, *, outside: bool = False) -> str:
+    """The refusal the agent reads: what it may change, and, for a path outside its
+    workspace, where all its work happens."""
     grants = ", ".join(grant for grant, _ in matcher.grants) or "no files"
-    return f"{reason} (this task may change: {grants})"
+    where = f"; all its work happens in {matcher.workspace}" if outside else ""
+    return f"{reason} (this task may change: {grants}{where})"
 
 
 def _check_bash(ctx: HookContext, command: str, env: Mapping[str, str]) -> list[Verdict]:

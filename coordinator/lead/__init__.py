@@ -1,14 +1,21 @@
-"""The lead agent's seat: one step command to loop on, checked input, an MCP server.
+"""The lead agent's seat: typed step-mode results, one step command, an MCP server.
 
 A lead agent (Claude Code, Codex, Cursor, a script) runs a session in step mode: it asks
-for the next wave, dispatches the agents with its own tool, and hands back each agent's
-final text. ``next_step`` is that loop's single call; ``parse_outputs`` checks what the
-lead hands back before anything is reviewed; ``coordinator.lead.mcp`` serves the same
-calls over the Model Context Protocol.
+for the next wave (a :class:`PreparedWave`), dispatches the agents with its own tool,
+and hands back each agent's final text (reviewed into a :class:`WaveReport`).
+``coordinator.lead.steps.next_step`` is that loop's single call and checks what the lead
+hands back before anything is reviewed; ``coordinator.lead.mcp`` serves the same calls
+over the Model Context Protocol.
 """
 
 from __future__ import annotations
 
-from coordinator.lead.steps import NEXT_SCHEMA, next_step, parse_outputs, read_outputs
+from coordinator.lead.types import (
+    AgentAssignment,
+    AgentReview,
+    PreparedWave,
+    WaveReport,
+    load_schema,
+)
 
-__all__ = ["NEXT_SCHEMA", "next_step", "parse_outputs", "read_outputs"]
+__all__ = ["AgentAssignment", "AgentReview", "PreparedWave", "WaveReport", "load_schema"]

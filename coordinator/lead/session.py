@@ -6,6 +6,7 @@ from pathlib import Path
 
 from coordinator.errors import ConfigurationError
 from coordinator.plan import load_plan
+from coordinator.progress import make_progress
 from coordinator.session.engine import Session
 from coordinator.state.store import latest_session
 
@@ -24,7 +25,7 @@ def open_for_lead(
     root = Path(repo).resolve()
     existing = session_id or latest_session(root, unfinished=True)
     if existing is not None:
-        session = Session.open(root, existing)
+        session = Session.open(root, existing, progress=make_progress())
         if plan is not None:
             recorded = session.state.plan_path if session.state else ""
             if recorded and Path(recorded).resolve() != plan.resolve():
@@ -37,8 +38,6 @@ def open_for_lead(
         raise ConfigurationError(
             f"no unfinished seawall session in {root}: give the plan file to start one"
         )
-    try:
-        text = plan.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigurationError(f"{plan}: no such plan file") from None
-    return Session(load_plan(plan), repo=root, plan_text=text)
+    if not plan.is_file():
+        raise ConfigurationError(f"{plan}: no such plan file")
+    return Session(load_plan(plan), repo=root, progress=make_progress())

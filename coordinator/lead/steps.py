@@ -11,7 +11,9 @@ The loop, whole::
 wave it reviews that wave (and then prepares the next one, so one call moves the loop a
 whole step); with a wave dispatched and no outputs it shows that wave again (a lead that
 lost its context can ask again); otherwise it prepares the next wave; when nothing is
-left it finishes the session. Every answer carries ``"schema"`` and ``"action"``.
+left it finishes the session (files what is missing: the one step that does). A review
+that halts the session answers ``"action": "halted"``. Every answer carries
+``"schema"``, ``"action"`` and the session's ``"phase"``.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from coordinator.errors import ConfigurationError, StateError
+from coordinator.lead.types import PreparedWave, WaveReport
 from coordinator.session.engine import Session
-from coordinator.state.ledger import WavePhase
+from coordinator.state.ledger import SessionPhase, WavePhase
 
 __all__ = ["NEXT_SCHEMA", "dispatched_tasks", "next_step", "parse_outputs", "read_outputs"]
 
@@ -111,7 +114,7 @@ def dispatched_tasks(session: Session) -> list[str] | None:
 async def next_step(session: Session, data: object | None = None) -> dict[str, Any]:
     """Move the lead's loop one step; ``data`` is the lead's outputs document, if any."""
     waiting = dispatched_tasks(session)
-    review: dict[str, Any] | None = None
+    review: WaveReport | None = None
     if data is not None:
         if waiting is None:
             raise StateError(
@@ -123,8 +126,14 @@ async def next_step(session: Session, data: object | None = None) -> dict[str, A
     elif waiting is not None:
         prepared = await session.prepare_wave()  # shows the dispatched wave again
         return _answer(session, "dispatch", prepared=prepared, again=True)
+    phase = session.state.phase if session.state is not None else SessionPhase.RUNNING
+    if phase is SessionPhase.HALTED:
+        return _answer(session, "halted", review=review)
+    if phase is SessionPhase.DONE:
+        return _answer(session, "done", review=review)
     prepared = await session.prepare_wave()
     if prepared is None:
+        await session.finish()
         return _answer(session, "done", review=review)
     return _answer(session, "dispatch", prepared=prepared, review=review)
 
@@ -133,25 +142,32 @@ def _answer(
     session: Session,
     action: str,
     *,
-    prepared: dict[str, Any] | None = None,
-    review: dict[str, Any] | None = None,
+    prepared: PreparedWave | None = None,
+    review: WaveReport | None = None,
     again: bool = False,
 ) -> dict[str, Any]:
+    phase = str(session.state.phase) if session.state is not None else "running"
     answer: dict[str, Any] = {
         "schema": NEXT_SCHEMA,
         "session": session.session_id,
         "action": action,
         "done": action == "done",
+        "phase": phase,
     }
     if review is not None:
-        answer["reviewed"] = review
+        answer["reviewed"] = review.to_json()
     if prepared is not None:
-        answer["wave"] = prepared
+        answer["wave"] = prepared.to_json()
         answer["again"] = again
         answer["then"] = (
             "dispatch every agent with its prompt in its workspace, then run "
             f"`seawall next --session {session.session_id} --input OUTPUTS.json` with "
             '{"outputs": {"TASK": "the agent\'s final message"}}'
+        )
+    elif action == "halted":
+        answer["then"] = (
+            "the session halted (see reviewed.halt): fix the cause, then "
+            f"`seawall resume --session {session.session_id}`"
         )
     else:
         answer["then"] = "nothing is left: the session is finished"

@@ -1,7 +1,7 @@
 """Plan files: TOML with ``[session]``, ``[runners.NAME]`` tables and ``[[task]]`` entries.
 
 ``load_plan`` validates everything before returning; a plan is either whole and valid
-or rejected with a ``PlanError`` naming the file, the task and the field.
+or rejected with a ``PlanError`` naming the file, the line, the task and the field.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from coordinator.config import FieldError, build, check_keys, field_line, table_element
 from coordinator.errors import PlanError
 from coordinator.model import Plan, RunnerSpec, SessionConfig, Task
-from coordinator.plan.fields import FieldError, build, check_keys
 
 __all__ = ["load_plan", "parse_plan", "validate_scope_pattern", "validate_task_id"]
 
@@ -45,6 +45,16 @@ def parse_plan(text: str, *, path: str = "<plan>") -> Plan:
     except tomllib.TOMLDecodeError as exc:
         raise PlanError(f"not valid TOML: {exc}", path=path) from exc
     try:
+        return _plan(data, path, text)
+    except PlanError as exc:
+        line = _line(text, exc)
+        if line is None:
+            raise
+        raise PlanError(exc.detail, path=path, task=exc.task, field=exc.field, line=line) from None
+
+
+def _plan(data: Mapping[str, Any], path: str, text: str) -> Plan:
+    try:
         check_keys(data, _TOP_LEVEL, "")
     except FieldError as exc:
         raise PlanError(exc.message, path=path, field=exc.field) from None
@@ -52,7 +62,26 @@ def parse_plan(text: str, *, path: str = "<plan>") -> Plan:
     runners = _runners(data.get("runners", {}), path)
     tasks = _tasks(data.get("task", []), path)
     _check_references(session, runners, tasks, path)
-    return Plan(session=session, tasks=tasks, runners=runners, path=path)
+    return Plan(session=session, tasks=tasks, runners=runners, path=path, source=text)
+
+
+def _line(text: str, error: PlanError) -> int | None:
+    """The line of the plan ``error`` points to, when the text shows it."""
+    if error.field is None and error.task is None:
+        return None
+    field = error.field or ""
+    if error.task is None:
+        for written, name in _SESSION_ALIASES.items():
+            field = re.sub(rf"^session\.{name}\b", f"session.{written}", field)
+        return field_line(text, field)
+    label = re.fullmatch(r"#(\d+)", error.task)
+    if label:
+        element: int | None = int(label.group(1)) - 1
+    else:
+        element = table_element(text, "task", "id", error.task)
+    if element is None:
+        return None
+    return field_line(text, field, table="task", element=element)
 
 
 def _session(table: Any, path: str) -> SessionConfig:
@@ -112,7 +141,12 @@ def _resolve_paths(runner: RunnerSpec, plan_path: str) -> RunnerSpec:
     options = dict(runner.options)
     for key in _PATH_OPTIONS:
         value = options.get(key)
-        if value and not Path(value).is_absolute() and not plan_path.startswith("<"):
+        if (
+            isinstance(value, str)
+            and value
+            and not Path(value).is_absolute()
+            and not plan_path.startswith("<")
+        ):
             options[key] = str((base / value).resolve())
     if options == dict(runner.options):
         return runner

@@ -24,19 +24,24 @@ def build_graph(tasks: Sequence[Task]) -> nx.DiGraph[str]:
 def task_generations(tasks: Sequence[Task]) -> list[list[Task]]:
     """Topological generations of ``tasks``, each in plan order (deterministic).
 
-    Dependencies on tasks not in ``tasks`` (already done) are ignored.
+    Dependencies on tasks not in ``tasks`` (already done) are ignored. networkx gives
+    each generation in the order it reached the tasks; one pass over the plan puts each
+    task in its generation's list, so every list is in plan order without a sort.
     """
-    by_id = {task.id: task for task in tasks}
     graph: nx.DiGraph[str] = nx.DiGraph()
-    graph.add_nodes_from(by_id)
+    graph.add_nodes_from(task.id for task in tasks)
     graph.add_edges_from((dep, task.id) for task in tasks for dep in task.depends_on)
-    if len(graph) != len(by_id):  # dependencies on tasks already done: not part of this graph
-        graph.remove_nodes_from([node for node in graph if node not in by_id])
-    order = {task_id: index for index, task_id in enumerate(by_id)}
-    return [
-        [by_id[task_id] for task_id in sorted(generation, key=order.__getitem__)]
-        for generation in nx.topological_generations(graph)
-    ]
+    if len(graph) != len(tasks):  # dependencies on tasks already done: not part of this graph
+        known = {task.id for task in tasks}
+        graph.remove_nodes_from([node for node in graph if node not in known])
+    level: dict[str, int] = {}
+    depth = -1
+    for depth, generation in enumerate(nx.topological_generations(graph)):
+        level.update(dict.fromkeys(generation, depth))
+    generations: list[list[Task]] = [[] for _ in range(depth + 1)]
+    for task in tasks:
+        generations[level[task.id]].append(task)
+    return generations
 
 
 def plan_waves(plan: Plan, *, first_wave: int = 1, base_is_stale: bool = False) -> tuple[Wave, ...]:
@@ -60,11 +65,12 @@ def plan_task_waves(
     cap = session.max_agents_per_wave
     waves: list[Wave] = []
     decided: dict[tuple[int, CollisionRisk], Wave] = {}  # one decision per wave shape
+    uniform = {task.collision_risk for task in tasks} <= {CollisionRisk.LOW}
     for generation in task_generations(tasks):
         for start in range(0, len(generation), cap):
             chunk = tuple(generation[start : start + cap])
             number = first_wave + len(waves)
-            key = (len(chunk), _risk(chunk))
+            key = (len(chunk), CollisionRisk.LOW if uniform else _risk(chunk))
             like = decided.get(key)
             if like is None:
                 like = decided[key] = make_wave(

@@ -35,7 +35,7 @@ from coordinator.scope.gitpolicy import git_refusal
 from coordinator.scope.matcher import ScopeMatcher
 from coordinator.scope.programs import unknown_reason, variable_reason
 from coordinator.shell import ShellParseError, SimpleCommand, simple_commands
-from coordinator.shell.gitargv import git_argv
+from coordinator.shell.gitargv import git_argv, read_git
 
 __all__ = [
     "CommandContext",
@@ -138,19 +138,22 @@ def _git_alias(argv: Sequence[str]) -> str | tuple[str, ...] | None:
     """What an inline ``git -c alias.NAME=VALUE NAME ...`` runs: a script or a git argv."""
     if not argv or argv[0].rsplit("/", 1)[-1] != "git":
         return None
-    aliases: dict[str, str] = {}
-    for i, word in enumerate(argv[:-1]):
-        if word == "-c" and argv[i + 1].startswith("alias."):
-            name, _, value = argv[i + 1].removeprefix("alias.").partition("=")
-            aliases[name] = value
-    rest = git_argv(argv)
-    if len(rest) < 2 or rest[1] not in aliases:
+    read = read_git(argv)
+    if read.subcommand is None:
         return None
-    value = aliases[rest[1]]
-    if value.startswith("!"):
-        return " ".join([value[1:], *(shlex.quote(a) for a in rest[2:])])
+    aliases: dict[str, str] = {}
+    options = argv[: len(argv) - len(read.args) - 1]  # the words before the subcommand
+    for i, word in enumerate(options[:-1]):
+        if word == "-c" and options[i + 1].startswith("alias."):
+            name, _, value = options[i + 1].removeprefix("alias.").partition("=")
+            aliases[name] = value
+    alias = aliases.get(read.subcommand)
+    if alias is None:
+        return None
+    if alias.startswith("!"):
+        return " ".join([alias[1:], *(shlex.quote(a) for a in read.args)])
     try:
-        return ("git", *shlex.split(value), *rest[2:])
+        return ("git", *shlex.split(alias), *read.args)
     except ValueError:
         return "'"  # an alias that does not even split: unparseable
 

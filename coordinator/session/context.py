@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coordinator.filing import CarryoverFiler, RetryPolicy
+from coordinator.carryover import CarryoverFiler, RetryPolicy
 from coordinator.git.baseline import Baseline
 from coordinator.model import Isolation, Plan, SessionConfig, Task
 from coordinator.progress import Progress

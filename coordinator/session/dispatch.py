@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from coordinator.errors import GitError, RunnerError
 from coordinator.events import Event, Final, ToolCall, ToolResult, Turn, edited_paths
 from coordinator.git.checkpoints import Checkpointer
 from coordinator.git.repo import repo_relative
+from coordinator.hooks.server import serve_hooks
 from coordinator.model import BreakerLimits, Isolation, StagnationConfig
 from coordinator.pricing import PriceTable
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner, RunCounter
@@ -67,7 +68,8 @@ async def dispatch_wave(
     """Run ``jobs`` concurrently (at most ``limit`` at once); return their runs in job order.
 
     ``on_finished`` is awaited as each agent ends (the session records it at once, so a
-    crash after one agent finished loses nothing).
+    crash after one agent finished loses nothing). The session's hook server answers the
+    agents' hook calls from before the first starts until the last has ended.
     """
     runs: dict[str, AgentRun] = {}
     limiter = anyio.CapacityLimiter(limit or max(1, len(jobs)))
@@ -79,9 +81,12 @@ async def dispatch_wave(
         if on_finished is not None:
             await on_finished(run)
 
-    async with anyio.create_task_group() as group:
+    async with serve_hooks() as hook_socket:  # the agents' hook calls are decided here
         for job in jobs:
-            group.start_soon(one, job)
+            job.request = replace(job.request, hook_socket=hook_socket)
+        async with anyio.create_task_group() as group:
+            for job in jobs:
+                group.start_soon(one, job)
     return [runs[job.task_id] for job in jobs]
 
 

@@ -13,23 +13,24 @@ import contextlib
 import os
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from coordinator.carryover import CarryoverFiler, RetryPolicy
 from coordinator.errors import StateError
-from coordinator.filing import CarryoverFiler, RetryPolicy
 from coordinator.git.cleanup import remove_stale_check_worktrees
 from coordinator.git.repo import ensure_excluded, open_repository, pin_base, require_no_operation
 from coordinator.git.workspaces import require_clean_worktree
+from coordinator.lead.types import PreparedWave, WaveReport
 from coordinator.model import Plan, RunnerSpec, Status, Task
 from coordinator.notify import Notifier
 from coordinator.plan.loader import parse_plan
 from coordinator.preflight import preflight_runners
-from coordinator.progress import Progress, make_progress
+from coordinator.progress import Progress, quiet_progress
 from coordinator.report import report_path, write_report
 from coordinator.runner import AgentRunner, build_runner
 from coordinator.sandbox.agents import sandbox_notice
@@ -39,9 +40,10 @@ from coordinator.session.loop import advance
 from coordinator.session.phases.finish import finish_session
 from coordinator.session.phases.lead import prepare_for_lead, review_from_lead
 from coordinator.session.result import SessionResult, rate_limited
-from coordinator.session.tasks import task_from_dict, task_to_dict
+from coordinator.session.tasks import ready_tasks, task_from_dict, task_to_dict
 from coordinator.session.wave_breaker import clear_for_resume
-from coordinator.state.ledger import SessionPhase, SessionState
+from coordinator.state.leadlease import check_lease, release_lease, take_lease
+from coordinator.state.ledger import SessionPhase, SessionState, WavePhase
 from coordinator.state.repolock import repository_lock
 from coordinator.state.store import StateStore, latest_session
 from coordinator.tracker import IssueTracker, open_tracker
@@ -62,7 +64,10 @@ class Session:
     every task; ``runners`` maps runner names to instances. Without a tracker, the
     plan's ``[session.tracker]`` is used (the local tracker by default). ``retry`` is how
     tracker faults are retried (its ``sleep`` included); ``clock`` is the monotonic time
-    ``budgets.session_minutes`` is measured in (``time.monotonic`` by default).
+    ``budgets.session_minutes`` is measured in (``time.monotonic`` by default). The
+    session is silent unless given a ``progress`` sink (the command line passes one that
+    writes to stderr). ``async with Session(...)`` closes the tracker the session opened
+    itself (one passed in is the caller's to close).
     """
 
     def __init__(
@@ -89,11 +94,25 @@ class Session:
         self._filer: CarryoverFiler | None = None
         self._retry = retry
         self._clock = SessionClock(clock)
-        self.progress = progress or make_progress()
-        self._plan_text = plan_text
+        self.progress = progress or quiet_progress()
+        self._plan_text = plan_text or plan.source
+        self._opened_tracker = False
         self._save_lock = anyio.Lock()
         self.state: SessionState | None = None
         self.rebase = False  # a moved target branch: merge the wave onto its new tip
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the tracker this session opened (connections, files)."""
+        if self._opened_tracker and self._tracker is not None:
+            self._tracker.close()
+            self._tracker = None
+            self._opened_tracker = False
 
     # -- construction from the ledger -----------------------------------------------
 
@@ -111,7 +130,10 @@ class Session:
             raise StateError(f"no unfinished seawall session in {root}/.seawall")
         state = StateStore(root, session_id).load()
         if not state.plan_text:
-            raise StateError(f"session {session_id} has no recorded plan; it cannot be resumed")
+            raise StateError(
+                f"session {session_id} has no recorded plan (its Plan was built in Python, "
+                "not parsed from TOML); it cannot be reopened"
+            )
         plan = parse_plan(state.plan_text, path=state.plan_path or "<recorded plan>")
         session = cls(plan, repo=root, session_id=session_id, plan_text=state.plan_text, **kwargs)
         session.state = state
@@ -165,12 +187,22 @@ class Session:
             await anyio.to_thread.run_sync(remove_stale_check_worktrees, self.repo)
             return await self._loop(state)
 
-    def repository_lock(self, command: str) -> AbstractContextManager[None]:
-        """One live session per repository (see ``coordinator.state.repolock``)."""
+    @contextlib.contextmanager
+    def repository_lock(self, command: str, *, lead_step: bool = False) -> Iterator[None]:
+        """One live session per repository (see ``coordinator.state.repolock``), and
+        none while a lead agent holds a wave (``coordinator.state.leadlease``)."""
         ensure_excluded(open_repository(self.repo))
-        return repository_lock(
+        with repository_lock(
             self.repo, session=self.session_id, command=command, on_takeover=self.progress.log
-        )
+        ):
+            check_lease(
+                self.repo,
+                session=self.session_id,
+                command=command,
+                on_takeover=self.progress.log,
+                lead_step=lead_step,
+            )
+            yield
 
     def preflight(self) -> None:
         """Check that the program of every runner the plan's tasks use can start."""
@@ -324,6 +356,7 @@ class Session:
     def tracker(self) -> IssueTracker:
         if self._tracker is None:
             self._tracker = open_tracker(self.plan.session.tracker, root=self.repo)
+            self._opened_tracker = True
         return self._tracker
 
     def filer(self) -> CarryoverFiler:
@@ -340,33 +373,64 @@ class Session:
 
     # -- embedded step mode -----------------------------------------------------------
 
-    async def prepare_wave(self) -> dict[str, Any] | None:
+    async def prepare_wave(self) -> PreparedWave | None:
         """Step mode: plan and prepare the next wave for a lead agent to dispatch.
 
         Returns the prepared wave (each agent's prompt, workspace and scope, the scope
-        manifest) or None when the session has no more work. The lead dispatches the
-        agents with its own tool and then calls ``review_wave``.
+        manifest) or None when the session has no more work; preparing files nothing
+        (``finish`` ends the session). The repository stays held for this session's lead
+        until the wave is reviewed (see ``coordinator.state.leadlease``). The lead
+        dispatches the agents with its own tool and then calls ``review_wave``.
         """
-        with self.repository_lock("wave prepare"):
+        with self.repository_lock("wave prepare", lead_step=True):
             self._clock.start()
             if self.state is None:
                 if self.store.exists():
                     self.state = self.store.load()
                 else:
                     self._start()
-            prepared = await prepare_for_lead(self._context(self._state()))
+            state = self._state()
+            if state.phase is not SessionPhase.RUNNING:
+                raise StateError(f"session {state.session} is {state.phase}; nothing to prepare")
+            prepared = await prepare_for_lead(self._context(state))
             if prepared is None:
-                self._ended()
+                release_lease(self.repo, self.session_id)
+                return None
+            take_lease(self.repo, session=self.session_id, wave=prepared.wave)
             return prepared
 
-    async def review_wave(self, outputs: Mapping[str, str]) -> dict[str, Any]:
+    async def review_wave(self, outputs: Mapping[str, str]) -> WaveReport:
         """Step mode: review, merge and recover the prepared wave, given each agent's
-        final text by task id. Returns the wave's report."""
-        with self.repository_lock("wave review"):
+        final text by task id. Returns the wave's report and releases the lead's hold."""
+        with self.repository_lock("wave review", lead_step=True):
             self._clock.start()
             if self.state is None:
                 self.state = self.store.load()
             report = await review_from_lead(self._context(self._state()), outputs)
+            release_lease(self.repo, self.session_id)
             if self._state().phase is not SessionPhase.RUNNING:
                 self._ended()
             return report
+
+    async def finish(self) -> SessionResult:
+        """Step mode: end a session with nothing left to prepare: file the carryover
+        issues still missing, publish if configured, write the report."""
+        with self.repository_lock("wave finish", lead_step=True):
+            if self.state is None:
+                self.state = self.store.load()
+            state = self._state()
+            if state.phase is SessionPhase.RUNNING:
+                current = state.current_wave
+                if current is not None and current.phase is not WavePhase.DONE:
+                    raise StateError(
+                        f"session {state.session}: wave {current.number} is not reviewed "
+                        "yet; review it before finishing"
+                    )
+                if ready_tasks(state):
+                    raise StateError(
+                        f"session {state.session} still has tasks to prepare; prepare "
+                        "and review them before finishing"
+                    )
+                await finish_session(self._context(state))
+            release_lease(self.repo, self.session_id)
+            return self._ended()

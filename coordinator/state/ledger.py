@@ -14,7 +14,7 @@ from typing import Any
 
 from coordinator.breakers.trip import Trip
 from coordinator.codec import from_data, to_data
-from coordinator.model import Status
+from coordinator.model import IssueRef, Status
 from coordinator.stagnation.finding import Finding
 from coordinator.state.runs import AgentRun
 
@@ -46,16 +46,6 @@ class WavePhase(StrEnum):
     REVIEWED = "reviewed"  # statuses known, spirals judged, recovery decided
     MERGED = "merged"  # the target branch holds the wave's merge
     DONE = "done"  # workspaces cleaned, carryovers filed
-
-
-@dataclass(slots=True, kw_only=True)
-class IssueRef:
-    number: int
-    url: str = ""
-    existing: bool = False
-
-    def suffix(self) -> str:
-        return f"→ {'existing' if self.existing else 'issue'} #{self.number}"
 
 
 @dataclass(slots=True, kw_only=True)

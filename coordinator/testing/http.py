@@ -15,6 +15,10 @@ with the service's real JSON shapes. Every request is logged; faults are injecte
   them down rather than wait for real-world timeouts);
 - any status with headers, e.g. 403 with rate-limit headers or 429 with Retry-After.
 
+``paginate`` serves a listing a page at a time, with the page links hosts send.
+``LocalServer`` is the plumbing under every local fake (a thread, an ephemeral port, a
+context manager); ``read_body`` and ``send_json`` read and answer one request.
+
 ``operations`` maps the port's operation names (``create_issue``, ``list_issues``, ...)
 to (method, route), so a conformance kit can inject faults and count requests by
 operation without knowing the service's routes.
@@ -26,14 +30,26 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, ClassVar, Self
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
-__all__ = ["Answer", "FakeServer", "FakeService", "Fault", "LoggedRequest", "Request"]
+__all__ = [
+    "Answer",
+    "FakeServer",
+    "FakeService",
+    "Fault",
+    "LocalServer",
+    "LoggedRequest",
+    "Page",
+    "Request",
+    "paginate",
+    "read_body",
+    "send_json",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,6 +96,63 @@ class Request:
     def arg(self, name: str, default: str | None = None) -> str | None:
         values = self.query.get(name)
         return values[-1] if values else default
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Page:
+    """One page of a paged listing (see ``paginate``): its items and where the others are."""
+
+    items: list[Any]
+    number: int  # 1-based
+    size: int
+    last: int
+    total: int
+    url: Callable[[int], str] = field(repr=False)  # the absolute URL of page N
+
+    def link(self, *, always: bool = False) -> str:
+        """The ``Link`` header: next and last before the last page, prev and first after
+        the first (``always``: first and last on every page, as GitLab sends them)."""
+        rels = []
+        if self.number < self.last:
+            rels.append(("next", self.number + 1))
+        if self.number > 1:
+            rels.append(("prev", self.number - 1))
+        if always or self.number > 1:
+            rels.append(("first", 1))
+        if always or self.number < self.last:
+            rels.append(("last", self.last))
+        return ", ".join(f'<{self.url(number)}>; rel="{rel}"' for rel, number in rels)
+
+
+def paginate(
+    request: Request,
+    items: list[Any],
+    base: str,
+    *,
+    size: str = "per_page",
+    default: int = 30,
+    maximum: int = 100,
+) -> Page:
+    """The page of ``items`` the request's ``page`` and ``size`` parameters ask for.
+
+    ``base`` is the listing's absolute URL; the page links keep the request's other
+    query parameters. The page size is clamped to 1..``maximum``, as hosts clamp it.
+    """
+    per = max(1, min(maximum, int(request.arg(size, str(default)) or default)))
+    number = max(1, int(request.arg("page", "1") or 1))
+    params = {key: values[-1] for key, values in request.query.items() if key != "page"}
+
+    def url(page: int) -> str:
+        return f"{base}?{urlencode({**params, 'page': page})}"
+
+    return Page(
+        items=items[(number - 1) * per : number * per],
+        number=number,
+        size=per,
+        last=max(1, -(-len(items) // per)),
+        total=len(items),
+        url=url,
+    )
 
 
 class FakeService:
@@ -146,7 +219,7 @@ class FakeService:
         method = handler.command
         split = urlsplit(handler.path)
         query = parse_qs(split.query, keep_blank_values=True)
-        body = _read_body(handler)
+        body = read_body(handler)
         matched = self.route(method, split.path)
         route = matched[0] if matched else None
         logged = self._log(method, route, split.path, query, body)
@@ -232,7 +305,8 @@ def _reason(status: int) -> str:
         return str(status)
 
 
-def _read_body(handler: BaseHTTPRequestHandler) -> Any:
+def read_body(handler: BaseHTTPRequestHandler) -> Any:
+    """The request's body: parsed JSON, else text; None when it has none."""
     length = int(handler.headers.get("Content-Length") or 0)
     if not length:
         return None
@@ -243,11 +317,17 @@ def _read_body(handler: BaseHTTPRequestHandler) -> Any:
         return raw.decode("utf-8", "replace")
 
 
-def _send(handler: BaseHTTPRequestHandler, answer: Answer, common: Mapping[str, str]) -> None:
-    payload = b"" if answer.body is None else json.dumps(answer.body).encode("utf-8")
+def send_json(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    body: Any,
+    headers: Mapping[str, str] | None = None,
+) -> None:
+    """Answer with ``body`` as JSON (no body for None); a client that hung up is ignored."""
+    payload = b"" if body is None else json.dumps(body).encode("utf-8")
     try:
-        handler.send_response(answer.status)
-        for name, value in {**common, **answer.headers}.items():
+        handler.send_response(status)
+        for name, value in (headers or {}).items():
             handler.send_header(name, value)
         handler.send_header("Content-Type", "application/json; charset=utf-8")
         handler.send_header("Content-Length", str(len(payload)))
@@ -257,35 +337,52 @@ def _send(handler: BaseHTTPRequestHandler, answer: Answer, common: Mapping[str, 
         pass  # the client gave up (a timeout test); nothing to answer to
 
 
+def _send(handler: BaseHTTPRequestHandler, answer: Answer, common: Mapping[str, str]) -> None:
+    send_json(handler, answer.status, answer.body, {**common, **answer.headers})
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
+    def handle(self) -> None:
+        if self.server.keep_alive:
+            self.protocol_version = "HTTP/1.1"  # before the first request is read
+        super().handle()
+
     def _dispatch(self) -> None:
-        self.server.service.handle(self)
+        self.server.dispatch(self)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _dispatch
 
     def log_message(self, format: str, *args: Any) -> None:
-        return None  # the service keeps its own request log
+        return None  # the server's owner keeps its own request log
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, service: FakeService) -> None:
-        self.service = service
+    def __init__(
+        self, dispatch: Callable[[BaseHTTPRequestHandler], None], *, keep_alive: bool
+    ) -> None:
+        self.dispatch = dispatch
+        self.keep_alive = keep_alive
         super().__init__(("127.0.0.1", 0), _Handler)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         return None  # a client that hung up mid-answer is expected in fault tests
 
 
-class FakeServer:
-    """Runs a ``FakeService`` on 127.0.0.1 in a thread; a context manager."""
+class LocalServer:
+    """An HTTP server on 127.0.0.1 (an ephemeral port) in a thread; a context manager.
 
-    def __init__(self, service: FakeService) -> None:
-        self.service = service
-        self._server = _Server(service)
+    ``dispatch(handler)`` answers each request; ``keep_alive`` speaks HTTP/1.1 with
+    persistent connections (as model APIs do), else HTTP/1.0.
+    """
+
+    def __init__(
+        self, dispatch: Callable[[BaseHTTPRequestHandler], None], *, keep_alive: bool = False
+    ) -> None:
+        self._server = _Server(dispatch, keep_alive=keep_alive)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -307,4 +404,12 @@ class FakeServer:
     ) -> None:
         self._server.shutdown()
         self._server.server_close()
-        self._thread.join()
+        self._thread.join(timeout=10)
+
+
+class FakeServer(LocalServer):
+    """Runs a ``FakeService`` on 127.0.0.1 in a thread; a context manager."""
+
+    def __init__(self, service: FakeService) -> None:
+        self.service = service
+        super().__init__(service.handle)

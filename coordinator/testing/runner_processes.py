@@ -8,7 +8,12 @@ test must behave by task id:
   to ``grandchild.pid`` in its working directory, then works until stopped;
 - ``"ignore-term"``: ignores SIGTERM and works until it is killed;
 - ``"turns"``: sends three assistant messages (three turns), then finishes;
-- ``"bad-start"``: writes why it cannot start to stderr and exits non-zero at once.
+- ``"bad-start"``: writes why it cannot start to stderr and exits non-zero at once;
+- ``"unmapped-write"``: calls a tool seawall has no name for, ``frobnicate_file``
+  with ``{"path": "unmapped.txt"}`` (in the CLI's own output format; the tool writes
+  that file), then works until stopped. The kit runs it in a strict wave (a real scope
+  manifest): the runner must refuse the call (stop the agent, or have a layer inside
+  the CLI deny it), never let it pass unseen.
 
 Each check names the bug it catches.
 """
@@ -22,25 +27,19 @@ from pathlib import Path
 
 import anyio
 
-from coordinator.events import Event, Turn
+from coordinator.events import Event, ToolCall, ToolResult, Turn
+from coordinator.model import Enforcement, Isolation
+from coordinator.processes import process_alive
 from coordinator.runner import AgentResult, AgentRunner
+from coordinator.scope.manifest import (
+    AgentScope,
+    ScopeManifest,
+    manifest_digest,
+    write_manifest,
+)
 from coordinator.testing.runners import AgentRunnerContract
 
 __all__ = ["ProcessRunnerContract"]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (exited, not yet reaped by its parent) is not running
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state != "Z"
 
 
 async def _poll(done: Callable[[], bool], seconds: float) -> None:
@@ -58,6 +57,8 @@ class ProcessRunnerContract(AgentRunnerContract):
     IGNORE_TERM = "ignore-term"
     TURNS = "turns"
     BAD_START = "bad-start"
+    UNMAPPED_WRITE = "unmapped-write"
+    UNMAPPED_TOOL = "frobnicate_file"
 
     async def test_a_stop_ends_the_agents_grandchildren_too(
         self, runner: AgentRunner, workspace: Path
@@ -75,8 +76,8 @@ class ProcessRunnerContract(AgentRunnerContract):
                 await _poll(lambda: pidfile.is_file() and bool(pidfile.read_text().strip()), 20)
                 request.stop.stop("kit: stop")
         pid = int(pidfile.read_text())
-        await _poll(lambda: not _alive(pid), self.stop_bound)
-        survived = _alive(pid)
+        await _poll(lambda: not process_alive(pid), self.stop_bound)
+        survived = process_alive(pid)
         if survived:
             os.kill(pid, 9)
         assert not survived, (
@@ -123,4 +124,49 @@ class ProcessRunnerContract(AgentRunnerContract):
         assert "cannot start" in result.stderr_tail, (
             f"the agent said why it could not start on stderr, and the result's stderr_tail "
             f"is {result.stderr_tail!r}: keep the tail of stderr, it is the only explanation"
+        )
+
+    async def test_an_unmapped_write_tool_is_refused_in_strict(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        manifest = write_manifest(
+            ScopeManifest(
+                session="kit-strict",
+                wave=1,
+                enforcement=Enforcement.STRICT,
+                isolation=Isolation.NONE,
+                repo=str(workspace.parent),
+                agents=(
+                    AgentScope(
+                        task_id=self.UNMAPPED_WRITE, paths=("src/**",), workspace=str(workspace)
+                    ),
+                ),
+            )
+        )
+        request = self.request(
+            self.UNMAPPED_WRITE,
+            workspace,
+            session="kit-strict",
+            manifest=manifest,
+            manifest_sha256=manifest_digest(manifest),
+            time_limit=10.0,
+        )
+        events: list[Event] = []
+        with anyio.fail_after(10.0 + self.stop_bound + 5):
+            result = await runner.run(request, events.append)
+        calls = [e for e in events if isinstance(e, ToolCall)]
+        assert calls, (
+            f"the agent called {self.UNMAPPED_TOOL} and the runner emitted no ToolCall for it"
+        )
+        denied = {e.call_id for e in events if isinstance(e, ToolResult) and e.is_error} & {
+            c.call_id for c in calls
+        }
+        stopped = result.cancelled and self.UNMAPPED_TOOL in result.stop_reason
+        assert stopped or denied, (
+            f"in a strict wave the agent's {self.UNMAPPED_TOOL!r} call, a tool seawall has no "
+            "name for, was let through unseen (result: "
+            f"cancelled={result.cancelled}, timed_out={result.timed_out}, "
+            f"stop_reason={result.stop_reason!r}): map the CLI's tool names to canonical ones "
+            "and stop the agent at an unknown tool that may write (a StreamingCliRunner does "
+            "both through its tool_names)"
         )

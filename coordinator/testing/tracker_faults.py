@@ -19,9 +19,8 @@ from typing import ClassVar, Protocol
 
 import pytest
 
-from coordinator.carryover import Carryover, CarryoverKind, find_marker
+from coordinator.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy, find_marker
 from coordinator.errors import TrackerError
-from coordinator.filing import CarryoverFiler, RetryPolicy
 from coordinator.testing.http import Fault
 from coordinator.tracker import (
     Capability,

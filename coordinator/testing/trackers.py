@@ -31,9 +31,8 @@ from typing import ClassVar
 
 import pytest
 
-from coordinator.carryover import Carryover, CarryoverKind, find_marker
+from coordinator.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy, find_marker
 from coordinator.errors import TrackerError
-from coordinator.filing import CarryoverFiler, RetryPolicy
 from coordinator.testing.tracker_faults import FaultHook, TrackerFaultKit
 from coordinator.tracker import Issue, IssueTracker
 

@@ -6,15 +6,14 @@ when called; a bad value is a ``ConfigurationError`` naming the key or the varia
 
 from __future__ import annotations
 
-import difflib
 import os
-import shlex
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from coordinator.config import FieldError, check_keys, field_line, field_values, ruled
 from coordinator.errors import ConfigurationError
 
 __all__ = [
@@ -42,44 +41,32 @@ class RunnerSettings:
     ``SEAWALL_RUNNER_<NAME IN CAPITALS>``.
     """
 
-    breaker_limit: int = 3  # consecutive failed attempts that open the breaker; 0 disables
-    attempt_window_sec: float = 7 * _DAY  # the trailing window the breaker reads
+    # consecutive failed attempts that open the breaker; 0 disables
+    breaker_limit: int = ruled(3, minimum=0)
+    attempt_window_sec: float = ruled(7.0 * _DAY, above=0)  # the trailing window the breaker reads
     breaker_cooldown_sec: float = 1800.0  # open -> half-open (one probe) after this
-    rate_limit_backoff_sec: float = 300.0  # first wait after a rate limit; doubles
-    rate_limit_backoff_max_sec: float = 6 * 3600.0  # the doubling stops here
-    session_timeout_sec: float = 4 * 3600.0  # wall clock of one session
-    max_attempts: int = 3  # failed runs of one item before it is given up; 0: no limit
-    log_max_bytes: int = 5 * _MB  # runner.log is truncated past this
-    ticks_max_bytes: int = 2 * _MB  # ticks.jsonl is trimmed past this ...
-    ticks_keep: int = 5000  # ... to its newest lines
-    attempted_max_bytes: int = 4 * _MB  # attempted.jsonl is compacted past this
+    rate_limit_backoff_sec: float = ruled(300.0, above=0)  # first wait after a rate limit; doubles
+    rate_limit_backoff_max_sec: float = ruled(6 * 3600.0, above=0)  # the doubling stops here
+    session_timeout_sec: float = ruled(4 * 3600.0, above=0)  # wall clock of one session
+    # failed runs of one item before it is given up; 0: no limit
+    max_attempts: int = ruled(3, minimum=0)
+    log_max_bytes: int = ruled(5 * _MB, minimum=1)  # runner.log is truncated past this
+    ticks_max_bytes: int = ruled(2 * _MB, minimum=1)  # ticks.jsonl is trimmed past this ...
+    ticks_keep: int = ruled(5000, minimum=1)  # ... to its newest lines
+    attempted_max_bytes: int = ruled(4 * _MB, minimum=1)  # attempted.jsonl is compacted past this
     repo: Path | None = None  # the repository sessions run in; None: the current directory
     # argv before ``PLAN --repo REPO``; empty: ``<this python> -m coordinator run``
-    session_command: tuple[str, ...] = ()
-    intake_label: str | None = None  # queue open tracker issues with this label
-    intake_tracker: str = "local"  # the tracker intake lists (a seawall.trackers name)
-    intake_repository: str | None = None  # "owner/name" on GitHub, "group/project" on GitLab
-    intake_agent: str | None = None  # the runner the generated plans name in [session]
+    session_command: tuple[str, ...] = ruled((), nonempty=True, words=True)
+    # queue open tracker issues with this label
+    intake_label: str | None = ruled(None, nonempty=True)
+    # the tracker intake lists (a seawall.trackers name)
+    intake_tracker: str = ruled("local", nonempty=True)
+    # "owner/name" on GitHub, "group/project" on GitLab
+    intake_repository: str | None = ruled(None, nonempty=True)
+    # the runner the generated plans name in [session]
+    intake_agent: str | None = ruled(None, nonempty=True)
 
 
-_INT_MINIMUM: Mapping[str, int] = {
-    "breaker_limit": 0,
-    "max_attempts": 0,
-    "log_max_bytes": 1,
-    "ticks_max_bytes": 1,
-    "ticks_keep": 1,
-    "attempted_max_bytes": 1,
-}
-_POSITIVE_FLOATS = frozenset(
-    {
-        "attempt_window_sec",
-        "rate_limit_backoff_sec",
-        "rate_limit_backoff_max_sec",
-        "session_timeout_sec",
-    }
-)
-_NON_NEGATIVE_FLOATS = frozenset({"breaker_cooldown_sec"})
-_STRINGS = frozenset({"intake_label", "intake_tracker", "intake_repository", "intake_agent"})
 _KEYS = tuple(f.name for f in fields(RunnerSettings))
 
 
@@ -117,11 +104,11 @@ def load_settings(
     settings = RunnerSettings()
     path = config_file or runner_dir / CONFIG_FILE_NAME
     if config_file is not None or path.exists():
-        settings = _apply(settings, _read_table(path), where=lambda k: f"{path}: [runner] {k}")
+        settings = replace(settings, **_file_values(path))
         if settings.repo is not None and not settings.repo.is_absolute():
             settings = replace(settings, repo=path.parent / settings.repo)  # relative to file
     env = os.environ if environ is None else environ
-    settings = _apply(settings, _env_values(env), where=lambda k: ENV_PREFIX + k.upper())
+    settings = replace(settings, **_env_values(env))
     if settings.rate_limit_backoff_max_sec < settings.rate_limit_backoff_sec:
         raise ConfigurationError(
             "rate_limit_backoff_max_sec must not be smaller than rate_limit_backoff_sec "
@@ -130,107 +117,49 @@ def load_settings(
     return settings
 
 
-def _read_table(path: Path) -> dict[str, Any]:
+def _file_values(path: Path) -> dict[str, Any]:
+    """The settings the ``[runner]`` table of ``path`` sets, converted and checked."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except FileNotFoundError as exc:
         raise ConfigurationError(f"{path}: the runner config file does not exist") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigurationError(f"{path}: not valid TOML: {exc}") from exc
-    unknown_tables = sorted(set(data) - {"runner"})
-    if unknown_tables:
-        raise ConfigurationError(
-            f"{path}: unknown table(s) {unknown_tables}; runner settings go in [runner]"
-        )
+    try:
+        check_keys(data, ("runner",), what="table")
+    except FieldError as exc:
+        where = _at(path, text, exc.field)
+        raise ConfigurationError(f"{where}: [{exc.field}] {exc.message}") from None
     table = data.get("runner", {})
     if not isinstance(table, dict):
-        raise ConfigurationError(f"{path}: [runner] must be a table")
-    for key in table:
-        if key not in _KEYS:
-            raise ConfigurationError(f"{path}: [runner] {key}: unknown key{_suggest(key)}")
-    return dict(table)
+        raise ConfigurationError(f"{_at(path, text, 'runner')}: [runner] must be a table")
+    try:
+        return field_values(RunnerSettings, table, text=True)  # "3" is read as 3, as in a variable
+    except FieldError as exc:
+        where = _at(path, text, f"runner.{exc.field}")
+        raise ConfigurationError(f"{where}: [runner] {exc.field}: {exc.message}") from None
+
+
+def _at(path: Path, text: str, field: str) -> str:
+    """``path:line`` of ``field`` in the file, or the path when its line is not known."""
+    line = field_line(text, field)
+    return f"{path}:{line}" if line else str(path)
 
 
 def _env_values(env: Mapping[str, str]) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for name, value in env.items():
-        if not name.startswith(ENV_PREFIX) or name == DIR_ENV:
-            continue
-        key = name[len(ENV_PREFIX) :].lower()
-        if key not in _KEYS:
-            raise ConfigurationError(f"{name}: unknown runner setting{_suggest(key, env=True)}")
-        values[key] = value
-    return values
+    """The settings the ``SEAWALL_RUNNER_*`` variables set, converted and checked."""
+    values = {
+        name[len(ENV_PREFIX) :].lower(): value
+        for name, value in env.items()
+        if name.startswith(ENV_PREFIX) and name != DIR_ENV
+    }
+    try:
+        check_keys(values, _KEYS, what="runner setting", spell=_variable)
+        return field_values(RunnerSettings, values, text=True)
+    except FieldError as exc:
+        raise ConfigurationError(f"{_variable(exc.field)}: {exc.message}") from None
 
 
-def _suggest(key: str, *, env: bool = False) -> str:
-    close = difflib.get_close_matches(key, _KEYS, n=1)
-    if not close:
-        return ""
-    name = ENV_PREFIX + close[0].upper() if env else close[0]
-    return f" (did you mean {name}?)"
-
-
-def _apply(
-    settings: RunnerSettings, values: Mapping[str, Any], *, where: Callable[[str], str]
-) -> RunnerSettings:
-    changes = {key: _coerce(key, value, where(key)) for key, value in values.items()}
-    return replace(settings, **changes)
-
-
-def _coerce(key: str, value: Any, where: str) -> Any:
-    if key in _STRINGS:
-        if not isinstance(value, str) or not value.strip():
-            raise ConfigurationError(f"{where}: must be a non-empty string")
-        return value.strip()
-    if key == "session_command":
-        return _command(value, where)
-    if key == "repo":
-        if not isinstance(value, str) or not value.strip():
-            raise ConfigurationError(f"{where}: must be a non-empty path")
-        return Path(value)
-    if key in _INT_MINIMUM:
-        number = _number(value, where, integer=True)
-        minimum = _INT_MINIMUM[key]
-        if number < minimum:
-            raise ConfigurationError(f"{where}: must be at least {minimum}, got {value!r}")
-        return int(number)
-    number = _number(value, where, integer=False)
-    if key in _POSITIVE_FLOATS and number <= 0:
-        raise ConfigurationError(f"{where}: must be greater than 0, got {value!r}")
-    if key in _NON_NEGATIVE_FLOATS and number < 0:
-        raise ConfigurationError(f"{where}: must not be negative, got {value!r}")
-    return float(number)
-
-
-def _command(value: Any, where: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        try:
-            parts = shlex.split(value)
-        except ValueError as exc:
-            raise ConfigurationError(f"{where}: not a valid command line: {exc}") from exc
-    elif isinstance(value, list) and all(isinstance(part, str) for part in value):
-        parts = list(value)
-    else:
-        raise ConfigurationError(f"{where}: must be a command line or a list of strings")
-    if not parts:
-        raise ConfigurationError(f"{where}: must not be empty")
-    return tuple(parts)
-
-
-def _number(value: Any, where: str, *, integer: bool) -> float:
-    kind = "a whole number" if integer else "a number"
-    if isinstance(value, bool):
-        raise ConfigurationError(f"{where}: must be {kind}, got {value!r}")
-    if isinstance(value, int) or (isinstance(value, float) and not integer):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(int(value.strip())) if integer else float(value.strip())
-        except ValueError as exc:
-            raise ConfigurationError(f"{where}: must be {kind}, got {value!r}") from exc
-    else:
-        raise ConfigurationError(f"{where}: must be {kind}, got {value!r}")
-    if number != number or number in (float("inf"), float("-inf")):
-        raise ConfigurationError(f"{where}: must be a finite number, got {value!r}")
-    return number
+def _variable(key: str) -> str:
+    return ENV_PREFIX + key.upper()

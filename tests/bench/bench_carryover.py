@@ -28,9 +28,9 @@ from coordinator.carryover import (
     render_body,
     render_title,
 )
+from coordinator.testing.http import FakeServer
 from tests.bench.harness import BenchResult
 from tests.fakes.github_server import GitHubService
-from tests.fakes.tracker_http import FakeServer
 
 OPEN = 250
 NEW = 20

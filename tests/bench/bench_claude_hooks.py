@@ -1,10 +1,12 @@
 """What seawall's hooks add per tool call in a real Claude Code run.
 
 The real ``claude`` (installed by the test setup, see ``tests.fakes.agent_clis``) runs a
-scripted model that makes ``CALLS`` Bash calls, twice per repeat:
+scripted model that makes ``CALLS`` Bash calls, three times per repeat:
 
 - with the ``claude-code`` runner's defaults: seawall's settings file (PreToolUse,
   PostToolUse and Stop hooks) and ``--permission-mode dontAsk``;
+- the same, with the hooks answered by a hook server as in a session (each hook call is
+  the tiny client);
 - the baseline, measured in the same run: the same CLI and script with no hooks, the
   Bash tool allowed by Claude Code itself (``--allowedTools Bash``).
 
@@ -18,12 +20,14 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
 
 from adapters.runners.claude_code import ClaudeCodeRunner
-from coordinator.runner import AgentRequest
+from coordinator.hooks.server import serve_hooks
+from coordinator.runner import AgentRequest, AgentResult
 from tests.bench.harness import BenchResult, best_of
 from tests.fakes.agent_clis import install_agent_clis
 from tests.fakes.anthropic_server import AnthropicServer
@@ -33,11 +37,20 @@ CALLS = 6
 REPEATS = 3
 
 
-def _run_once(runner: ClaudeCodeRunner, workspace: Path, marker: str) -> None:
+def _run_once(
+    runner: ClaudeCodeRunner, workspace: Path, marker: str, *, served: bool = False
+) -> None:
     request = AgentRequest(
         task_id="bench", prompt=f"Task {marker}.", workspace=workspace, time_limit=300.0
     )
-    result = anyio.run(runner.run, request, lambda event: None)
+
+    async def run() -> AgentResult:
+        if not served:
+            return await runner.run(request, lambda event: None)
+        async with serve_hooks() as socket:  # as a session's dispatch does
+            return await runner.run(replace(request, hook_socket=socket), lambda event: None)
+
+    result = anyio.run(run)
     if result.is_error or result.tool_calls != CALLS:
         raise RuntimeError(f"the benchmark run did not finish cleanly: {result}")
 
@@ -70,14 +83,26 @@ def run() -> list[BenchResult]:
                 extra_args=("--permission-mode", "dontAsk", "--allowedTools", "Bash"),
             )
             with_hooks = best_of(REPEATS, lambda: _run_once(hooked, workspace, "BENCH-HOOKS"))
+            with_server = best_of(
+                REPEATS, lambda: _run_once(hooked, workspace, "BENCH-HOOKS", served=True)
+            )
             without = best_of(REPEATS, lambda: _run_once(bare, workspace, "BENCH-HOOKS"))
         finally:
             os.environ.clear()
             os.environ.update(saved)
     per_call = max(0.0, with_hooks - without) / CALLS
+    per_served_call = max(0.0, with_server - without) / CALLS
     return [
         BenchResult(
-            name="claude run with seawall's hooks",
+            name="claude run with seawall's hooks answered by the session's hook server",
+            figure=with_server,
+            baseline=without,
+            unit="s",
+            baseline_name="the same run without hooks",
+            note=f"{CALLS} tool calls; {per_served_call * 1000:.0f} ms added per tool call",
+        ),
+        BenchResult(
+            name="claude run with seawall's hooks, each deciding in its own process",
             figure=with_hooks,
             baseline=without,
             unit="s",

@@ -13,7 +13,7 @@ save on this disk.
 
 (c) The conversion mechanism, chosen by this measurement: encoding and decoding the
 200-agent ledger with msgspec, with cattrs (when installed) and by hand (asdict +
-json), and building 200 breaker trips with ``coordinator.plan.fields.build``.
+json), and building 200 breaker trips with ``coordinator.config.fields.build``.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ import anyio
 from adapters.runners.callable import CallableRunner
 from coordinator import codec
 from coordinator.breakers.trip import BreakerKind, Trip
+from coordinator.config.fields import build
 from coordinator.fsutil import atomic_write_text
 from coordinator.model import Status
 from coordinator.plan import parse_plan
-from coordinator.plan.fields import build
 from coordinator.progress import Progress
 from coordinator.runner import AgentRequest, EmitFn
 from coordinator.session.engine import Session
@@ -207,7 +207,7 @@ def _mechanisms() -> list[BenchResult]:
     ]
     lines.append(
         BenchResult(
-            name="build 200 breaker trips with plan.fields.build",
+            name="build 200 breaker trips with config.fields.build",
             figure=best_of(5, lambda: [build(Trip, t, "trip.") for t in trips]) * 1000,
             baseline=best_of(5, lambda: codec.from_data(trips, list[Trip])) * 1000,
             unit="ms",

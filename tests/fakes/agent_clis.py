@@ -1,4 +1,4 @@
-"""The real Claude Code and Codex CLIs, installed from the npm registry for the tests.
+"""The real Claude Code, Codex and opencode CLIs, installed from the npm registry for the tests.
 
 Pinned versions go into a project-local cache (``<project>/.cache/agent-clis``, ignored
 by git; ``SEAWALL_AGENT_CLIS`` names another, so several checkouts or CI jobs share one
@@ -17,11 +17,20 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CLAUDE_CODE", "CODEX", "PROJECT", "AgentClis", "NpmMissing", "install_agent_clis"]
+__all__ = [
+    "CLAUDE_CODE",
+    "CODEX",
+    "OPENCODE",
+    "PROJECT",
+    "AgentClis",
+    "NpmMissing",
+    "install_agent_clis",
+]
 
 PROJECT = Path(__file__).resolve().parents[2]
 CLAUDE_CODE = ("@anthropic-ai/claude-code", "2.1.197")
 CODEX = ("@openai/codex", "0.171.0")
+OPENCODE = ("opencode-ai", "1.18.33")
 _INSTALL_TIMEOUT_S = 600
 
 
@@ -43,6 +52,10 @@ class AgentClis:
     def codex(self) -> Path:
         return self.bin_dir / "codex"
 
+    @property
+    def opencode(self) -> Path:
+        return self.bin_dir / "opencode"
+
 
 def _installed_version(cache: Path, package: str) -> str | None:
     try:
@@ -63,7 +76,7 @@ def install_agent_clis(cache: Path | None = None) -> AgentClis:
         fcntl.flock(lock, fcntl.LOCK_EX)
         missing = [
             f"{name}@{version}"
-            for name, version in (CLAUDE_CODE, CODEX)
+            for name, version in (CLAUDE_CODE, CODEX, OPENCODE)
             if _installed_version(cache, name) != version
         ]
         if not missing:

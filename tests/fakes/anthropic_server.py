@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.model_script import ModelServer, ModelTurn, send_json, send_sse, substitute
+from coordinator.testing.http import send_json
+from tests.fakes.model_script import ModelServer, ModelTurn, send_sse, substitute
 
 __all__ = ["AnthropicServer"]
 

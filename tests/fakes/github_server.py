@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, ClassVar
-from urllib.parse import quote, unquote, urlencode
+from urllib.parse import quote, unquote
 
-from tests.fakes.tracker_http import Answer, FakeServer, FakeService, Fault, Request
+from coordinator.testing.http import Answer, FakeServer, FakeService, Fault, Request, paginate
 
 __all__ = ["GitHubService", "github_server", "rate_limited_403", "secondary_429"]
 
@@ -352,22 +352,9 @@ class GitHubService(FakeService):
         return f"http://{request.host}{PREFIX}"
 
     def _page(self, request: Request, items: list[dict[str, Any]], path: str) -> Answer:
-        per_page = max(1, min(100, int(request.arg("per_page", "30") or 30)))
-        page = max(1, int(request.arg("page", "1") or 1))
-        last = max(1, -(-len(items) // per_page))
-        chunk = items[(page - 1) * per_page : page * per_page]
-        links = []
-        params = {k: v[-1] for k, v in request.query.items() if k != "page"}
-
-        def url(number: int) -> str:
-            return f"{self._api(request)}{path}?{urlencode({**params, 'page': number})}"
-
-        if page < last:
-            links += [f'<{url(page + 1)}>; rel="next"', f'<{url(last)}>; rel="last"']
-        if page > 1:
-            links += [f'<{url(page - 1)}>; rel="prev"', f'<{url(1)}>; rel="first"']
-        headers = {"Link": ", ".join(links)} if links else {}
-        return Answer(status=200, body=chunk, headers=headers)
+        page = paginate(request, items, self._api(request) + path)
+        link = page.link()
+        return Answer(status=200, body=page.items, headers={"Link": link} if link else {})
 
     def _label(self, name: str, color: str = "ededed") -> None:
         if name not in self.labels:

@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, ClassVar
-from urllib.parse import quote, unquote, urlencode
+from urllib.parse import quote, unquote
 
-from tests.fakes.tracker_http import Answer, FakeServer, FakeService, Fault, Request
+from coordinator.testing.http import Answer, FakeServer, FakeService, Fault, Request, paginate
 
 __all__ = ["GitLabService", "gitlab_server", "too_many_requests"]
 
@@ -261,31 +261,17 @@ class GitLabService(FakeService):
     # -- shapes ---------------------------------------------------------------------
 
     def _page(self, request: Request, items: list[dict[str, Any]], path: str) -> Answer:
-        per_page = max(1, min(100, int(request.arg("per_page", "20") or 20)))
-        page = max(1, int(request.arg("page", "1") or 1))
-        last = max(1, -(-len(items) // per_page))
-        params = {k: v[-1] for k, v in request.query.items() if k != "page"}
-
-        def url(number: int) -> str:
-            query = urlencode({**params, "page": number})
-            return f"http://{request.host}{PREFIX}{path}?{query}"
-
-        links = [f'<{url(1)}>; rel="first"', f'<{url(last)}>; rel="last"']
-        if page < last:
-            links.insert(0, f'<{url(page + 1)}>; rel="next"')
-        if page > 1:
-            links.insert(0, f'<{url(page - 1)}>; rel="prev"')
+        page = paginate(request, items, f"http://{request.host}{PREFIX}{path}", default=20)
         headers = {
-            "Link": ", ".join(links),
-            "X-Page": str(page),
-            "X-Per-Page": str(per_page),
-            "X-Next-Page": str(page + 1) if page < last else "",
-            "X-Prev-Page": str(page - 1) if page > 1 else "",
-            "X-Total": str(len(items)),
-            "X-Total-Pages": str(last),
+            "Link": page.link(always=True),
+            "X-Page": str(page.number),
+            "X-Per-Page": str(page.size),
+            "X-Next-Page": str(page.number + 1) if page.number < page.last else "",
+            "X-Prev-Page": str(page.number - 1) if page.number > 1 else "",
+            "X-Total": str(page.total),
+            "X-Total-Pages": str(page.last),
         }
-        chunk = items[(page - 1) * per_page : page * per_page]
-        return Answer(status=200, body=chunk, headers=headers)
+        return Answer(status=200, body=page.items, headers=headers)
 
     def _author(self) -> dict[str, Any]:
         return {

@@ -24,9 +24,10 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from coordinator.testing.http import LocalServer, read_body, send_json
 
 __all__ = [
     "Call",
@@ -34,6 +35,7 @@ __all__ = [
     "ModelServer",
     "ModelTurn",
     "Script",
+    "send_sse",
     "substitute",
     "turn_of_call_ids",
 ]
@@ -118,7 +120,7 @@ def _substitute_any(value: Any, cwd: str) -> Any:
     return value
 
 
-class ModelServer:
+class ModelServer(LocalServer):
     """A scripted model on 127.0.0.1 in a thread; subclasses speak one wire protocol.
 
     Subclasses implement ``serve(handler, path, body)`` and return the matched script's
@@ -128,17 +130,9 @@ class ModelServer:
         self.lock = threading.Lock()
         self.scripts: list[Script] = list(scripts)
         self.requests: list[LoggedModelRequest] = []
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        super().__init__(self._dispatch, keep_alive=True)
 
     # -- for tests --------------------------------------------------------------------
-
-    @property
-    def origin(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
 
     def add(self, script: Script) -> None:
         with self.lock:
@@ -153,19 +147,11 @@ class ModelServer:
         """Everything the model of ``marker`` was sent, as one JSON text (for asserts)."""
         return "\n".join(json.dumps(r.body) for r in self.answered(marker))
 
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+    def _dispatch(self, handler: BaseHTTPRequestHandler) -> None:
+        body = read_body(handler)
+        path = handler.path.split("?", 1)[0]
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.serve(handler, path, body)  # a stopped agent hangs up mid-answer
 
     # -- for subclasses ---------------------------------------------------------------
 
@@ -211,15 +197,6 @@ class ModelServer:
         return turn, index
 
 
-def send_json(handler: BaseHTTPRequestHandler, status: int, body: Any) -> None:
-    payload = json.dumps(body).encode("utf-8")
-    handler.send_response(status)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Content-Length", str(len(payload)))
-    handler.end_headers()
-    handler.wfile.write(payload)
-
-
 def send_sse(handler: BaseHTTPRequestHandler, events: Iterator[tuple[str, Any]]) -> None:
     """Stream ``(event name, data)`` pairs as server-sent events, then close."""
     handler.send_response(200)
@@ -237,35 +214,3 @@ def send_sse(handler: BaseHTTPRequestHandler, events: Iterator[tuple[str, Any]])
 def pause(turn: ModelTurn) -> None:
     if turn.delay > 0:
         time.sleep(turn.delay)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
-
-    def _dispatch(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = raw.decode("utf-8", "replace")
-        path = self.path.split("?", 1)[0]
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self.server.model.serve(self, path, body)  # a stopped agent hangs up mid-answer
-
-    do_GET = do_POST = do_PUT = do_DELETE = _dispatch
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None  # the server keeps its own log
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, model: ModelServer) -> None:
-        self.model = model
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        return None  # a client that hung up is expected when agents are stopped

@@ -1,11 +1,17 @@
-"""A scripted OpenAI Responses API (``POST /v1/responses`` with SSE streaming).
+"""A scripted OpenAI API: Responses (``POST /v1/responses``) and Chat Completions
+(``POST /v1/chat/completions``), both streamed as server-sent events.
 
-Codex reaches it through a ``model_providers`` entry with ``base_url = "<origin>/v1"``
-and ``wire_api = "responses"`` (see ``codex_home``). A ``Call`` named ``apply_patch`` is
-sent as a free-form tool call (its input is the patch text); any other call is a
-function call with JSON arguments (``exec_command``/``shell`` take ``cmd``/``command``).
+Codex reaches the Responses API through a ``model_providers`` entry with
+``base_url = "<origin>/v1"`` and ``wire_api = "responses"`` (see ``codex_home``). A
+``Call`` named ``apply_patch`` is sent as a free-form tool call (its input is the patch
+text); any other call is a function call with JSON arguments (``exec_command``/``shell``
+take ``cmd``/``command``).
 An argument whose value is ``"{session}"`` becomes the id of the newest running command
 session Codex reported (``Process running with session ID N``), for ``write_stdin``.
+
+opencode reaches Chat Completions through an ``@ai-sdk/openai-compatible`` provider (see
+``opencode_config``); every call is a function call with JSON arguments. A request that
+offers no tools (opencode's title generator) gets a short title, answered by no script.
 """
 
 from __future__ import annotations
@@ -17,18 +23,24 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.model_script import ModelServer, ModelTurn, send_json, send_sse, substitute
+from coordinator.testing.http import send_json
+from tests.fakes.model_script import ModelServer, ModelTurn, send_sse, substitute
 
-__all__ = ["OpenAIResponsesServer", "codex_home"]
+__all__ = ["OpenAIResponsesServer", "codex_home", "opencode_config"]
 
 _CWD = re.compile(r"<cwd>([^<]+)</cwd>")
+_WORKING_DIRECTORY = re.compile(r"Working directory: ([^\\\n]+)")
 _SESSION = re.compile(r"session ID (\d+)")
 
 
 class OpenAIResponsesServer(ModelServer):
-    """The Responses API, answering each conversation from its script."""
+    """The Responses and Chat Completions APIs, answering each conversation from its
+    script."""
 
     def serve(self, handler: BaseHTTPRequestHandler, path: str, body: Any) -> None:
+        if path.endswith("/chat/completions") and isinstance(body, dict):
+            self._chat(handler, path, body)
+            return
         if not path.endswith("/responses") or not isinstance(body, dict):
             self.log(handler.command, path, body, None, None)
             if path.endswith("/models"):
@@ -50,6 +62,52 @@ class OpenAIResponsesServer(ModelServer):
                 turn, index, match.group(1) if match else "", int(sessions[-1]) if sessions else 0
             ),
         )
+
+    def _chat(self, handler: BaseHTTPRequestHandler, path: str, body: dict[str, Any]) -> None:
+        messages = body.get("messages") or []
+        if not body.get("tools"):  # a side request (a title), not the agent's turn
+            self.log(handler.command, path, body, None, None)
+            _send_chat(handler, ModelTurn(text="Scripted work"), 0, "")
+            return
+        answered = self.answer(handler, path, body, _first_user_text(messages), messages)
+        if answered is None:
+            return
+        turn, index = answered
+        match = _WORKING_DIRECTORY.search(json.dumps(messages))
+        _send_chat(handler, turn, index, match.group(1) if match else "")
+
+
+def _send_chat(handler: BaseHTTPRequestHandler, turn: ModelTurn, index: int, cwd: str) -> None:
+    """One Chat Completions answer as ``data:`` events, then ``[DONE]``."""
+    base = {"id": f"chatcmpl_t{index}", "object": "chat.completion.chunk", "created": 0}
+    base["model"] = "scripted"
+    chunks: list[dict[str, Any]] = []
+    if turn.text:
+        chunks.append({"role": "assistant", "content": turn.text})
+    for k, call in enumerate(turn.calls):
+        arguments = substitute(call.input, cwd)
+        function = {"name": call.name, "arguments": json.dumps(arguments)}
+        tool_call = {"index": k, "id": f"call_t{index}_{k}", "type": "function"}
+        chunks.append({"tool_calls": [{**tool_call, "function": function}]})
+    finish = "tool_calls" if turn.calls else "stop"
+    events = [{**base, "choices": [{"index": 0, "delta": delta}]} for delta in chunks]
+    events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    usage = {
+        "prompt_tokens": turn.input_tokens,
+        "completion_tokens": turn.output_tokens,
+        "total_tokens": turn.input_tokens + turn.output_tokens,
+    }
+    events.append({**base, "choices": [], "usage": usage})
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    handler.close_connection = True
+    for event in events:
+        handler.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+        handler.wfile.flush()
+    handler.wfile.write(b"data: [DONE]\n\n")
+    handler.wfile.flush()
 
 
 def _first_user_text(items: list[Any]) -> str:
@@ -144,3 +202,22 @@ def codex_home(path: Path, origin: str, *, model: str = "gpt-5.5") -> Path:
         encoding="utf-8",
     )
     return path
+
+
+def opencode_config(origin: str, *, model: str = "coder") -> str:
+    """opencode's configuration (``OPENCODE_CONFIG_CONTENT``) whose model ``scripted/<model>``
+    is served by the server at ``origin`` through Chat Completions."""
+    provider = {
+        "npm": "@ai-sdk/openai-compatible",
+        "name": "Scripted",
+        "options": {"baseURL": f"{origin}/v1", "apiKey": "sk-scripted"},
+        "models": {model: {"name": model, "tool_call": True}},
+    }
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "provider": {"scripted": provider},
+        "model": f"scripted/{model}",
+        "autoupdate": False,
+        "share": "disabled",
+    }
+    return json.dumps(config)

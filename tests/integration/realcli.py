@@ -1,9 +1,11 @@
-"""Fixtures for tests of the real Claude Code and Codex CLIs against scripted models.
+"""Fixtures for tests of the real Claude Code, Codex and opencode CLIs against scripted
+models.
 
 ``agent_clis`` installs the pinned CLIs (once per machine, see ``tests.fakes.agent_clis``)
-and puts them on PATH; ``claude_env`` / ``codex_env`` give an environment that points a
-CLI at a scripted model server and keeps its state (HOME, CODEX_HOME) in the test's
-temporary directory. Import the fixtures into a test module to use them.
+and puts them on PATH; ``claude_env`` / ``codex_env`` / ``opencode_env`` give an
+environment that points a CLI at a scripted model server and keeps its state (HOME,
+CODEX_HOME, the XDG directories) in the test's temporary directory. Import the fixtures
+into a test module to use them.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pytest
 
 from tests.fakes.agent_clis import AgentClis, NpmMissing, install_agent_clis
 from tests.fakes.anthropic_server import AnthropicServer
-from tests.fakes.openai_server import OpenAIResponsesServer, codex_home
+from tests.fakes.openai_server import OpenAIResponsesServer, codex_home, opencode_config
 
 __all__ = [
     "agent_clis",
@@ -25,6 +27,7 @@ __all__ = [
     "codex_env",
     "live_processes",
     "openai",
+    "opencode_env",
 ]
 
 
@@ -96,6 +99,33 @@ def codex_env(
         "CODEX_HOME": str(codex_home(tmp_path / "codex-home", openai.origin)),
         "SEAWALL_FAKE_OPENAI_KEY": "sk-scripted",
         "TMPDIR": str(scratch),
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return env
+
+
+@pytest.fixture
+def opencode_env(
+    agent_clis: AgentClis,
+    openai: OpenAIResponsesServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> dict[str, str]:
+    """The variables that run the real ``opencode`` against ``openai`` (Chat Completions
+    through an OpenAI-compatible provider given in ``OPENCODE_CONFIG_CONTENT``), offline:
+    no model list fetched, no default plugins installed, no updates."""
+    home = tmp_path / "opencode-home"
+    env = _base_env(agent_clis, home)
+    env |= {
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "OPENCODE_CONFIG_CONTENT": opencode_config(openai.origin),
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
     }
     for name, value in env.items():
         monkeypatch.setenv(name, value)

@@ -8,64 +8,19 @@ python-gitlab clients against the local fakes; the tracker's own settings come f
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 from coordinator.testing.http import FakeServer, FakeService
 from tests.fakes.github_server import GitHubService
 from tests.fakes.gitlab_server import GitLabService
+from tests.integration.hostkit import TOKEN, Host, host, server
 from tests.integration.sessionkit import git, make_repo, seawall, write_plan
 
-TOKEN = "lifecycle-token"
-
-
-@dataclass(frozen=True, slots=True)
-class Host:
-    kind: str
-    repository: str
-    token_env: str
-    api: str  # the API path below the server's origin
-
-    def service(self) -> FakeService:
-        if self.kind == "github":
-            return GitHubService(token=TOKEN, repository=self.repository)
-        return GitLabService(token=TOKEN, project=self.repository)
-
-    def options(self) -> str:
-        if self.kind == "github":
-            return "request_interval = 0\nwrite_interval = 0\ntimeout = 5\n"
-        return "timeout = 5\n"
-
-
-HOSTS = [
-    Host("github", "octo/demo", "GITHUB_TOKEN", "/api/v3"),
-    Host("gitlab", "group/demo", "GITLAB_TOKEN", ""),
-]
-
-
-@pytest.fixture(params=HOSTS, ids=[h.kind for h in HOSTS])
-def host(request: pytest.FixtureRequest) -> Host:
-    chosen = request.param
-    assert isinstance(chosen, Host)
-    return chosen
-
-
-@pytest.fixture
-def server(host: Host) -> Iterator[FakeServer]:
-    with FakeServer(host.service()) as running:
-        yield running
+__all__ = ["host", "server"]
 
 
 def plan_for(tmp_path: Path, host: Host, server: FakeServer, name: str) -> Path:
-    tracker = (
-        f'\n[session.tracker]\nkind = "{host.kind}"\nrepository = "{host.repository}"\n'
-        f'url = "{server.origin}{host.api}"\n'
-        f"[session.tracker.options]\n{host.options()}"
-        "[session.wave_breaker]\nmax_rework_cycles = 0\n"
-    )
+    tracker = host.plan_tables(server) + "[session.wave_breaker]\nmax_rework_cycles = 0\n"
     return write_plan(
         tmp_path / name,
         session='name = "lifecycle"',

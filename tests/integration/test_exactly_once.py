@@ -11,24 +11,25 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from adapters.trackers.github import GitHubTracker
-from adapters.trackers.gitlab import GitLabTracker
-from coordinator.carryover import Carryover, CarryoverKind, CarryoverResult, find_marker
-from coordinator.filing import CarryoverFiler, RetryPolicy
-from coordinator.testing.http import FakeServer, FakeService, Fault
+from coordinator.carryover import (
+    Carryover,
+    CarryoverFiler,
+    CarryoverKind,
+    CarryoverResult,
+    RetryPolicy,
+    find_marker,
+)
+from coordinator.testing.http import FakeServer, Fault
 from coordinator.tracker import IssueTracker
-from tests.fakes.github_server import GitHubService
-from tests.fakes.gitlab_server import GitLabService
+from tests.integration.hostkit import TOKEN, Host, host, server
 from tests.integration.sessionkit import make_repo, seawall, write_plan
 
-GITHUB_TOKEN = "ghp_exactly_once"
-GITLAB_TOKEN = "glpat-exactly-once"
+__all__ = ["host", "server"]
+
 #: the client's timeout and the host's late apply, 15 s and 20 s scaled down
 TIMEOUT = 1.0
 APPLIED_AFTER = 1.4
@@ -36,47 +37,6 @@ APPLIED_AFTER = 1.4
 SETTLE = 3.0
 
 WORK = Carryover(plan="demo", task_id="parser", kind=CarryoverKind.FAILED, session="s1", wave=2)
-
-
-@dataclass(frozen=True, slots=True)
-class Host:
-    name: str
-    service: Callable[[], FakeService]
-    tracker: Callable[[FakeServer], IssueTracker]
-
-
-def _github(server: FakeServer) -> IssueTracker:
-    return GitHubTracker(
-        "octo/demo",
-        token=GITHUB_TOKEN,
-        base_url=server.origin + "/api/v3",
-        request_interval=0,
-        write_interval=0,
-        timeout=TIMEOUT,
-    )
-
-
-def _gitlab(server: FakeServer) -> IssueTracker:
-    return GitLabTracker("group/demo", token=GITLAB_TOKEN, url=server.origin, timeout=TIMEOUT)
-
-
-HOSTS = [
-    Host("github", lambda: GitHubService(token=GITHUB_TOKEN), _github),
-    Host("gitlab", lambda: GitLabService(token=GITLAB_TOKEN), _gitlab),
-]
-
-
-@pytest.fixture(params=HOSTS, ids=[h.name for h in HOSTS])
-def host(request: pytest.FixtureRequest) -> Host:
-    chosen = request.param
-    assert isinstance(chosen, Host)
-    return chosen
-
-
-@pytest.fixture
-def server(host: Host) -> Iterator[FakeServer]:
-    with FakeServer(host.service()) as running:
-        yield running
 
 
 def open_carryovers(server: FakeServer, tracker: IssueTracker) -> list[int]:
@@ -92,14 +52,14 @@ def test_a_create_applied_after_the_client_timed_out_leaves_one_issue(
     host: Host, server: FakeServer
 ) -> None:
     server.service.inject_operation("create_issue", Fault(apply_after=APPLIED_AFTER))
-    with host.tracker(server) as tracker:
+    with host.tracker(server, timeout=TIMEOUT) as tracker:
         started = time.monotonic()
         result = filer(tracker, "s1").file(WORK)
         elapsed = time.monotonic() - started
     assert result.created, result.error
     assert server.service.count_operation("create_issue") == 1, "the create was not retried"
     assert elapsed >= APPLIED_AFTER, "the issue can only be found once the host applied it"
-    with host.tracker(server) as tracker:
+    with host.tracker(server, timeout=TIMEOUT) as tracker:
         assert open_carryovers(server, tracker) == [result.number]
 
 
@@ -108,10 +68,10 @@ def test_without_a_settle_window_the_late_create_is_duplicated(
 ) -> None:
     """The failure the settle window prevents: one re-list, then a retried create."""
     server.service.inject_operation("create_issue", Fault(apply_after=APPLIED_AFTER))
-    with host.tracker(server) as tracker:
+    with host.tracker(server, timeout=TIMEOUT) as tracker:
         filer(tracker, "s1", settle=0.0).file(WORK)
     time.sleep(APPLIED_AFTER)  # let the late create land
-    with host.tracker(server) as tracker:
+    with host.tracker(server, timeout=TIMEOUT) as tracker:
         assert len(open_carryovers(server, tracker)) == 2
 
 
@@ -122,7 +82,7 @@ def test_two_sessions_filing_at_once_leave_one_issue(host: Host, server: FakeSer
     barrier = threading.Barrier(2, timeout=10)
 
     def session(name: str) -> None:
-        with host.tracker(server) as tracker:
+        with host.tracker(server, timeout=TIMEOUT) as tracker:
             one = filer(tracker, name)
             one.known()  # both sessions have listed: neither saw an issue
             barrier.wait()
@@ -138,24 +98,24 @@ def test_two_sessions_filing_at_once_leave_one_issue(host: Host, server: FakeSer
     assert outcomes == ["created", "duplicate"], results
     assert {r.number for r in results.values()} == {results["s1"].number}
     assert server.service.count_operation("create_issue") == 1
-    with host.tracker(server) as tracker:
+    with host.tracker(server, timeout=TIMEOUT) as tracker:
         assert len(open_carryovers(server, tracker)) == 1
 
 
 def test_a_claim_whose_answer_was_lost_is_still_ours(host: Host, server: FakeServer) -> None:
     server.service.inject_operation("create_label", Fault(status=502, apply=True))
-    with host.tracker(server) as tracker:
+    with host.tracker(server, timeout=TIMEOUT) as tracker:
         result = filer(tracker, "s1").file(WORK)
     assert result.created, result.error
-    with host.tracker(server) as tracker:
+    with host.tracker(server, timeout=TIMEOUT) as tracker:
         assert open_carryovers(server, tracker) == [result.number]
 
 
 def test_a_stale_claim_does_not_block_filing_forever(host: Host, server: FakeServer) -> None:
     """A claimant that died before filing: the next filer waits out the window, then files."""
-    with host.tracker(server) as dead:
+    with host.tracker(server, timeout=TIMEOUT) as dead:
         assert dead.claim(WORK.fingerprint)
-    with host.tracker(server) as tracker:
+    with host.tracker(server, timeout=TIMEOUT) as tracker:
         result = filer(tracker, "s2", settle=0.5).file(WORK)
         assert result.created, result.error
         assert open_carryovers(server, tracker) == [result.number]
@@ -170,29 +130,16 @@ def test_a_real_session_and_validate_leave_one_issue_for_a_late_create(
     repo = make_repo(tmp_path / "repo")
     spec = tmp_path / "agents.json"
     spec.write_text(json.dumps({"parser": [{"final": "STATUS: failed — KeyError: 'user'"}]}))
-    token, env_name, api = (
-        (GITHUB_TOKEN, "GITHUB_TOKEN", "/api/v3")
-        if host.name == "github"
-        else (GITLAB_TOKEN, "GITLAB_TOKEN", "")
-    )
-    options = f"timeout = {TIMEOUT}\n" + (
-        "request_interval = 0\nwrite_interval = 0\n" if host.name == "github" else ""
-    )
-    repository = "octo/demo" if host.name == "github" else "group/demo"
-    extra = (
-        f'\n[session.tracker]\nkind = "{host.name}"\nrepository = "{repository}"\n'
-        f'url = "{server.origin}{api}"\n[session.tracker.options]\n{options}'
-        "[session.wave_breaker]\nmax_rework_cycles = 0\n"
-    )
+    extra = host.plan_tables(server, TIMEOUT) + "[session.wave_breaker]\nmax_rework_cycles = 0\n"
     tasks = [{"id": "parser", "prompt": "fix the parser", "scope": ["parser.py"]}]
     plan = write_plan(tmp_path / "plan.toml", session='name = "late"', tasks=tasks, extra=extra)
     server.service.inject_operation("create_issue", Fault(apply_after=APPLIED_AFTER))
-    env = {env_name: token, "AGENT_SPEC": str(spec)}
+    env = {host.token_env: TOKEN, "AGENT_SPEC": str(spec)}
     run = seawall("run", str(plan), cwd=repo, env=env)
     assert "→ issue #1" in run.stderr, run.stdout + run.stderr
     validate = seawall("carryover", "validate", "--repo", str(repo), cwd=repo, env=env)
     assert validate.returncode == 0, validate.stdout + validate.stderr
     assert "every SPIRAL/FAILED line has its issue" in validate.stdout
     assert server.service.count_operation("create_issue") == 1
-    with host.tracker(server) as tracker:
+    with host.tracker(server, timeout=TIMEOUT) as tracker:
         assert open_carryovers(server, tracker) == [1]

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.git import AgentChange, MergeRule, MergeStatus, merge_wave
+from coordinator.git import MergeRule, MergeStatus
 from tests.integration.test_git_support import (
     agent_commit,
     blob_text,
     git,
     head,
     make_repo,
+    merge_agents,
     tree_paths,
 )
 
@@ -38,13 +39,7 @@ def test_disjoint_agents_become_one_commit_each_in_order(repo: Path) -> None:
     base = head(repo)
     a = agent_commit(repo, base, {"other.txt": "a\n"})
     b = agent_commit(repo, base, {"new.txt": "b\n"})
-    result = merge_wave(
-        repo,
-        base=base,
-        changes=[AgentChange(task_id="a", commit=a), AgentChange(task_id="b", commit=b)],
-        session_id="s1",
-        wave=1,
-    )
+    result = merge_agents(repo, base, a, b)
     assert [agent.status for agent in result.agents] == [MergeStatus.MERGED] * 2
     assert result.agents[0].reason == "fast-forward"
     assert result.agents[0].commit == a
@@ -60,13 +55,7 @@ def test_non_overlapping_edits_of_one_file_merge_cleanly(repo: Path) -> None:
     base = head(repo)
     a = agent_commit(repo, base, {"shared.txt": LINES.replace("line 1\n", "line one\n")})
     b = agent_commit(repo, base, {"shared.txt": LINES.replace("line 9\n", "line nine\n")})
-    result = merge_wave(
-        repo,
-        base=base,
-        changes=[AgentChange(task_id="a", commit=a), AgentChange(task_id="b", commit=b)],
-        session_id="s1",
-        wave=1,
-    )
+    result = merge_agents(repo, base, a, b)
     text = blob_text(repo, result.integration, "shared.txt")
     assert "line one" in text and "line nine" in text
     assert result.fix_tasks == ()
@@ -76,13 +65,7 @@ def test_both_added_takes_the_later_agents_version(repo: Path) -> None:
     base = head(repo)
     a = agent_commit(repo, base, {"added.txt": "from a\n"})
     b = agent_commit(repo, base, {"added.txt": "from b\n"})
-    result = merge_wave(
-        repo,
-        base=base,
-        changes=[AgentChange(task_id="a", commit=a), AgentChange(task_id="b", commit=b)],
-        session_id="s1",
-        wave=1,
-    )
+    result = merge_agents(repo, base, a, b)
     assert blob_text(repo, result.integration, "added.txt") == "from b\n"
     (resolution,) = result.resolutions
     assert resolution.rule is MergeRule.BOTH_ADDED
@@ -97,13 +80,7 @@ def test_both_modified_keeps_the_earlier_version_and_files_the_hunks(repo: Path)
     b = agent_commit(
         repo, base, {"shared.txt": LINES.replace("line 5\n", "line 5 by b\n"), "b.txt": "b\n"}
     )
-    result = merge_wave(
-        repo,
-        base=base,
-        changes=[AgentChange(task_id="a", commit=a), AgentChange(task_id="b", commit=b)],
-        session_id="s1",
-        wave=1,
-    )
+    result = merge_agents(repo, base, a, b)
     assert "line five (a)" in blob_text(repo, result.integration, "shared.txt")
     assert blob_text(repo, result.integration, "b.txt") == "b\n"
     (resolution,) = result.resolutions
@@ -124,13 +101,7 @@ def test_delete_modify_keeps_the_earlier_side(repo: Path) -> None:
     base = head(repo)
     a = agent_commit(repo, base, {"doomed.txt": None})
     b = agent_commit(repo, base, {"doomed.txt": "rescued\n"})
-    result = merge_wave(
-        repo,
-        base=base,
-        changes=[AgentChange(task_id="a", commit=a), AgentChange(task_id="b", commit=b)],
-        session_id="s1",
-        wave=1,
-    )
+    result = merge_agents(repo, base, a, b)
     assert "doomed.txt" not in tree_paths(repo, result.integration)
     (resolution,) = result.resolutions
     assert resolution.rule is MergeRule.DELETE_MODIFY
@@ -144,13 +115,7 @@ def test_binary_conflict_keeps_the_earlier_version(repo: Path) -> None:
     base = head(repo)
     a = agent_commit(repo, base, {"logo.bin": b"\x00a-version"})
     b = agent_commit(repo, base, {"logo.bin": b"\x00b-version"})
-    result = merge_wave(
-        repo,
-        base=base,
-        changes=[AgentChange(task_id="a", commit=a), AgentChange(task_id="b", commit=b)],
-        session_id="s1",
-        wave=1,
-    )
+    result = merge_agents(repo, base, a, b)
     assert result.resolutions[0].rule is MergeRule.BINARY
     assert result.fix_tasks[0].source_commit == b
     assert git(repo, "cat-file", "-p", f"{result.integration}:logo.bin") == "\x00a-version"
@@ -160,13 +125,7 @@ def test_rename_rename_keeps_the_earlier_name(repo: Path) -> None:
     base = head(repo)
     a = agent_commit(repo, base, {}, renames={"moved.txt": "by-a.txt"})
     b = agent_commit(repo, base, {}, renames={"moved.txt": "by-b.txt"})
-    result = merge_wave(
-        repo,
-        base=base,
-        changes=[AgentChange(task_id="a", commit=a), AgentChange(task_id="b", commit=b)],
-        session_id="s1",
-        wave=1,
-    )
+    result = merge_agents(repo, base, a, b)
     paths = tree_paths(repo, result.integration)
     assert "by-a.txt" in paths
     assert "by-b.txt" not in paths and "moved.txt" not in paths
@@ -180,13 +139,7 @@ def test_mode_conflict_keeps_the_earlier_version(repo: Path) -> None:
     base = head(repo)
     a = agent_commit(repo, base, {"run.sh": "echo a\n"}, modes={"run.sh": 0o100755})
     b = agent_commit(repo, base, {"run.sh": "echo b\n"})
-    result = merge_wave(
-        repo,
-        base=base,
-        changes=[AgentChange(task_id="a", commit=a), AgentChange(task_id="b", commit=b)],
-        session_id="s1",
-        wave=1,
-    )
+    result = merge_agents(repo, base, a, b)
     assert result.resolutions[0].rule is MergeRule.MODE
     assert blob_text(repo, result.integration, "run.sh") == "echo a\n"
     entry = git(repo, "ls-tree", result.integration, "run.sh")
@@ -198,12 +151,11 @@ def test_dropped_and_empty_agents_add_no_commit(repo: Path) -> None:
     a = agent_commit(repo, base, {"other.txt": "a\n"})
     b = agent_commit(repo, base, {})
     seen: list[str] = []
-    result = merge_wave(
+    result = merge_agents(
         repo,
-        base=base,
-        changes=[AgentChange(task_id="a", commit=a), AgentChange(task_id="b", commit=b)],
-        session_id="s1",
-        wave=1,
+        base,
+        a,
+        b,
         drop={"a": "spiral"},
         on_merged=lambda merged: seen.append(merged.task_id),
     )

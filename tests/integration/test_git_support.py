@@ -5,8 +5,11 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pygit2
+
+from coordinator.git import AgentChange, MergeResult, merge_wave
 
 Files = Mapping[str, str | bytes | None]
 
@@ -99,3 +102,10 @@ def test_make_repo_has_one_commit_on_main(tmp_path: Path) -> None:
     assert git(root, "rev-list", "--count", "HEAD").strip() == "1"
     assert git(root, "branch", "--show-current").strip() == "main"
     assert blob_text(root, "HEAD", "a.txt") == "a\n"
+
+
+def merge_agents(root: Path, base: str, a: str, b: str, **options: Any) -> MergeResult:
+    """Merge the commits of agents ``a`` and ``b`` (in that order) onto ``base``, as wave 1
+    of session ``s1``; ``options`` for ``merge_wave``."""
+    changes = [AgentChange(task_id="a", commit=a), AgentChange(task_id="b", commit=b)]
+    return merge_wave(root, base=base, changes=changes, session_id="s1", wave=1, **options)

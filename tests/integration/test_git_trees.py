@@ -12,7 +12,14 @@ from pygit2.enums import FileMode
 
 from coordinator.git import AgentChange, MergeRule, merge_wave
 from coordinator.git.trees import ancestors, update_tree
-from tests.integration.test_git_support import agent_commit, git, head, make_repo, tree_paths
+from tests.integration.test_git_support import (
+    agent_commit,
+    git,
+    head,
+    make_repo,
+    merge_agents,
+    tree_paths,
+)
 
 
 def _blob(repo: pygit2.Repository, text: str) -> tuple[pygit2.Oid, int]:
@@ -57,13 +64,7 @@ def test_a_file_and_a_folder_of_the_same_name_keep_the_earlier(tmp_path: Path) -
     base = head(root)
     first = agent_commit(root, base, {"tool": "a file\n"})
     second = agent_commit(root, base, {"tool/run.py": "a folder\n"})
-    result = merge_wave(
-        root,
-        base=base,
-        changes=[AgentChange(task_id="a", commit=first), AgentChange(task_id="b", commit=second)],
-        session_id="s1",
-        wave=1,
-    )
+    result = merge_agents(root, base, first, second)
     assert "tool" in tree_paths(root, result.integration)
     assert "tool/run.py" not in tree_paths(root, result.integration)
     (resolution,) = result.resolutions
@@ -81,13 +82,7 @@ def test_a_later_file_where_a_folder_was_added_is_set_aside(tmp_path: Path) -> N
     base = head(root)
     first = agent_commit(root, base, {"tool/run.py": "a folder\n"})
     second = agent_commit(root, base, {"tool": "a file\n"})
-    result = merge_wave(
-        root,
-        base=base,
-        changes=[AgentChange(task_id="a", commit=first), AgentChange(task_id="b", commit=second)],
-        session_id="s1",
-        wave=1,
-    )
+    result = merge_agents(root, base, first, second)
     assert tree_paths(root, result.integration) == {"app.py", "tool/run.py"}
     assert [r.rule for r in result.resolutions] == [MergeRule.FILE_FOLDER]
     assert result.fix_tasks[0].files == ("tool",)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from coordinator.processes import process_alive
 from coordinator.state.render import render_state_md
 from coordinator.state.store import load_state
 from tests.integration.sessionkit import git, make_repo, seawall, show, write_plan
@@ -151,9 +152,9 @@ def _run_and_kill_when(
 def test_kill_during_dispatch_then_resume(tmp_path: Path) -> None:
     repo, plan, env = _setup(tmp_path, slow_agent=True)
     orphan = _run_and_kill_when(tmp_path, tmp_path / "agent-started", env, repo, plan)
-    assert _alive(orphan)  # the dead coordinator's agent is still running ...
+    assert process_alive(orphan)  # the dead coordinator's agent is still running ...
     resumed = seawall("resume", "--repo", str(repo), cwd=repo, env=env)
-    assert not _alive(orphan)  # ... until resume stops it before salvaging its work
+    assert not process_alive(orphan)  # ... until resume stops it before salvaging its work
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     _assert_guarantees(repo)
     state = load_state(next((repo / ".seawall").glob("kp-*/state.json")))
@@ -177,12 +178,3 @@ def test_kill_during_checks_then_resume(tmp_path: Path) -> None:
     resumed = seawall("resume", "--repo", str(repo), cwd=repo, env=env)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     _assert_guarantees(repo)
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, which this container's init may never reap, is not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"

@@ -18,6 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from adapters.runners.opencode import OpenCodeRunner
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
 from coordinator.testing.runner_processes import ProcessRunnerContract
 
@@ -241,3 +242,35 @@ def test_the_runner_kit_fails_a_runner_that_kills_only_its_direct_child(tmp_path
     message = str(failure.value)
     assert "the runner killed only its direct child" in message
     assert "assert not True" in message, "the kit module's assertion was rewritten"
+
+
+class IgnoresUnknownTools(OpenCodeRunner):
+    """A buggy runner on the public base: it never stops an agent at an unknown tool."""
+
+    @property
+    def refuses_unknown_tools(self) -> bool:
+        return False
+
+
+@pytest.mark.slow
+def test_the_runner_kit_fails_a_runner_that_ignores_an_unmapped_write_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{KIT_AGENT.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    kit = ProcessRunnerContract()
+    kit.stop_bound = 2.0
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    buggy = IgnoresUnknownTools(kill_grace=0.2)
+    with pytest.raises(AssertionError) as failure:
+        anyio.run(kit.test_an_unmapped_write_tool_is_refused_in_strict, buggy, workspace)
+    message = str(failure.value)
+    assert "'frobnicate_file' call, a tool seawall has no name for, was let through" in message
+    assert "timed_out=True" in message
+    correct = tmp_path / "correct"
+    correct.mkdir()
+    anyio.run(
+        kit.test_an_unmapped_write_tool_is_refused_in_strict,
+        OpenCodeRunner(kill_grace=0.2),
+        correct,
+    )

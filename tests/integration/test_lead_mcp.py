@@ -14,9 +14,12 @@ from typing import Any
 
 import pytest
 
+from tests.integration.runnerkit import anyio_backend
 from tests.integration.sessionkit import make_repo, seawall, show, status
 
 mcp = pytest.importorskip("mcp")
+
+__all__ = ["anyio_backend"]
 
 pytestmark = pytest.mark.anyio
 
@@ -27,11 +30,6 @@ PLAN = (
     '[[task]]\nid = "docs"\nprompt = "Document x."\nscope = ["docs/x.md"]\n'
     'depends_on = ["app"]\n'
 )
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def _repo_and_plan(tmp_path: Path) -> tuple[Path, Path]:

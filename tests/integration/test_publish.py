@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import signal
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,46 +16,10 @@ import pytest
 from coordinator.testing.http import FakeServer, FakeService, Fault
 from tests.fakes.github_server import GitHubService
 from tests.fakes.gitlab_server import GitLabService
+from tests.integration.hostkit import TOKEN, Host, host, server
 from tests.integration.sessionkit import git, make_repo, seawall, write_plan
 
-TOKEN = "publish-token"
-
-
-@dataclass(frozen=True, slots=True)
-class Host:
-    kind: str
-    repository: str
-    token_env: str
-    api: str
-
-    def service(self) -> FakeService:
-        if self.kind == "github":
-            return GitHubService(token=TOKEN, repository=self.repository)
-        return GitLabService(token=TOKEN, project=self.repository)
-
-    def options(self) -> str:
-        if self.kind == "github":
-            return "request_interval = 0\nwrite_interval = 0\ntimeout = 5\n"
-        return "timeout = 5\n"
-
-
-HOSTS = [
-    Host("github", "octo/demo", "GITHUB_TOKEN", "/api/v3"),
-    Host("gitlab", "group/demo", "GITLAB_TOKEN", ""),
-]
-
-
-@pytest.fixture(params=HOSTS, ids=[h.kind for h in HOSTS])
-def host(request: pytest.FixtureRequest) -> Host:
-    chosen = request.param
-    assert isinstance(chosen, Host)
-    return chosen
-
-
-@pytest.fixture
-def server(host: Host) -> Iterator[FakeServer]:
-    with FakeServer(host.service()) as running:
-        yield running
+__all__ = ["host", "server"]
 
 
 def requests_of(service: FakeService) -> list[dict[str, object]]:
@@ -75,10 +37,7 @@ def setup(
     git(tmp_path, "init", "-q", "--bare", str(remote))
     spec = tmp_path / "agents.json"
     spec.write_text(json.dumps({"report": [{"writes": {"report.txt": "ok\n"}}]}))
-    extra = (
-        f'\n[session.tracker]\nkind = "{host.kind}"\nrepository = "{host.repository}"\n'
-        f'url = "{server.origin}{host.api}"\n'
-        f"[session.tracker.options]\n{host.options()}"
+    extra = host.plan_tables(server) + (
         f'[session.publish]\nremote = "{remote}"\nbranch = "seawall/report"\nbase = "main"\n'
     )
     tasks = [{"id": "report", "prompt": "write the report", "scope": ["report.txt"]}]

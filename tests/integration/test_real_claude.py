@@ -12,22 +12,11 @@ from coordinator.runner import AgentRequest
 from tests.fakes.anthropic_server import AnthropicServer
 from tests.fakes.model_script import Call, ModelTurn, Script
 from tests.integration.realcli import agent_clis, anthropic, claude_env
+from tests.integration.runnerkit import anyio_backend, workspace
 
-__all__ = ["agent_clis", "anthropic", "claude_env"]
+__all__ = ["agent_clis", "anthropic", "anyio_backend", "claude_env", "workspace"]
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 def request(workspace: Path, marker: str, **fields: object) -> AgentRequest:

@@ -17,18 +17,14 @@ from coordinator.runner import AgentRequest
 from tests.fakes.model_script import Call, ModelTurn, Script
 from tests.fakes.openai_server import OpenAIResponsesServer
 from tests.integration.realcli import agent_clis, codex_env, openai
+from tests.integration.runnerkit import anyio_backend
 
-__all__ = ["agent_clis", "codex_env", "openai"]
+__all__ = ["agent_clis", "anyio_backend", "codex_env", "openai"]
 
 pytestmark = pytest.mark.anyio
 
 ADD_B = "*** Begin Patch\n*** Add File: b.txt\n+bee\n*** End Patch\n"
 BAD_PATCH = "*** Begin Patch\n*** Update File: missing.txt\n@@\n-old\n+new\n*** End Patch\n"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture

@@ -17,6 +17,9 @@ from coordinator.model import RunnerSpec
 from coordinator.runner import AgentRequest, build_runner
 from coordinator.transcripts import parse_file
 from tests.fixtures_path import TRANSCRIPTS, transcripts_present
+from tests.integration.runnerkit import anyio_backend, same_dir, workspace
+
+__all__ = ["anyio_backend", "workspace"]
 
 pytestmark = pytest.mark.anyio
 
@@ -27,15 +30,6 @@ needs_fixtures = pytest.mark.skipif(
 )
 
 
-def same_dir(a: Path, b: Path) -> bool:
-    return a.resolve() == b.resolve()
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture
 def record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Fakes on PATH, recording their invocation into the returned folder."""
@@ -44,13 +38,6 @@ def record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("FAKE_AGENT_RECORD", str(folder))
     monkeypatch.delenv("FAKE_AGENT_SCENARIO", raising=False)
     return folder
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 def request(workspace: Path, **fields: object) -> AgentRequest:

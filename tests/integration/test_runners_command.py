@@ -14,28 +14,16 @@ from adapters.runners.command import CommandRunner
 from coordinator.errors import ConfigurationError, RunnerError
 from coordinator.events import Event, Final, Message, ToolCall
 from coordinator.model import RunnerSpec
+from coordinator.processes import process_alive
 from coordinator.runner import AgentRequest
+from tests.integration.runnerkit import anyio_backend, same_dir, workspace
+
+__all__ = ["anyio_backend", "workspace"]
 
 pytestmark = pytest.mark.anyio
 
 FAKE_BIN = Path(__file__).resolve().parents[1] / "fakes" / "bin"
 AGENT = [sys.executable, str(FAKE_BIN / "text_agent.py")]
-
-
-def same_dir(a: Path, b: Path) -> bool:
-    return a.resolve() == b.resolve()
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 def request(task_id: str, workspace: Path, **fields: object) -> AgentRequest:
@@ -48,15 +36,6 @@ def request(task_id: str, workspace: Path, **fields: object) -> AgentRequest:
         "max_turns": 9,
     }
     return AgentRequest(**(base | fields))  # type: ignore[arg-type]
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie waiting to be reaped counts as dead)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 async def test_prompt_environment_and_cwd(workspace: Path, tmp_path: Path) -> None:
@@ -113,7 +92,7 @@ async def test_time_limit_kills_the_whole_process_group(workspace: Path, tmp_pat
     assert result.timed_out and result.exit_code is None and result.is_error
     assert result.stop_reason == "time limit"
     assert Message(text="working") in events
-    assert not alive(int(pidfile.read_text()))
+    assert not process_alive(int(pidfile.read_text()))
 
 
 async def test_outer_cancellation_kills_the_group_and_propagates(
@@ -125,7 +104,7 @@ async def test_outer_cancellation_kills_the_group_and_propagates(
         await CommandRunner(AGENT, kill_grace=0.5).run(req, lambda e: None)
         pytest.fail("run() returned after its caller was cancelled")
     assert scope.cancelled_caught
-    assert not alive(int(pidfile.read_text()))
+    assert not process_alive(int(pidfile.read_text()))
 
 
 async def test_stream_json_output_is_parsed_and_garbage_tolerated(

@@ -11,6 +11,7 @@ from adapters.runners.callable import AgentEmit, CallableRunner
 from adapters.runners.claude_code import ClaudeCodeRunner
 from adapters.runners.codex import CodexRunner
 from adapters.runners.command import CommandRunner
+from adapters.runners.opencode import OpenCodeRunner
 from adapters.runners.scripted import AgentScript, Say, ScriptedRunner, Sleep
 from coordinator.events import Message, Turn
 from coordinator.runner import AgentRequest, AgentRunner
@@ -83,3 +84,11 @@ class TestCommandRunnerProcesses(ProcessRunnerContract):
     def runner(self) -> AgentRunner:
         argv = [sys.executable, str(FAKE_BIN / "kit_agent.py")]
         return CommandRunner(argv, output="stream-json", kill_grace=0.5)
+
+
+class TestOpenCodeRunnerProcesses(ProcessRunnerContract):
+    """The opencode runner, on the public base, against a fake opencode's real format."""
+
+    @pytest.fixture
+    def runner(self, fakes_on_path: None) -> AgentRunner:
+        return OpenCodeRunner(kill_grace=0.5)

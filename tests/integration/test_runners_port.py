@@ -126,7 +126,9 @@ def test_build_runner_errors() -> None:
         build_runner(RunnerSpec(name="x", kind="callable"))
 
 
-@pytest.mark.parametrize("name", ["callable", "scripted", "command", "claude-code", "codex"])
+@pytest.mark.parametrize(
+    "name", ["callable", "scripted", "command", "claude-code", "codex", "opencode"]
+)
 def test_registry_names_resolve_to_agent_runners(name: str) -> None:
     from coordinator.registry import RUNNER_GROUP, resolve
     from coordinator.runner import AgentRunner

@@ -27,13 +27,11 @@ from coordinator.errors import ConfigurationError
 from coordinator.events import Event, Final, Message, ToolCall, ToolResult
 from coordinator.model import RunnerSpec
 from coordinator.runner import AgentRequest, build_runner
+from tests.integration.runnerkit import anyio_backend
+
+__all__ = ["anyio_backend"]
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture

@@ -22,7 +22,10 @@ from coordinator.runner import AgentRequest, AgentResult
 from coordinator.sandbox.agents import agent_sandbox, sandbox_notice
 from coordinator.sandbox.launch import available
 from coordinator.sandbox.policy import SandboxPolicy, scope_policy, workspace_policy
+from tests.integration.runnerkit import anyio_backend
 from tests.integration.sessionkit import git, make_repo
+
+__all__ = ["anyio_backend"]
 
 pytestmark = [
     pytest.mark.anyio,
@@ -44,11 +47,6 @@ int main(int argc, char **argv) {
     return 0;
 }
 """
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture

@@ -70,7 +70,10 @@ def test_prepare_dispatch_yourself_then_review(tmp_path: Path) -> None:
     done = json.loads(
         seawall("wave", "prepare", "--json", "--repo", str(repo), cwd=repo, check=True).stdout
     )
-    assert done["done"] is True
+    assert done["done"] is True and done["schema"] == "seawall.wave-done/1"
+    assert status(repo)["phase"] == "running"  # preparing never finishes (or files) anything
+    finished = seawall("wave", "finish", "--json", "--repo", str(repo), cwd=repo, check=True)
+    assert json.loads(finished.stdout)["phase"] == "done"
     assert status(repo)["phase"] == "done"
 
 

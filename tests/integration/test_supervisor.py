@@ -20,16 +20,14 @@ from adapters.runners.command import CommandRunner
 from coordinator.events import Event, Message
 from coordinator.processes import aend_group, end_group, group_alive
 from coordinator.runner import AgentRequest
+from tests.integration.runnerkit import anyio_backend
+
+__all__ = ["anyio_backend"]
 
 pytestmark = pytest.mark.anyio
 
 DAEMON = "setsid sh -c 'echo $$ > daemon.pid; sleep 400; echo late > late.txt' & "
 DOUBLE_FORK = "(sh -c 'sleep 300' &) ; "
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def processes_of(session: str) -> set[int]:

@@ -18,13 +18,11 @@ from coordinator.model import BreakerLimits
 from coordinator.stagnation import AgentMonitor, Finding, Pattern
 from coordinator.tail import TranscriptTailer, agent_id
 from coordinator.telemetry import EventLog, read_events
+from tests.integration.runnerkit import anyio_backend
+
+__all__ = ["anyio_backend"]
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 _seq = iter(range(1_000_000))
@@ -213,7 +211,11 @@ async def test_records_survive_the_agent_being_killed(tmp_path: Path) -> None:
             [sys.executable, "-c", WRITER, str(path), *lines]
         ) as process:
             assert process.stdout is not None
-            assert await process.stdout.receive() == b"ready\n"
+            ready = b""
+            with anyio.fail_after(10):
+                while not ready.endswith(b"\n"):  # a pipe may deliver the line in pieces
+                    ready += await process.stdout.receive()
+            assert ready == b"ready\n"
             process.kill()
             await process.wait()
         with anyio.fail_after(5):

@@ -27,13 +27,11 @@ from coordinator.fsutil import atomic_write_text
 from coordinator.stagnation import AgentMonitor
 from coordinator.tail import TranscriptTailer
 from coordinator.telemetry import EventLog, read_events
+from tests.integration.runnerkit import anyio_backend
+
+__all__ = ["anyio_backend"]
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 # A fake agent CLI: writes its own Claude Code subagent transcript, one turn at a time.

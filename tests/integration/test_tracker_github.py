@@ -10,10 +10,11 @@ import pytest
 from adapters.trackers.github import GitHubTracker
 from coordinator.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy
 from coordinator.errors import ConfigurationError
+from coordinator.testing.http import FakeServer, Fault
 from coordinator.testing.trackers import FaultHook, TrackerConformance
 from coordinator.tracker import IssueTracker, TrackerUnavailableError
+from tests.fakes.filing import Sleeps, quick_filer
 from tests.fakes.github_server import GitHubService, github_server, rate_limited_403, secondary_429
-from tests.fakes.tracker_http import FakeServer, Fault
 
 TOKEN = "ghp_fake_token_never_printed"
 
@@ -39,18 +40,6 @@ def tracker_for(server: FakeServer, **kwargs: Any) -> GitHubTracker:
         **kwargs,
     }
     return GitHubTracker("octo/demo", **options)
-
-
-class Sleeps(list[float]):
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
-
-
-def filer_for(tracker: IssueTracker, sleeps: Sleeps | None = None) -> CarryoverFiler:
-    retry = RetryPolicy(
-        base_delay=0.01, settle=0.0, sleep=sleeps if sleeps is not None else Sleeps()
-    )
-    return CarryoverFiler(tracker, session="s1", retry=retry)
 
 
 WORK = Carryover(plan="demo", task_id="parser", kind=CarryoverKind.FAILED, session="s1", wave=1)
@@ -93,7 +82,7 @@ def test_lists_250_issues_in_three_pages_without_extra_requests(server: FakeServ
 def test_labels_are_created_before_the_issue(server: FakeServer) -> None:
     service(server).add_issue("seed", "x", ["carryover"])
     with tracker_for(server) as tracker:
-        result = filer_for(tracker).file(WORK)
+        result = quick_filer(tracker).file(WORK)
     assert result.created
     log = [(r.method, r.route) for r in service(server).requests]
     assert log == [
@@ -125,7 +114,7 @@ def test_labels_are_created_before_the_issue(server: FakeServer) -> None:
 def test_a_lost_create_answer_makes_no_duplicate(server: FakeServer, fault: Fault) -> None:
     service(server).inject("POST", "issues", fault)
     with tracker_for(server) as tracker:
-        result = filer_for(tracker).file(WORK)
+        result = quick_filer(tracker).file(WORK)
     assert result.created and result.number == 1, result
     assert len(service(server).issues) == 1
     assert service(server).count("POST", "issues") == 1, "PyGithub must not retry the POST"
@@ -135,7 +124,7 @@ def test_a_lost_create_answer_makes_no_duplicate(server: FakeServer, fault: Faul
 def test_an_unapplied_502_is_retried_once_after_listing(server: FakeServer) -> None:
     service(server).inject("POST", "issues", Fault(status=502))
     with tracker_for(server) as tracker:
-        result = filer_for(tracker).file(WORK)
+        result = quick_filer(tracker).file(WORK)
     assert result.created and len(service(server).issues) == 1
     assert service(server).count("POST", "issues") == 2
 
@@ -162,7 +151,7 @@ def test_http_faults_become_error_results(
 ) -> None:
     service(server).inject("GET", route, Fault(status=status), times=3)
     with tracker_for(server) as tracker:
-        result = filer_for(tracker).file(WORK)
+        result = quick_filer(tracker).file(WORK)
     assert result.skipped == "error" and not result.created
     assert result.error is not None and result.error.startswith(expected)
     assert TOKEN not in result.error
@@ -171,7 +160,7 @@ def test_http_faults_become_error_results(
 
 def test_a_bad_token_is_an_error_result_without_the_token(server: FakeServer) -> None:
     with tracker_for(server, token="wrong-token-123") as tracker:
-        result = filer_for(tracker).file(WORK)
+        result = quick_filer(tracker).file(WORK)
     assert result.skipped == "error"
     assert result.error == "github: list issues failed: HTTP 401: Bad credentials (check the token)"
     assert "wrong-token-123" not in repr(tracker)
@@ -181,7 +170,7 @@ def test_a_primary_rate_limit_is_reported_not_waited_for(server: FakeServer) -> 
     service(server).inject("GET", "issues", rate_limited_403())
     sleeps = Sleeps()
     with tracker_for(server) as tracker:
-        result = filer_for(tracker, sleeps).file(WORK)
+        result = quick_filer(tracker, sleeps).file(WORK)
     assert result.skipped == "error"
     assert (
         result.error is not None
@@ -195,7 +184,7 @@ def test_a_429_with_retry_after_is_waited_out(server: FakeServer) -> None:
     service(server).inject("POST", "issues", secondary_429(retry_after=1))
     sleeps = Sleeps()
     with tracker_for(server) as tracker:
-        result = filer_for(tracker, sleeps).file(WORK)
+        result = quick_filer(tracker, sleeps).file(WORK)
     assert result.created and sleeps == [1.0]
     assert service(server).count("POST", "issues") == 2
     assert service(server).count("GET", "issues") == 1, "a refused request needs no re-list"
@@ -211,7 +200,7 @@ def test_a_secondary_limit_403_with_retry_after_is_waited_out(server: FakeServer
     )
     sleeps = Sleeps()
     with tracker_for(server) as tracker:
-        result = filer_for(tracker, sleeps).file(WORK)
+        result = quick_filer(tracker, sleeps).file(WORK)
     assert result.created and sleeps == [3.0]
     assert service(server).count("GET", "issues") == 2
 
@@ -227,8 +216,8 @@ def test_a_timeout_on_list_is_an_error_naming_the_operation(server: FakeServer) 
 
 def test_duplicate_is_commented_once(server: FakeServer) -> None:
     with tracker_for(server) as tracker:
-        first = filer_for(tracker).file(WORK)
-        later = filer_for(tracker)
+        first = quick_filer(tracker).file(WORK)
+        later = quick_filer(tracker)
         assert later.file(WORK).skipped == "duplicate"
         assert later.file(WORK).skipped == "duplicate"
     assert first.number is not None

@@ -10,10 +10,11 @@ import pytest
 from adapters.trackers.gitlab import GitLabTracker
 from coordinator.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy
 from coordinator.errors import ConfigurationError, TrackerError
+from coordinator.testing.http import FakeServer, Fault
 from coordinator.testing.trackers import FaultHook, TrackerConformance
 from coordinator.tracker import IssueTracker, TrackerUnavailableError
+from tests.fakes.filing import Sleeps, quick_filer
 from tests.fakes.gitlab_server import GitLabService, gitlab_server, too_many_requests
-from tests.fakes.tracker_http import FakeServer, Fault
 
 TOKEN = "glpat-fake-token-never-printed"
 
@@ -32,18 +33,6 @@ def service(server: FakeServer) -> GitLabService:
 def tracker_for(server: FakeServer, **kwargs: Any) -> GitLabTracker:
     options: dict[str, Any] = {"token": TOKEN, "url": server.origin, "timeout": 0.5, **kwargs}
     return GitLabTracker("group/demo", **options)
-
-
-class Sleeps(list[float]):
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
-
-
-def filer_for(tracker: IssueTracker, sleeps: Sleeps | None = None) -> CarryoverFiler:
-    retry = RetryPolicy(
-        base_delay=0.01, settle=0.0, sleep=sleeps if sleeps is not None else Sleeps()
-    )
-    return CarryoverFiler(tracker, session="s1", retry=retry)
 
 
 WORK = Carryover(plan="demo", task_id="parser", kind=CarryoverKind.SPIRAL, session="s1", wave=3)
@@ -87,7 +76,7 @@ def test_lists_250_issues_in_three_pages(server: FakeServer) -> None:
 
 def test_labels_are_ensured_before_the_issue(server: FakeServer) -> None:
     with tracker_for(server) as tracker:
-        result = filer_for(tracker).file(WORK)
+        result = quick_filer(tracker).file(WORK)
     assert result.created and result.url and result.url.endswith("/group/demo/-/issues/1")
     log = [(r.method, r.route) for r in service(server).requests]
     claim = ("POST", "labels")  # the claim on the fingerprint, a label the host holds
@@ -109,7 +98,7 @@ def test_labels_are_ensured_before_the_issue(server: FakeServer) -> None:
 def test_a_lost_create_answer_makes_no_duplicate(server: FakeServer, fault: Fault) -> None:
     service(server).inject("POST", "issues", fault)
     with tracker_for(server) as tracker:
-        result = filer_for(tracker).file(WORK)
+        result = quick_filer(tracker).file(WORK)
     assert result.created and result.number == 1, result
     assert len(service(server).issues) == 1
     assert service(server).count("POST", "issues") == 1, "python-gitlab must not retry the POST"
@@ -132,7 +121,7 @@ def test_a_429_with_retry_after_is_waited_out_by_the_filer(server: FakeServer) -
     service(server).inject("POST", "issues", too_many_requests(retry_after=2))
     sleeps = Sleeps()
     with tracker_for(server) as tracker:
-        result = filer_for(tracker, sleeps).file(WORK)
+        result = quick_filer(tracker, sleeps).file(WORK)
     assert result.created and sleeps == [2.0]
     assert service(server).count("POST", "issues") == 2
 
@@ -141,7 +130,7 @@ def test_a_429_with_retry_after_is_waited_out_by_the_filer(server: FakeServer) -
 def test_http_faults_become_error_results(server: FakeServer, status: int) -> None:
     service(server).inject("GET", "issues", Fault(status=status), times=3)
     with tracker_for(server) as tracker:
-        result = filer_for(tracker).file(WORK)
+        result = quick_filer(tracker).file(WORK)
     assert result.skipped == "error"
     assert result.error is not None
     assert result.error.startswith(f"gitlab: list issues failed: HTTP {status}")
@@ -150,12 +139,12 @@ def test_http_faults_become_error_results(server: FakeServer, status: int) -> No
 
 def test_a_bad_token_and_a_missing_project(server: FakeServer) -> None:
     with tracker_for(server, token="nope-123") as tracker:
-        result = filer_for(tracker).file(WORK)
+        result = quick_filer(tracker).file(WORK)
     assert (
         result.error == "gitlab: list issues failed: HTTP 401: 401 Unauthorized (check the token)"
     )
     with GitLabTracker("group/missing", token=TOKEN, url=server.origin) as tracker:
-        result = filer_for(tracker).file(WORK)
+        result = quick_filer(tracker).file(WORK)
     assert result.error == "gitlab: list issues failed: HTTP 404: 404 Project Not Found"
 
 
@@ -170,8 +159,8 @@ def test_a_timeout_is_an_error_naming_the_operation(server: FakeServer) -> None:
 
 def test_duplicate_gets_one_note(server: FakeServer) -> None:
     with tracker_for(server) as tracker:
-        first = filer_for(tracker).file(WORK)
-        later = filer_for(tracker)
+        first = quick_filer(tracker).file(WORK)
+        later = quick_filer(tracker)
         assert later.file(WORK).skipped == "duplicate"
         assert later.file(WORK).skipped == "duplicate"
     assert first.number is not None and len(service(server).notes[first.number]) == 1

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from coordinator.processes import process_alive
+
 FAKE_SESSION = textwrap.dedent(
     """
     import os, sys, time
@@ -182,7 +184,7 @@ def test_sigterm_stops_the_tick_and_its_session_and_the_run_is_recorded_died(
     tick.terminate()
     _, stderr = tick.communicate(timeout=30)
     assert tick.returncode == 130, stderr
-    _wait_for(lambda: not _alive(session_pid))
+    _wait_for(lambda: not process_alive(session_pid))
     rows = [json.loads(line) for line in (state / "attempted.jsonl").read_text().splitlines()]
     assert [r["outcome"] for r in rows] == ["running"]
 
@@ -191,15 +193,6 @@ def test_sigterm_stops_the_tick_and_its_session_and_the_run_is_recorded_died(
     assert after.stdout.strip().endswith("-> done (breaker closed)")
     rows = [json.loads(line) for line in (state / "attempted.jsonl").read_text().splitlines()]
     assert [r["outcome"] for r in rows] == ["running", "died", "running", "done"]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")  # a zombie still answers kill(0)
-    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
 
 
 def test_bad_settings_are_errors_naming_the_variable(tmp_path: Path, env: dict[str, str]) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import textwrap
 import time
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from coordinator.processes import process_alive
 from coordinator.unattended.executor import ExecutionRequest, SubprocessExecutor
 from coordinator.unattended.queue import QueueItem
 
@@ -112,9 +112,9 @@ def test_a_timeout_stops_the_whole_process_group(
     assert result.outcome == "timed-out"
     pid = int(pid_file.read_text())
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and _alive(pid):
+    while time.monotonic() < deadline and process_alive(pid):
         time.sleep(0.05)
-    assert not _alive(pid)
+    assert not process_alive(pid)
 
 
 def test_a_command_that_cannot_start_is_failed(tmp_path: Path) -> None:
@@ -135,13 +135,3 @@ def test_the_default_command_is_seawall_run(tmp_path: Path) -> None:
         "--repo",
         str(req.repo),
     ]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers kill(0); its state in /proc says it is dead.
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")

@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 
-from coordinator.filing import RetryPolicy
+from coordinator.carryover import RetryPolicy
 from coordinator.plan import parse_plan
 from coordinator.session.engine import Session, SessionResult
 from coordinator.state.ledger import SessionState

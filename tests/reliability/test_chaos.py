@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from coordinator.git.workspaces import default_worktree_root
+from coordinator.processes import process_alive
 from coordinator.state.store import load_state
 from tests.integration.sessionkit import git
 from tests.reliability.kit import issue_markers
@@ -240,7 +241,9 @@ def _check(run: Run, template: Path) -> None:
         assert entry.split("\n")[0].removeprefix("worktree ") in kept, entry
     assert not list((repo / ".seawall" / "checks").glob("*"))
     for pid in (run.log / "pids").iterdir() if (run.log / "pids").exists() else ():
-        assert not _alive(int(pid.name)), f"agent {pid.read_text()} (pid {pid.name}) still runs"
+        assert not process_alive(int(pid.name)), (
+            f"agent {pid.read_text()} (pid {pid.name}) still runs"
+        )
 
 
 def _checking_out(admin: Path) -> bool:
@@ -257,14 +260,6 @@ def _event(line: str) -> dict[str, Any]:
     except json.JSONDecodeError:  # a line a kill cut short
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
 
 
 def _one(folder: Path, template: Path, seed: int, span: float | None) -> float:

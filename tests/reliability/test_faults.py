@@ -24,10 +24,11 @@ import pytest
 from adapters.trackers.github import GitHubTracker
 from adapters.trackers.memory import MemoryTracker
 from coordinator.errors import GitError, StateError
+from coordinator.processes import process_alive
 from coordinator.state.ledger import SessionPhase
 from coordinator.telemetry import read_events
+from coordinator.testing.http import Fault
 from tests.fakes.github_server import GitHubService, github_server
-from tests.fakes.tracker_http import Fault
 from tests.integration.sessionkit import git, make_repo, show, write_plan
 from tests.reliability.kit import (
     assert_no_git_leftovers,
@@ -54,15 +55,6 @@ def _then_done(task: str, first: dict[str, Any]) -> list[dict[str, Any]]:
     """A first attempt that misbehaves, then one that does the task."""
     again = {"writes": {f"src/{task}.py": f"{task} = 2\n"}, "final": f"STATUS: done — {task}"}
     return [first, again]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    status = Path(f"/proc/{pid}/status")
-    return not (status.exists() and "State:\tZ" in status.read_text())
 
 
 # ----- agents that crash, hang, print garbage or binary, or exit at once -----------------
@@ -100,7 +92,7 @@ def test_misbehaving_agents_give_clear_results_and_lose_no_work(
     # the wall clock stopped the hanging agent: partial, with a wip snapshot, and dead
     assert first["hang"].status == "partial" and first["hang"].wip
     assert "h" in git(repo, "show", f"{first['hang'].wip}:src/hang.py")
-    assert not _alive(int(pidfile.read_text()))
+    assert not process_alive(int(pidfile.read_text()))
     assert elapsed < 60
     # garbage and binary on stdout are read without error; the result is inferred
     for task in ("garbage", "binary"):

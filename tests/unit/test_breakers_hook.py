@@ -76,6 +76,7 @@ def test_the_six_cleanup_commands_are_allowed(command: str) -> None:
     [
         ("git commit --amend -m x", "--amend"),
         ("git commit --amen --no-edit", "--amend"),
+        ("git commit --am=x", "--amend"),  # git reads any unambiguous prefix
         ("git status; rm -rf src", "single plain"),
         ("git status && pytest", "single plain"),
         ("git diff > patch.txt", "single plain"),

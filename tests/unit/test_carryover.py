@@ -14,10 +14,8 @@ from adapters.trackers.memory import MemoryTracker
 from coordinator.carryover import (
     TITLE_LIMIT,
     Carryover,
-    CarryoverFiler,
     CarryoverKind,
     Priority,
-    RetryPolicy,
     file_carryover,
     find_marker,
     fingerprint,
@@ -26,27 +24,13 @@ from coordinator.carryover import (
 )
 from coordinator.errors import ConfigurationError, TrackerError
 from coordinator.telemetry import EventLog, read_events
-from coordinator.tracker import Issue, IssueTracker, TrackerRateLimitError
-
-
-class Sleeps:
-    """Records the backoff delays instead of sleeping."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
+from coordinator.tracker import Issue, TrackerRateLimitError
+from tests.fakes.filing import Sleeps, quick_filer
 
 
 def work(task: str = "parser", kind: CarryoverKind = CarryoverKind.SPIRAL, **kw: Any) -> Carryover:
     fields: dict[str, Any] = {"plan": "plan-a", "session": "s1", "wave": 2, **kw}
     return Carryover(task_id=task, kind=kind, **fields)
-
-
-def filer(tracker: IssueTracker, sleeps: Sleeps | None = None, **kw: Any) -> CarryoverFiler:
-    retry = RetryPolicy(base_delay=0.01, settle=0.0, sleep=sleeps or Sleeps())
-    return CarryoverFiler(tracker, session="s1", retry=retry, **kw)
 
 
 # -- rendering ---------------------------------------------------------------------------
@@ -109,7 +93,7 @@ def test_empty_identity_is_a_configuration_error() -> None:
 
 def test_lists_once_per_session_and_stays_current() -> None:
     tracker = MemoryTracker()
-    session = filer(tracker)
+    session = quick_filer(tracker)
     results = [session.file(work(task=f"t{i}")) for i in range(5)]
     assert all(r.created for r in results)
     again = session.file(work(task="t3"))
@@ -123,7 +107,7 @@ def test_lists_once_per_session_and_stays_current() -> None:
 def test_duplicate_from_an_earlier_session_gets_one_comment_per_session() -> None:
     tracker = MemoryTracker()
     first = file_carryover(tracker, work())
-    later = filer(tracker)
+    later = quick_filer(tracker)
     a, b = later.file(work()), later.file(work())
     assert (a.skipped, b.skipped) == ("duplicate", "duplicate")
     assert a.number == b.number == first.number
@@ -142,18 +126,18 @@ def test_closed_issue_does_not_count_as_duplicate() -> None:
 def test_apply_then_502_does_not_make_a_second_issue() -> None:
     tracker, sleeps = MemoryTracker(), Sleeps()
     tracker.fail("create_issue", apply=True)
-    result = filer(tracker, sleeps).file(work())
+    result = quick_filer(tracker, sleeps).file(work())
     assert result.created and result.number == 1
     assert len(tracker.issues) == 1
     assert tracker.count("create_issue") == 1
     assert tracker.count("list_issues") == 2, "lists again before retrying"
-    assert sleeps.delays == [0.01]
+    assert sleeps == [0.01]
 
 
 def test_a_lost_502_is_retried_after_listing_again() -> None:
     tracker, sleeps = MemoryTracker(), Sleeps()
     tracker.fail("create_issue")
-    result = filer(tracker, sleeps).file(work())
+    result = quick_filer(tracker, sleeps).file(work())
     assert result.created and len(tracker.issues) == 1
     assert tracker.count("create_issue") == 2
     assert tracker.count("list_issues") == 2
@@ -162,10 +146,10 @@ def test_a_lost_502_is_retried_after_listing_again() -> None:
 def test_retries_are_bounded_with_backoff() -> None:
     tracker, sleeps = MemoryTracker(), Sleeps()
     tracker.fail("create_issue", times=10)
-    result = filer(tracker, sleeps).file(work())
+    result = quick_filer(tracker, sleeps).file(work())
     assert result.skipped == "error" and not result.created
     assert tracker.count("create_issue") == 3
-    assert sleeps.delays == [0.01, 0.02, 0.01]
+    assert sleeps == [0.01, 0.02, 0.01]
     assert result.error is not None and "memory: create_issue failed" in result.error
 
 
@@ -175,7 +159,7 @@ def test_a_refused_create_is_not_retried() -> None:
         "create_issue",
         TrackerError("403 Forbidden", tracker="memory", operation="create issue", status=403),
     )
-    result = filer(tracker).file(work())
+    result = quick_filer(tracker).file(work())
     assert result.skipped == "error"
     assert result.error == "memory: create issue failed: 403 Forbidden"
     assert tracker.count("create_issue") == 1 and tracker.issues == ()
@@ -187,23 +171,23 @@ def test_a_short_rate_limit_is_waited_out_a_long_one_is_an_error() -> None:
         "429", tracker="memory", operation="list issues", status=429, retry_after=2
     )
     tracker.fail("list_issues", limited)
-    assert filer(tracker, sleeps).file(work()).created
-    assert sleeps.delays == [2]
+    assert quick_filer(tracker, sleeps).file(work()).created
+    assert sleeps == [2]
 
     tracker, sleeps = MemoryTracker(), Sleeps()
     hour = TrackerRateLimitError(
         "rate limited", tracker="memory", operation="list issues", status=403, retry_after=3600
     )
     tracker.fail("list_issues", hour)
-    result = filer(tracker, sleeps).file(work())
+    result = quick_filer(tracker, sleeps).file(work())
     assert result.skipped == "error" and "rate limited" in (result.error or "")
-    assert sleeps.delays == [] and tracker.count("list_issues") == 1
+    assert sleeps == [] and tracker.count("list_issues") == 1
 
 
 def test_a_list_failure_is_an_error_result_and_the_next_filing_lists_again() -> None:
     tracker = MemoryTracker()
     tracker.fail("list_issues", times=3)
-    session = filer(tracker)
+    session = quick_filer(tracker)
     assert session.file(work()).skipped == "error"
     assert tracker.count("list_issues") == 3
     assert session.file(work()).created
@@ -216,7 +200,7 @@ def test_a_failed_note_keeps_the_duplicate_and_is_not_retried() -> None:
     tracker.fail(
         "comment", TrackerError("boom", tracker="memory", operation="comment", status=500), times=5
     )
-    session = filer(tracker)
+    session = quick_filer(tracker)
     first, second = session.file(work()), session.file(work())
     assert first.skipped == "duplicate" and first.error and "boom" in first.error
     assert second.skipped == "duplicate" and second.error is None
@@ -236,7 +220,7 @@ def test_never_raises_even_on_an_adapter_bug() -> None:
 
 def test_every_filing_is_recorded_in_telemetry(tmp_path: Path) -> None:
     log = EventLog(tmp_path / "events.jsonl", session="s1")
-    session = filer(MemoryTracker(), events=log)
+    session = quick_filer(MemoryTracker(), events=log)
     session.file(work())
     session.file(work())
     records = list(read_events(tmp_path / "events.jsonl", event="carryover"))

@@ -45,6 +45,18 @@ def test_suffix_round_trips_through_a_state_line() -> None:
     assert parse_issue_suffix("→ existing #5") == IssueRef(number=5, existing=True)
 
 
+def test_an_outcome_points_to_the_one_issue_reference_the_ledger_records() -> None:
+    from coordinator import model
+    from coordinator.state import ledger
+
+    assert ledger.IssueRef is model.IssueRef is IssueRef
+    created = CarryoverResult(created=True, number=7, url="https://tracker.invalid/7")
+    assert created.issue == IssueRef(number=7, url="https://tracker.invalid/7")
+    duplicate = CarryoverResult(created=False, number=3, skipped="duplicate")
+    assert duplicate.issue == IssueRef(number=3, existing=True)
+    assert CarryoverResult(created=False, skipped="error", error="down").issue is None
+
+
 def entry(task: str, wave: int, status: str, issue: int | None = None) -> LedgerEntry:
     return LedgerEntry(
         task=task, wave=wave, status=status, issue=IssueRef(number=issue) if issue else None

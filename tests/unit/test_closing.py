@@ -5,10 +5,16 @@ from __future__ import annotations
 import pytest
 
 from adapters.trackers.memory import MemoryTracker
-from coordinator.carryover import Carryover, CarryoverKind, marker, render_body
+from coordinator.carryover import (
+    Carryover,
+    CarryoverFiler,
+    CarryoverKind,
+    RetryPolicy,
+    marker,
+    render_body,
+)
 from coordinator.closing import close_duplicates, close_landed
 from coordinator.errors import TrackerError
-from coordinator.filing import CarryoverFiler, RetryPolicy
 
 
 def filer(tracker: MemoryTracker) -> CarryoverFiler:

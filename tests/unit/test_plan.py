@@ -141,6 +141,49 @@ def test_plan_errors_name_file_task_and_field(
     assert isinstance(error, ConfigurationError)
 
 
+LINED = """\
+[session]
+name = "s1"
+{session}
+
+[[task]]
+id = "a"
+prompt = "x"
+
+[[task]]
+id = "b"
+prompt = "y"
+{task}
+"""
+
+
+@pytest.mark.parametrize(
+    ("session", "task", "line"),
+    [
+        ('isolation = "worktre"', "", 3),
+        ('type = "huge"', "", 3),  # reported as session.session_type, written as type
+        ('budgets = { cost_usd = "ten" }', "", 3),
+        ("", 'scop = ["x"]', 12),
+        ("", 'depends_on = ["zz"]', 12),
+        ("", 'scope = ["src/**.py"]', 12),
+        ("", 'agent = "nobody"', 12),
+        ("[session.breakers]\nmax_loops = 3", "", 4),
+    ],
+)
+def test_plan_errors_name_the_line(session: str, task: str, line: int) -> None:
+    with pytest.raises(PlanError) as info:
+        parse_plan(LINED.format(session=session, task=task), path="plans/p.toml")
+    assert info.value.line == line
+    assert str(info.value).startswith(f"plans/p.toml:{line}, ")
+
+
+def test_a_duplicate_task_points_to_the_second_one() -> None:
+    text = plan_text('id="a"\nprompt="x"', 'id="a"\nprompt="y"')
+    with pytest.raises(PlanError) as info:
+        parse_plan(text, path="p.toml")
+    assert info.value.line == text.splitlines().index('id="a"', 5) + 1
+
+
 def test_cycle_is_named() -> None:
     text = plan_text(
         'id="a"\nprompt="x"\ndepends_on=["c"]',

@@ -23,7 +23,8 @@ EXPECTED = {
     "explain_enforcement", "explain_isolation", "file_carryover", "load_plan", "open_tracker",
     "parse_plan", "parse_status", "plan_waves", "render_agent_prompt", "resolve_enforcement",
     "resolve_isolation", "AdapterError", "Capability", "PullRequest", "TrackerRateLimitError",
-    "TrackerUnavailableError", "tracker_options",
+    "TrackerUnavailableError", "tracker_options", "runner_options",
+    "AgentAssignment", "AgentReview", "PreparedWave", "Progress", "WaveReport",
 }  # fmt: skip
 
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from coordinator.breakers.commands import git_invocations
+from coordinator.breakers.commands import cleanup_refusal, git_invocations
+from coordinator.events import ToolCall
+from coordinator.scope.commands import CommandContext, CommandPolicy, FindingKind
 from coordinator.shell.gitargv import canonical_args, git_argv, read_git
+from coordinator.stagnation import GitWriteDetector
 
 
 def test_global_options_and_their_values() -> None:
@@ -31,6 +36,22 @@ def test_config_env_in_both_spellings(argv: list[str]) -> None:
 def test_the_git_write_detector_sees_through_config_env() -> None:
     (found,) = git_invocations("git --config-env core.x=HOME commit -m x") or []
     assert found.subcommand == "commit" and found.global_options
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git --config-env core.x=HOME commit -m x", "git --config-env=core.x=HOME commit -m x"],
+)
+def test_a_commit_behind_config_env_is_a_git_write_everywhere(command: str, tmp_path: Path) -> None:
+    call = ToolCall(call_id="c1", name="Bash", arguments={"command": command})
+    detector = GitWriteDetector(agent="t1", workspace=tmp_path, repo=tmp_path)
+    (finding,) = detector.observe_all(call)
+    assert finding.subject == "commit"
+    findings = CommandPolicy().check(command, CommandContext(cwd=tmp_path, agent=True))
+    assert findings and findings[0].kind is FindingKind.DENIED
+    assert "--config-env" in findings[0].reason
+    assert cleanup_refusal(command) is not None  # not the plain `git commit` of a cleanup
+    assert cleanup_refusal("git commit -m x") is None
 
 
 def test_unknown_and_missing_global_options() -> None:

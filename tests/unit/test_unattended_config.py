@@ -71,7 +71,7 @@ def test_an_explicit_config_file_must_exist(tmp_path: Path) -> None:
         ("SEAWALL_RUNNER_TICKS_KEEP", "x", "SEAWALL_RUNNER_TICKS_KEEP"),
         ("SEAWALL_RUNNER_ATTEMPTED_MAX_BYTES", "4MB", "SEAWALL_RUNNER_ATTEMPTED_MAX_BYTES"),
         ("SEAWALL_RUNNER_SESSION_COMMAND", "'unclosed", "SEAWALL_RUNNER_SESSION_COMMAND: not a"),
-        ("SEAWALL_RUNNER_BREAKER_LIMT", "3", "did you mean SEAWALL_RUNNER_BREAKER_LIMIT"),
+        ("SEAWALL_RUNNER_BREAKER_LIMT", "3", "did you mean 'SEAWALL_RUNNER_BREAKER_LIMIT'"),
     ],
 )
 def test_bad_environment_values_name_the_variable(name: str, value: str, message: str) -> None:
@@ -82,7 +82,7 @@ def test_bad_environment_values_name_the_variable(name: str, value: str, message
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ("[runner]\nbreaker_limt = 3\n", r"\[runner\] breaker_limt: unknown key \(did you mean "),
+        ("[runner]\nbreaker_limt = 3\n", r"\[runner\] breaker_limt: unknown key; did you mean "),
         ("[runner]\nbreaker_limit = true\n", r"\[runner\] breaker_limit: must be a whole"),
         ("[runner]\nbreaker_limit = 1.5\n", r"\[runner\] breaker_limit: must be a whole"),
         ("[runner]\nrepo = 3\n", r"\[runner\] repo: must be a non-empty path"),
@@ -102,6 +102,31 @@ def test_bad_table_values_name_the_file_and_key(tmp_path: Path, body: str, messa
         load_settings(tmp_path, environ={})
     if "backoff" not in body:
         assert str(tmp_path / "runner.toml") in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        (
+            "# settings\n[runner]\nticks_keep = 10\nbreaker_limit = -1\n",
+            ":4: [runner] breaker_limit:",
+        ),
+        ("[runner]\nrepo = 3\n", ":2: [runner] repo:"),
+        ("\n[runnr]\nx = 1\n", ":2: [runnr] unknown table; did you mean 'runner'?"),
+        ('[runner]\nticks_keep = "12"\nlog_max_bytes = "lots"\n', ":3: [runner] log_max_bytes:"),
+    ],
+)
+def test_table_errors_name_the_line(tmp_path: Path, body: str, named: str) -> None:
+    (tmp_path / "runner.toml").write_text(body)
+    with pytest.raises(ConfigurationError) as info:
+        load_settings(tmp_path, environ={})
+    assert str(info.value).startswith(str(tmp_path / "runner.toml") + named)
+
+
+def test_numbers_written_as_strings_in_the_table_are_read(tmp_path: Path) -> None:
+    (tmp_path / "runner.toml").write_text('[runner]\nticks_keep = "12"\nsession_command = "a b"\n')
+    settings = load_settings(tmp_path, environ={})
+    assert (settings.ticks_keep, settings.session_command) == (12, ("a", "b"))
 
 
 def test_the_runner_dir_option_then_the_variable_then_the_default(tmp_path: Path) -> None:

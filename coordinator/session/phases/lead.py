@@ -1,19 +1,19 @@
 """Step mode: a lead agent dispatches the agents with its own tool.
 
 ``prepare_for_lead`` plans and prepares the next wave and returns what the lead needs
-to dispatch it; ``review_from_lead`` takes each agent's final text and runs the rest of
-the wave (review, merge, recover) as the driven loop does.
+to dispatch it (a ``PreparedWave``); ``review_from_lead`` takes each agent's final text
+and runs the rest of the wave (review, merge, recover) as the driven loop does (a
+``WaveReport``). Neither finishes the session: that is ``finish_session``, its own step.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from coordinator.errors import StateError
+from coordinator.lead.types import AgentAssignment, AgentReview, PreparedWave, WaveReport
 from coordinator.session.context import WaveContext
 from coordinator.session.phases.agents import apply_run, snapshot_unreported
-from coordinator.session.phases.finish import finish_session
 from coordinator.session.phases.merge import merge
 from coordinator.session.phases.planning import plan_next
 from coordinator.session.phases.prepare import ensure_workspaces, prepare, prompt_for
@@ -24,14 +24,14 @@ from coordinator.state.ledger import WavePhase, WaveRecord
 __all__ = ["prepare_for_lead", "review_from_lead"]
 
 
-async def prepare_for_lead(ctx: WaveContext) -> dict[str, Any] | None:
+async def prepare_for_lead(ctx: WaveContext) -> PreparedWave | None:
     """The wave for the lead to dispatch (the current one again until it is reviewed),
-    or None once the session has finished."""
+    or None when nothing is left (finishing, which files what is missing, is its own
+    step)."""
     wave = ctx.state.current_wave
     if wave is None or wave.phase is WavePhase.DONE:
         wave = await plan_next(ctx)
         if wave is None:
-            await finish_session(ctx)
             return None
     if wave.phase is WavePhase.PLANNED:
         await prepare(ctx, wave)
@@ -41,28 +41,28 @@ async def prepare_for_lead(ctx: WaveContext) -> dict[str, Any] | None:
         wave.lead = True
         await ctx.save()
     tasks = ctx.tasks(wave)
-    return {
-        "session": ctx.state.session,
-        "wave": wave.number,
-        "isolation": wave.isolation,
-        "enforcement": wave.enforcement,
-        "base": wave.base,
-        "scope_manifest": str(ctx.paths.wave_dir(wave.number) / "scope.json"),
-        "agents": [
-            {
-                "task": agent.task,
-                "workspace": agent.workspace,
-                "branch": agent.branch,
-                "scope": list(tasks[agent.task].scope),
-                "max_turns": tasks[agent.task].max_turns or wave.max_turns,
-                "prompt": prompt_for(ctx, wave, tasks[agent.task]),
-            }
+    return PreparedWave(
+        session=ctx.state.session,
+        wave=wave.number,
+        isolation=wave.isolation,
+        enforcement=wave.enforcement,
+        base=wave.base,
+        scope_manifest=str(ctx.paths.wave_dir(wave.number) / "scope.json"),
+        agents=tuple(
+            AgentAssignment(
+                task=agent.task,
+                workspace=agent.workspace,
+                branch=agent.branch,
+                scope=tuple(tasks[agent.task].scope),
+                max_turns=tasks[agent.task].max_turns or wave.max_turns,
+                prompt=prompt_for(ctx, wave, tasks[agent.task], workspace=agent.workspace),
+            )
             for agent in wave.agents
-        ],
-    }
+        ),
+    )
 
 
-async def review_from_lead(ctx: WaveContext, outputs: Mapping[str, str]) -> dict[str, Any]:
+async def review_from_lead(ctx: WaveContext, outputs: Mapping[str, str]) -> WaveReport:
     """Review, merge and recover the dispatched wave from the agents' final texts."""
     wave = ctx.state.current_wave
     if wave is None or wave.phase is not WavePhase.DISPATCHED:
@@ -84,26 +84,26 @@ async def review_from_lead(ctx: WaveContext, outputs: Mapping[str, str]) -> dict
     if _merged(wave):  # not halted before the merge
         await recover(ctx, wave)
     state = ctx.state
-    return {
-        "session": state.session,
-        "wave": wave.number,
-        "phase": str(state.phase),
-        "agents": [
-            {
-                "task": a.task,
-                "status": a.status,
-                "summary": a.summary,
-                "remaining": a.remaining,
-                "merged": a.merged,
-                "issue": None if a.issue is None else a.issue.number,
-            }
+    return WaveReport(
+        session=state.session,
+        wave=wave.number,
+        phase=str(state.phase),
+        agents=tuple(
+            AgentReview(
+                task=a.task,
+                status=None if a.status is None else str(a.status),
+                summary=a.summary,
+                remaining=a.remaining,
+                merged=a.merged,
+                issue=None if a.issue is None else a.issue.number,
+            )
             for a in wave.agents
-        ],
-        "set_aside": wave.set_aside,
-        "pending": [t["id"] for t in state.pending],
-        "checks": wave.checks,
-        "halt": state.halt or None,
-    }
+        ),
+        pending=tuple(t["id"] for t in state.pending),
+        set_aside=wave.set_aside,
+        checks=wave.checks,
+        halt=state.halt or None,
+    )
 
 
 def _merged(wave: WaveRecord) -> bool:

@@ -71,8 +71,9 @@ async def ensure_workspaces(ctx: WaveContext, wave: WaveRecord) -> None:
         ctx.progress.log(f"wave {wave.number}: worktree {path} was not whole; made again")
 
 
-def prompt_for(ctx: WaveContext, wave: WaveRecord, task: Task) -> str:
-    """The prompt of ``task`` in ``wave``, with what its unfinished dependencies left."""
+def prompt_for(ctx: WaveContext, wave: WaveRecord, task: Task, *, workspace: str = "") -> str:
+    """The prompt of ``task`` in ``wave``, with what its unfinished dependencies left
+    (and, given a ``workspace``, the line that names where all its work happens)."""
     return render_agent_prompt(
         task,
         max_turns=task.max_turns or wave.max_turns,
@@ -80,6 +81,7 @@ def prompt_for(ctx: WaveContext, wave: WaveRecord, task: Task) -> str:
         session=ctx.state.session,
         wave=wave.number,
         extra_context=_dependency_context(ctx, task),
+        workspace=workspace,
     )
 
 

@@ -9,7 +9,9 @@ Behaviour by ``SEAWALL_TASK_ID`` (the kit's task ids):
   chain, writes the grandchild's pid to ``grandchild.pid``, then works until stopped;
 - ``ignore-term``: ignores SIGTERM, then works until it is killed;
 - ``turns``: three assistant messages (three turns), then a result;
-- ``bad-start``: writes why it cannot start to stderr and exits 2 with no output.
+- ``bad-start``: writes why it cannot start to stderr and exits 2 with no output;
+- ``unmapped-write``: calls ``frobnicate_file`` (a tool seawall has no name for) that
+  writes ``unmapped.txt``, then works until stopped.
 """
 
 from __future__ import annotations
@@ -76,6 +78,24 @@ def main() -> int:
         result("STATUS: done")
         return 0
     say(1, "on it")
+    if task == "unmapped-write":
+        call = {
+            "type": "tool_use",
+            "id": "toolu_k1",
+            "name": "frobnicate_file",
+            "input": {"path": "unmapped.txt"},
+        }
+        message = {
+            "id": "msg_2",
+            "type": "message",
+            "role": "assistant",
+            "model": "kit",
+            "content": [call],
+        }
+        out({"type": "assistant", "message": message, "session_id": SESSION})
+        Path("unmapped.txt").write_text("written\n")
+        work_forever()
+        return 0
     if task == "grandchild":
         script = (
             "import subprocess, sys; "

@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
-from urllib.parse import unquote, urlencode
+from urllib.parse import unquote
 
-from coordinator.testing.http import Answer, FakeService, Request
+from coordinator.testing.http import Answer, FakeService, Request, paginate
 
 __all__ = ["GiteaService"]
 
@@ -161,24 +161,12 @@ class GiteaService(FakeService):
         return self.comments.get(index, [])
 
     def _page(self, request: Request, items: list[dict[str, Any]], what: str) -> Answer:
-        limit = max(1, min(50, int(request.arg("limit", "30") or 30)))
-        page = max(1, int(request.arg("page", "1") or 1))
-        last = max(1, -(-len(items) // limit))
-        params = {k: v[-1] for k, v in request.query.items() if k != "page"}
-
-        def url(number: int) -> str:
-            query = urlencode({**params, "page": number})
-            return f"http://{request.host}/api/v1/repos/{self.repository}/{what}?{query}"
-
-        links = []
-        if page < last:
-            links += [f'<{url(page + 1)}>; rel="next"', f'<{url(last)}>; rel="last"']
-        if page > 1:
-            links += [f'<{url(1)}>; rel="first"', f'<{url(page - 1)}>; rel="prev"']
-        headers = {"X-Total-Count": str(len(items))}
-        if links:
-            headers["Link"] = ",".join(links)
-        return Answer(status=200, body=items[(page - 1) * limit : page * limit], headers=headers)
+        base = f"http://{request.host}/api/v1/repos/{self.repository}/{what}"
+        page = paginate(request, items, base, size="limit", maximum=50)
+        headers = {"X-Total-Count": str(page.total)}
+        if page.number < page.last or page.number > 1:
+            headers["Link"] = page.link()
+        return Answer(status=200, body=page.items, headers=headers)
 
     def _user(self) -> dict[str, Any]:
         return {

@@ -24,15 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from coordinator.carryover import (
-    Carryover,
-    CarryoverResult,
-    find_marker,
-    render_body,
-    render_seen_again,
-    render_title,
-)
+from coordinator.carryover.model import Carryover, CarryoverResult, find_marker
+from coordinator.carryover.render import render_body, render_seen_again, render_title
 from coordinator.errors import ConfigurationError, TrackerError
+from coordinator.fsutil import file_lock
 from coordinator.telemetry import EventLog
 from coordinator.tracker import (
     Capability,
@@ -154,8 +149,6 @@ class CarryoverFiler:
     @contextlib.contextmanager
     def serialised(self) -> Iterator[None]:
         """Hold this filer's lock and the repository's lock file (when it has one)."""
-        from coordinator.fsutil import file_lock
-
         with self._lock, contextlib.ExitStack() as stack:
             if self.lock_path is not None:
                 stack.enter_context(file_lock(self.lock_path, what="carryover filing"))

@@ -1,4 +1,5 @@
-"""The words of a carryover issue: its title and body, rendered from a ``Carryover``.
+"""The words of a carryover: its issue's title and body, the "seen again" note on a
+duplicate, and the ``→ issue #N`` suffix of a STATE.md line.
 
 The body says why seawall filed it, what was tried, the evidence (spiral verdict, error
 signature, REMAINING), an excerpt of the agent's final message, and what to do next:
@@ -8,20 +9,31 @@ reruns the plan. The hidden fingerprint marker ends it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import re
 
+from coordinator.carryover.model import (
+    TITLE_LIMIT,
+    Carryover,
+    CarryoverKind,
+    CarryoverResult,
+    marker,
+)
+from coordinator.model import IssueRef
 from coordinator.status import error_in_text
 
-if TYPE_CHECKING:
-    from coordinator.carryover import Carryover
+__all__ = [
+    "issue_suffix",
+    "parse_issue_suffix",
+    "render_body",
+    "render_seen_again",
+    "render_title",
+]
 
-__all__ = ["render_body", "render_title"]
+_SUFFIX_PATTERN = re.compile(r"→\s*(issue|existing)\s+#(\d+)")
 
 
 def render_title(carryover: Carryover) -> str:
     """``[Carryover] [SPIRAL] <task>`` on one line, at most ``TITLE_LIMIT`` characters."""
-    from coordinator.carryover import TITLE_LIMIT
-
     task = " ".join((carryover.description or carryover.task_id).split())
     title = f"[Carryover] [{carryover.kind.value}] {task}"
     return title if len(title) <= TITLE_LIMIT else title[: TITLE_LIMIT - 1].rstrip() + "…"
@@ -30,8 +42,6 @@ def render_title(carryover: Carryover) -> str:
 def render_body(carryover: Carryover) -> str:
     """The issue body: task, what was tried, evidence, the final message, what to do
     next, and the hidden marker."""
-    from coordinator.carryover import CarryoverKind, marker
-
     why = {
         CarryoverKind.SPIRAL: "the task spiralled twice and was escalated",
         CarryoverKind.FAILED: "the task failed (the session queues a fix task with corrected "
@@ -102,3 +112,25 @@ def _next_steps(carryover: Carryover) -> list[str]:
     plan = carryover.plan_path or "PLAN.toml"
     steps.append(f"- **Rerun the plan** (tasks already done finish at once): `seawall run {plan}`")
     return steps
+
+
+def render_seen_again(carryover: Carryover) -> str:
+    """The comment on an open issue that the same work escalated again."""
+    return (
+        f"Seen again by seawall session `{carryover.session}` (wave {carryover.wave}): "
+        f"task `{carryover.task_id}` is still {carryover.kind.value}."
+    )
+
+
+def issue_suffix(outcome: CarryoverResult | IssueRef) -> str:
+    """``→ issue #N`` for a new issue, ``→ existing #N`` for a duplicate, else ``""``."""
+    ref = outcome.issue if isinstance(outcome, CarryoverResult) else outcome
+    return "" if ref is None else ref.suffix()
+
+
+def parse_issue_suffix(line: str) -> IssueRef | None:
+    """The ``→ issue #N`` / ``→ existing #N`` reference on a STATE.md line, if any."""
+    match = _SUFFIX_PATTERN.search(line)
+    if match is None:
+        return None
+    return IssueRef(number=int(match.group(2)), existing=match.group(1) == "existing")

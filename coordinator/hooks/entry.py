@@ -1,0 +1,47 @@
+"""One hook call answered, from the hook's stdin text and its environment.
+
+The same function answers a call in the hook's own process and in the session's hook
+server, so both decide alike. A hook never lets its own failure through: pre-tool-use
+fails closed (exit 2) unless ``SEAWALL_ENFORCEMENT`` says warn or off; post-tool-use
+and subagent-stop report a failure without blocking.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+from collections.abc import Mapping
+
+from coordinator.hooks.protocol import BLOCK_EXIT, HookInputError, HookResponse, read_payload
+from coordinator.hooks.wire import EVENTS
+
+__all__ = ["HOOK_MODULES", "answer", "failed"]
+
+HOOK_MODULES = {event: f"coordinator.hooks.{event.replace('-', '_')}" for event in EVENTS}
+
+
+def answer(event: str, text: str, env: Mapping[str, str], *, cwd: str = "") -> HookResponse:
+    """The response to one ``event`` call whose stdin was ``text``; ``cwd`` is the hook
+    process's working directory, for an input that names none."""
+    if event not in HOOK_MODULES:
+        return failed(event, f"seawall: no such hook event {event!r}", env)
+    try:
+        payload = read_payload(io.StringIO(text))
+        if cwd and not payload.get("cwd"):
+            payload["cwd"] = cwd
+        module = importlib.import_module(HOOK_MODULES[event])
+        response: HookResponse = module.handle(payload, env)
+    except HookInputError as exc:
+        return failed(event, f"seawall: the hook input cannot be read: {exc}", env)
+    except Exception as exc:  # noqa: BLE001 - a guard that crashes must not let the call through
+        return failed(event, f"seawall: the {event} hook failed: {exc!r}", env)
+    return response
+
+
+def failed(event: str, message: str, env: Mapping[str, str]) -> HookResponse:
+    """The response of a hook that could not decide: a refusal for pre-tool-use (unless
+    enforcement is warn or off), a reported, non-blocking error for the others."""
+    level = env.get("SEAWALL_ENFORCEMENT", "strict").strip() or "strict"
+    if event == "pre-tool-use" and level not in ("warn", "off"):
+        return HookResponse(exit_code=BLOCK_EXIT, stderr=message)
+    return HookResponse(exit_code=1, stderr=message)

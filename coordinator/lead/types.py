@@ -1,0 +1,171 @@
+"""What step mode hands a lead agent: typed, frozen, versioned.
+
+``Session.prepare_wave`` returns a :class:`PreparedWave` (one :class:`AgentAssignment`
+per agent: its prompt, workspace, branch, scope and turn limit) and
+``Session.review_wave`` a :class:`WaveReport` (one :class:`AgentReview` per agent: its
+status, summary, what remains, whether it merged, its carryover issue). ``to_json()``
+gives the document the command line prints, with ``"schema"`` naming its JSON Schema
+(``coordinator/lead/schemas/<name>.schema.json``, shipped in the package): a change that
+breaks readers changes the number after the slash.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, ClassVar
+
+__all__ = [
+    "SCHEMAS",
+    "AgentAssignment",
+    "AgentReview",
+    "PreparedWave",
+    "WaveReport",
+    "load_schema",
+    "to_plain",
+]
+
+
+def to_plain(value: object) -> Any:
+    """``value`` as JSON data: dataclasses by field, tuples as lists, mappings as objects.
+
+    The one conversion the step-mode types use, so no type writes its own dict."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        schema = getattr(value, "SCHEMA", None)
+        if schema:
+            out["schema"] = schema
+        for item in dataclasses.fields(value):
+            out[item.name] = to_plain(getattr(value, item.name))
+        return out
+    if isinstance(value, Mapping):
+        return {str(key): to_plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_plain(item) for item in value]
+    return value
+
+
+class _Document:
+    """``to_json()`` for the step-mode types: their fields (and ``"schema"``, for a
+    document a command prints) as JSON data."""
+
+    __slots__ = ()
+
+    def to_json(self) -> dict[str, Any]:
+        result: dict[str, Any] = to_plain(self)
+        return result
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentAssignment(_Document):
+    """One agent a lead dispatches: give it ``prompt`` verbatim, working in ``workspace``.
+
+    ``scope`` is what it may write (globs relative to the workspace); ``branch`` is the
+    worktree's branch (None in place); ``max_turns`` the turn limit its prompt states."""
+
+    task: str
+    workspace: str
+    branch: str | None
+    scope: tuple[str, ...]
+    max_turns: int
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreparedWave(_Document):
+    """A wave ready for the lead to dispatch (``seawall wave prepare``)."""
+
+    SCHEMA: ClassVar[str] = "seawall.wave-prepare/1"
+
+    session: str
+    wave: int
+    isolation: str  # worktree | none
+    enforcement: str  # strict | warn | off
+    base: str  # the commit every agent starts from
+    scope_manifest: str  # the path of the wave's scope manifest
+    agents: tuple[AgentAssignment, ...]
+
+    def agent(self, task: str) -> AgentAssignment:
+        """The assignment of ``task``; KeyError when the wave has none."""
+        for assignment in self.agents:
+            if assignment.task == task:
+                return assignment
+        raise KeyError(task)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentReview(_Document):
+    """What the review made of one agent's work."""
+
+    task: str
+    status: str | None  # done | no-tests-needed | partial | failed | spiral | blocked
+    summary: str
+    remaining: str
+    merged: bool
+    issue: int | None  # the carryover issue filed (or found) for it
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaveReport(_Document):
+    """A reviewed wave (``seawall wave review``): each agent's review, what is pending.
+
+    ``set_aside`` names the files changed outside every scope that were put on a ref
+    (with the command that restores them); ``checks`` the checks' verdict; ``halt`` why
+    the session stopped, if it did."""
+
+    SCHEMA: ClassVar[str] = "seawall.wave-review/1"
+
+    session: str
+    wave: int
+    phase: str  # the session's phase after the review: running | done | halted
+    agents: tuple[AgentReview, ...]
+    pending: tuple[str, ...]
+    set_aside: Mapping[str, Any] | None = None
+    checks: Mapping[str, Any] | None = None
+    halt: Mapping[str, Any] | None = None
+
+    def agent(self, task: str) -> AgentReview:
+        """The review of ``task``; KeyError when the wave has none."""
+        for review in self.agents:
+            if review.task == task:
+                return review
+        raise KeyError(task)
+
+
+SCHEMAS: Mapping[str, str] = {
+    "seawall.wave-prepare/1": "wave-prepare",
+    "seawall.wave-review/1": "wave-review",
+    "seawall.wave-done/1": "wave-done",
+    "seawall.next/1": "next",
+}
+
+
+@cache
+def _schema_text(name: str) -> str:
+    path = resources.files("coordinator.lead").joinpath(f"schemas/{name}.schema.json")
+    return path.read_text(encoding="utf-8")
+
+
+def load_schema(schema: str) -> dict[str, Any]:
+    """The JSON Schema of the document whose ``"schema"`` is ``schema`` (e.g.
+    ``seawall.next/1``), self-contained: a ``$ref`` to a sibling file is replaced by that
+    file's schema. KeyError for a name seawall does not ship."""
+    data: dict[str, Any] = json.loads(_schema_text(SCHEMAS[schema]))
+    inlined: dict[str, Any] = _inline(data)
+    return inlined
+
+
+def _inline(node: Any) -> Any:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.endswith(".schema.json") and len(node) == 1:
+            sibling = json.loads(_schema_text(ref.removesuffix(".schema.json")))
+            return _inline({k: v for k, v in sibling.items() if k not in ("$schema", "$id")})
+        return {key: _inline(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inline(item) for item in node]
+    return node

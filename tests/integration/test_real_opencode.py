@@ -1,0 +1,224 @@
+"""`seawall run` with the opencode runner driving the real opencode CLI.
+
+opencode talks to the scripted OpenAI server through an OpenAI-compatible provider
+(Chat Completions), offline. Each test is one real session: a clean edit that merges, a
+looping agent stopped by a breaker, a stopped agent whose background process must not
+survive it, and an out-of-scope write refused by the kernel while the agent runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coordinator.sandbox.launch import available
+from tests.fakes.model_script import Call, ModelTurn, Script
+from tests.fakes.openai_server import OpenAIResponsesServer
+from tests.integration.realcli import agent_clis, live_processes, openai, opencode_env
+from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, show, status
+
+__all__ = ["agent_clis", "openai", "opencode_env"]
+
+pytestmark = pytest.mark.slow
+
+
+def plan_text(name: str, tasks: list[dict[str, object]], extra: str = "") -> str:
+    lines = [
+        "[session]",
+        f'name = "{name}"',
+        'type = "feature"',
+        'agent = "oc"',
+        extra,  # more [session] keys
+        "[session.wave_breaker]",
+        "max_rework_cycles = 0",  # one wave: no re-dispatch
+        "[runners.oc]",
+        'kind = "opencode"',
+        "options = { kill_grace = 1 }",
+    ]
+    for task in tasks:
+        lines.append("[[task]]")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in task.items()]
+    return "\n".join(lines) + "\n"
+
+
+def run_plan(repo: Path, plan: Path) -> tuple[int, str, dict[str, Any]]:
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=120)
+    return done.returncode, done.stdout + done.stderr, status(repo)
+
+
+def run_record(repo: Path, data: dict[str, Any], task: str) -> dict[str, Any]:
+    path = repo / ".seawall" / str(data["session"]) / "agents" / task / "w1-run.json"
+    record: dict[str, Any] = json.loads(path.read_text())
+    return record
+
+
+@pytest.fixture
+def sleeper() -> Iterator[str]:
+    """A command line no other process has, and the cleanup of what it leaves running."""
+    marker = f"sleep {random.randint(50_000, 59_999)}"
+    yield marker
+    for line in live_processes(marker):
+        os.kill(int(line.split(":", 1)[0]), signal.SIGKILL)
+
+
+def test_a_clean_opencode_edit_merges_done_with_its_turns_counted(
+    openai: OpenAIResponsesServer, opencode_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    write = Call(name="write", input={"filePath": "{cwd}/src/greet.py", "content": "HI = 1\n"})
+    openai.add(
+        Script(
+            marker="OC-CLEAN",
+            turns=[
+                ModelTurn(text="Writing the module.", calls=[write]),
+                ModelTurn(text="Wrote src/greet.py.\nSTATUS: done — greet added"),
+            ],
+        )
+    )
+    plan = tmp_path / "plan.toml"
+    task: dict[str, object] = {
+        "id": "greet",
+        "prompt": "Work item OC-CLEAN.",
+        "scope": ["src/greet.py"],
+    }
+    plan.write_text(plan_text("oc-clean", [task]))
+    code, output, data = run_plan(repo, plan)
+    agent = agents_by_wave(data)[0]["greet"]
+    assert agent["status"] == "done", (agent, output)
+    assert code == 0, output
+    assert show(repo, "main", "src/greet.py") == "HI = 1\n"
+    counts = run_record(repo, data, "greet")["counts"]
+    assert counts["turns"] == 2 and counts["tool_calls"] == 1, counts
+    assert counts["input_tokens"] == 2 * 1200, counts
+    assert len(openai.answered("OC-CLEAN")) == 2
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_looping_opencode_agent_is_stopped_by_a_breaker(
+    openai: OpenAIResponsesServer, opencode_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    write = Call(name="write", input={"filePath": "{cwd}/src/loop.py", "content": "L = 1\n"})
+    fail = Call(name="bash", input={"command": "ls src/not-there", "description": "list"})
+    openai.add(
+        Script(
+            marker="OC-LOOP", turns=[ModelTurn(calls=[write]), ModelTurn(calls=[fail])], loop=True
+        )
+    )
+    plan = tmp_path / "plan.toml"
+    task: dict[str, object] = {
+        "id": "loop",
+        "prompt": "Work item OC-LOOP.",
+        "scope": ["src/loop.py"],
+    }
+    plan.write_text(plan_text("oc-loop", [task]))
+    code, output, data = run_plan(repo, plan)
+    agent = agents_by_wave(data)[0]["loop"]
+    assert agent["status"] == "blocked", (agent, output)
+    run = run_record(repo, data, "loop")
+    assert "breaker" in run["stop_reason"], run
+    assert run["counts"]["turns"] <= 8, run  # stopped live, long before the turn limit
+    wip = run["wip"]
+    assert wip and git(repo, "show", f"{wip}:src/loop.py") == "L = 1"
+    assert code != 0
+
+
+def test_nothing_a_stopped_opencode_agent_started_survives_it(
+    openai: OpenAIResponsesServer, opencode_env: dict[str, str], tmp_path: Path, sleeper: str
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    daemon = Call(
+        name="bash",
+        input={"command": f"setsid nohup {sleeper} >/dev/null 2>&1 &", "description": "bg"},
+    )
+    fail = Call(name="bash", input={"command": "ls src/not-there", "description": "list"})
+    openai.add(
+        Script(
+            marker="OC-DAEMON",
+            turns=[ModelTurn(calls=[daemon]), ModelTurn(calls=[fail])],
+            loop=True,
+        )
+    )
+    plan = tmp_path / "plan.toml"
+    task: dict[str, object] = {
+        "id": "loop",
+        "prompt": "Work item OC-DAEMON.",
+        "scope": ["src/loop.py"],
+    }
+    plan.write_text(plan_text("oc-daemon", [task]))
+    _code, output, data = run_plan(repo, plan)
+    assert agents_by_wave(data)[0]["loop"]["status"] == "blocked", output
+    deadline = time.monotonic() + 3.0  # a killed process takes a moment to leave /proc
+    while live_processes(sleeper) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert live_processes(sleeper) == []
+    assert live_processes("opencode run") == []
+
+
+@pytest.mark.skipif(not available(), reason="this kernel has no Landlock")
+def test_an_out_of_scope_opencode_write_is_refused_by_the_os_sandbox(
+    openai: OpenAIResponsesServer, opencode_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    mine = Call(name="write", input={"filePath": "{cwd}/src/mine.py", "content": "M = 1\n"})
+    theirs = Call(name="write", input={"filePath": "{cwd}/README.md", "content": "taken\n"})
+    shell = Call(
+        name="bash", input={"command": "mkdir -p docs && echo x > docs/n.md", "description": "w"}
+    )
+    openai.add(
+        Script(
+            marker="OC-SCOPE",
+            turns=[
+                ModelTurn(calls=[mine]),
+                ModelTurn(calls=[theirs]),
+                ModelTurn(calls=[shell]),
+                ModelTurn(text="Done what I could.\nSTATUS: done — mine written"),
+            ],
+        )
+    )
+    plan = tmp_path / "plan.toml"
+    task: dict[str, object] = {
+        "id": "mine",
+        "prompt": "Work item OC-SCOPE.",
+        "scope": ["src/mine.py"],
+    }
+    plan.write_text(plan_text("oc-scope", [task], 'isolation = "none"\nenforcement = "strict"'))
+    code, output, data = run_plan(repo, plan)
+    assert "agents are sandboxed by the kernel (Landlock)" in output
+    agent = agents_by_wave(data)[0]["mine"]
+    assert agent["status"] == "done", (agent, output)
+    results = tool_results(repo, data, "mine")
+    assert results[0] == ("write", "completed", "Wrote file successfully.", None), results
+    assert results[1][:2] == ("write", "error") and "PermissionDenied" in results[1][2], results
+    assert results[2][0] == "bash" and "Permission denied" in results[2][2], results
+    assert results[2][3] not in (None, 0), results
+    assert show(repo, "main", "src/mine.py") == "M = 1\n"
+    assert (repo / "README.md").read_text() == "# p\n"
+    assert not (repo / "docs").exists()
+    assert code == 0, output
+
+
+def tool_results(
+    repo: Path, data: dict[str, Any], task: str
+) -> list[tuple[str, str, str, int | None]]:
+    """(tool, status, error or output, exit code) of each tool call in the transcript."""
+    path = repo / ".seawall" / str(data["session"]) / "agents" / task / "w1-transcript.jsonl"
+    found: list[tuple[str, str, str, int | None]] = []
+    for line in path.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("type") != "tool_use":
+            continue
+        state = event["part"]["state"]
+        text = state.get("error") or state.get("output") or ""
+        found.append(
+            (event["part"]["tool"], state["status"], text, state.get("metadata", {}).get("exit"))
+        )
+    return found
