@@ -22,7 +22,7 @@ not be executed.
 """
 
 # os and open rather than pathlib: the supervisor starts with every agent, and fast
-# ruff: noqa: PTH110, PTH123, PTH208
+# ruff: noqa: PTH108, PTH110, PTH123, PTH208
 
 from __future__ import annotations
 
