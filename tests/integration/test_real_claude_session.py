@@ -56,6 +56,8 @@ def test_default_runner_edits_in_scope_and_is_denied_outside_live(
         Script(
             marker="SCOPE-1",
             turns=[
+                # the sandbox has made the granted file (empty): Write wants it read first
+                ModelTurn(calls=[Call(name="Read", input={"file_path": "{cwd}/src/app.py"})]),
                 ModelTurn(
                     calls=[
                         Call(
@@ -88,8 +90,8 @@ def test_default_runner_edits_in_scope_and_is_denied_outside_live(
     done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     shown = [r.body for r in anthropic.answered("SCOPE-1")]
-    assert len(shown) == 5
-    results = _tool_results(shown[-1])
+    assert len(shown) == 6
+    results = _tool_results(shown[-1])[1:]
     assert results[0] == (False, "")  # the in-scope Write ran
     edit_error, edit_text = results[2]
     assert edit_error and "README.md" in edit_text and "src/app.py" in edit_text, edit_text
