@@ -12,7 +12,11 @@ seawall starts every agent through this small process, which stays the agent's p
 4. when the agent ends, or the supervisor gets SIGTERM, SIGINT or SIGHUP, it sends
    SIGTERM to every descendant, SIGKILL after ``--grace`` seconds, and waits until none
    is left; then it exits with the agent's status (the same exit code, or death by the
-   same signal).
+   same signal);
+5. with ``--parent PID`` it also does so as soon as its parent is no longer ``PID`` (the
+   process that started it died, however: SIGKILL, the OOM killer), so the agent does
+   not outlive it. Without the option an agent outlives whoever started the supervisor,
+   so that a later process can find, stop and salvage it.
 
 It only loads the standard library, so it adds little to an agent's start. Exit code 125
 means the sandbox could not be applied (nothing was started), 127 that the agent could
@@ -43,6 +47,7 @@ _PR_SET_CHILD_SUBREAPER = 36
 _STOPS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 _WATCHED = {signal.SIGCHLD, *_STOPS}
 _POLL = 0.02
+_PARENT_POLL = 0.1  # seconds between looks at the parent, with ``--parent``
 _KILL_WAIT = 5.0  # bound on waiting for SIGKILLed descendants to disappear
 
 
@@ -191,52 +196,69 @@ def _exit_like(status: int | None) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def _options(args: list[str]) -> tuple[float, list[str] | None, list[str]]:
-    """``--grace S``, ``--sandbox`` with one ``--write PATH`` per writable path, ``--``,
-    then the agent's argv. (Not argparse nor JSON: their imports alone would cost more
-    than the rest of the start.)"""
-    grace: float = 2.0
-    writable: list[str] | None = None
+class _Options:
+    __slots__ = ("argv", "grace", "parent", "writable")
+
+    def __init__(self) -> None:
+        self.grace: float = 2.0
+        self.writable: list[str] | None = None
+        self.parent: int | None = None
+        self.argv: list[str] = []
+
+
+def _options(args: list[str]) -> _Options:
+    """``--grace S``, ``--parent PID``, ``--sandbox`` with one ``--write PATH`` per
+    writable path, ``--``, then the agent's argv. (Not argparse nor JSON: their imports
+    alone would cost more than the rest of the start.)"""
+    options = _Options()
     rest = list(args)
     while rest and rest[0] != "--":
         option = rest.pop(0)
         if option == "--sandbox":
-            writable = writable or []
-        elif option in ("--grace", "--write") and rest:
+            options.writable = options.writable or []
+        elif option in ("--grace", "--write", "--parent") and rest:
             value = rest.pop(0)
             if option == "--grace":
-                grace = float(value)
+                options.grace = float(value)
+            elif option == "--parent":
+                options.parent = int(value)
             else:
-                writable = [*(writable or []), value]
+                options.writable = [*(options.writable or []), value]
         else:
             raise ValueError(f"unknown or incomplete option {option!r}")
     if len(rest) < 2:
         raise ValueError("no agent command after '--'")
-    return grace, writable, rest[1:]
+    options.argv = rest[1:]
+    return options
 
 
 def main(args: list[str] | None = None) -> int:
     try:
-        grace, writable, argv = _options(sys.argv[1:] if args is None else args)
+        options = _options(sys.argv[1:] if args is None else args)
     except ValueError as exc:
         sys.stderr.write(f"{SUPERVISOR_SAYS} bad arguments: {exc}\n")
         return SANDBOX_FAILED
     original = signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    if writable is not None:
+    if options.writable is not None:
         try:
-            restrict_writes(writable)
+            restrict_writes(options.writable)
         except LandlockError as exc:
             sys.stderr.write(f"{SUPERVISOR_SAYS} the sandbox could not be applied: {exc}\n")
             return SANDBOX_FAILED
-    agent = _start(argv, original)
+    if options.parent is not None and os.getppid() != options.parent:
+        return 128 + signal.SIGHUP  # the parent died before the agent could start
+    agent = _start(options.argv, original)
     status = None
+    wait = 1.0 if options.parent is None else _PARENT_POLL
     while status is None:
-        info = signal.sigtimedwait(_WATCHED, 1.0)
+        info = signal.sigtimedwait(_WATCHED, wait)
         status = _reap(agent)
         if info is not None and info.si_signo in _STOPS:
             break
-    final = _end_descendants(grace, agent)
+        if options.parent is not None and os.getppid() != options.parent:
+            break  # orphaned: the agent goes with the process that started it
+    final = _end_descendants(options.grace, agent)
     return _exit_like(status if status is not None else final)
 
 
