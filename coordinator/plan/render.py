@@ -56,9 +56,7 @@ def render_plan(plan: Plan) -> str:
         entry = _table(runner, f"runners.{name}", path, keep=("kind",))
         entry.pop("name", None)
         runners[name] = entry
-    tasks = [
-        _table(task, "", path, keep=("id", "prompt"), task=task.id) for task in plan.tasks
-    ]
+    tasks = [_table(task, "", path, keep=("id", "prompt"), task=task.id) for task in plan.tasks]
     lines: list[str] = []
     _emit(lines, ("session",), session, path)
     for name, entry in runners.items():
@@ -79,8 +77,12 @@ def _table(
             continue
         name = f"{where}.{spec.name}" if where else spec.name
         if item is None:
-            raise PlanError("cannot be written: it is None but its default is not", path=path,
-                            task=task, field=name)
+            raise PlanError(
+                "cannot be written: it is None but its default is not",
+                path=path,
+                task=task,
+                field=name,
+            )
         out[spec.name] = _value(item, name, path, task)
     return out
 
@@ -102,31 +104,42 @@ def _value(item: Any, name: str, path: str, task: str | None) -> Any:
         return item.value
     if isinstance(item, tuple | list):
         if not all(isinstance(v, str) for v in item):
-            raise PlanError("cannot be written: only lists of strings are supported",
-                            path=path, task=task, field=name)
+            raise PlanError(
+                "cannot be written: only lists of strings are supported",
+                path=path,
+                task=task,
+                field=name,
+            )
         return [_checked(v, f"{name}[{i}]", path, task) for i, v in enumerate(item)]
     if isinstance(item, str):
         return _checked(item, name, path, task)
     if isinstance(item, float) and not math.isfinite(item):
-        raise PlanError(f"cannot be written: {item!r} is not finite", path=path, task=task,
-                        field=name)
+        raise PlanError(
+            f"cannot be written: {item!r} is not finite", path=path, task=task, field=name
+        )
     if isinstance(item, bool | int | float):
         return item
-    raise PlanError(f"cannot be written: unsupported value {type(item).__name__}", path=path,
-                    task=task, field=name)
+    raise PlanError(
+        f"cannot be written: unsupported value {type(item).__name__}",
+        path=path,
+        task=task,
+        field=name,
+    )
 
 
 def _checked(text: str, name: str, path: str, task: str | None) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise PlanError("cannot be written: the string holds a lone surrogate", path=path,
-                        task=task, field=name) from None
+        raise PlanError(
+            "cannot be written: the string holds a lone surrogate", path=path, task=task, field=name
+        ) from None
     return text
 
 
-def _emit(lines: list[str], header: tuple[str, ...], table: Table, path: str, *,
-          array: bool = False) -> None:
+def _emit(
+    lines: list[str], header: tuple[str, ...], table: Table, path: str, *, array: bool = False
+) -> None:
     """``table`` under ``[header]`` (or ``[[header]]``): its values, then its sub-tables."""
     dotted = ".".join(_key(part) for part in header)
     if lines:

@@ -131,7 +131,9 @@ class Session:
             raise StateError(f"no unfinished seawall session in {root}/.seawall")
         state = StateStore(root, session_id).load()
         if not state.plan_text:
-            raise StateError(f"session {session_id} has no recorded plan: its state.json lacks plan_text")
+            raise StateError(
+                f"session {session_id} has no recorded plan: its state.json lacks plan_text"
+            )
         plan = parse_plan(state.plan_text, path=state.plan_path or "<recorded plan>")
         session = cls(plan, repo=root, session_id=session_id, plan_text=state.plan_text, **kwargs)
         session.state = state
