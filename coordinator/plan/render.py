@@ -58,11 +58,11 @@ def render_plan(plan: Plan) -> str:
         runners[name] = entry
     tasks = [_table(task, "", path, keep=("id", "prompt"), task=task.id) for task in plan.tasks]
     lines: list[str] = []
-    _emit(lines, ("session",), session, path)
+    _emit(lines, ("session",), session)
     for name, entry in runners.items():
-        _emit(lines, ("runners", name), entry, path)
+        _emit(lines, ("runners", _checked(name, f"runners.{name}", path, None)), entry)
     for task in tasks:
-        _emit(lines, ("task",), task, path, array=True)
+        _emit(lines, ("task",), task, array=True)
     return "\n".join(lines) + "\n"
 
 
@@ -99,7 +99,10 @@ def _value(item: Any, name: str, path: str, task: str | None) -> Any:
     if dataclasses.is_dataclass(item) and not isinstance(item, type):
         return _table(item, name, path, task=task)
     if isinstance(item, Mapping):
-        return {str(key): _value(v, f"{name}.{key}", path, task) for key, v in item.items()}
+        return {
+            _checked(str(key), f"{name}.{key}", path, task): _value(v, f"{name}.{key}", path, task)
+            for key, v in item.items()
+        }
     if isinstance(item, StrEnum):
         return item.value
     if isinstance(item, tuple | list):
@@ -137,9 +140,7 @@ def _checked(text: str, name: str, path: str, task: str | None) -> str:
     return text
 
 
-def _emit(
-    lines: list[str], header: tuple[str, ...], table: Table, path: str, *, array: bool = False
-) -> None:
+def _emit(lines: list[str], header: tuple[str, ...], table: Table, *, array: bool = False) -> None:
     """``table`` under ``[header]`` (or ``[[header]]``): its values, then its sub-tables."""
     dotted = ".".join(_key(part) for part in header)
     if lines:
@@ -150,7 +151,7 @@ def _emit(
             lines.append(f"{_key(key)} = {_literal(value)}")
     for key, value in table.items():
         if isinstance(value, dict):
-            _emit(lines, (*header, key), value, path)
+            _emit(lines, (*header, key), value)
 
 
 def _key(key: str) -> str:

@@ -167,3 +167,11 @@ def test_an_unwritable_string_names_its_task_and_field() -> None:
     with pytest.raises(PlanError) as caught:
         render_plan(plan)
     assert (caught.value.task, caught.value.field) == ("t1", "prompt")
+
+
+def test_an_unwritable_option_key_names_its_runner_field() -> None:
+    runner = RunnerSpec(name="r", kind="command", options=MappingProxyType({"k\udfff": 1}))
+    plan = Plan(session=SessionConfig(), tasks=(Task(id="t1", prompt="p"),), runners={"r": runner})
+    with pytest.raises(PlanError) as caught:
+        render_plan(plan)
+    assert caught.value.field == "runners.r.options.k\udfff"
