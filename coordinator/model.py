@@ -288,7 +288,8 @@ class Plan:
     """A validated plan: the session configuration and its tasks, in file order.
 
     A plan parsed from TOML keeps its ``source``; a session records it and reopens from
-    it (a plan built in Python has none, so its session cannot be reopened)."""
+    it. A plan built in Python has none; the session records its rendering
+    (``coordinator.plan.render``) instead."""
 
     session: SessionConfig
     tasks: tuple[Task, ...]

@@ -10,7 +10,9 @@ Duties of :func:`run_remote`:
    ``checkpoint_every`` seconds when files changed) take a shadow checkpoint
    (``Checkpointer``, TREE mode) and send it as a bundle *before* the edit's result,
    so the coordinator's copy holds the edit when it sees the event.
-4. Obey the hub's stop flag (the wrapped runner ends its agent and returns).
+4. Obey the hub's stop flag (the wrapped runner ends its agent and returns). The agent's
+   supervisor watches this worker process and ends the agent when the worker dies
+   outright (SIGKILL, the OOM killer): nothing is left running unseen on the worker.
 5. At the end take a last checkpoint (a ``wip`` one when the stop was not clean) and
    return the final state, a bundle of everything since the agent's start and the
    transcript files. A failure to set up is returned as ``setup_error`` (the agent never
@@ -49,6 +51,7 @@ from coordinator.errors import RunnerError, SeawallError
 from coordinator.events import Event, ToolCall, ToolResult, edited_paths
 from coordinator.git.checkpoints import Checkpointer, CheckpointMode
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner, build_runner
+from coordinator.sandbox.launch import agents_end_with_this_process
 
 __all__ = ["STOP_POLL", "run_remote"]
 
@@ -100,7 +103,8 @@ def run_remote(
         except (SeawallError, OSError) as exc:
             return WorkerOutcome(setup_error=f"{type(exc).__name__}: {exc}")
         remote = _Remote(job, root, Path(scratch) / "agent", hub, run_id)
-        return anyio.run(remote.run, inner, workspace, scope)
+        with agents_end_with_this_process():  # a worker killed outright takes its agent
+            return anyio.run(remote.run, inner, workspace, scope)
 
 
 def _inner(job: Job) -> AgentRunner:

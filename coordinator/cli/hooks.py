@@ -55,7 +55,7 @@ def _run_hook(args: argparse.Namespace) -> int:
     env: dict[str, str] = dict(os.environ)
     if args.session and not env.get("SEAWALL_SESSION"):
         env["SEAWALL_SESSION"] = args.session
-    response = answer(args.event, sys.stdin.read(MAX_REQUEST), env)
+    response = answer(args.event, sys.stdin.buffer.read(MAX_REQUEST), env)
     if response.stdout:
         sys.stdout.write(response.stdout)
         sys.stdout.flush()

@@ -166,19 +166,31 @@ def _inspect(
     merged_trees: set[pygit2.Oid],
 ) -> WorktreeInfo:
     session, wave, task = owner
-    age = time.time() - (admin / "commondir").stat().st_mtime if admin.exists() else 0.0
-    if not (path / ".git").exists() or (
-        (admin / "locked").exists() and not (admin / READY_FILE).exists()
-    ):
+    try:
+        age = time.time() - (admin / "commondir").stat().st_mtime
+    except FileNotFoundError:
+        age = 0.0
+
+    def missing() -> WorktreeInfo:
         return WorktreeInfo(
             path=str(path), session=session, wave=wave, task=task, branch=None,
             age_seconds=age, dirty=False, merged=False, missing=True,
             reason="folder is missing" if not path.exists() else "its checkout never finished",
         )  # fmt: skip
-    wt_repo = pygit2.Repository(str(path))
-    branch = None if wt_repo.head_is_detached else wt_repo.head.shorthand
-    head = wt_repo.head.peel(pygit2.Commit)
-    state = snapshot_tree(wt_repo)
+
+    if not (path / ".git").exists() or (
+        (admin / "locked").exists() and not (admin / READY_FILE).exists()
+    ):
+        return missing()
+    try:
+        wt_repo = pygit2.Repository(str(path))
+        branch = None if wt_repo.head_is_detached else wt_repo.head.shorthand
+        head = wt_repo.head.peel(pygit2.Commit)
+        state = snapshot_tree(wt_repo)
+    except (pygit2.GitError, OSError):
+        if (path / ".git").exists():
+            raise
+        return missing()  # removed by a concurrent cleanup while it was being read
     dirty = state != head.tree.id
     merged, reason = _merge_state(repo, head, state, dirty, merged_trees)
     return WorktreeInfo(

@@ -20,12 +20,17 @@ __all__ = ["HOOK_MODULES", "answer", "failed"]
 HOOK_MODULES = {event: f"coordinator.hooks.{event.replace('-', '_')}" for event in EVENTS}
 
 
-def answer(event: str, text: str, env: Mapping[str, str], *, cwd: str = "") -> HookResponse:
-    """The response to one ``event`` call whose stdin was ``text``; ``cwd`` is the hook
-    process's working directory, for an input that names none."""
+def answer(event: str, data: bytes, env: Mapping[str, str], *, cwd: str = "") -> HookResponse:
+    """The response to one ``event`` call whose stdin was ``data``; ``cwd`` is the hook
+    process's working directory, for an input that names none. Input that is not UTF-8
+    is refused like any other unreadable input (never guessed at)."""
     if event not in HOOK_MODULES:
         return failed(event, f"seawall: no such hook event {event!r}", env)
     try:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise HookInputError(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
         payload = read_payload(io.StringIO(text))
         if cwd and not payload.get("cwd"):
             payload["cwd"] = cwd

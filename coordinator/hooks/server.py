@@ -74,8 +74,7 @@ async def _respond(data: bytes, limiter: anyio.CapacityLimiter) -> tuple[int, st
     except WireError as exc:
         refusal = HookResponse(exit_code=BLOCK_EXIT, stderr=f"seawall: bad hook request: {exc}")
         return refusal.exit_code, refusal.stdout, refusal.stderr
-    text = payload.decode("utf-8", "replace")
     response = await anyio.to_thread.run_sync(
-        lambda: answer(event, text, env, cwd=cwd), limiter=limiter
+        lambda: answer(event, payload, env, cwd=cwd), limiter=limiter
     )
     return response.exit_code, response.stdout, response.stderr

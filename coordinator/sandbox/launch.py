@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 
 from coordinator.sandbox.landlock import abi_version
 from coordinator.sandbox.policy import SandboxPolicy
 
-__all__ = ["available", "supervised", "supervisor_argv", "unavailable_reason"]
+__all__ = [
+    "agents_end_with_this_process",
+    "available",
+    "supervised",
+    "supervisor_argv",
+    "unavailable_reason",
+]
 
 _SANDBOX_DIR = Path(__file__).resolve().parent
 _BOOT = f"""\
@@ -23,6 +32,7 @@ for name, path in (
 from coordinator.sandbox.supervise import main
 sys.exit(main())
 """
+_END_WITH_STARTER: ContextVar[bool] = ContextVar("end_with_starter", default=False)
 
 
 def available() -> bool:
@@ -46,6 +56,22 @@ def supervised() -> bool:
     return sys.platform == "linux"
 
 
+@contextlib.contextmanager
+def agents_end_with_this_process() -> Iterator[None]:
+    """Within this block (this context and the tasks it starts), agents started under the
+    supervisor are ended when the process that started them dies, however it dies.
+
+    Outside it an agent outlives a coordinator killed outright, so that ``resume`` can
+    find, stop and salvage it; a process whose agents nobody would find again (a Ray
+    worker, whose machine the coordinator does not watch) uses this block instead.
+    """
+    token = _END_WITH_STARTER.set(True)
+    try:
+        yield
+    finally:
+        _END_WITH_STARTER.reset(token)
+
+
 def supervisor_argv(
     argv: Sequence[str], *, policy: SandboxPolicy | None, grace: float
 ) -> list[str]:
@@ -55,9 +81,12 @@ def supervisor_argv(
     which supervisor code runs; ``-S`` skips site-packages. The supervisor needs only the
     standard library and two modules of this package, so the boot code registers the
     package directories without running their ``__init__`` (whose imports would double
-    the supervisor's start).
+    the supervisor's start). Within ``agents_end_with_this_process`` the supervisor is
+    told this process's id (``--parent``) and ends the agent when it dies.
     """
     command = [sys.executable, "-I", "-S", "-c", _BOOT, "--grace", f"{grace:g}"]
+    if _END_WITH_STARTER.get():
+        command += ["--parent", str(os.getpid())]
     if policy is not None:
         command.append("--sandbox")
         for path in policy.writable:

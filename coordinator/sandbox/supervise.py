@@ -14,7 +14,11 @@ seawall starts every agent through this small process, which stays the agent's p
 4. when the agent ends, or the supervisor gets SIGTERM, SIGINT or SIGHUP, it sends
    SIGTERM to every descendant, SIGKILL after ``--grace`` seconds, and waits until none
    is left; then it exits with the agent's status (the same exit code, or death by the
-   same signal). A file it created that is still the same empty file is removed first.
+   same signal). A file it created that is still the same empty file is removed first;
+5. with ``--parent PID`` it also does so as soon as its parent is no longer ``PID`` (the
+   process that started it died, however: SIGKILL, the OOM killer), so the agent does
+   not outlive it. Without the option an agent outlives whoever started the supervisor,
+   so that a later process can find, stop and salvage it.
 
 It only loads the standard library, so it adds little to an agent's start. Exit code 125
 means the sandbox could not be applied (nothing was started), 127 that the agent could
@@ -45,6 +49,7 @@ _PR_SET_CHILD_SUBREAPER = 36
 _STOPS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 _WATCHED = {signal.SIGCHLD, *_STOPS}
 _POLL = 0.02
+_PARENT_POLL = 0.1  # seconds between looks at the parent, with ``--parent``
 _KILL_WAIT = 5.0  # bound on waiting for SIGKILLed descendants to disappear
 
 
@@ -224,50 +229,68 @@ def _exit_like(status: int | None) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def _options(args: list[str]) -> tuple[float, list[str] | None, list[str], list[str]]:
-    """``--grace S``, ``--sandbox`` with one ``--write PATH`` per writable path and one
-    ``--new PATH`` per file to create, ``--``, then the agent's argv. (Not argparse nor
-    JSON: their imports alone would cost more than the rest of the start.)"""
-    grace: float = 2.0
-    writable: list[str] | None = None
-    new: list[str] = []
+class _Options:
+    __slots__ = ("argv", "grace", "new", "parent", "writable")
+
+    def __init__(self) -> None:
+        self.grace: float = 2.0
+        self.writable: list[str] | None = None
+        self.new: list[str] = []
+        self.parent: int | None = None
+        self.argv: list[str] = []
+
+
+def _options(args: list[str]) -> _Options:
+    """``--grace S``, ``--parent PID``, ``--sandbox`` with one ``--write PATH`` per
+    writable path and one ``--new PATH`` per file to create, ``--``, then the agent's
+    argv. (Not argparse nor JSON: their imports alone would cost more than the rest of
+    the start.)"""
+    options = _Options()
     rest = list(args)
     while rest and rest[0] != "--":
         option = rest.pop(0)
         if option == "--sandbox":
-            writable = writable or []
-        elif option in ("--grace", "--write", "--new") and rest:
+            options.writable = options.writable or []
+        elif option in ("--grace", "--write", "--new", "--parent") and rest:
             value = rest.pop(0)
             if option == "--grace":
-                grace = float(value)
+                options.grace = float(value)
             elif option == "--new":
-                new.append(value)
+                options.new.append(value)
+            elif option == "--parent":
+                options.parent = int(value)
             else:
-                writable = [*(writable or []), value]
+                options.writable = [*(options.writable or []), value]
         else:
             raise ValueError(f"unknown or incomplete option {option!r}")
     if len(rest) < 2:
         raise ValueError("no agent command after '--'")
-    return grace, writable, new, rest[1:]
+    options.argv = rest[1:]
+    return options
 
 
 def main(args: list[str] | None = None) -> int:
     try:
-        grace, writable, new, argv = _options(sys.argv[1:] if args is None else args)
+        options = _options(sys.argv[1:] if args is None else args)
     except ValueError as exc:
         sys.stderr.write(f"{SUPERVISOR_SAYS} bad arguments: {exc}\n")
         return SANDBOX_FAILED
     original = signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    made = _create(new) if writable is not None else []
-    agent = _start(argv, original, writable)
+    if options.parent is not None and os.getppid() != options.parent:
+        return 128 + signal.SIGHUP  # the parent died before the agent could start
+    made = _create(options.new) if options.writable is not None else []
+    agent = _start(options.argv, original, options.writable)
     status = None
+    wait = 1.0 if options.parent is None else _PARENT_POLL
     while status is None:
-        info = signal.sigtimedwait(_WATCHED, 1.0)
+        info = signal.sigtimedwait(_WATCHED, wait)
         status = _reap(agent)
         if info is not None and info.si_signo in _STOPS:
             break
-    final = _end_descendants(grace, agent)
+        if options.parent is not None and os.getppid() != options.parent:
+            break  # orphaned: the agent goes with the process that started it
+    final = _end_descendants(options.grace, agent)
     _remove_unused(made)
     return _exit_like(status if status is not None else final)
 

@@ -29,6 +29,7 @@ from coordinator.lead.types import PreparedWave, WaveReport
 from coordinator.model import Plan, RunnerSpec, Status, Task
 from coordinator.notify import Notifier
 from coordinator.plan.loader import parse_plan
+from coordinator.plan.render import plan_source
 from coordinator.preflight import preflight_runners
 from coordinator.progress import Progress, quiet_progress
 from coordinator.report import report_path, write_report
@@ -95,7 +96,7 @@ class Session:
         self._retry = retry
         self._clock = SessionClock(clock)
         self.progress = progress or quiet_progress()
-        self._plan_text = plan_text or plan.source
+        self._plan_text = plan_text or plan_source(plan)
         self._opened_tracker = False
         self._save_lock = anyio.Lock()
         self.state: SessionState | None = None
@@ -131,8 +132,7 @@ class Session:
         state = StateStore(root, session_id).load()
         if not state.plan_text:
             raise StateError(
-                f"session {session_id} has no recorded plan (its Plan was built in Python, "
-                "not parsed from TOML); it cannot be reopened"
+                f"session {session_id} has no recorded plan: its state.json lacks plan_text"
             )
         plan = parse_plan(state.plan_text, path=state.plan_path or "<recorded plan>")
         session = cls(plan, repo=root, session_id=session_id, plan_text=state.plan_text, **kwargs)

@@ -98,20 +98,32 @@ def run() -> list[BenchResult]:
             ),
         }
         results = [_in_process(repo, agent_env, bash, baseline), version_figure(bare), *served]
-        for name, func in figures.items():
-            func()  # warm the file cache
-            figure, base = _paired(func, bare)
-            results.append(
-                BenchResult(
-                    name=name,
-                    figure=figure * 1000,
-                    baseline=base * 1000,
-                    unit="ms/call",
-                    baseline_name="python -c pass",
-                    note=f"median of {RUNS}; each call imports the decision code",
-                )
-            )
+        note = f"median of {RUNS}; each call imports the decision code"
+        results += [_against_bare(name, func, bare, note=note) for name, func in figures.items()]
         return results
+
+
+def _against_bare(
+    name: str,
+    func: Callable[[], object],
+    bare: Callable[[], object],
+    *,
+    note: str,
+    target: str = "",
+) -> BenchResult:
+    """One call's figure, warmed once (file cache, the server's imports), paired with
+    ``python -c pass`` run alternately in the same loop."""
+    func()
+    figure, base = _paired(func, bare)
+    return BenchResult(
+        name=name,
+        figure=figure * 1000,
+        baseline=base * 1000,
+        unit="ms/call",
+        baseline_name="python -c pass",
+        target=target,
+        note=note,
+    )
 
 
 def version_figure(bare: Callable[[], object]) -> BenchResult:
@@ -120,16 +132,8 @@ def version_figure(bare: Callable[[], object]) -> BenchResult:
     def version() -> object:
         return subprocess.run([SEAWALL, "--version"], check=True, capture_output=True)
 
-    version()
-    figure, base = _paired(version, bare)
-    return BenchResult(
-        name="seawall --version",
-        figure=figure * 1000,
-        baseline=base * 1000,
-        unit="ms/call",
-        baseline_name="python -c pass",
-        target="<= 2x",
-        note=f"median of {RUNS}",
+    return _against_bare(
+        "seawall --version", version, bare, note=f"median of {RUNS}", target="<= 2x"
     )
 
 
@@ -159,20 +163,11 @@ def _served_figures(
                 "post-tool-use", post, served
             ),
         }
-        for name, func in figures.items():
-            func()  # warm the file cache and the server's imports
-            figure, base = _paired(func, bare)
-            results.append(
-                BenchResult(
-                    name=name,
-                    figure=figure * 1000,
-                    baseline=base * 1000,
-                    unit="ms/call",
-                    baseline_name="python -c pass",
-                    target="<= 3x",
-                    note=f"median of {RUNS}, the client's process start included",
-                )
-            )
+        note = f"median of {RUNS}, the client's process start included"
+        results += [
+            _against_bare(name, func, bare, note=note, target="<= 3x")
+            for name, func in figures.items()
+        ]
     return results
 
 

@@ -96,6 +96,8 @@ AGENT = textwrap.dedent(
         if step.get("kill_worker"):  # the worker: the parent of seawall's supervisor
             parent = os.getppid()
             if b"coordinator.sandbox.supervise" in Path(f"/proc/{parent}/cmdline").read_bytes():
+                if "supervisor_pidfile" in step:
+                    Path(step["supervisor_pidfile"]).write_text(str(parent))
                 parent = int(Path(f"/proc/{parent}/stat").read_text().rsplit(")", 1)[1].split()[1])
             os.kill(parent, signal.SIGKILL)
             time.sleep(30)
@@ -531,13 +533,20 @@ async def test_time_limit_returns_timed_out_with_the_work_so_far(
 async def test_a_killed_worker_gives_a_partial_result_with_its_checkpoints(
     local_ray: None, tmp_path: Path, agent_script: Path
 ) -> None:
+    """The worker is SIGKILLed mid-agent: the run is partial, what was checkpointed is
+    kept, and the agent (with its supervisor) does not outlive the worker."""
+    agent_pid, supervisor_pid = tmp_path / "agent.pid", tmp_path / "supervisor.pid"
     spec = {
         "doomed": {
             "steps": [
                 {"write": "saved.txt", "content": "saved\n"},
                 {"sleep": 2},
                 {"write": "maybe.txt", "content": "maybe\n"},
-                {"kill_worker": True},
+                {
+                    "pidfile": str(agent_pid),
+                    "kill_worker": True,
+                    "supervisor_pidfile": str(supervisor_pid),
+                },
             ]
         }
     }
@@ -553,6 +562,9 @@ async def test_a_killed_worker_gives_a_partial_result_with_its_checkpoints(
     # the session's own wip snapshot holds what arrived before the worker died
     assert run.wip is not None
     assert git(repo, "show", f"{run.wip}:saved.txt") == "saved"
+    # the agent sleeps 30 s after killing its worker: only its supervisor can end it
+    assert await gone(int(agent_pid.read_text()), within=10), "the agent outlived its worker"
+    assert await gone(int(supervisor_pid.read_text()), within=10)
 
 
 async def test_stop_before_start_and_outer_cancellation(
@@ -706,6 +718,8 @@ async def test_a_session_records_an_agent_whose_worker_died_as_partial(
     )
     session = Session(plan, repo=repo, runner=runner, session_id="rays-2")
 
+    agents: list[int] = []
+
     async def kill_alphas_workers() -> None:
         """Each dispatch of alpha loses its worker, killed from outside (the sandboxed
         agent itself may not signal it)."""
@@ -714,6 +728,7 @@ async def test_a_session_records_an_agent_whose_worker_died_as_partial(
             if await pidfile.exists():
                 pid = int(await pidfile.read_text())
                 await pidfile.unlink()
+                agents.append(pid)
                 with contextlib.suppress(ProcessLookupError, FileNotFoundError):
                     os.kill(worker_of(pid), signal.SIGKILL)
             await anyio.sleep(0.1)
@@ -728,6 +743,9 @@ async def test_a_session_records_an_agent_whose_worker_died_as_partial(
     assert first["gamma"].status == "done" and first["gamma"].merged
     assert first["alpha"].wip is not None
     assert git(repo, "show", f"{first['alpha'].wip}:src/alpha.py") == "A = 1"
+    assert agents, "alpha never started"
+    for pid in agents:  # each sleeps 60 s: none may outlive its killed worker
+        assert await gone(pid, within=10), f"agent {pid} outlived its worker"
 
 
 # -- configuration ---------------------------------------------------------------------

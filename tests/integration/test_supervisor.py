@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -27,6 +29,7 @@ __all__ = ["anyio_backend"]
 pytestmark = pytest.mark.anyio
 
 DAEMON = "setsid sh -c 'echo $$ > daemon.pid; sleep 400; echo late > late.txt' & "
+ROOT = Path(__file__).resolve().parents[2]
 DOUBLE_FORK = "(sh -c 'sleep 300' &) ; "
 
 
@@ -171,3 +174,58 @@ async def test_aend_group_ends_a_group_without_blocking_the_loop(tmp_path: Path)
     assert during >= 10  # the loop kept running while the group was ended
     await process.wait()
     await process.aclose()
+
+
+STARTER = """
+import os, subprocess, sys, time
+from coordinator.sandbox.launch import agents_end_with_this_process, supervisor_argv
+agent = ["sh", "-c", sys.argv[2]]
+if sys.argv[1] == "watched":
+    with agents_end_with_this_process():
+        argv = supervisor_argv(agent, policy=None, grace=0.5)
+else:
+    argv = supervisor_argv(agent, policy=None, grace=0.5)
+subprocess.Popen(argv, start_new_session=True)
+time.sleep(60)
+"""
+
+
+def _start_and_kill_the_starter(tmp_path: Path, mode: str, session: str) -> tuple[int, bool]:
+    """A process starts an agent under the supervisor and is SIGKILLed once the agent
+    (which also daemonises a child) runs; returns the agent's pid and whether the
+    supervisor was told to watch its starter."""
+    script = f"{DAEMON}echo $$ > agent.pid; sleep 60"
+    env = {**os.environ, "SEAWALL_SESSION": session, "PYTHONPATH": str(ROOT)}
+    starter = subprocess.Popen([sys.executable, "-c", STARTER, mode, script], cwd=tmp_path, env=env)
+    try:
+        for _ in range(200):  # bounded: up to 10 s for the agent and its daemon to start
+            if (tmp_path / "agent.pid").exists() and (tmp_path / "daemon.pid").exists():
+                break
+            time.sleep(0.05)
+        agent = int((tmp_path / "agent.pid").read_text())
+        watched = b"--parent" in Path(f"/proc/{_parent(agent)}/cmdline").read_bytes()
+    finally:
+        starter.kill()
+        starter.wait(timeout=10)
+    return agent, watched
+
+
+def test_an_agent_started_to_end_with_its_starter_does_not_outlive_it(tmp_path: Path) -> None:
+    session = f"watched-{uuid.uuid4().hex[:8]}"
+    agent, watched = _start_and_kill_the_starter(tmp_path, "watched", session)
+    assert watched
+    assert wait_until_gone(session, 5.0) == set()
+    assert agent not in processes_of(session)
+
+
+def test_by_default_an_agent_outlives_the_process_that_started_it(tmp_path: Path) -> None:
+    """What lets ``resume`` find and salvage a killed coordinator's agents."""
+    session = f"kept-{uuid.uuid4().hex[:8]}"
+    agent, watched = _start_and_kill_the_starter(tmp_path, "default", session)
+    try:
+        assert not watched
+        time.sleep(0.5)  # several of a watching supervisor's looks at its parent
+        assert agent in processes_of(session)
+    finally:
+        end_group(os.getpgid(_parent(agent)), grace=0.5)
+    assert wait_until_gone(session, 5.0) == set()

@@ -426,7 +426,7 @@ def _hook_process_answer(data: bytes, env: dict[str, str]) -> tuple[int, str, st
     sys.stdin = stdin
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = _run_hook(Namespace(event="pre-tool-use"))
+            code = _run_hook(Namespace(event="pre-tool-use", session=None))
     finally:
         sys.stdin = saved_stdin
         os.environ.clear()
