@@ -179,7 +179,9 @@ def _inspect(
             reason="folder is missing" if not path.exists() else "its checkout never finished",
         )  # fmt: skip
 
-    if not path.is_dir() or ((admin / "locked").exists() and not (admin / READY_FILE).exists()):
+    if not (path / ".git").exists() or (
+        (admin / "locked").exists() and not (admin / READY_FILE).exists()
+    ):
         return missing()
     try:  # through git's record of it, not the ``.git`` file its agent could rewrite
         wt_repo = pygit2.Repository(str(admin))
@@ -187,7 +189,7 @@ def _inspect(
         head = wt_repo.head.peel(pygit2.Commit)
         state = snapshot_tree(wt_repo)
     except (pygit2.GitError, OSError):
-        if path.is_dir():
+        if (path / ".git").exists():
             raise
         return missing()  # removed by a concurrent cleanup while it was being read
     dirty = state != head.tree.id
