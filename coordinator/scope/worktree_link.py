@@ -17,7 +17,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from coordinator.git.worktree_admin import admin_dir
+from coordinator.git.worktree_admin import admin_dirs
 from coordinator.scope.repostate import ChangeKind, StateChange
 
 __all__ = ["link_points_at", "restore_links"]
@@ -47,8 +47,9 @@ def restore_links(
     git directory; what was there is kept under ``save_dir``. Workspaces git has no
     worktree record of (in place, or removed) are left alone."""
     changes: list[StateChange] = []
+    recorded = admin_dirs(repo)
     for task, worktree in agents:
-        admin = admin_dir(repo, worktree)
+        admin = recorded.get(Path(os.path.realpath(worktree)))
         link = worktree / ".git"
         if admin is None or not worktree.is_dir() or link_points_at(link, admin):
             continue

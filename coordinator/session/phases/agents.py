@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import anyio
+
 from coordinator.git.checkpoints import Checkpointer, CheckpointMode
 from coordinator.model import Isolation, Task
 from coordinator.scope.repostate import snapshot_path
@@ -37,7 +39,7 @@ def checkpointer(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord) -> Chec
     )
 
 
-def restore_worktree_links(
+async def restore_worktree_links(
     ctx: WaveContext, wave: WaveRecord, agents: Sequence[AgentRecord]
 ) -> None:
     """Before seawall reads worktrees agents ran in: each ``.git`` link an agent changed
@@ -47,7 +49,8 @@ def restore_worktree_links(
         return
     save = snapshot_path(ctx.repo, ctx.state.session, wave.number).parent / "planted"
     pairs = [(record.task, Path(record.workspace)) for record in agents]
-    for change in restore_links(ctx.repo, pairs, save_dir=save):
+    changes = await anyio.to_thread.run_sync(lambda: restore_links(ctx.repo, pairs, save_dir=save))
+    for change in changes:
         ctx.events.append("repo_state_changed", wave=wave.number, **change.record())
         ctx.progress.log(f"wave {wave.number}: {change.describe()}")
 
@@ -85,7 +88,7 @@ async def snapshot_unreported(
 ) -> AgentRun:
     """Checkpoint the files of an agent the coordinator did not run (or lost), and
     with ``wip`` also a ``wip:`` snapshot with that reason."""
-    restore_worktree_links(ctx, wave, [record])
+    await restore_worktree_links(ctx, wave, [record])
     points = checkpointer(ctx, wave, record)
     paths = dirty_in_scope(ctx, wave, task) if wave.isolation == Isolation.NONE else None
     await points.acheckpoint(paths)

@@ -80,7 +80,7 @@ async def review(ctx: WaveContext, wave: WaveRecord) -> None:
     """Judge every agent of the wave; the wave is then ``reviewed``."""
     tasks = ctx.tasks(wave)
     enforcement = Enforcement(wave.enforcement)
-    restore_worktree_links(ctx, wave, wave.agents)  # first: what follows reads worktrees
+    await restore_worktree_links(ctx, wave, wave.agents)  # first: what follows reads worktrees
     if enforcement is not Enforcement.OFF:
         await anyio.to_thread.run_sync(_check_repo_state, ctx, wave)
     for record in wave.agents:
