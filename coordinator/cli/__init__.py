@@ -16,10 +16,7 @@ With ``--json`` anywhere on the command line, an error is JSON on stdout too:
 
 from __future__ import annotations
 
-import os
 import sys
-
-from coordinator.hooks.wire import SOCKET_ENV
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a start-up cost)
 if TYPE_CHECKING:
@@ -77,8 +74,8 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["hook"] and SOCKET_ENV in os.environ:  # once per tool call: the
-        from coordinator.hooks.client import run  # session's hook server answers
+    if argv[:1] == ["hook"]:  # once per tool call: a hook server answers
+        from coordinator.hooks.client import run
 
         code = run(argv)
         if code is not None:
