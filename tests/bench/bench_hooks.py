@@ -5,8 +5,10 @@ start-up plus imports. Each figure is the median of several runs in a temporary
 repository with a live scope manifest; the baseline is the same interpreter doing
 nothing, measured in the same run, each baseline run right before a hook run (the
 shared machine's load changes from one second to the next). The calls a session's
-agents make go to the session's hook server (``SEAWALL_HOOK_SOCKET``): those are the
-figures with a goal; a hook call with no server decides in its own process.
+agents make go to the session's hook server (``SEAWALL_HOOK_SOCKET``); a call with no
+session server (a lead's hooks, hooks a user installed) goes to the resident decision
+server its first call starts. Those figures have the goal; a call decided in its own
+process (``SEAWALL_HOOK_RESIDENT=off``) is measured for comparison.
 """
 
 from __future__ import annotations
@@ -60,6 +62,12 @@ def _hook(event: str, payload: Mapping[str, object], env: dict[str, str]) -> Cal
 
 
 def run() -> list[BenchResult]:
+    import compileall
+
+    import coordinator
+
+    # as installed: every module compiled once (an editable checkout may lack the files)
+    compileall.compile_dir(Path(coordinator.__file__).parent, quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp)
         (repo / "src/app").mkdir(parents=True)

@@ -237,3 +237,14 @@ def test_off_decides_every_call_in_its_own_process(repo: Path, home: Path) -> No
     out, loaded = _modules_after_a_call(env, _calls(repo)[1])
     assert decision(json.loads(out)) == "deny"
     assert "coordinator.hooks.entry" in loaded and "coordinator.scope" in loaded
+
+
+def test_the_installed_command_starts_without_re_or_a_parser(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [INTERPRETER, "-X", "importtime", SEAWALL, "--version"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.startswith("seawall ")
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    assert "coordinator.cli" in loaded
+    assert not loaded & {"re", "argparse", "enum", "importlib.metadata", "coordinator.hooks"}
