@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 from coordinator.hooks import wire
-from coordinator.hooks.entry import HOOK_MODULES, answer, answer_request
 from coordinator.hooks.resident import private
 
 __all__ = ["serve"]
@@ -35,12 +34,17 @@ def serve(path: str, *, idle: float) -> None:
     if not private(str(socket_file.parent)):
         return
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
-    lock = os.open(socket_file.with_suffix(".lock"), flags, 0o600)
+    try:
+        lock = os.open(socket_file.with_suffix(".lock"), flags, 0o600)
+    except OSError:
+        return  # a directory this process may not write (a sandbox's): no server
     try:
         if not _lock(lock):
             return  # another server of this installation runs
         os.ftruncate(lock, 0)
         os.write(lock, b"%d\n" % os.getpid())  # who serves, for a person looking
+        from coordinator.hooks.entry import HOOK_MODULES  # the decision code, once
+
         for module in HOOK_MODULES.values():
             importlib.import_module(module)
         sources = _sources({})
@@ -130,6 +134,8 @@ def _receive(conn: socket.socket) -> bytes:
 
 def _decide(data: bytes) -> tuple[int, str, str]:
     """The call decided as in the caller's own process: its environment and directory."""
+    from coordinator.hooks.entry import answer, answer_request
+
     try:
         event, cwd, env, payload = wire.decode_request(data)
     except wire.WireError:
