@@ -6,8 +6,10 @@ Only the module of the command being run is imported and only its parser built
 (``COMMANDS`` says which module registers which command; a test keeps it true), and
 heavy imports happen inside handlers, so ``--version`` starts fast. ``--help`` and an
 unknown command build every parser (``coordinator.cli.parsing``). ``seawall hook ...``
-inside an agent whose session serves its hooks never builds a parser: the hook client
-(``coordinator.hooks.client``) hands the call to the server and prints its answer.
+never builds a parser: the hook client (``coordinator.hooks.client``) hands the call to
+the session's hook server, or to the user's resident decision server when there is no
+session server, and prints its answer (deciding it in its own process when no resident
+server runs yet).
 
 With ``--json`` anywhere on the command line, an error is JSON on stdout too:
 ``{"error": {"type": ..., "message": ..., "exit_code": ...}}`` (and ``path``, ``task``,

@@ -4,7 +4,9 @@ Started before a wave's agents are dispatched and stopped after the last one end
 owned by the dispatch that started it. It listens on a Unix socket in a directory of
 its own under the system's temporary directory, which no agent's sandbox lets it write
 (an agent's temporary files go to a directory of its own), so no agent can replace the
-socket or remove it; connecting needs no write grant. Each call is answered by
+socket or remove it; connecting needs no write grant. The directory is named after the
+process that owns it, so one a killed session left behind is told apart and removed by
+the next server. Each call is answered by
 ``coordinator.hooks.entry.answer``, the same function a hook process runs by itself,
 one call at a time on a worker thread, so the session's event loop keeps moving and a
 lead's hooks that keep breaker state save it exactly as they would in their own
