@@ -104,6 +104,7 @@ def main(path: str) -> None:
         idle = float(os.environ.get(IDLE_ENV, "") or _IDLE)
     except ValueError:
         idle = _IDLE
+    os.closerange(3, 65536)  # a pipe the first caller inherited must not be held open
     os.chdir("/")  # hold no caller's directory between calls
     from coordinator.hooks.residentserver import serve
 

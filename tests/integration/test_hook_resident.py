@@ -248,3 +248,21 @@ def test_the_installed_command_starts_without_re_or_a_parser(tmp_path: Path) -> 
     loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
     assert "coordinator.cli" in loaded
     assert not loaded & {"re", "argparse", "enum", "importlib.metadata", "coordinator.hooks"}
+
+
+def test_the_started_server_holds_none_of_the_callers_pipes(repo: Path, home: Path) -> None:
+    make_manifest(repo)
+    read_end, write_end = os.pipe()  # a pipe the caller hands the hook, read to its end
+    try:
+        done = subprocess.run(
+            [SEAWALL, "hook", "pre-tool-use"], input=json.dumps(_calls(repo)[1]),
+            env=_env(repo, home), capture_output=True, text=True, timeout=60,
+            pass_fds=(write_end,),
+        )  # fmt: skip
+        os.close(write_end)
+        assert decision(json.loads(done.stdout)) == "deny"
+        _server_pid(_socket(_env(repo, home)))  # the server runs
+        os.set_blocking(read_end, False)
+        assert os.read(read_end, 1) == b""  # end of file: no process holds the write end
+    finally:
+        os.close(read_end)
