@@ -30,9 +30,11 @@ import ray
 
 from adapters.runners.ray import RayRunner
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
+from coordinator.telemetry import read_events
 from tests.integration.raycluster import HEAD, Cluster, raylet_of, reload_auth
 from tests.integration.test_runner_ray import (
     agent_script,
+    alive,
     command_spec,
     files_of,
     git,
@@ -390,6 +392,63 @@ async def test_a_killed_coordinator_leaves_no_remote_agent_and_resume_finishes(
     assert git(repo, "show", "main:src/victim.py") == "V = 2"
     assert git(repo, "show", "main:src/after.py") == "AFTER = 1"
     assert git(repo, "show", "main:src/healthy.py") == "HEALTHY = 1"
+
+
+async def test_resume_stops_the_remote_agent_a_killed_client_coordinator_left_running(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """A ``ray://`` client's job outlives its client for the reconnect grace period, so
+    its remote agent runs on: a real orphan, which resume stops through Ray before it
+    salvages the agent's mirrored work and runs the task again."""
+    plan_text, marks = _retry_plan(tmp_path, address=cluster.client_address)
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text)
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    env = {**cluster.env, "RAY_CLIENT_RECONNECT_GRACE_PERIOD": "600"}
+    command = [sys.executable, "-m", "coordinator"]
+    coordinator = await anyio.open_process(
+        [*command, "run", str(plan), "--repo", str(repo)],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        await _wait_for(marks / "victim.pid", within=180)
+        await anyio.sleep(1.0)  # its first write is mirrored to the coordinator
+        os.killpg(coordinator.pid, signal.SIGKILL)
+        with anyio.fail_after(30):
+            await coordinator.wait()
+    finally:
+        if coordinator.returncode is None:
+            os.killpg(coordinator.pid, signal.SIGKILL)
+    pid = int((marks / "victim.pid").read_text())
+    await anyio.sleep(3.0)
+    assert alive(pid), "the client's job ended its agent: no orphan to find"
+    with anyio.fail_after(600):
+        resumed = await anyio.run_process(
+            [*command, "resume", "--repo", str(repo)], cwd=repo, env=env, check=False
+        )
+    output = (resumed.stdout + resumed.stderr).decode(errors="replace")[-4000:]
+    assert resumed.returncode == 0, output
+    assert not alive(pid), f"the orphaned remote agent {pid} outlived the resume"
+    (events,) = (repo / ".seawall").glob("*/events.jsonl")
+    kinds = [
+        (record["event"], record.get("agent"), bool(record.get("remote")))
+        for record in read_events(events)
+        if record.get("agent") == "victim"
+    ]
+    stopped = kinds.index(("orphan_stopped", "victim", True))  # through Ray, on its node
+    assert kinds.index(("agent_salvaged", "victim", False)) > stopped, kinds
+    finished = [i for i, kind in enumerate(kinds) if kind[0] == "agent_finished"]
+    assert len(finished) == 1 and finished[0] > stopped, kinds  # one run after the stop
+    assert git(repo, "show", "main:src/victim.py") == "V = 2"
+    assert git(repo, "show", "main:src/after.py") == "AFTER = 1"
+    assert git(repo, "show", "main:src/healthy.py") == "HEALTHY = 1"
+    merges = git(repo, "log", "--first-parent", "--format=%H", "main", "--", "src/victim.py")
+    assert len(merges.split()) == 1, merges  # the task's work merged once
 
 
 # -- the barrier on a worker: the kernel's sandbox and the hooks' scope ------------------
