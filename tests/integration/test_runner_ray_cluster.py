@@ -394,6 +394,31 @@ async def test_a_killed_coordinator_leaves_no_remote_agent_and_resume_finishes(
     assert git(repo, "show", "main:src/healthy.py") == "HEALTHY = 1"
 
 
+async def _resume(command: list[str], repo: Path, env: dict[str, str], log: Path) -> int:
+    """``seawall resume``'s exit status, its output in ``log``; one that hangs is made
+    to show where (a traceback on SIGABRT) and fails the test."""
+    with log.open("ab") as output:
+        process = await anyio.open_process(
+            [*command, "resume", "--repo", str(repo)],
+            cwd=repo,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        with anyio.fail_after(300):
+            return await process.wait()
+    except TimeoutError:
+        process.send_signal(signal.SIGABRT)
+        await anyio.sleep(2.0)
+        said = await anyio.Path(log).read_text()
+        raise AssertionError(f"resume hung: {said[-6000:]}") from None
+    finally:
+        if process.returncode is None:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
 async def test_resume_stops_the_remote_agent_a_killed_client_coordinator_left_running(
     cluster: Cluster, tmp_path: Path
 ) -> None:
@@ -407,16 +432,23 @@ async def test_resume_stops_the_remote_agent_a_killed_client_coordinator_left_ru
     make_repo(repo)
     env = {**cluster.env, "RAY_CLIENT_RECONNECT_GRACE_PERIOD": "600"}
     command = [sys.executable, "-m", "coordinator"]
-    coordinator = await anyio.open_process(
-        [*command, "run", str(plan), "--repo", str(repo)],
-        cwd=repo,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    log = tmp_path / "coordinator.log"
+    with log.open("wb") as output:
+        coordinator = await anyio.open_process(
+            [*command, "run", str(plan), "--repo", str(repo)],
+            cwd=repo,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
-        await _wait_for(marks / "victim.pid", within=180)
+        try:
+            await _wait_for(marks / "victim.pid", within=180)
+        except AssertionError as exc:
+            raise AssertionError(
+                f"{exc}; the coordinator said: {log.read_text()[-3000:]}"
+            ) from None
         await anyio.sleep(1.0)  # its first write is mirrored to the coordinator
         os.killpg(coordinator.pid, signal.SIGKILL)
         with anyio.fail_after(30):
@@ -427,12 +459,8 @@ async def test_resume_stops_the_remote_agent_a_killed_client_coordinator_left_ru
     pid = int((marks / "victim.pid").read_text())
     await anyio.sleep(3.0)
     assert alive(pid), "the client's job ended its agent: no orphan to find"
-    with anyio.fail_after(600):
-        resumed = await anyio.run_process(
-            [*command, "resume", "--repo", str(repo)], cwd=repo, env=env, check=False
-        )
-    output = (resumed.stdout + resumed.stderr).decode(errors="replace")[-4000:]
-    assert resumed.returncode == 0, output
+    returncode = await _resume(command, repo, {**env, "PYTHONFAULTHANDLER": "1"}, log)
+    assert returncode == 0, log.read_text()[-4000:]
     assert not alive(pid), f"the orphaned remote agent {pid} outlived the resume"
     (events,) = (repo / ".seawall").glob("*/events.jsonl")
     kinds = [

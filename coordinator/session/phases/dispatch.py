@@ -202,17 +202,12 @@ async def salvage(ctx: WaveContext, wave: WaveRecord) -> None:
 
 
 async def _stop_orphans(ctx: WaveContext, task: Task) -> None:
-    """Stop an agent the dead coordinator left running, here and wherever its runner
-    runs agents, before salvaging its work.
+    """Stop an agent the dead coordinator left running, wherever its runner runs agents
+    and then here, before salvaging its work.
 
     Where the runner cannot look (a cluster that cannot be reached) the salvage goes
     on, said in the log and the events: a remote agent writes only to its own clone,
     never into this machine's copy, so what is salvaged is the same either way."""
-    groups = await anyio.to_thread.run_sync(find_orphans, ctx.state.session, task.id)
-    if groups:
-        stopped = await anyio.to_thread.run_sync(stop_orphans, groups)
-        ctx.events.append("orphan_stopped", agent=task.id, process_groups=sorted(stopped))
-        ctx.progress.log(f"{task.id}: stopped the agent the previous coordinator left running")
     try:
         remote = await ctx.runner_for(task).stop_remote_orphans(ctx.state.session, task.id)
     except RunnerError as exc:
@@ -221,13 +216,18 @@ async def _stop_orphans(ctx: WaveContext, task: Task) -> None:
             f"warning: {task.id}: could not look for a remote agent the previous coordinator "
             f"left running: {exc}"
         )
-        return
-    if remote:
-        ctx.events.append("orphan_stopped", agent=task.id, remote=remote)
-        ctx.progress.log(
-            f"{task.id}: stopped the remote agent the previous coordinator left running "
-            f"({'; '.join(remote)})"
-        )
+    else:
+        if remote:
+            ctx.events.append("orphan_stopped", agent=task.id, remote=remote)
+            ctx.progress.log(
+                f"{task.id}: stopped the remote agent the previous coordinator left running "
+                f"({'; '.join(remote)})"
+            )
+    groups = await anyio.to_thread.run_sync(find_orphans, ctx.state.session, task.id)
+    if groups:
+        stopped = await anyio.to_thread.run_sync(stop_orphans, groups)
+        ctx.events.append("orphan_stopped", agent=task.id, process_groups=sorted(stopped))
+        ctx.progress.log(f"{task.id}: stopped the agent the previous coordinator left running")
 
 
 async def _restore_missing_worktree(
