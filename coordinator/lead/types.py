@@ -140,6 +140,7 @@ SCHEMAS: Mapping[str, str] = {
     "seawall.wave-prepare/1": "wave-prepare",
     "seawall.wave-review/1": "wave-review",
     "seawall.wave-done/1": "wave-done",
+    "seawall.wave-halted/1": "wave-halted",
     "seawall.next/1": "next",
 }
 

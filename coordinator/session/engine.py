@@ -129,13 +129,15 @@ class Session:
         session_id = session_id or latest_session(root, unfinished=True)
         if session_id is None:
             raise StateError(f"no unfinished seawall session in {root}/.seawall")
-        state = StateStore(root, session_id).load()
+        store = StateStore(root, session_id)
+        state = store.load()
         if not state.plan_text:
             raise StateError(
                 f"session {session_id} has no recorded plan: its state.json lacks plan_text"
             )
         plan = parse_plan(state.plan_text, path=state.plan_path or "<recorded plan>")
         session = cls(plan, repo=root, session_id=session_id, plan_text=state.plan_text, **kwargs)
+        session.store = store  # it read the ledger: its first save appends what changed
         session.state = state
         return session
 
@@ -377,10 +379,12 @@ class Session:
         """Step mode: plan and prepare the next wave for a lead agent to dispatch.
 
         Returns the prepared wave (each agent's prompt, workspace and scope, the scope
-        manifest) or None when the session has no more work; preparing files nothing
-        (``finish`` ends the session). The repository stays held for this session's lead
-        until the wave is reviewed (see ``coordinator.state.leadlease``). The lead
-        dispatches the agents with its own tool and then calls ``review_wave``.
+        manifest) or None when the session has no more work (``finish`` ends it:
+        preparing files nothing) or has halted (``state.phase`` says so, and
+        ``state.halt`` why: its ``budgets.session_minutes`` ran out). The repository
+        stays held for this session's lead until the wave is reviewed (see
+        ``coordinator.state.leadlease``). The lead dispatches the agents with its own
+        tool and then calls ``review_wave``.
         """
         with self.repository_lock("wave prepare", lead_step=True):
             self._clock.start()
@@ -395,6 +399,8 @@ class Session:
             prepared = await prepare_for_lead(self._context(state))
             if prepared is None:
                 release_lease(self.repo, self.session_id)
+                if self._state().phase is not SessionPhase.RUNNING:
+                    self._ended()  # it halted: the report says why
                 return None
             take_lease(self.repo, session=self.session_id, wave=prepared.wave)
             return prepared

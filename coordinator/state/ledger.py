@@ -8,6 +8,7 @@ disk, and saved in proportion to what changed, is ``coordinator.state.store``'s.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -25,11 +26,42 @@ __all__ = [
     "SessionPhase",
     "SessionState",
     "TaskRecord",
+    "Tracked",
     "WavePhase",
     "WaveRecord",
+    "version",
 ]
 
 SCHEMA_VERSION = 2  # 1: one state.json rewritten whole on every save
+
+
+_ASSIGNMENTS = itertools.count(1)
+
+
+class Tracked:
+    """A record that notes when a field of it was last assigned.
+
+    Every assignment stamps the record with a number no earlier assignment had
+    (``version``), so a writer that kept a record's encoding beside its version knows,
+    without encoding it again, that nothing was assigned since. A list the record holds
+    that is changed in place does not change the version: ``state.journal`` encodes every
+    open wave again on each save, and counts the lists of a settled one. A record built
+    by decoding has version 0 (unknown) until ``mark`` stamps it.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+        self.__dict__["version"] = next(_ASSIGNMENTS)
+
+    def mark(self) -> None:
+        """Stamp the record as just assigned (after it was built without assignments)."""
+        self.__dict__["version"] = next(_ASSIGNMENTS)
+
+
+def version(record: Tracked) -> int:
+    """The number of ``record``'s last assignment (0: unknown)."""
+    stamp: int = record.__dict__.get("version", 0)
+    return stamp
 
 
 class SessionPhase(StrEnum):
@@ -49,7 +81,7 @@ class WavePhase(StrEnum):
 
 
 @dataclass(slots=True, kw_only=True)
-class AgentRecord:
+class AgentRecord(Tracked):
     """One agent of one wave: how it ran and what came of it."""
 
     task: str
@@ -86,7 +118,7 @@ class AgentRecord:
 
 
 @dataclass(slots=True, kw_only=True)
-class WaveRecord:
+class WaveRecord(Tracked):
     number: int
     tasks: list[dict[str, Any]]  # the Task values dispatched, serialised
     isolation: str
@@ -124,7 +156,7 @@ class WaveRecord:
 
 
 @dataclass(slots=True, kw_only=True)
-class TaskRecord:
+class TaskRecord(Tracked):
     """A task's life across waves: attempts, reworks, spirals and its carryover issue."""
 
     id: str
