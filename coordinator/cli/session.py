@@ -140,12 +140,17 @@ def _hooks_only(parser: argparse.ArgumentParser) -> None:
 
 
 def _accepting(plan: Plan, args: argparse.Namespace) -> Plan:
-    """The plan with ``accept_hooks_only`` set when the command line asks for it."""
-    if not getattr(args, "accept_hooks_only", False):
+    """The plan with ``accept_hooks_only`` set when the command line asks for it. Its
+    source is then its rendering: the text parsed no longer says what the plan is, and
+    the session records (and reopens from) the source."""
+    if not getattr(args, "accept_hooks_only", False) or plan.session.accept_hooks_only:
         return plan
     from dataclasses import replace
 
-    return replace(plan, session=replace(plan.session, accept_hooks_only=True))
+    from coordinator.plan.render import render_plan
+
+    accepted = replace(plan, session=replace(plan.session, accept_hooks_only=True), source="")
+    return replace(accepted, source=render_plan(accepted))
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -270,7 +275,7 @@ def _run(args: argparse.Namespace) -> int:
         runner=adapters.runner,
         runners=adapters.runners,
         tracker=adapters.tracker,
-        plan_text=plan_path.read_text(encoding="utf-8"),
+        plan_text=plan.source,
         progress=make_progress(),
     )
     print(f"seawall: session {session.session_id} on {session.repo}", file=sys.stderr)
@@ -417,6 +422,8 @@ def _resume(args: argparse.Namespace) -> int:
         progress=make_progress(),
     )
     session.plan = _accepting(session.plan, args)
+    if session.state is not None:  # the ledger records the plan the session runs
+        session.state.plan_text = session.plan.source or session.state.plan_text
     try:
         return _report(
             anyio.run(functools.partial(session.resume, rebase=args.rebase)), as_json=args.json
