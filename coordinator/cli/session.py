@@ -387,7 +387,7 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
             }
             for wave in state.waves
         ],
-        "pending": [task["id"] for task in state.pending],
+        "pending": [task.id for task in state.pending],
         "breaker": state.breaker,
         "halt": state.halt or None,
     }

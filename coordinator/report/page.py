@@ -122,7 +122,7 @@ def _banner(facts: SessionFacts) -> str:
             f"{escape(str(state.halt.get('next') or 'seawall resume'))}"
         )
     if state.pending:
-        pending = ", ".join(escape(str(t.get("id"))) for t in state.pending)
+        pending = ", ".join(escape(task.id) for task in state.pending)
         lines.append(f"pending: {pending}")
     css = phase if phase in ("halted", "interrupted", "killed", "done") else "running"
     return f'<div class="banner {css}" id="phase">{" · ".join(lines)}</div>'

@@ -41,7 +41,7 @@ from coordinator.session.loop import advance
 from coordinator.session.phases.finish import finish_session
 from coordinator.session.phases.lead import prepare_for_lead, review_from_lead
 from coordinator.session.result import SessionResult, rate_limited
-from coordinator.session.tasks import ready_tasks, task_from_dict, task_to_dict
+from coordinator.session.tasks import ready_tasks
 from coordinator.session.wave_breaker import clear_for_resume
 from coordinator.state.leadlease import check_lease, release_lease, take_lease
 from coordinator.state.ledger import SessionPhase, SessionState, WavePhase
@@ -208,7 +208,7 @@ class Session:
 
     def preflight(self) -> None:
         """Check that the program of every runner the plan's tasks use can start."""
-        pending = [task_from_dict(t) for t in self.state.pending] if self.state else []
+        pending = self.state.pending if self.state else []
         preflight_runners(
             (
                 (task.agent or self.plan.session.agent, self.runner_for(task))
@@ -314,10 +314,10 @@ class Session:
             plan_path=self.plan.path or "",
             plan_text=self._plan_text,
             created_at=now,
-            pending=[task_to_dict(task) for task in self.plan.tasks],
+            pending=list(self.plan.tasks),
         )
         for task in self.plan.tasks:
-            state.task(task.id).origin = task_to_dict(task)
+            state.task(task.id).origin = task
         self.state = state
         self._save_now(state)
         self.store.events.append(

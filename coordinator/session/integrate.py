@@ -53,7 +53,7 @@ def merge_plan(repo: Path, wave: WaveRecord, *, strict: bool) -> MergePlan:
     """
     changes: list[AgentChange] = []
     refused: list[tuple[str, str]] = []
-    scopes = {str(task["id"]): tuple(task.get("scope", ())) for task in wave.tasks}
+    scopes = {task.id: task.scope for task in wave.tasks}
     for agent in wave.agents:
         status = Status(agent.status) if agent.status else Status.FAILED
         if status not in MERGEABLE or agent.checkpoint is None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from coordinator.breakers.trip import Trip
 from coordinator.codec import from_data, to_data
-from coordinator.model import IssueRef, Status
+from coordinator.model import IssueRef, Status, Task
 from coordinator.stagnation.finding import Finding
 from coordinator.state.runs import AgentRun
 
@@ -120,7 +120,7 @@ class AgentRecord(Tracked):
 @dataclass(slots=True, kw_only=True)
 class WaveRecord(Tracked):
     number: int
-    tasks: list[dict[str, Any]]  # the Task values dispatched, serialised
+    tasks: list[Task]  # the tasks dispatched
     isolation: str
     enforcement: str
     max_turns: int
@@ -167,7 +167,7 @@ class TaskRecord(Tracked):
     status: Status | None = None
     issue: IssueRef | None = None
     signatures: list[str] = field(default_factory=list)
-    origin: dict[str, Any] | None = None  # the task as the plan first gave it
+    origin: Task | None = None  # the task as the plan first gave it
     abandoned: bool = False  # escalated with a carryover issue; not dispatched again
 
 
@@ -185,7 +185,7 @@ class SessionState:
     phase: SessionPhase = SessionPhase.RUNNING
     created_at: float = 0.0
     updated_at: float = 0.0
-    pending: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[Task] = field(default_factory=list)
     tasks: dict[str, TaskRecord] = field(default_factory=dict)
     waves: list[WaveRecord] = field(default_factory=list)
     breaker: dict[str, Any] = field(default_factory=dict)

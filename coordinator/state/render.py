@@ -145,7 +145,7 @@ def render_state_md(
         )
     if state.pending:
         lines += ["## Pending", ""]
-        lines += [f"- {task['id']} ({task.get('kind', 'implement')})" for task in state.pending]
+        lines += [f"- {task.id} ({task.kind})" for task in state.pending]
         lines.append("")
     if any(agent.inferred for wave in state.waves for agent in wave.agents):
         lines += ["\\* inferred: the agent wrote no STATUS line; the ground is given above.", ""]

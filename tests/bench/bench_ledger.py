@@ -35,7 +35,7 @@ from coordinator import codec
 from coordinator.breakers.trip import BreakerKind, Trip
 from coordinator.config.fields import build
 from coordinator.fsutil import atomic_write_text
-from coordinator.model import Status
+from coordinator.model import Status, Task
 from coordinator.plan import parse_plan
 from coordinator.progress import Progress
 from coordinator.runner import AgentRequest, EmitFn
@@ -104,7 +104,7 @@ def _ledger(waves: int, width: int) -> SessionState:
     for number in range(1, waves + 1):
         wave = WaveRecord(
             number=number,
-            tasks=[{"id": f"w{number}a{i}", "prompt": "do it " * 20} for i in range(width)],
+            tasks=[Task(id=f"w{number}a{i}", prompt="do it " * 20) for i in range(width)],
             isolation="none",
             enforcement="strict",
             max_turns=30,

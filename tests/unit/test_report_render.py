@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from coordinator.breakers.trip import BreakerKind, Trip
-from coordinator.model import Status
+from coordinator.model import Status, Task
 from coordinator.report import gather, render_page
 from coordinator.report.graph import wave_graph_svg
 from coordinator.state.ledger import (
@@ -54,7 +54,7 @@ def _state() -> SessionState:
     )
     wave = _SetAsideWave(
         number=1,
-        tasks=[{"id": "api"}, {"id": "db", "depends_on": ["api"]}],
+        tasks=[Task(id="api", prompt=""), Task(id="db", prompt="", depends_on=("api",))],
         isolation="none",
         enforcement="strict",
         max_turns=15,
@@ -79,7 +79,7 @@ def _state() -> SessionState:
     retried = AgentRecord(task="db", status=Status.DONE, turns=1, tool_calls=1)
     second = WaveRecord(
         number=2,
-        tasks=[{"id": "docs", "depends_on": ["api"]}, {"id": "db"}],
+        tasks=[Task(id="docs", prompt="", depends_on=("api",)), Task(id="db", prompt="")],
         isolation="none",
         enforcement="strict",
         max_turns=15,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from coordinator.errors import StateError
-from coordinator.model import Status
+from coordinator.model import Status, Task
 from coordinator.session.engine import Session
 from coordinator.state.journal import Parts, ledger_parts
 from coordinator.state.ledger import (
@@ -41,7 +41,7 @@ def _state(waves: int, agents: int = 4) -> SessionState:
 def _add_wave(state: SessionState, number: int, agents: int = 4) -> WaveRecord:
     wave = WaveRecord(
         number=number,
-        tasks=[{"id": f"w{number}a{i}", "prompt": "do it", "scope": ["x"]} for i in range(agents)],
+        tasks=[Task(id=f"w{number}a{i}", prompt="do it", scope=("x",)) for i in range(agents)],
         isolation="none",
         enforcement="strict",
         max_turns=30,
@@ -86,7 +86,7 @@ def test_new_tasks_waves_and_dropped_tasks_round_trip(tmp_path: Path) -> None:
     wave = _add_wave(state, 2)
     wave.agents[0].issue = IssueRef(number=7, url="u", existing=True)
     del state.tasks["w1a3"]
-    state.pending = [{"id": "later", "prompt": "p"}]
+    state.pending = [Task(id="later", prompt="p")]
     store.save(state)
     again = load_state(store.paths.state)
     assert again.to_dict() == state.to_dict()

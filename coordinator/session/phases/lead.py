@@ -106,7 +106,7 @@ async def review_from_lead(ctx: WaveContext, outputs: Mapping[str, str]) -> Wave
             )
             for a in wave.agents
         ),
-        pending=tuple(t["id"] for t in state.pending),
+        pending=tuple(t.id for t in state.pending),
         set_aside=wave.set_aside,
         checks=wave.checks,
         halt=state.halt or None,
