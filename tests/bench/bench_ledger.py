@@ -38,7 +38,7 @@ from coordinator.fsutil import atomic_write_text
 from coordinator.model import Status, Task
 from coordinator.plan import parse_plan
 from coordinator.progress import Progress
-from coordinator.runner import AgentRequest, EmitFn
+from coordinator.runner import AgentRequest, EmitFn, RunCounts
 from coordinator.session.engine import Session
 from coordinator.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
 from coordinator.state.runs import AgentRun
@@ -123,7 +123,7 @@ def _ledger(waves: int, width: int) -> SessionState:
                     final_text="STATUS: done — ok " * 30,
                     touched=[f"src/{task}.py"],
                     run=AgentRun(
-                        task_id=task, final_text="STATUS: done " * 50, counts={"turns": 5}
+                        task_id=task, final_text="STATUS: done " * 50, counts=RunCounts(turns=5)
                     ),
                 )
             )
