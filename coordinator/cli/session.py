@@ -348,6 +348,8 @@ def _state(args: argparse.Namespace) -> StateStore:
 
 
 def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
+    from coordinator.codec import to_data
+
     return {
         "session": state.session,
         "phase": "interrupted" if interrupted else str(state.phase),
@@ -374,7 +376,7 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
                         "tool_calls": agent.tool_calls,
                         "cost_usd": agent.cost_usd,
                         "elapsed_s": agent.elapsed_s,
-                        "spiral": agent.spiral,
+                        "spiral": to_data(agent.spiral),
                         "issue": None if agent.issue is None else agent.issue.number,
                         "merged": agent.merged,
                         "cost_estimated": agent.cost_estimated,

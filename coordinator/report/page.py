@@ -232,8 +232,8 @@ def _agent_row(agent: AgentFacts, window: tuple[float, float], base: Path) -> st
             f"<strong>{escape(record.trip.kind.label)}</strong>"
             f'<div class="evidence">{escape(record.trip.evidence)}</div>'
         )
-    if record.spiral and record.spiral.get("summary"):
-        trips.append(f"spiral: {escape(str(record.spiral['summary']))}")
+    if record.spiral and record.spiral.summary:
+        trips.append(f"spiral: {escape(record.spiral.summary)}")
     trips += [f"{escape(f.pattern)}: {escape(f.evidence)}" for f in record.findings]
     trips += [f"out of scope: <code>{escape(v)}</code>" for v in record.scope_violations]
     merge = ["merged" if record.merged else "not merged"]

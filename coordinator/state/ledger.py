@@ -25,6 +25,7 @@ __all__ = [
     "IssueRef",
     "SessionPhase",
     "SessionState",
+    "SpiralRecord",
     "TaskRecord",
     "Tracked",
     "WavePhase",
@@ -80,6 +81,18 @@ class WavePhase(StrEnum):
     DONE = "done"  # workspaces cleaned, carryovers filed
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpiralRecord:
+    """Why an agent's work counts as a spiral: one line, the files and commits it
+    concerns, and each signal described (a file changed again and again, a revert, the
+    same call three times in a row)."""
+
+    summary: str
+    files: tuple[str, ...] = ()
+    commits: tuple[str, ...] = ()
+    evidence: tuple[str, ...] = ()
+
+
 @dataclass(slots=True, kw_only=True)
 class AgentRecord(Tracked):
     """One agent of one wave: how it ran and what came of it."""
@@ -90,7 +103,7 @@ class AgentRecord(Tracked):
     remaining: str = ""
     inferred: bool = False
     reason: str = ""
-    spiral: dict[str, Any] | None = None
+    spiral: SpiralRecord | None = None
     issue: IssueRef | None = None
     merged: bool = False
     workspace: str = ""

@@ -40,8 +40,8 @@ def history_line(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool = Fa
     unknown = "interrupted" if interrupted else "running"
     status = (agent.status or unknown).upper() + ("*" if agent.inferred else "")
     detail = ""
-    if agent.spiral and agent.spiral.get("summary"):
-        detail = f" ({agent.spiral['summary']})"
+    if agent.spiral and agent.spiral.summary:
+        detail = f" ({agent.spiral.summary})"
     elif agent.trip:
         detail = f" ({agent.trip.kind.label}: {agent.trip.evidence})"
     elif agent.status == "partial" and agent.remaining:

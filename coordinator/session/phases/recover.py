@@ -95,7 +95,7 @@ async def _file_carryover(
         wave=wave.number,
         description=task.prompt.strip().splitlines()[0][:80],
         tried=record.summary or (record.reason if record.inferred else ""),
-        spiral_verdict=(record.spiral or {}).get("summary", ""),
+        spiral_verdict=record.spiral.summary if record.spiral else "",
         error_signature=record.error_signature,
         remaining=record.remaining,
         # where a status was read says nothing; the ground of an inferred one does

@@ -21,7 +21,7 @@ from coordinator.session.integrate import absorb_agent_commits
 from coordinator.session.phases.agents import checkpointer, dirty_in_scope
 from coordinator.session.review import apply_review
 from coordinator.session.user_files import kept_paths, restore_command, set_aside_unattributed
-from coordinator.state.ledger import AgentRecord, WavePhase, WaveRecord
+from coordinator.state.ledger import AgentRecord, SpiralRecord, WavePhase, WaveRecord
 
 __all__ = ["review", "settle_in_place"]
 
@@ -84,12 +84,12 @@ async def review(ctx: WaveContext, wave: WaveRecord) -> None:
         verdict = detect_spiral(history, ctx.config.spiral)
         spiral = None
         if verdict.is_spiral:
-            spiral = {
-                "summary": verdict.summary(),
-                "files": list(verdict.files),
-                "commits": list(verdict.commits),
-                "evidence": [signal.describe() for signal in verdict.signals],
-            }
+            spiral = SpiralRecord(
+                summary=verdict.summary(),
+                files=verdict.files,
+                commits=verdict.commits,
+                evidence=tuple(signal.describe() for signal in verdict.signals),
+            )
         changed = sorted(history.changed_paths)
         record.scope_violations = _scope_violations(
             ctx, tasks[record.task], changed, Path(record.workspace), enforcement
