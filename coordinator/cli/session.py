@@ -363,7 +363,7 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
                 "enforcement": wave.enforcement,
                 "base": wave.base,
                 "phase": str(wave.phase),
-                "checks": wave.checks,
+                "checks": to_data(wave.checks),
                 "agents": [
                     {
                         "task": agent.task,

@@ -19,6 +19,8 @@ from functools import cache
 from importlib import resources
 from typing import Any, ClassVar
 
+from coordinator.state.ledger import ChecksRecord
+
 __all__ = [
     "SCHEMAS",
     "AgentAssignment",
@@ -125,7 +127,7 @@ class WaveReport(_Document):
     agents: tuple[AgentReview, ...]
     pending: tuple[str, ...]
     set_aside: Mapping[str, Any] | None = None
-    checks: Mapping[str, Any] | None = None
+    checks: ChecksRecord | None = None
     halt: Mapping[str, Any] | None = None
 
     def agent(self, task: str) -> AgentReview:

@@ -178,14 +178,10 @@ def _wave(wave: WaveFacts, base: Path) -> str:
         "merged: " + (", ".join(f"<code>{escape(t)}</code>" for t in wave.merged) or "nothing")
     )
     facts += [
-        f"conflict <code>{escape(str(r.get('path')))}</code>: {escape(str(r.get('rule')))} "
-        f"({escape(', '.join(map(str, r.get('agents', []))))})"
+        f"conflict <code>{escape(r.path)}</code>: {escape(r.rule)} ({escape(', '.join(r.agents))})"
         for r in record.resolutions
     ]
-    facts += [
-        f"dropped <code>{escape(str(d.get('task')))}</code>: {escape(str(d.get('reason')))}"
-        for d in record.dropped
-    ]
+    facts += [f"dropped <code>{escape(d.task)}</code>: {escape(d.reason)}" for d in record.dropped]
     facts.append(_checks(record))
     if record.fix_tasks:
         facts.append("fix tasks queued: " + ", ".join(map(escape, record.fix_tasks)))

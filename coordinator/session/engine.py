@@ -288,7 +288,8 @@ class Session:
                 wave.number
                 for wave in state.waves
                 if wave.target_after is not None
-                and (wave.checks or {}).get("verdict") in ("known-failures", "failed-merged")
+                and wave.checks is not None
+                and wave.checks.verdict in ("known-failures", "failed-merged")
             ),
         )
 

@@ -15,14 +15,19 @@ from typing import Any
 
 from coordinator.breakers.trip import Trip
 from coordinator.codec import from_data, to_data
-from coordinator.model import IssueRef, Status, Task
+from coordinator.model import ChecksPolicy, IssueRef, Status, Task
 from coordinator.stagnation.finding import Finding
 from coordinator.state.runs import AgentRun
 
 __all__ = [
     "SCHEMA_VERSION",
     "AgentRecord",
+    "BaselineChecks",
+    "CheckFailure",
+    "ChecksRecord",
+    "Dropped",
     "IssueRef",
+    "Resolution",
     "SessionPhase",
     "SessionState",
     "SpiralRecord",
@@ -79,6 +84,62 @@ class WavePhase(StrEnum):
     REVIEWED = "reviewed"  # statuses known, spirals judged, recovery decided
     MERGED = "merged"  # the target branch holds the wave's merge
     DONE = "done"  # workspaces cleaned, carryovers filed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolution:
+    """A merge conflict resolved by the documented policy: the path, the rule that
+    decided it (``coordinator.git.merge.MergeRule``'s value), the two agents, the one
+    whose version was kept, and the fix task queued for the other, if any."""
+
+    path: str
+    rule: str
+    agents: tuple[str, ...] = ()
+    kept: str = ""
+    fix_task: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dropped:
+    """An agent whose merge was dropped from the wave, and why."""
+
+    task: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckFailure:
+    """The first check command that failed: its exit code (None: it timed out) and the
+    tail of its output."""
+
+    command: str
+    returncode: int | None = None
+    output: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BaselineChecks:
+    """The wave base's own run of the checks, when it was checked."""
+
+    commit: str
+    failure: CheckFailure | None = None
+    no_tests: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChecksRecord:
+    """A wave's checks: whether they passed, under which policy, the verdict
+    (``coordinator.git.checks.CheckVerdict``'s value), how many runs it took, the commit
+    checked, what failed there, and the base's own run."""
+
+    passed: bool
+    policy: ChecksPolicy = ChecksPolicy.BLOCK
+    verdict: str = "none"
+    runs: int = 0
+    commit: str = ""
+    failure: CheckFailure | None = None
+    no_tests: bool = False
+    baseline: BaselineChecks | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,9 +205,9 @@ class WaveRecord(Tracked):
     fallback: str | None = None
     agents: list[AgentRecord] = field(default_factory=list)
     integration: str | None = None
-    resolutions: list[dict[str, Any]] = field(default_factory=list)
-    dropped: list[dict[str, Any]] = field(default_factory=list)
-    checks: dict[str, Any] | None = None
+    resolutions: list[Resolution] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+    checks: ChecksRecord | None = None
     started_at: float = 0.0
     finished_at: float = 0.0
     target_after: str | None = None

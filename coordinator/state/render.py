@@ -162,11 +162,10 @@ def wave_section(wave: WaveRecord, *, interrupted: bool = False) -> list[str]:
     lines.extend(_wave_details(wave))
     for resolution in wave.resolutions:
         lines.append(
-            f"  - conflict `{resolution.get('path')}`: {resolution.get('rule')} "
-            f"({', '.join(resolution.get('agents', []))})"
+            f"  - conflict `{resolution.path}`: {resolution.rule} ({', '.join(resolution.agents)})"
         )
     for dropped in wave.dropped:
-        lines.append(f"  - dropped `{dropped.get('task')}`: {dropped.get('reason')}")
+        lines.append(f"  - dropped `{dropped.task}`: {dropped.reason}")
     checks = checks_summary(wave)
     if checks:
         lines.append(f"  - checks: {checks}")
@@ -207,18 +206,20 @@ def checks_summary(wave: WaveRecord) -> str | None:
     """A wave's check results in a few words; None when no check ran."""
     if not wave.checks:
         return None
-    return checks_line(wave) or str(wave.checks.get("verdict") or "passed")
+    return checks_line(wave) or wave.checks.verdict or "passed"
 
 
 def checks_line(wave: WaveRecord) -> str | None:
     """One line on a wave's checks for the console and STATE.md; None when they passed
     (or there are none)."""
-    checks = wave.checks or {}
-    verdict = checks.get("verdict")
-    failure = checks.get("failure") or {}
+    checks = wave.checks
+    if checks is None:
+        return None
+    verdict = checks.verdict
+    failure = checks.failure
     what = (
-        f"`{failure.get('command')}` exits {failure.get('returncode')}"
-        if failure
+        f"`{failure.command}` exits {failure.returncode}"
+        if failure is not None
         else "the checks fail"
     )
     if verdict == "failed-merged":
@@ -233,7 +234,7 @@ def checks_line(wave: WaveRecord) -> str | None:
             f"not merged: the checks fail on the wave base {wave.base[:12]} too ({what}; "
             'checks_policy = "block")'
         )
-    if checks.get("no_tests"):
+    if checks.no_tests:
         return "the checks found no tests to run"
     return None
 

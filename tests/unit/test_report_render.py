@@ -13,6 +13,8 @@ from coordinator.report import gather, render_page
 from coordinator.report.graph import wave_graph_svg
 from coordinator.state.ledger import (
     AgentRecord,
+    CheckFailure,
+    ChecksRecord,
     IssueRef,
     SessionState,
     WavePhase,
@@ -61,11 +63,11 @@ def _state() -> SessionState:
         base="a" * 40,
         phase=WavePhase.DONE,
         agents=[done, inferred],
-        checks={
-            "passed": False,
-            "verdict": "failed-merged",
-            "failure": {"command": "pytest -q", "returncode": 1},
-        },
+        checks=ChecksRecord(
+            passed=False,
+            verdict="failed-merged",
+            failure=CheckFailure(command="pytest -q", returncode=1),
+        ),
         started_at=1_800_000_000.0,
         finished_at=1_800_000_070.0,
     )

@@ -28,7 +28,7 @@ from coordinator.session.integrate import (
 )
 from coordinator.session.tasks import add_pending
 from coordinator.session.wave_breaker import merge_conflict
-from coordinator.state.ledger import SessionPhase, WavePhase, WaveRecord
+from coordinator.state.ledger import Dropped, SessionPhase, WavePhase, WaveRecord
 
 __all__ = ["merge"]
 
@@ -70,7 +70,7 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
     result = await anyio.to_thread.run_sync(integrate)
     fixes = record_integration(wave, result)
     for task, reason in plan.refused:
-        wave.dropped.append({"task": task, "reason": reason})
+        wave.dropped.append(Dropped(task=task, reason=reason))
         ctx.events.append("merge_refused", wave=wave.number, agent=task, reason=reason)
         ctx.progress.log(f"error: wave {wave.number} {task}: {reason}")
     report_checks(ctx, wave)
@@ -100,7 +100,7 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
     if wave.resolutions:
         line += f", {len(wave.resolutions)} conflict(s) resolved by policy"
     if wave.dropped:
-        line += f", dropped {', '.join(d['task'] for d in wave.dropped)}"
+        line += f", dropped {', '.join(d.task for d in wave.dropped)}"
     ctx.progress.log(line.removeprefix("seawall: "))
 
 
