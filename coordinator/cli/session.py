@@ -385,7 +385,7 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
                     }
                     for agent in wave.agents
                 ],
-                "set_aside": wave.set_aside,
+                "set_aside": to_data(wave.set_aside),
             }
             for wave in state.waves
         ],

@@ -19,7 +19,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, ClassVar
 
-from coordinator.state.ledger import ChecksRecord
+from coordinator.state.ledger import ChecksRecord, SetAsideRecord
 
 __all__ = [
     "SCHEMAS",
@@ -126,7 +126,7 @@ class WaveReport(_Document):
     phase: str  # the session's phase after the review: running | done | halted
     agents: tuple[AgentReview, ...]
     pending: tuple[str, ...]
-    set_aside: Mapping[str, Any] | None = None
+    set_aside: SetAsideRecord | None = None
     checks: ChecksRecord | None = None
     halt: Mapping[str, Any] | None = None
 

@@ -30,6 +30,7 @@ __all__ = [
     "Resolution",
     "SessionPhase",
     "SessionState",
+    "SetAsideRecord",
     "SpiralRecord",
     "TaskRecord",
     "Tracked",
@@ -143,6 +144,18 @@ class ChecksRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SetAsideRecord:
+    """Changes of a shared tree no agent may own: kept on ``ref``; ``files`` were taken
+    out of the tree, ``left_in_place`` (the user's files that predate the wave and
+    changed during it) only copied; ``restore`` is the command that puts them back."""
+
+    ref: str
+    files: tuple[str, ...] = ()
+    left_in_place: tuple[str, ...] = ()
+    restore: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SpiralRecord:
     """Why an agent's work counts as a spiral: one line, the files and commits it
     concerns, and each signal described (a file changed again and again, a revert, the
@@ -212,8 +225,7 @@ class WaveRecord(Tracked):
     finished_at: float = 0.0
     target_after: str | None = None
     fix_tasks: list[str] = field(default_factory=list)
-    # changes of a shared tree no agent may own: ref, files, left_in_place, restore command
-    set_aside: dict[str, Any] | None = None
+    set_aside: SetAsideRecord | None = None
     lead: bool = False  # dispatched by a lead agent (step mode), which reviews it later
     onto: str | None = None  # the target branch's later tip the wave is merged onto
 

@@ -8,9 +8,8 @@ was inferred on. The wave graph and the per-agent timeline are in the HTML repor
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
-from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
+from coordinator.state.ledger import AgentRecord, SessionState, SetAsideRecord, WaveRecord
 from coordinator.state.runs import AgentRun
 
 __all__ = [
@@ -239,29 +238,28 @@ def checks_line(wave: WaveRecord) -> str | None:
     return None
 
 
-def _set_aside_lines(aside: dict[str, Any] | None) -> list[str]:
-    if not aside:
+def _set_aside_lines(aside: SetAsideRecord | None) -> list[str]:
+    if aside is None:
         return []
     lines = []
-    if aside.get("files"):
-        shown = ", ".join(f"`{path}`" for path in aside["files"][:20])
+    if aside.files:
+        shown = ", ".join(f"`{path}`" for path in aside.files[:20])
         lines.append(
-            f"  - set aside on `{aside.get('ref')}` (outside every scope): {shown}; "
-            f"restore: `{aside.get('restore')}`"
+            f"  - set aside on `{aside.ref}` (outside every scope): {shown}; "
+            f"restore: `{aside.restore}`"
         )
-    if aside.get("left_in_place"):
-        shown = ", ".join(f"`{path}`" for path in aside["left_in_place"][:20])
-        lines.append(
-            f"  - your files changed during the wave, copied to `{aside.get('ref')}`: {shown}"
-        )
+    if aside.left_in_place:
+        shown = ", ".join(f"`{path}`" for path in aside.left_in_place[:20])
+        lines.append(f"  - your files changed during the wave, copied to `{aside.ref}`: {shown}")
     return lines
 
 
 def set_aside(wave: WaveRecord) -> list[tuple[str, str]]:
     """``(path, what became of it)`` for each file a wave set aside (changes no agent may
     own, kept on a ref with the command that restores them) or left in place and copied."""
-    aside: dict[str, Any] = getattr(wave, "set_aside", None) or {}
-    ref, restore = aside.get("ref", ""), aside.get("restore", "")
-    found = [(str(p), f"set aside on {ref}; restore: {restore}") for p in aside.get("files", ())]
-    found += [(str(p), f"left in place, copied to {ref}") for p in aside.get("left_in_place", ())]
+    aside = wave.set_aside
+    if aside is None:
+        return []
+    found = [(p, f"set aside on {aside.ref}; restore: {aside.restore}") for p in aside.files]
+    found += [(p, f"left in place, copied to {aside.ref}") for p in aside.left_in_place]
     return found

@@ -17,17 +17,11 @@ from coordinator.state.ledger import (
     ChecksRecord,
     IssueRef,
     SessionState,
+    SetAsideRecord,
     WavePhase,
     WaveRecord,
 )
 from coordinator.state.render import render_state_md
-
-
-class _SetAsideWave(WaveRecord):
-    """A wave record as a writer that records set-aside files has it."""
-
-    __slots__ = ("set_aside",)
-    set_aside: dict[str, object]
 
 
 def _state() -> SessionState:
@@ -54,7 +48,7 @@ def _state() -> SessionState:
         trip=Trip(kind=BreakerKind.LOOP, evidence="pytest -q", count=3, limit=3, at=0.0),
         issue=IssueRef(number=7, url="https://tracker.invalid/7"),
     )
-    wave = _SetAsideWave(
+    wave = WaveRecord(
         number=1,
         tasks=[Task(id="api", prompt=""), Task(id="db", prompt="", depends_on=("api",))],
         isolation="none",
@@ -71,12 +65,12 @@ def _state() -> SessionState:
         started_at=1_800_000_000.0,
         finished_at=1_800_000_070.0,
     )
-    wave.set_aside = {
-        "ref": "refs/seawall/s-1/set-aside/w1",
-        "files": ["notes.txt"],
-        "left_in_place": ["README.md"],
-        "restore": "seawall restore --wave 1",
-    }
+    wave.set_aside = SetAsideRecord(
+        ref="refs/seawall/s-1/set-aside/w1",
+        files=("notes.txt",),
+        left_in_place=("README.md",),
+        restore="seawall restore --wave 1",
+    )
     pending = AgentRecord(task="docs")
     retried = AgentRecord(task="db", status=Status.DONE, turns=1, tool_calls=1)
     second = WaveRecord(

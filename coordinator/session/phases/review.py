@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 
 from coordinator.breakers.signature import error_signature
+from coordinator.codec import to_data
 from coordinator.git.history import AgentHistory, agent_history
 from coordinator.git.spiral import detect_spiral
 from coordinator.model import Enforcement, Isolation, Status, Task
@@ -66,7 +67,7 @@ async def settle_in_place(ctx: WaveContext, wave: WaveRecord) -> None:
     if aside is not None:
         command = restore_command(ctx.repo, session, wave.number)
         wave.set_aside = aside.record(command)
-        ctx.events.append("unattributed_changes", wave=wave.number, **wave.set_aside)
+        ctx.events.append("unattributed_changes", wave=wave.number, **to_data(wave.set_aside))
         for line in aside.lines(wave.number, command):
             ctx.progress.log(line)
     await ctx.save()
