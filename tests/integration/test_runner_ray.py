@@ -343,7 +343,7 @@ async def test_wave_on_ray_matches_the_local_wave(
         ), task
         assert mine.touched == theirs.touched
         assert mine.wip is None and mine.touched
-        assert mine.counts["tool_calls"] == theirs.counts["tool_calls"] > 0
+        assert mine.counts.tool_calls == theirs.counts.tool_calls > 0
         # the merge takes the final checkpoint: the same tree
         assert mine.checkpoint is not None and theirs.checkpoint is not None
         assert tree_of(remote_repo, mine.checkpoint) == tree_of(local_repo, theirs.checkpoint)

@@ -12,6 +12,7 @@ import anyio
 
 from coordinator.breakers.blocked import append_blocked_note
 from coordinator.breakers.trip import Trip
+from coordinator.codec import to_data
 from coordinator.errors import GitError, RunnerError, StateError
 from coordinator.events import Event, ToolCall
 from coordinator.faults import kill_point
@@ -160,7 +161,7 @@ async def _finished(ctx: WaveContext, wave: WaveRecord, run: AgentRun) -> None:
         agent=run.task_id,
         truncated=run.truncated,
         stop_reason=run.stop_reason,
-        **run.counts,
+        **to_data(run.counts),
     )
     if run.checkpoint_error:
         # no run record: a resume then records the agent's files from its workspace
