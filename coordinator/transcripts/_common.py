@@ -50,22 +50,20 @@ class _TurnLine(msgspec.Struct):
     """The fields of a transcript line the assistant and user records are read by; the
     rest (``toolUseResult``, ``data``, ids) is checked as JSON and skipped unbuilt."""
 
-    type: Any = msgspec.UNSET
-    message: Any = msgspec.UNSET
-    parent_tool_use_id: Any = msgspec.UNSET
-    timestamp: Any = msgspec.UNSET
-    payload: Any = msgspec.UNSET
+    type: Any = None
+    message: Any = None
+    parent_tool_use_id: Any = None
+    timestamp: Any = None
 
 
 _decode_turn = msgspec.json.Decoder(_TurnLine).decode
-_TURN_FIELDS = ("type", "message", "parent_tool_use_id", "timestamp", "payload")
 
 
 def decode_turn_record(line: str, whole: frozenset[str]) -> dict[str, Any] | None:
     """The JSON object on ``line`` as ``decode_record`` reads it, with only the fields
-    the parsers read of a record whose ``type`` is not in ``whole``; a record of a type
-    in ``whole``, or a line this fast path refuses, is read whole by ``decode_record``.
-    Every field kept has the value ``decode_record`` gives it."""
+    the parsers read of a record whose ``type`` is not in ``whole`` (an absent one is
+    None, as ``get`` reads it); a record of a type in ``whole``, or a line this fast
+    path refuses, is read whole by ``decode_record``."""
     try:
         lean = _decode_turn(line)
     except (ValueError, RecursionError):
@@ -73,12 +71,12 @@ def decode_turn_record(line: str, whole: frozenset[str]) -> dict[str, Any] | Non
     kind = lean.type
     if isinstance(kind, str) and kind in whole:
         return decode_record(line)
-    record: dict[str, Any] = {}
-    for field in _TURN_FIELDS:
-        value = getattr(lean, field)
-        if value is not msgspec.UNSET:
-            record[field] = value
-    return record
+    return {
+        "type": kind,
+        "message": lean.message,
+        "parent_tool_use_id": lean.parent_tool_use_id,
+        "timestamp": lean.timestamp,
+    }
 
 
 def cap_text(text: str) -> str:
