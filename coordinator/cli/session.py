@@ -391,7 +391,7 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
         ],
         "pending": [task.id for task in state.pending],
         "breaker": state.breaker,
-        "halt": state.halt or None,
+        "halt": to_data(state.halt),
     }
 
 

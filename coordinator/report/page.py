@@ -115,11 +115,11 @@ def _banner(facts: SessionFacts) -> str:
             f"{escape(str(state.breaker.get('detail')))} · next: fix the cause, then "
             "<code>seawall resume</code>, or <code>seawall kill</code>"
         )
-    if state.halt:
+    if state.halt is not None:
         lines.append(
-            f"halted ({escape(str(state.halt.get('reason')))}): "
-            f"{escape(str(state.halt.get('detail')))} · next: "
-            f"{escape(str(state.halt.get('next') or 'seawall resume'))}"
+            f"halted ({escape(state.halt.reason)}): "
+            f"{escape(state.halt.detail)} · next: "
+            f"{escape(state.halt.next or 'seawall resume')}"
         )
     if state.pending:
         pending = ", ".join(escape(task.id) for task in state.pending)

@@ -26,6 +26,8 @@ __all__ = [
     "CheckFailure",
     "ChecksRecord",
     "Dropped",
+    "Halt",
+    "HaltedAgent",
     "IssueRef",
     "Resolution",
     "SessionPhase",
@@ -39,7 +41,7 @@ __all__ = [
     "version",
 ]
 
-SCHEMA_VERSION = 2  # 1: one state.json rewritten whole on every save
+SCHEMA_VERSION = 3  # 1: one state.json rewritten whole on every save; 2: halt a dict
 
 
 _ASSIGNMENTS = itertools.count(1)
@@ -257,6 +259,37 @@ class TaskRecord(Tracked):
     abandoned: bool = False  # escalated with a carryover issue; not dispatched again
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HaltedAgent:
+    """An agent that could not start, as a halt on agent start names it."""
+
+    task: str
+    reason: str = ""
+    exit_code: int | None = None
+    stderr: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Halt:
+    """Why the session halted when no breaker tripped, and the one next step.
+
+    ``reason`` says which halt it is (``agent-start``, ``checks-fail-at-base``,
+    ``rate-limited``, ``session-time``); the fields after ``next`` belong to one reason
+    each: ``agents`` and ``stderr`` to ``agent-start``, ``budget``, ``elapsed_s`` and
+    ``limit_s`` to ``session-time``.
+    """
+
+    reason: str
+    detail: str
+    wave: int = 0
+    next: str | None = None
+    agents: tuple[HaltedAgent, ...] = ()
+    stderr: str | None = None
+    budget: str | None = None
+    elapsed_s: float | None = None
+    limit_s: float | None = None
+
+
 @dataclass(slots=True, kw_only=True)
 class SessionState:
     session: str
@@ -275,7 +308,7 @@ class SessionState:
     tasks: dict[str, TaskRecord] = field(default_factory=dict)
     waves: list[WaveRecord] = field(default_factory=list)
     breaker: dict[str, Any] = field(default_factory=dict)
-    halt: dict[str, Any] = field(default_factory=dict)  # a halt that is not a breaker trip
+    halt: Halt | None = None  # a halt that is not a breaker trip
     cost_usd: float = 0.0
     running_s: float = 0.0  # seconds seawall ran the session, over all runs and resumes
     clock_start_s: float = 0.0  # running_s when the session_minutes allowance began

@@ -7,6 +7,10 @@ schema number, and an unknown schema is refused. An agent's recorded run did not
 its task (the agent record around it did); it does now. An agent's trip carried
 ``breaker`` and ``detail`` beside the trip's own fields: they are the kind's label and
 the evidence, and reading the trip drops them.
+
+Schema 2 kept "no halt" as an empty object; it is ``null`` now, and a halt is a record
+(``Halt``). A schema-2 journal's lines still carry the empty object, so this step runs
+on the ledger after its journal is applied (``after_journal``).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 from coordinator.errors import StateError
 from coordinator.state.ledger import SCHEMA_VERSION
 
-__all__ = ["migrate"]
+__all__ = ["after_journal", "migrate"]
 
 
 def _from_1(data: dict[str, Any]) -> dict[str, Any]:
@@ -30,7 +34,19 @@ def _from_1(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-_STEPS = {1: _from_1}
+def _from_2(data: dict[str, Any]) -> dict[str, Any]:
+    if data.get("halt") == {}:
+        data["halt"] = None
+    return data
+
+
+def after_journal(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` once its journal is applied: the lines a schema-2 writer appended (or a
+    newer writer appended to a schema-2 snapshot) brought back schema 2's shapes."""
+    return _from_2(data)
+
+
+_STEPS = {1: _from_1, 2: _from_2}
 
 
 def migrate(data: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -122,17 +122,17 @@ def render_state_md(
             f"- detail: {state.breaker.get('detail')}",
             "- next: fix the cause, then `seawall resume`, or `seawall kill` to end the session",
         ]
-    if state.halt:
+    if state.halt is not None:
         lines += [
             "",
             "## Halted",
             "",
-            f"- reason: {state.halt.get('reason')}",
-            f"- detail: {state.halt.get('detail')}",
-            f"- next: {state.halt.get('next') or '`seawall resume` when the cause is gone'}",
+            f"- reason: {state.halt.reason}",
+            f"- detail: {state.halt.detail}",
+            f"- next: {state.halt.next or '`seawall resume` when the cause is gone'}",
         ]
-        if state.halt.get("stderr"):
-            lines += ["", "```", str(state.halt["stderr"]).rstrip(), "```"]
+        if state.halt.stderr:
+            lines += ["", "```", state.halt.stderr.rstrip(), "```"]
     lines += ["", "## Wave History", ""]
     if not state.waves:
         lines.append("(no wave has run yet)")
