@@ -390,7 +390,7 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
             for wave in state.waves
         ],
         "pending": [task.id for task in state.pending],
-        "breaker": state.breaker,
+        "breaker": to_data(state.breaker) or {},
         "halt": to_data(state.halt),
     }
 

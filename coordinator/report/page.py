@@ -109,10 +109,11 @@ def _banner(facts: SessionFacts) -> str:
     lines = [f"<strong>{escape(phase)}</strong>"]
     if phase == "interrupted":
         lines.append("the coordinator is gone; run <code>seawall resume</code> to finish it")
-    if state.breaker.get("tripped") and str(state.phase) == "halted":
+    breaker = state.breaker
+    if breaker is not None and breaker.tripped and str(state.phase) == "halted":
         lines.append(
-            f"breaker <code>{escape(str(state.breaker.get('trigger')))}</code>: "
-            f"{escape(str(state.breaker.get('detail')))} · next: fix the cause, then "
+            f"breaker <code>{escape(str(breaker.trigger))}</code>: "
+            f"{escape(str(breaker.detail))} · next: fix the cause, then "
             "<code>seawall resume</code>, or <code>seawall kill</code>"
         )
     if state.halt is not None:

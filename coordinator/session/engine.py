@@ -279,7 +279,7 @@ class Session:
             waves=len(state.waves),
             done=done,
             abandoned=abandoned,
-            breaker=dict(state.breaker),
+            breaker=to_data(state.breaker) or {},
             state_md=self.store.paths.state_md,
             report=report if (report := report_path(self.store)).exists() else None,
             rate_limited=rate_limited(state),

@@ -8,9 +8,10 @@ its task (the agent record around it did); it does now. An agent's trip carried
 ``breaker`` and ``detail`` beside the trip's own fields: they are the kind's label and
 the evidence, and reading the trip drops them.
 
-Schema 2 kept "no halt" as an empty object; it is ``null`` now, and a halt is a record
-(``Halt``). A schema-2 journal's lines still carry the empty object, so this step runs
-on the ledger after its journal is applied (``after_journal``).
+Schema 2 kept "no halt" and "no wave breaker yet" as empty objects; they are ``null``
+now, and a halt and the wave breaker's state are records (``Halt``,
+``WaveBreakerState``). A schema-2 journal's lines still carry the empty objects, so this
+step runs again on the ledger once its journal is applied (``after_journal``).
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ def _from_1(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _from_2(data: dict[str, Any]) -> dict[str, Any]:
-    if data.get("halt") == {}:
-        data["halt"] = None
+    for key in ("halt", "breaker"):
+        if data.get(key) == {}:
+            data[key] = None
     return data
 
 

@@ -113,13 +113,14 @@ def render_state_md(
         f"- spend: ${state.cost_usd:.2f}",
         "- report: `report.html` next to this file (`seawall report` writes it)",
     ]
-    if state.breaker.get("tripped") and str(state.phase) == "halted":
+    breaker = state.breaker
+    if breaker is not None and breaker.tripped and str(state.phase) == "halted":
         lines += [
             "",
             "## Breaker tripped",
             "",
-            f"- trigger: {state.breaker.get('trigger')}",
-            f"- detail: {state.breaker.get('detail')}",
+            f"- trigger: {breaker.trigger}",
+            f"- detail: {breaker.detail}",
             "- next: fix the cause, then `seawall resume`, or `seawall kill` to end the session",
         ]
     if state.halt is not None:

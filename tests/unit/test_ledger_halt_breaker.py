@@ -1,4 +1,4 @@
-"""A session's halt is a record; schema 2 kept "no halt" as an empty object."""
+"""A session's halt and its wave breaker are records; schema 2 kept "none" as ``{}``."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from coordinator.breakers.wave import WaveTrigger
 from coordinator.errors import StateError
-from coordinator.state.ledger import Halt, HaltedAgent
+from coordinator.state.ledger import Halt, HaltedAgent, WaveBreakerState
 from coordinator.state.store import load_state
 
 _SESSION = {
@@ -65,4 +66,30 @@ def test_no_halt_of_schema_2_is_none_in_the_snapshot_and_in_its_journal(tmp_path
 def test_a_halt_without_its_reason_is_refused_naming_the_field(tmp_path: Path) -> None:
     path = _ledger(tmp_path, {"schema": 3, "seq": 0, **_SESSION, "halt": {"detail": "d"}})
     with pytest.raises(StateError, match=r"reason.*\$\.halt|\$\.halt.*reason"):
+        load_state(path)
+
+
+def test_a_schema_2_wave_breaker_is_read_as_its_record(tmp_path: Path) -> None:
+    tripped = {
+        "tripped": True,
+        "trigger": "stall",
+        "detail": "2 waves without progress",
+        "checkpoint": {"wave": 2, "head": "a" * 40},
+        "tripped_at": "2026-01-01T00:00:00Z",
+        "counters": {"stall_waves": 2},
+    }
+    path = _ledger(tmp_path, {"schema": 2, "seq": 0, **_SESSION, "breaker": tripped})
+    breaker = load_state(path).breaker
+    assert breaker == WaveBreakerState(
+        tripped=True,
+        trigger=WaveTrigger.STALL,
+        detail="2 waves without progress",
+        checkpoint={"wave": 2, "head": "a" * 40},
+        tripped_at="2026-01-01T00:00:00Z",
+        counters={"stall_waves": 2},
+    )
+    path = _ledger(tmp_path, {"schema": 2, "seq": 0, **_SESSION, "breaker": {}})
+    assert load_state(path).breaker is None
+    path = _ledger(tmp_path, {"schema": 3, "seq": 0, **_SESSION, "breaker": {"trigger": "x"}})
+    with pytest.raises(StateError, match=r"\$\.breaker\.trigger"):
         load_state(path)
