@@ -37,6 +37,7 @@ from coordinator.git.repo import (
     resolve_commit,
     seawall_signature,
 )
+from coordinator.git.status import worktree_status
 from coordinator.git.trees import BlobEntry, update_tree
 
 __all__ = ["CheckpointKind", "CheckpointMode", "Checkpointer", "save_worktree", "snapshot_tree"]
@@ -249,7 +250,7 @@ def snapshot_tree(repo: pygit2.Repository) -> pygit2.Oid:
     """
     root = Path(repo.workdir)
     head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit).tree
-    paths = [path.rstrip("/") for path in repo.status(untracked_files="all")]
+    paths = [path.rstrip("/") for path in worktree_status(repo)]
     return update_tree(repo, head, disk_entries(repo, root, paths))
 
 

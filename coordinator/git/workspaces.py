@@ -32,6 +32,7 @@ from coordinator.git.repo import (
     safe_component,
     workdir,
 )
+from coordinator.git.status import worktree_status
 from coordinator.git.worktree_admin import (
     add_worktree,
     admin_dir,
@@ -121,7 +122,7 @@ def require_clean_worktree(repo_path: str | os.PathLike[str]) -> None:
     dirty = tuple(
         sorted(
             path
-            for path, flags in repo.status(untracked_files="no").items()
+            for path, flags in worktree_status(repo, untracked_files="no").items()
             if flags & ~pygit2.enums.FileStatus.IGNORED
         )
     )
@@ -289,7 +290,7 @@ def _verify(root: Path, path: Path, branch: str, commit: str) -> str | None:
         return f"HEAD is not {commit[:12]}"
     if worktree.head.name != f"refs/heads/{branch}":
         return f"it is not on branch {branch}"
-    changed = sorted(worktree.status(untracked_files="no"))
+    changed = sorted(worktree_status(worktree, untracked_files="no"))
     if changed:
         return f"{len(changed)} file(s) differ from {commit[:12]}, e.g. {changed[0]}"
     mark_ready(admin, branch, commit)
