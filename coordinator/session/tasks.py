@@ -22,6 +22,8 @@ def task_to_dict(task: Task) -> dict[str, Any]:
         "max_turns": task.max_turns,
         "collision_risk": str(task.collision_risk),
         "may_change_nothing": task.may_change_nothing,
+        "reads": list(task.reads),
+        "sparse": task.sparse,
     }
 
 
@@ -36,6 +38,8 @@ def task_from_dict(data: Mapping[str, Any]) -> Task:
         max_turns=data.get("max_turns"),
         collision_risk=CollisionRisk(data.get("collision_risk", CollisionRisk.LOW)),
         may_change_nothing=bool(data.get("may_change_nothing", False)),
+        reads=tuple(data.get("reads", ())),
+        sparse=data.get("sparse"),
     )
 
 
