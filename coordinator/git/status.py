@@ -7,20 +7,21 @@ tree's state (checkpoints, the user-file check, worktree verification, cleanup) 
 :func:`worktree_status` instead, which drops those false deletions: a file git left
 out on purpose is unchanged, never deleted, set aside or merged as a deletion.
 
-A skip-worktree file that is on disk after all (an agent wrote it) is reported as
-libgit2 sees it: its content on disk is what counts.
+A skip-worktree file that is on disk after all (an agent wrote it) is read from disk:
+its content there is what counts, as for any other file.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import FileStatus
+from pygit2.enums import FileMode, FileStatus
 from pygit2.ffi import C
 
-__all__ = ["skipped_paths", "worktree_status"]
+__all__ = ["disk_blob", "skipped_paths", "worktree_status"]
 
 # git's on-disk flag (index format v3+); libgit2 keeps it in ``flags_extended``
 _SKIP_WORKTREE = 1 << 14
@@ -45,25 +46,70 @@ def skipped_paths(repo: pygit2.Repository) -> frozenset[str]:
 def worktree_status(
     repo: pygit2.Repository, *, untracked_files: str = "all", ignored: bool = False
 ) -> dict[str, int]:
-    """``repo.status(...)`` without the files a sparse checkout left out on purpose.
+    """``repo.status(...)`` with the index's skip-worktree bit taken into account.
 
-    A skip-worktree path that is absent from disk loses its "deleted in the working
-    tree" flag (and is dropped when nothing else is left); anything else is reported
-    as libgit2 reports it."""
+    A skip-worktree path absent from disk loses its "deleted in the working tree" flag
+    (and is dropped when nothing else is left). One present on disk (written by an
+    agent), which libgit2 and git both pass over, is reported modified when its content
+    or executable bit differs from the index. Anything else is as libgit2 reports it."""
     status = repo.status(untracked_files=untracked_files, ignored=ignored)
-    deleted = [path for path, flags in status.items() if flags & FileStatus.WT_DELETED]
-    if not deleted or repo.workdir is None:
+    if repo.workdir is None or not _has_extended_flags(Path(repo.path) / "index"):
         return status
     skipped = skipped_paths(repo)
     if not skipped:
         return status
     root = Path(repo.workdir)
-    for path in deleted:
-        if path not in skipped or os.path.lexists(root / path):
+    folders: dict[Path, bool] = {}
+    for path in skipped:
+        full = root / path
+        if full.parent not in folders:
+            folders[full.parent] = full.parent.is_dir()
+        if folders[full.parent] and os.path.lexists(full):
+            if path not in status and _differs(repo, full, path):
+                status[path] = FileStatus.WT_MODIFIED
             continue
-        rest = status[path] & ~FileStatus.WT_DELETED
+        flags = status.get(path)
+        if flags is None or not flags & FileStatus.WT_DELETED:
+            continue
+        rest = flags & ~FileStatus.WT_DELETED
         if rest:
             status[path] = rest
         else:
             del status[path]
     return status
+
+
+def _has_extended_flags(index: Path) -> bool:
+    """Whether the index file can hold skip-worktree bits: git writes format 2 unless
+    some entry has an extended flag (or the repository asks for format 3 or 4)."""
+    try:
+        with index.open("rb") as handle:
+            header = handle.read(8)
+    except OSError:
+        return False
+    return len(header) == 8 and header[:4] == b"DIRC" and int.from_bytes(header[4:], "big") > 2
+
+
+def disk_blob(full: Path) -> tuple[bytes, FileMode] | None:
+    """What git would store for the file or symlink at ``full``: its bytes and mode;
+    None when it is gone or is something git cannot hold (a fifo, a folder)."""
+    try:
+        info = full.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            return os.fsencode(str(full.readlink())), FileMode.LINK
+        if stat.S_ISREG(info.st_mode):
+            mode = FileMode.BLOB_EXECUTABLE if info.st_mode & stat.S_IXUSR else FileMode.BLOB
+            return full.read_bytes(), mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return None
+
+
+def _differs(repo: pygit2.Repository, full: Path, path: str) -> bool:
+    """Whether the file at ``full`` differs from its index entry ``path``."""
+    entry = repo.index[path]
+    try:
+        found = disk_blob(full)
+    except OSError:
+        return True
+    return found is None or found[1] != entry.mode or pygit2.hash(found[0]) != entry.id
