@@ -21,10 +21,11 @@ import pygit2
 from pygit2.enums import FileMode, FileStatus
 from pygit2.ffi import C
 
-__all__ = ["disk_blob", "skipped_paths", "worktree_status"]
+__all__ = ["checkout_problem", "disk_blob", "skipped_paths", "worktree_status"]
 
 # git's on-disk flag (index format v3+); libgit2 keeps it in ``flags_extended``
 _SKIP_WORKTREE = 1 << 14
+_WT_DELETED = int(FileStatus.WT_DELETED)
 
 
 def skipped_paths(repo: pygit2.Repository) -> frozenset[str]:
@@ -43,6 +44,35 @@ def skipped_paths(repo: pygit2.Repository) -> frozenset[str]:
     return frozenset(skipped)
 
 
+def checkout_problem(repo: pygit2.Repository) -> str | None:
+    """Why the working tree of a fresh checkout is not whole, or None when it is.
+
+    Whole means: the index holds HEAD's tree, and every file it does not mark
+    skip-worktree is on disk with the size the checkout recorded (a checkout a kill
+    interrupted leaves files missing or cut short). It reads the index once and stats
+    each file it should have written, so a sparse checkout costs what it holds."""
+    if repo.workdir is None or repo.head_is_unborn:
+        return "it has no working tree or no HEAD"
+    index = repo.index
+    index.read(False)
+    if len(index.diff_to_tree(repo.head.peel(pygit2.Commit).tree)):
+        return "its index is not HEAD's tree"
+    root = repo.workdir.rstrip("/") + "/"
+    handle = index._index
+    for position in range(C.git_index_entrycount(handle)):
+        entry = C.git_index_get_byindex(handle, position)
+        if entry.flags_extended & _SKIP_WORKTREE or entry.mode == FileMode.COMMIT:
+            continue
+        path = os.fsdecode(pygit2.ffi.string(entry.path))
+        try:
+            size = Path(root + path).lstat().st_size
+        except OSError:
+            return f"{path} is missing"
+        if size & 0xFFFFFFFF != entry.file_size:
+            return f"{path} is not whole"
+    return None
+
+
 def worktree_status(
     repo: pygit2.Repository, *, untracked_files: str = "all", ignored: bool = False
 ) -> dict[str, int]:
@@ -58,22 +88,23 @@ def worktree_status(
     skipped = skipped_paths(repo)
     if not skipped:
         return status
-    root = Path(repo.workdir)
-    folders: dict[Path, bool] = {}
+    root = repo.workdir.rstrip("/") + "/"
+    folders: dict[str, bool] = {"": True}  # plain strings: this loop sees every skipped file
     for path in skipped:
-        full = root / path
-        if full.parent not in folders:
-            folders[full.parent] = full.parent.is_dir()
-        if folders[full.parent] and os.path.lexists(full):
-            if path not in status and _differs(repo, full, path):
+        folder = path.rpartition("/")[0]
+        present = folders.get(folder)
+        if present is None:
+            present = folders[folder] = Path(root + folder).is_dir()
+        if present and os.path.lexists(root + path):
+            if path not in status and _differs(repo, Path(root + path), path):
                 status[path] = FileStatus.WT_MODIFIED
             continue
         flags = status.get(path)
-        if flags is None or not flags & FileStatus.WT_DELETED:
+        if flags is None or not int(flags) & _WT_DELETED:
             continue
-        rest = flags & ~FileStatus.WT_DELETED
+        rest = int(flags) & ~_WT_DELETED
         if rest:
-            status[path] = rest
+            status[path] = FileStatus(rest)
         else:
             del status[path]
     return status

@@ -33,7 +33,7 @@ from coordinator.git.repo import (
     safe_component,
     workdir,
 )
-from coordinator.git.status import worktree_status
+from coordinator.git.status import checkout_problem, worktree_status
 from coordinator.git.worktree_admin import (
     add_worktree,
     admin_dir,
@@ -266,7 +266,7 @@ async def _make_one(
     )
     if await anyio.to_thread.run_sync(is_ready, root, path, branch):
         return workspace  # resumed: the verified worktree of this task and wave
-    await anyio.to_thread.run_sync(remove_worktrees, root, [path])
+    await anyio.to_thread.run_sync(_clear, root, path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -283,6 +283,12 @@ async def _make_one(
         await anyio.to_thread.run_sync(remove_worktrees, root, [path])
         return f"the worktree of task {task_id!r} is not whole: {problem}"
     return workspace
+
+
+def _clear(root: Path, path: Path) -> None:
+    """Remove what a kill or an earlier run left at ``path`` (nothing there: no work)."""
+    if path.exists() or admin_dir(root, path) is not None:
+        remove_worktrees(root, [path])
 
 
 def _add_args(root: Path, path: Path, branch: str, commit: str, reset: bool) -> list[str]:
@@ -311,9 +317,9 @@ def _verify(
         return f"HEAD is not {commit[:12]}"
     if worktree.head.name != f"refs/heads/{branch}":
         return f"it is not on branch {branch}"
-    changed = sorted(worktree_status(worktree, untracked_files="no"))
-    if changed:
-        return f"{len(changed)} file(s) differ from {commit[:12]}, e.g. {changed[0]}"
+    problem = checkout_problem(worktree)
+    if problem is not None:
+        return f"{problem} (checked out at {commit[:12]})"
     mark_ready(admin, branch, commit)
     return None
 

@@ -25,7 +25,7 @@ from coordinator.git import (
     prune_worktrees,
     save_worktree,
 )
-from coordinator.git.status import skipped_paths, worktree_status
+from coordinator.git.status import checkout_problem, skipped_paths, worktree_status
 from coordinator.git.worktree_admin import admin_dir, is_ready
 from coordinator.model import Isolation
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
@@ -233,3 +233,16 @@ def _workspace(repo: Path, task: str) -> str:
     (path,) = (repo / ".seawall").glob("*/state.json")
     agents = ledger_data(path)["waves"][0]["agents"]
     return str(next(a["workspace"] for a in agents if a["task"] == task))
+
+
+def test_a_checkout_missing_or_cutting_short_a_file_is_not_whole(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    sparse, whole = _prepare(repo, {"a": (".claude", "src/a"), "b": None})
+    for worktree in (sparse, whole):
+        assert checkout_problem(pygit2.Repository(str(worktree))) is None
+    (whole / "pkg/m003.py").unlink()
+    assert checkout_problem(pygit2.Repository(str(whole))) == "pkg/m003.py is missing"
+    (sparse / "src/a/x.py").write_text("x")
+    assert checkout_problem(pygit2.Repository(str(sparse))) == "src/a/x.py is not whole"
+    git(sparse, "read-tree", "--empty")
+    assert checkout_problem(pygit2.Repository(str(sparse))) == "its index is not HEAD's tree"
