@@ -315,7 +315,7 @@ def run() -> list[BenchResult]:
     with tempfile.TemporaryDirectory(prefix="seawall-bench-git-") as name:
         tmp = Path(name)
         return [
-            *bench_wave(tmp, rounds=3),
+            *bench_wave(tmp),
             bench_history(tmp),
             bench_checkpoint(tmp),
             bench_checkpoint_paths(tmp),
