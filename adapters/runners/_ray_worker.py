@@ -102,7 +102,7 @@ def run_remote(
             inner = _inner(job)
         except (SeawallError, OSError) as exc:
             return WorkerOutcome(setup_error=f"{type(exc).__name__}: {exc}")
-        remote = _Remote(job, root, Path(scratch) / "agent", hub, run_id)
+        remote = _Remote(job, root, Path(scratch) / "agent", hub, run_id, Path(scratch) / "git")
         with agents_end_with_this_process():  # a worker killed outright takes its agent
             return anyio.run(remote.run, inner, workspace, scope)
 
@@ -120,9 +120,14 @@ def _inner(job: Job) -> AgentRunner:
 class _Remote:
     """One agent run on the worker: events out, stop in, checkpoints as bundles."""
 
-    def __init__(self, job: Job, root: Path, scratch: Path, hub: Any, run_id: str) -> None:
+    def __init__(
+        self, job: Job, root: Path, scratch: Path, hub: Any, run_id: str, gitdir: Path
+    ) -> None:
         self.job = job
         self.root = root
+        # git is read in the clone's git directory itself, never found through
+        # ``root/.git``: that file is in the agent's work tree, which it may rewrite
+        self.gitdir = gitdir
         self.scratch = scratch
         self.hub = hub
         self.run_id = run_id
@@ -276,15 +281,16 @@ class _Remote:
         refs = [f"refs/heads/{self.job.branch}"]
         if checkpoint is not None:
             refs.append(self.checkpointer.ref)
-        data = bundle(self.root, refs, known=self.known)
+        data = bundle(self.gitdir, refs, known=self.known)
         self.known.update(c for c in (branch_tip, checkpoint) if c)
-        tree = commit_tree(self.root, checkpoint) if checkpoint else self.sent_tree
+        tree = commit_tree(self.gitdir, checkpoint) if checkpoint else self.sent_tree
         return CheckpointNote(branch_tip=branch_tip, checkpoint=checkpoint, tree=tree, bundle=data)
 
     def _head(self) -> str:
         from coordinator.git.repo import run_git
 
-        return run_git(["rev-parse", f"refs/heads/{self.job.branch}"], cwd=self.root).stdout.strip()
+        done = run_git(["rev-parse", f"refs/heads/{self.job.branch}"], cwd=self.gitdir)
+        return done.stdout.strip()
 
 
 def _result_dict(result: AgentResult) -> dict[str, Any]:

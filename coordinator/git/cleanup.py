@@ -27,6 +27,7 @@ from coordinator.git.repo import (
 )
 from coordinator.git.worktree_admin import (
     READY_FILE,
+    admin_dir,
     admin_dirs,
     delete_branches,
     remove_worktrees,
@@ -107,7 +108,7 @@ def prune_worktrees(
             kept.append(info)
             continue
         if not (info.merged or info.missing):
-            salvaged.append(_salvage(info))
+            salvaged.append(_salvage(root, info))
         removed.append(info)
     _remove_all(root, removed, force=force)
     remove_stale_check_worktrees(root)
@@ -182,8 +183,8 @@ def _inspect(
         (admin / "locked").exists() and not (admin / READY_FILE).exists()
     ):
         return missing()
-    try:
-        wt_repo = pygit2.Repository(str(path))
+    try:  # through git's record of it, not the ``.git`` file its agent could rewrite
+        wt_repo = pygit2.Repository(str(admin))
         branch = None if wt_repo.head_is_detached else wt_repo.head.shorthand
         head = wt_repo.head.peel(pygit2.Commit)
         state = snapshot_tree(wt_repo)
@@ -249,7 +250,8 @@ def _merged_source_trees(repo: pygit2.Repository) -> set[pygit2.Oid]:
     return trees
 
 
-def _salvage(info: WorktreeInfo) -> str:
+def _salvage(root: Path, info: WorktreeInfo) -> str:
+    admin = admin_dir(root, Path(info.path))  # read as in ``_inspect``
     return save_worktree(
-        info.path, session_id=info.session, task_id=info.task, reason="pruned with --force"
+        admin or info.path, session_id=info.session, task_id=info.task, reason="pruned with --force"
     )

@@ -96,7 +96,8 @@ def admin_dirs(repo_root: Path) -> dict[Path, Path]:
             gitfile = (admin / "gitdir").read_text(encoding="utf-8").strip()
         except OSError:
             continue
-        found[Path(os.path.realpath(gitfile)).parent] = admin
+        # the folder resolved, not the ``.git`` in it: that one its agent can replace
+        found[Path(os.path.realpath(Path(gitfile).parent))] = admin
     return found
 
 

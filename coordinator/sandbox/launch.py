@@ -91,4 +91,6 @@ def supervisor_argv(
         command.append("--sandbox")
         for path in policy.writable:
             command += ["--write", str(path)]
+        for path in policy.new_files:
+            command += ["--new", str(path)]
     return [*command, "--", *argv]

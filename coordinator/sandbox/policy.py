@@ -6,8 +6,11 @@ its scope; to its own temporary directory; and to its agent CLI's state director
 ``.git``, seawall's ``.seawall/`` and Claude Code's project settings stay read-only.
 
 A scope grant is approximated by its literal directory prefix (``src/auth/**`` grants
-``src/auth/``; ``src/*.py`` grants ``src/``); a file that does not exist yet grants its
-nearest existing directory. The post-wave scope check judges the exact patterns. A
+``src/auth/``; ``src/*.py`` grants ``src/``); the post-wave scope check judges the exact
+patterns. A file named literally that does not exist yet is granted as that file alone
+(``new_files``): the supervisor creates it empty before the sandbox is applied (a
+Landlock rule attaches to an existing inode) and removes it after the agent if it is
+still that empty file; its directory stays read-only, so a sibling cannot be created. A
 grant that would contain a protected path (the repository root, for ``**``) is split
 into its entries minus the protected ones, so a brand-new file directly in such a
 directory cannot be created: the kernel cannot grant "a directory except one entry".
@@ -57,11 +60,16 @@ class SandboxPolicy:
 
     writable: tuple[Path, ...]
     describe: str = ""
+    new_files: tuple[Path, ...] = ()
+    """Granted files absent when the policy was made: created empty before the agent
+    starts (never over an existing file) and removed after it when still empty."""
 
     def with_paths(self, extra: Iterable[Path]) -> SandboxPolicy:
         """This policy with ``extra`` paths writable too (duplicates dropped)."""
         merged = dict.fromkeys((*self.writable, *extra))
-        return SandboxPolicy(writable=tuple(merged), describe=self.describe)
+        return SandboxPolicy(
+            writable=tuple(merged), describe=self.describe, new_files=self.new_files
+        )
 
 
 def workspace_policy(workspace: Path) -> SandboxPolicy:
@@ -72,10 +80,12 @@ def workspace_policy(workspace: Path) -> SandboxPolicy:
 def scope_policy(workspace: Path, scope: Sequence[str], *, create: bool = False) -> SandboxPolicy:
     """An agent working in place in ``workspace``: its scope's literal prefixes only.
 
-    A grant that does not exist yet falls back to its nearest existing directory, and
-    grants nothing where that directory holds a protected path (the repository root).
-    With ``create``, the missing directories are made first (empty: git does not see
-    them): the literal directory of ``pkg/new/**``, the parent of ``pkg/new.py``."""
+    A directory grant that does not exist yet falls back to its nearest existing
+    directory, and grants nothing where that directory holds a protected path (the
+    repository root). A file that does not exist yet is granted alone (``new_files``)
+    when its directory exists, else nothing. With ``create``, the missing directories
+    are made first (empty: git does not see them): the literal directory of
+    ``pkg/new/**``, the parent of ``pkg/new.py``."""
     root = Path(os.path.realpath(workspace))
     protected = [root / name for name in PROTECTED_NAMES]
     granted: dict[Path, None] = {}
@@ -85,8 +95,9 @@ def scope_policy(workspace: Path, scope: Sequence[str], *, create: bool = False)
             continue
         for path in _split_around(target, protected, root):
             granted[path] = None
+    new = tuple(path for path in granted if not path.exists())
     shown = ", ".join(_shown(root, path) for path in granted) or "nothing in the repository"
-    return SandboxPolicy(writable=tuple(granted), describe=f"in place: {shown}")
+    return SandboxPolicy(writable=tuple(granted), describe=f"in place: {shown}", new_files=new)
 
 
 def cli_state_paths(env: Mapping[str, str], *, create_for: str = "") -> tuple[Path, ...]:
@@ -110,9 +121,10 @@ def cli_state_paths(env: Mapping[str, str], *, create_for: str = "") -> tuple[Pa
 def _literal_prefix(
     root: Path, grant: str, protected: Sequence[Path], *, create: bool
 ) -> Path | None:
-    """The path a grant's literal (glob-free) leading part names, or its nearest existing
-    directory when it does not exist; None when that would widen it to a directory
-    holding a protected path, or lead out of the repository."""
+    """The path a grant's literal (glob-free) leading part names, or (for a directory)
+    its nearest existing directory when it does not exist; None when that would widen
+    it to a directory holding a protected path, or lead out of the repository, and for
+    an absent file whose directory does not exist."""
     absolute = grant.startswith("/")
     parts = grant.split("/")
     literal: list[str] = []
@@ -131,6 +143,8 @@ def _literal_prefix(
         return None
     if create and not wanted.exists() and not absolute:
         (wanted if directory else wanted.parent).mkdir(parents=True, exist_ok=True)
+    if not directory and not wanted.exists():
+        return wanted if wanted.parent.is_dir() else None  # the file alone, never its dir
     path = wanted
     while not path.exists():
         if path.parent == path:

@@ -2,9 +2,11 @@
 
 seawall starts every agent through this small process, which stays the agent's parent:
 
-1. it applies the sandbox (``--sandbox`` and one ``--write PATH`` per writable path, see
-   ``coordinator.sandbox.landlock``), which the agent and everything it starts inherit
-   and cannot undo;
+1. it creates each granted file that does not exist yet (``--new PATH``, empty, never
+   over an existing file), then applies the sandbox to the agent it starts (``--sandbox``
+   and one ``--write PATH`` per writable path, see ``coordinator.sandbox.landlock``),
+   which the agent and everything it starts inherit and cannot undo; the supervisor
+   itself stays outside it, so that it can remove what it created;
 2. it becomes a child subreaper (``PR_SET_CHILD_SUBREAPER``), so every process the agent
    starts stays its descendant even after leaving the agent's process group or session
    (``setsid``, a double fork): orphans are re-parented to the supervisor, not to init;
@@ -12,7 +14,7 @@ seawall starts every agent through this small process, which stays the agent's p
 4. when the agent ends, or the supervisor gets SIGTERM, SIGINT or SIGHUP, it sends
    SIGTERM to every descendant, SIGKILL after ``--grace`` seconds, and waits until none
    is left; then it exits with the agent's status (the same exit code, or death by the
-   same signal);
+   same signal). A file it created that is still the same empty file is removed first;
 5. with ``--parent PID`` it also does so as soon as its parent is no longer ``PID`` (the
    process that started it died, however: SIGKILL, the OOM killer), so the agent does
    not outlive it. Without the option an agent outlives whoever started the supervisor,
@@ -24,7 +26,7 @@ not be executed.
 """
 
 # os and open rather than pathlib: the supervisor starts with every agent, and fast
-# ruff: noqa: PTH110, PTH123, PTH208
+# ruff: noqa: PTH108, PTH110, PTH123, PTH208
 
 from __future__ import annotations
 
@@ -165,15 +167,46 @@ def _end_descendants(grace: float, agent: int) -> int | None:
     return status
 
 
-def _start(argv: list[str], mask: set[int]) -> int:
+def _create(paths: list[str]) -> list[tuple[str, int, int]]:
+    """Create each missing file empty; (path, device, inode) of those made here."""
+    made: list[tuple[str, int, int]] = []
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        except OSError:
+            continue  # it exists (never ours to remove), or cannot be made: not granted
+        info = os.fstat(fd)
+        os.close(fd)
+        made.append((path, info.st_dev, info.st_ino))
+    return made
+
+
+def _remove_unused(made: list[tuple[str, int, int]]) -> None:
+    """Remove each file made by ``_create`` that is still that same empty file."""
+    for path, device, inode in made:
+        try:
+            info = os.lstat(path)
+            if (info.st_dev, info.st_ino, info.st_size) == (device, inode, 0):
+                os.unlink(path)
+        except OSError:
+            continue
+
+
+def _start(argv: list[str], mask: set[int], writable: list[str] | None) -> int:
     parent = os.getpid()
     pid = os.fork()
     if pid:
         return pid
-    try:  # the agent: dies with the supervisor, default signal handling, then exec
+    try:  # the agent: dies with the supervisor, sandboxed, default signals, then exec
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:
             os._exit(EXEC_FAILED)
+        if writable is not None:
+            try:
+                restrict_writes(writable)
+            except LandlockError as exc:
+                os.write(2, f"{SUPERVISOR_SAYS} the sandbox could not be applied: {exc}\n".encode())
+                os._exit(SANDBOX_FAILED)
         for signum in (signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(signum, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
@@ -197,29 +230,33 @@ def _exit_like(status: int | None) -> int:
 
 
 class _Options:
-    __slots__ = ("argv", "grace", "parent", "writable")
+    __slots__ = ("argv", "grace", "new", "parent", "writable")
 
     def __init__(self) -> None:
         self.grace: float = 2.0
         self.writable: list[str] | None = None
+        self.new: list[str] = []
         self.parent: int | None = None
         self.argv: list[str] = []
 
 
 def _options(args: list[str]) -> _Options:
     """``--grace S``, ``--parent PID``, ``--sandbox`` with one ``--write PATH`` per
-    writable path, ``--``, then the agent's argv. (Not argparse nor JSON: their imports
-    alone would cost more than the rest of the start.)"""
+    writable path and one ``--new PATH`` per file to create, ``--``, then the agent's
+    argv. (Not argparse nor JSON: their imports alone would cost more than the rest of
+    the start.)"""
     options = _Options()
     rest = list(args)
     while rest and rest[0] != "--":
         option = rest.pop(0)
         if option == "--sandbox":
             options.writable = options.writable or []
-        elif option in ("--grace", "--write", "--parent") and rest:
+        elif option in ("--grace", "--write", "--new", "--parent") and rest:
             value = rest.pop(0)
             if option == "--grace":
                 options.grace = float(value)
+            elif option == "--new":
+                options.new.append(value)
             elif option == "--parent":
                 options.parent = int(value)
             else:
@@ -240,15 +277,10 @@ def main(args: list[str] | None = None) -> int:
         return SANDBOX_FAILED
     original = signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    if options.writable is not None:
-        try:
-            restrict_writes(options.writable)
-        except LandlockError as exc:
-            sys.stderr.write(f"{SUPERVISOR_SAYS} the sandbox could not be applied: {exc}\n")
-            return SANDBOX_FAILED
     if options.parent is not None and os.getppid() != options.parent:
         return 128 + signal.SIGHUP  # the parent died before the agent could start
-    agent = _start(options.argv, original)
+    made = _create(options.new) if options.writable is not None else []
+    agent = _start(options.argv, original, options.writable)
     status = None
     wait = 1.0 if options.parent is None else _PARENT_POLL
     while status is None:
@@ -259,6 +291,7 @@ def main(args: list[str] | None = None) -> int:
         if options.parent is not None and os.getppid() != options.parent:
             break  # orphaned: the agent goes with the process that started it
     final = _end_descendants(options.grace, agent)
+    _remove_unused(made)
     return _exit_like(status if status is not None else final)
 
 

@@ -144,6 +144,29 @@ def test_list_shows_owner_and_prune_keeps_unmerged_work(repo: Path) -> None:
     assert list_worktrees(repo) == ()
 
 
+def test_list_and_prune_read_a_worktree_through_gits_record_of_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A worktree whose ``.git`` file its agent pointed at another repository is still
+    listed and salvaged as itself: its work is not lost, and the other repository is not
+    written."""
+    base = head(repo)
+    (workspace,) = _prepare(repo, base, ["dirty"])
+    Path(workspace.path, "wip.txt").write_text("not merged\n")
+    decoy = tmp_path / "decoy"
+    git(tmp_path, "clone", "-q", str(repo), str(decoy))
+    decoy_refs = git(decoy, "for-each-ref")
+    Path(workspace.path, ".git").write_text(f"gitdir: {decoy / '.git'}\n")
+    (info,) = list_worktrees(repo)
+    assert info.dirty and not info.merged and not info.missing, info
+    assert info.branch == "seawall/s1/w2/dirty"
+    forced = prune_worktrees(repo, force=True)
+    (saved,) = forced.salvaged
+    assert git(repo, "show", f"{saved}:wip.txt") == "not merged\n"
+    assert git(decoy, "for-each-ref") == decoy_refs
+    assert list_worktrees(repo) == ()
+
+
 def test_duplicate_task_ids_and_auto_isolation_are_caller_mistakes(repo: Path) -> None:
     with pytest.raises(ConfigurationError, match="unique"):
         _prepare(repo, head(repo), ["t1", "t1"])

@@ -39,6 +39,9 @@ def task(task_id: str, marker: str, scope: list[str]) -> str:
     )
 
 
+SIBLING = "python3 -c \"open('src/other.py', 'w').write('O = 1')\""
+"""A write beside the granted file that the hook lets run: only the kernel refuses it."""
+
 ONE_WAVE = "[session.wave_breaker]\nmax_rework_cycles = 0\n"
 """A failed agent is escalated at once instead of re-dispatched (keeps the test short)."""
 
@@ -48,6 +51,7 @@ def write_plan(path: Path, name: str, *tasks: str, extra: str = "") -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_default_runner_edits_in_scope_and_is_denied_outside_live(
     anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -56,6 +60,8 @@ def test_default_runner_edits_in_scope_and_is_denied_outside_live(
         Script(
             marker="SCOPE-1",
             turns=[
+                # the sandbox has made the granted file (empty): Write wants it read first
+                ModelTurn(calls=[Call(name="Read", input={"file_path": "{cwd}/src/app.py"})]),
                 ModelTurn(
                     calls=[
                         Call(
@@ -64,6 +70,7 @@ def test_default_runner_edits_in_scope_and_is_denied_outside_live(
                         )
                     ]
                 ),
+                ModelTurn(calls=[Call(name="Bash", input={"command": SIBLING})]),
                 ModelTurn(calls=[Call(name="Read", input={"file_path": "{cwd}/README.md"})]),
                 ModelTurn(
                     calls=[
@@ -88,17 +95,21 @@ def test_default_runner_edits_in_scope_and_is_denied_outside_live(
     done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     shown = [r.body for r in anthropic.answered("SCOPE-1")]
-    assert len(shown) == 5
-    results = _tool_results(shown[-1])
+    assert len(shown) == 7
+    results = _tool_results(shown[-1])[1:]
     assert results[0] == (False, "")  # the in-scope Write ran
-    edit_error, edit_text = results[2]
+    sibling_error, sibling_text = results[1]
+    assert sibling_error and "Permission denied" in sibling_text, sibling_text
+    assert "seawall" not in sibling_text  # refused by the kernel, not by the hook
+    edit_error, edit_text = results[3]
     assert edit_error and "README.md" in edit_text and "src/app.py" in edit_text, edit_text
     assert "seawall scope-denied: " in edit_text  # counted as a denial, not a failure
-    commit_error, commit_text = results[3]
+    commit_error, commit_text = results[4]
     assert commit_error and "git commit" in commit_text, commit_text
     assert show(repo, "main", "src/app.py") == "X = 1\n"
     assert show(repo, "main", "README.md") == "# project\n"
     assert (repo / "README.md").read_text() == "# project\n"
+    assert not (repo / "src" / "other.py").exists()
     assert git(repo, "log", "--format=%s", "-1") != "sneaky"
     agent = agents_by_wave(status(repo))[0]["app"]
     assert agent["status"] == "done"

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from coordinator.sandbox.launch import available
 from tests.fakes.model_script import Call, ModelTurn, Script
 from tests.fakes.openai_server import OpenAIResponsesServer
 from tests.integration.realcli import agent_clis, codex_env, openai
-from tests.integration.sessionkit import agents_by_wave, make_repo, seawall, status
+from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, show, status
 
 __all__ = ["agent_clis", "codex_env", "openai"]
 
@@ -112,3 +113,57 @@ def test_codex_cost_is_priced_kept_and_trips_the_cost_budget(
     assert done.returncode != 0
     runs = list((repo / ".seawall" / data["session"] / "agents" / "one").glob("*-run.json"))
     assert runs and json.loads(runs[0].read_text())["counts"]["input_tokens"] == 40_000
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not available(), reason="this kernel has no Landlock")
+def test_codex_adds_the_absent_scope_file_and_the_kernel_refuses_a_sibling(
+    openai: OpenAIResponsesServer, codex_env: dict[str, str], tmp_path: Path
+) -> None:
+    """In place, a scope file that does not exist yet is granted alone: Codex's
+    ``*** Add File`` writes it (the sandbox made it empty first); a patch adding a file
+    beside it and a shell write of another are refused by the kernel."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    mine = "*** Begin Patch\n*** Add File: src/one.py\n+ONE = 1\n*** End Patch\n"
+    sibling = "*** Begin Patch\n*** Add File: src/two.py\n+TWO = 2\n*** End Patch\n"
+    shell = Call(name="exec_command", input={"cmd": "echo 3 > src/three.py"})
+    openai.add(
+        Script(
+            marker="CXS-NEW",
+            turns=[
+                ModelTurn(calls=[Call(name="apply_patch", input=mine)]),
+                ModelTurn(calls=[Call(name="apply_patch", input=sibling)]),
+                ModelTurn(calls=[shell]),
+                ModelTurn(text="Added one.\nSTATUS: done — one added"),
+            ],
+        )
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        "codex-new-file",
+        [{"id": "one", "prompt": "Work item CXS-NEW.", "scope": ["src/one.py"]}],
+        extra='isolation = "none"\nenforcement = "strict"\n',
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    outputs = _call_outputs(openai.answered("CXS-NEW")[-1].body)
+    assert len(outputs) == 3, outputs
+    assert "Success. Updated the following files:\nA src/one.py" in outputs[0], outputs
+    assert "Failed to write file" in outputs[1] and "src/two.py" in outputs[1], outputs
+    assert "src/three.py: Permission denied" in outputs[2], outputs
+    assert "agents are sandboxed by the kernel (Landlock)" in done.stderr
+    agent = agents_by_wave(status(repo))[0]["one"]
+    assert agent["status"] == "done", (agent, done.stdout, done.stderr)
+    assert show(repo, "main", "src/one.py") == "ONE = 1\n"
+    assert not (repo / "src" / "two.py").exists()
+    assert not (repo / "src" / "three.py").exists()
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def _call_outputs(body: object) -> list[str]:
+    """The output text of each tool call the model was sent back, in order."""
+    assert isinstance(body, dict)
+    return [
+        str(item.get("output"))
+        for item in body["input"]
+        if isinstance(item, dict) and str(item.get("type", "")).endswith("call_output")
+    ]

@@ -170,6 +170,7 @@ def test_an_out_of_scope_opencode_write_is_refused_by_the_os_sandbox(
     repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
     mine = Call(name="write", input={"filePath": "{cwd}/src/mine.py", "content": "M = 1\n"})
     theirs = Call(name="write", input={"filePath": "{cwd}/README.md", "content": "taken\n"})
+    sibling = Call(name="write", input={"filePath": "{cwd}/src/other.py", "content": "O = 1\n"})
     shell = Call(
         name="bash", input={"command": "mkdir -p docs && echo x > docs/n.md", "description": "w"}
     )
@@ -177,8 +178,9 @@ def test_an_out_of_scope_opencode_write_is_refused_by_the_os_sandbox(
         Script(
             marker="OC-SCOPE",
             turns=[
-                ModelTurn(calls=[mine]),
                 ModelTurn(calls=[theirs]),
+                ModelTurn(calls=[sibling]),  # three refusals in a row would trip a breaker
+                ModelTurn(calls=[mine]),
                 ModelTurn(calls=[shell]),
                 ModelTurn(text="Done what I could.\nSTATUS: done — mine written"),
             ],
@@ -196,13 +198,16 @@ def test_an_out_of_scope_opencode_write_is_refused_by_the_os_sandbox(
     agent = agents_by_wave(data)[0]["mine"]
     assert agent["status"] == "done", (agent, output)
     results = tool_results(repo, data, "mine")
-    assert results[0] == ("write", "completed", "Wrote file successfully.", None), results
+    assert results[0][:2] == ("write", "error") and "PermissionDenied" in results[0][2], results
+    # the absent scope file is granted alone (made empty first), never its directory
     assert results[1][:2] == ("write", "error") and "PermissionDenied" in results[1][2], results
-    assert results[2][0] == "bash" and "Permission denied" in results[2][2], results
-    assert results[2][3] not in (None, 0), results
+    assert results[2] == ("write", "completed", "Wrote file successfully.", None), results
+    assert results[3][0] == "bash" and "Permission denied" in results[3][2], results
+    assert results[3][3] not in (None, 0), results
     assert show(repo, "main", "src/mine.py") == "M = 1\n"
     assert (repo / "README.md").read_text() == "# p\n"
     assert not (repo / "docs").exists()
+    assert not (repo / "src" / "other.py").exists()
     assert code == 0, output
 
 

@@ -19,6 +19,7 @@ from coordinator.scope.repostate import (
     snapshot_path,
 )
 from coordinator.scope.verify import changed_paths, verify_changes
+from coordinator.scope.worktree_link import link_points_at, restore_links
 
 SESSION = "s1"
 
@@ -234,3 +235,42 @@ def test_a_rename_out_of_scope_names_both_sides(repo: Path) -> None:
     paths = changed_paths(repo, base, "HEAD")
     verdict = verify_changes("a", paths, scope=("tests/",), enforcement=Enforcement.STRICT)
     assert verdict.out_of_scope == ("src/db.py",)  # the deletion of the source is seen
+
+
+@pytest.mark.parametrize("planted", ["decoy", "relative", "symlink", "folder", "removed"])
+def test_a_worktree_link_that_names_another_git_directory_is_put_back(
+    repo: Path, tmp_path: Path, planted: str
+) -> None:
+    worktree = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "agent", str(worktree))
+    link = worktree / ".git"
+    made = link.read_text()
+    decoy = tmp_path / "decoy"
+    git(tmp_path, "init", "-q", str(decoy))
+    if planted == "relative":  # the same git directory, spelled relative: not a change
+        admin = made.removeprefix("gitdir:").strip()
+        link.write_text(f"gitdir: {os.path.relpath(admin, worktree)}\n")
+    else:
+        link.unlink()
+    if planted == "decoy":
+        link.write_text(f"gitdir: {decoy / '.git'}\n")
+    elif planted == "symlink":
+        link.symlink_to(decoy / ".git")
+    elif planted == "folder":
+        (link / "refs").mkdir(parents=True)
+    save = tmp_path / "planted"
+    changes = restore_links(repo, [("a", worktree), ("in-place", repo)], save_dir=save)
+    if planted == "relative":
+        assert changes == [] and link_points_at(link, Path(made.split(":", 1)[1].strip()))
+        return
+    (change,) = changes
+    assert (change.area, change.agents, change.restored) == ("worktree", ("a",), True)
+    assert link.read_text() == made  # what git wrote, so git itself reads it as before
+    assert git(worktree, "rev-parse", "--git-common-dir") == str(repo / ".git")
+    if planted == "removed":
+        assert str(change.kind) == "removed" and change.saved is None
+    else:
+        kept = Path(str(change.saved))
+        assert str(change.kind) == "changed" and kept.is_relative_to(save)
+        assert kept.is_symlink() == (planted == "symlink") and kept.is_dir() == (planted != "decoy")
+    assert restore_links(repo, [("a", worktree)], save_dir=save) == []

@@ -436,6 +436,34 @@ async def test_a_second_dispatch_keeps_the_first_ones_checkpoints_reachable(
     assert parents == [git(workspace, "rev-parse", "HEAD"), first]
 
 
+async def test_a_clone_whose_git_link_the_agent_rewrote_is_still_read_itself(
+    local_ray: None, tmp_path: Path, agent_script: Path
+) -> None:
+    """The worker reads its clone's own git directory, not the one ``.git`` names: an
+    agent pointing it at a decoy changes neither the decoy nor what comes back."""
+    repo = tmp_path / "repo"
+    base = make_repo(repo)
+    decoy = tmp_path / "decoy"
+    git(tmp_path, "clone", "-q", str(repo), str(decoy))
+    decoy_refs = git(decoy, "for-each-ref")
+    steps = [
+        {"write": "src/d.py", "content": "D = 1\n"},
+        {"write": ".git", "content": f"gitdir: {decoy / '.git'}\n"},
+        {"write": "src/d.py", "content": "D = 2\n"},
+    ]
+    env = write_spec(tmp_path, {"delta": {"steps": steps}})
+    workspace = await make_worktree(repo, base, "delta")
+    request = AgentRequest(task_id="delta", prompt="p", workspace=workspace, session=SESSION)
+    result = await ray_runner(agent_script, env).run(request, lambda e: None)
+    assert not result.is_error, result.final_text
+    ref = checkpoint_ref(SESSION, "delta")
+    assert git(repo, "show", f"{ref}:src/d.py") == "D = 2"
+    assert (workspace / "src" / "d.py").read_text() == "D = 2\n"
+    assert git(workspace, "rev-parse", "--git-common-dir") == str(repo / ".git")
+    assert git(decoy, "for-each-ref") == decoy_refs
+    assert git(decoy, "status", "--porcelain") == ""
+
+
 async def test_an_agent_without_edit_events_is_checkpointed_while_it_runs(
     local_ray: None, tmp_path: Path
 ) -> None:

@@ -285,3 +285,32 @@ async def test_a_sandbox_the_kernel_refuses_is_a_start_failure_not_an_outcome(
     with pytest.raises(RunnerError, match=r"task 'boxed'.*sandbox could not be applied"):
         await run_sandboxed(["touch", str(marker)], tmp_path, policy)
     assert not exists(marker)
+
+
+async def test_an_absent_scope_file_is_granted_alone_not_its_directory(repo: Path) -> None:
+    """Scope ``src/mine.py`` (absent): the agent creates it; a sibling is refused."""
+    before = snapshot(repo)
+    script = "echo mine > src/mine.py; echo other > src/other.py; echo app > src/app.py"
+    policy = scope_policy(repo, ["src/mine.py"], create=True)
+    assert [(path.parent.name, path.name) for path in policy.new_files] == [("src", "mine.py")]
+    assert not (repo / "src" / "mine.py").exists()  # made by the supervisor, not here
+    result = await run_sandboxed(["sh", "-c", script], repo, policy)
+    assert result.stderr_tail.count("Permission denied") == 2
+    after = snapshot(repo)
+    assert after.pop("src/mine.py") == b"mine\n"
+    assert after == before  # no src/other.py, src/app.py unchanged
+
+
+async def test_an_unused_absent_scope_file_is_removed_after_the_agent(repo: Path) -> None:
+    """The empty file made for the grant goes; a user's file of that name is never
+    created over nor removed."""
+    before = snapshot(repo)
+    policy = scope_policy(repo, ["src/unused.py", "src/mine.py"])
+    (repo / "src" / "mine.py").write_text("")  # the user's own, made after the policy
+    result = await run_sandboxed(["sh", "-c", "test -f src/unused.py && echo seen"], repo, policy)
+    assert "seen" in result.final_text  # it existed while the agent ran
+    assert not (repo / "src" / "unused.py").exists()
+    assert (repo / "src" / "mine.py").read_text() == ""
+    after = snapshot(repo)
+    assert after.pop("src/mine.py") == b""
+    assert after == before

@@ -112,3 +112,65 @@ def test_an_in_place_session_refuses_every_out_of_scope_write(tmp_path: Path) ->
     assert not outside.exists()
     assert sorted(p.name for p in (repo / ".git" / "hooks").iterdir()) == hooks_before
     assert git(repo, "status", "--porcelain") == ""
+
+
+NEW_FILE_AGENT = textwrap.dedent(
+    """
+    import os, sys
+    from pathlib import Path
+
+    sys.stdin.read()
+    task = os.environ["SEAWALL_TASK_ID"]
+    other = {"alpha": "beta", "beta": "alpha"}[task]
+    for path in (f"src/{task}.py", f"src/{other}.py", "src/stray.py"):
+        try:
+            Path(path).write_text(f"{task} = 1\\n")
+            print(f"wrote {path}")
+        except OSError as exc:
+            print(f"refused {path}: {exc.strerror}")
+    print("STATUS: done")
+    """
+)
+
+
+def test_an_absent_scope_file_grants_that_file_not_its_directory(tmp_path: Path) -> None:
+    """Scopes naming files that do not exist yet: each agent creates its own, the
+    kernel refuses a sibling, and a granted file left unwritten leaves nothing."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    agent = tmp_path / "agent.py"
+    agent.write_text(NEW_FILE_AGENT)
+    plan = tmp_path / "plan.toml"
+    tasks = [
+        ("alpha", '["src/alpha.py", "src/unused.py"]'),
+        ("beta", '["src/beta.py"]'),
+    ]
+    lines = [
+        "[session]",
+        'name = "newfiles"',
+        'isolation = "none"',
+        'enforcement = "strict"',
+        'agent = "py"',
+        "",
+        "[runners.py]",
+        'kind = "command"',
+        f"argv = [{json.dumps(sys.executable)}, {json.dumps(str(agent))}]",
+    ]
+    for task, scope in tasks:
+        lines += ["", "[[task]]", f'id = "{task}"', 'prompt = "Write."', f"scope = {scope}"]
+    plan.write_text("\n".join(lines) + "\n")
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo)
+    assert done.returncode == 0, done.stderr
+    data = status(repo)
+    wave = agents_by_wave(data)[0]
+    assert wave["alpha"]["status"] == "done" and wave["beta"]["status"] == "done"
+    for task, other in (("alpha", "beta"), ("beta", "alpha")):
+        found = (repo / ".seawall" / data["session"] / "agents" / task).glob("*transcript.jsonl")
+        said = next(iter(found)).read_text().splitlines()
+        assert f"wrote src/{task}.py" in said
+        assert f"refused src/{other}.py: Permission denied" in said
+        assert "refused src/stray.py: Permission denied" in said
+    assert show(repo, "main", "src/alpha.py") == "alpha = 1\n"
+    assert show(repo, "main", "src/beta.py") == "beta = 1\n"
+    assert not (repo / "src" / "unused.py").exists()
+    assert not (repo / "src" / "stray.py").exists()
+    assert git(repo, "status", "--porcelain") == ""

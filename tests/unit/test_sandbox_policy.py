@@ -53,14 +53,25 @@ def test_protected_paths_are_never_granted(repo: Path) -> None:
     assert granted(repo, ["src/../.git/config"]) == set()
 
 
-def test_a_missing_path_grants_its_directory_made_on_request(repo: Path) -> None:
-    assert granted(repo, ["src/new.py"]) == {"src"}
+def test_a_missing_directory_grants_its_nearest_directory_made_on_request(
+    repo: Path,
+) -> None:
+    assert granted(repo, ["src/new/**"]) == {"src"}
     assert granted(repo, ["pkg/new/**"]) == set()  # widening to the root: nothing
     assert not (repo / "pkg").exists()
     assert granted(repo, ["pkg/new/**"], create=True) == {"pkg/new"}
-    assert granted(repo, ["lib/mod.py"], create=True) == {"lib"}
+    assert scope_policy(repo, ["pkg/new/**"]).new_files == ()
+
+
+def test_a_missing_file_is_granted_alone_never_its_directory(repo: Path) -> None:
+    assert granted(repo, ["src/new.py"]) == {"src/new.py"}
+    assert scope_policy(repo, ["src/new.py"]).new_files == (repo / "src" / "new.py",)
+    assert scope_policy(repo, ["src/app.py"]).new_files == ()  # it exists: not created
+    assert granted(repo, ["lib/mod.py"]) == set()  # its directory is missing too
+    assert granted(repo, ["lib/mod.py"], create=True) == {"lib/mod.py"}
     assert (repo / "lib").is_dir() and not (repo / "lib" / "mod.py").exists()
-    assert granted(repo, ["NEW.md"], create=True) == set()  # a new file at the root
+    assert granted(repo, ["NEW.md"], create=True) == {"NEW.md"}  # the file, not the root
+    assert granted(repo, ["src/*.py"]) == {"src"}  # a pattern: its literal directory
 
 
 def test_symlinks_out_of_the_repository_grant_nothing(repo: Path, tmp_path: Path) -> None:

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+
 from coordinator.git.checkpoints import Checkpointer, CheckpointMode
 from coordinator.model import Isolation, Task
+from coordinator.scope.repostate import snapshot_path
+from coordinator.scope.worktree_link import restore_links
 from coordinator.session.context import WaveContext
 from coordinator.session.dispatch import AgentRun
 from coordinator.session.user_files import dirty_paths_in_scope
 from coordinator.state.ledger import AgentRecord, WaveRecord
 
-__all__ = ["apply_run", "checkpointer", "dirty_in_scope", "snapshot_unreported"]
+__all__ = [
+    "apply_run",
+    "checkpointer",
+    "dirty_in_scope",
+    "restore_worktree_links",
+    "snapshot_unreported",
+]
 
 
 def checkpointer(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord) -> Checkpointer:
@@ -24,6 +37,22 @@ def checkpointer(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord) -> Chec
         mode=CheckpointMode.PATHS if in_place else CheckpointMode.TREE,
         dispatch=f"w{wave.number}",
     )
+
+
+async def restore_worktree_links(
+    ctx: WaveContext, wave: WaveRecord, agents: Sequence[AgentRecord]
+) -> None:
+    """Before seawall reads worktrees agents ran in: each ``.git`` link an agent changed
+    is put back (what it left kept beside the wave's planted hooks) and reported, naming
+    the agent, like any change to the repository's state."""
+    if wave.isolation != Isolation.WORKTREE:
+        return
+    save = snapshot_path(ctx.repo, ctx.state.session, wave.number).parent / "planted"
+    pairs = [(record.task, Path(record.workspace)) for record in agents]
+    changes = await anyio.to_thread.run_sync(lambda: restore_links(ctx.repo, pairs, save_dir=save))
+    for change in changes:
+        ctx.events.append("repo_state_changed", wave=wave.number, **change.record())
+        ctx.progress.log(f"wave {wave.number}: {change.describe()}")
 
 
 def dirty_in_scope(ctx: WaveContext, wave: WaveRecord, task: Task) -> tuple[str, ...]:
@@ -59,6 +88,7 @@ async def snapshot_unreported(
 ) -> AgentRun:
     """Checkpoint the files of an agent the coordinator did not run (or lost), and
     with ``wip`` also a ``wip:`` snapshot with that reason."""
+    await restore_worktree_links(ctx, wave, [record])
     points = checkpointer(ctx, wave, record)
     paths = dirty_in_scope(ctx, wave, task) if wave.isolation == Isolation.NONE else None
     await points.acheckpoint(paths)

@@ -18,7 +18,11 @@ from coordinator.session.context import WaveContext
 from coordinator.session.dispatch import AgentRun
 from coordinator.session.evidence import accepts_no_change, verdict_note
 from coordinator.session.integrate import absorb_agent_commits
-from coordinator.session.phases.agents import checkpointer, dirty_in_scope
+from coordinator.session.phases.agents import (
+    checkpointer,
+    dirty_in_scope,
+    restore_worktree_links,
+)
 from coordinator.session.review import apply_review
 from coordinator.session.user_files import kept_paths, restore_command, set_aside_unattributed
 from coordinator.state.ledger import AgentRecord, WavePhase, WaveRecord
@@ -76,6 +80,7 @@ async def review(ctx: WaveContext, wave: WaveRecord) -> None:
     """Judge every agent of the wave; the wave is then ``reviewed``."""
     tasks = ctx.tasks(wave)
     enforcement = Enforcement(wave.enforcement)
+    await restore_worktree_links(ctx, wave, wave.agents)  # first: what follows reads worktrees
     if enforcement is not Enforcement.OFF:
         await anyio.to_thread.run_sync(_check_repo_state, ctx, wave)
     for record in wave.agents:
