@@ -6,10 +6,10 @@ live table consume them without knowing which agent CLI produced them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "EDIT_TOOLS",
@@ -41,6 +41,53 @@ def _empty() -> Mapping[str, Any]:
     return MappingProxyType({})
 
 
+_E = TypeVar("_E")
+
+
+class _Factory:
+    """The default of a field whose default is made per instance (shown as dataclasses
+    show it)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+
+
+def _direct_init(cls: type[_E]) -> type[_E]:
+    """Give a frozen, slotted dataclass an ``__init__`` that fills its slots directly.
+
+    Same signature and defaults as the one ``dataclass`` writes; that one sets every
+    field through ``object.__setattr__`` (the price of ``frozen``), and a transcript
+    makes events by the hundred thousand. Setting a field afterwards still raises
+    ``FrozenInstanceError``."""
+    namespace: dict[str, Any] = {"_FACTORY": _FACTORY}
+    params: list[str] = []
+    body: list[str] = []
+    for spec in fields(cls):  # type: ignore[arg-type]
+        name = spec.name
+        namespace[f"_set_{name}"] = cls.__dict__[name].__set__
+        value = name
+        if spec.default is not MISSING:
+            namespace[f"_default_{name}"] = spec.default
+            params.append(f"{name}=_default_{name}")
+        elif spec.default_factory is not MISSING:
+            namespace[f"_factory_{name}"] = spec.default_factory
+            params.append(f"{name}=_FACTORY")
+            value = f"_factory_{name}() if {name} is _FACTORY else {name}"
+        else:
+            params.append(name)
+        body.append(f"    _set_{name}(self, {value})")
+    exec(f"def __init__(self, *, {', '.join(params)}):\n" + "\n".join(body), namespace)
+    init: Callable[..., None] = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__doc__ = cls.__init__.__doc__
+    setattr(cls, "__init__", init)  # noqa: B010 (mypy refuses assigning a method)
+    return cls
+
+
+@_direct_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Turn:
     """A new assistant turn began (one model response)."""
@@ -49,6 +96,7 @@ class Turn:
     at: float = 0.0
 
 
+@_direct_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall:
     """The agent asked for a tool. ``arguments`` is the tool input as given."""
@@ -60,6 +108,7 @@ class ToolCall:
     at: float = 0.0
 
 
+@_direct_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult:
     """A tool answered. ``cancelled`` marks a call dropped because a sibling call errored."""
@@ -73,6 +122,7 @@ class ToolResult:
     at: float = 0.0
 
 
+@_direct_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
     """Text the agent wrote (not a tool call)."""
@@ -82,6 +132,7 @@ class Message:
     at: float = 0.0
 
 
+@_direct_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
     """Token usage and cost of one model response, counted once per ``message_id``.
@@ -99,6 +150,7 @@ class Usage:
     at: float = 0.0
 
 
+@_direct_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Final:
     """The agent finished. ``is_error`` is true for any failed run, whatever the subtype.

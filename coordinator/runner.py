@@ -384,6 +384,14 @@ class AgentRunner(abc.ABC):
         ``RunnerProbe``); None for runners that start no local program."""
         return None
 
+    async def stop_remote_orphans(self, session: str, task_id: str) -> list[str]:
+        """Stop the agents of ``task_id`` in ``session`` that a dead coordinator left
+        running on other machines (the session itself stops those on this one), before
+        a resume salvages the task and dispatches it again. A line per place where one
+        was stopped; ``RunnerError`` when a place cannot be looked at. Runners whose
+        agents run only here have nothing to stop."""
+        return []
+
     @classmethod
     def from_spec(cls, spec: RunnerSpec) -> Self:
         """Build a runner from a plan's ``[runners.NAME]`` table.

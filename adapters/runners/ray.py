@@ -46,6 +46,7 @@ from adapters.runners._ray_git import bundle
 from adapters.runners._ray_link import RayLink, wait_ref
 from adapters.runners._ray_local import LocalWorktree
 from adapters.runners._ray_options import Placement, parse_memory, runner_arguments
+from adapters.runners._ray_orphans import stop_remote_orphans
 from adapters.runners._ray_outcome import Settled, StopState, remote_result, stopped_before
 from adapters.runners._ray_scope import pack_scope
 from adapters.runners._ray_wire import Job, decode_event, encode_spec
@@ -157,6 +158,11 @@ class RayRunner(AgentRunner):
         """Shut down the local Ray this runner started, if it started one."""
         self.link.close()
 
+    async def stop_remote_orphans(self, session: str, task_id: str) -> list[str]:
+        """Stop the task's agents a dead coordinator left on the cluster's nodes (see
+        ``adapters.runners._ray_orphans``)."""
+        return await stop_remote_orphans(self.link, self.placement, session, task_id)
+
     # -- one run ---------------------------------------------------------------------
 
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
@@ -176,7 +182,8 @@ class RayRunner(AgentRunner):
         job = self._job(request, local)
         run_id = secrets.token_hex(8)
         try:
-            task = self.link.remote.options(**self.placement.task_options()).remote(
+            options = {**self.placement.task_options(), "name": _task_name(job)}
+            task = self.link.remote.options(**options).remote(
                 job, base, extra, self.link.hub, run_id
             )
         except (ValueError, TypeError) as exc:  # Ray refuses the options: nothing started
@@ -339,3 +346,8 @@ class RayRunner(AgentRunner):
                 await wait_ref(ray, task)
             return
         ray.cancel(task, force=True)
+
+
+def _task_name(job: Job) -> str:
+    """The agent's Ray task name, as ``ray list tasks`` shows it."""
+    return f"seawall:{job.session}:{job.task_id}:w{job.wave}"

@@ -6,8 +6,10 @@ Only the module of the command being run is imported and only its parser built
 (``COMMANDS`` says which module registers which command; a test keeps it true), and
 heavy imports happen inside handlers, so ``--version`` starts fast. ``--help`` and an
 unknown command build every parser (``coordinator.cli.parsing``). ``seawall hook ...``
-inside an agent whose session serves its hooks never builds a parser: the hook client
-(``coordinator.hooks.client``) hands the call to the server and prints its answer.
+never builds a parser: the hook client (``coordinator.hooks.client``) hands the call to
+the session's hook server, or to the user's resident decision server when there is no
+session server, and prints its answer (deciding it in its own process when no resident
+server runs yet).
 
 With ``--json`` anywhere on the command line, an error is JSON on stdout too:
 ``{"error": {"type": ..., "message": ..., "exit_code": ...}}`` (and ``path``, ``task``,
@@ -16,10 +18,7 @@ With ``--json`` anywhere on the command line, an error is JSON on stdout too:
 
 from __future__ import annotations
 
-import os
 import sys
-
-from coordinator.hooks.wire import SOCKET_ENV
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a start-up cost)
 if TYPE_CHECKING:
@@ -77,8 +76,8 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["hook"] and SOCKET_ENV in os.environ:  # once per tool call: the
-        from coordinator.hooks.client import run  # session's hook server answers
+    if argv[:1] == ["hook"]:  # once per tool call: a hook server answers
+        from coordinator.hooks.client import run
 
         code = run(argv)
         if code is not None:

@@ -44,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _next(args: argparse.Namespace) -> int:
     import anyio
 
+    from coordinator.exitcodes import ExitCode
     from coordinator.lead.session import open_for_lead
     from coordinator.lead.steps import next_step, read_outputs
 
@@ -56,7 +57,7 @@ def _next(args: argparse.Namespace) -> int:
     session = open_for_lead(args.repo, plan=args.plan, session_id=args.session)
     answer = anyio.run(next_step, session, data)
     print(json.dumps(answer, indent=2))
-    return 0
+    return ExitCode.HALTED if answer["action"] == "halted" else ExitCode.OK
 
 
 def _mcp(args: argparse.Namespace) -> int:

@@ -41,11 +41,11 @@ def _restore(args: argparse.Namespace) -> int:
         assert wave.set_aside is not None
         restored, present = restore_set_aside(repo, wave.set_aside)
         for path in restored:
-            print(f"restored {path} (wave {wave.number}, from {wave.set_aside['ref']})")
+            print(f"restored {path} (wave {wave.number}, from {wave.set_aside.ref})")
         for path in present:
             print(
                 f"{path} exists; left as it is (the set-aside copy stays on "
-                f"{wave.set_aside['ref']}: `git show {wave.set_aside['ref']}:{path}`)",
+                f"{wave.set_aside.ref}: `git show {wave.set_aside.ref}:{path}`)",
                 file=sys.stderr,
             )
         left += len(present)

@@ -140,12 +140,17 @@ def _hooks_only(parser: argparse.ArgumentParser) -> None:
 
 
 def _accepting(plan: Plan, args: argparse.Namespace) -> Plan:
-    """The plan with ``accept_hooks_only`` set when the command line asks for it."""
-    if not getattr(args, "accept_hooks_only", False):
+    """The plan with ``accept_hooks_only`` set when the command line asks for it. Its
+    source is then its rendering: the text parsed no longer says what the plan is, and
+    the session records (and reopens from) the source."""
+    if not getattr(args, "accept_hooks_only", False) or plan.session.accept_hooks_only:
         return plan
     from dataclasses import replace
 
-    return replace(plan, session=replace(plan.session, accept_hooks_only=True))
+    from coordinator.plan.render import render_plan
+
+    accepted = replace(plan, session=replace(plan.session, accept_hooks_only=True), source="")
+    return replace(accepted, source=render_plan(accepted))
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -270,7 +275,7 @@ def _run(args: argparse.Namespace) -> int:
         runner=adapters.runner,
         runners=adapters.runners,
         tracker=adapters.tracker,
-        plan_text=plan_path.read_text(encoding="utf-8"),
+        plan_text=plan.source,
         progress=make_progress(),
     )
     print(f"seawall: session {session.session_id} on {session.repo}", file=sys.stderr)
@@ -343,6 +348,8 @@ def _state(args: argparse.Namespace) -> StateStore:
 
 
 def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
+    from coordinator.codec import to_data
+
     return {
         "session": state.session,
         "phase": "interrupted" if interrupted else str(state.phase),
@@ -356,7 +363,7 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
                 "enforcement": wave.enforcement,
                 "base": wave.base,
                 "phase": str(wave.phase),
-                "checks": wave.checks,
+                "checks": to_data(wave.checks),
                 "agents": [
                     {
                         "task": agent.task,
@@ -369,7 +376,7 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
                         "tool_calls": agent.tool_calls,
                         "cost_usd": agent.cost_usd,
                         "elapsed_s": agent.elapsed_s,
-                        "spiral": agent.spiral,
+                        "spiral": to_data(agent.spiral),
                         "issue": None if agent.issue is None else agent.issue.number,
                         "merged": agent.merged,
                         "cost_estimated": agent.cost_estimated,
@@ -378,11 +385,11 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
                     }
                     for agent in wave.agents
                 ],
-                "set_aside": wave.set_aside,
+                "set_aside": to_data(wave.set_aside),
             }
             for wave in state.waves
         ],
-        "pending": [task["id"] for task in state.pending],
+        "pending": [task.id for task in state.pending],
         "breaker": state.breaker,
         "halt": state.halt or None,
     }
@@ -417,6 +424,8 @@ def _resume(args: argparse.Namespace) -> int:
         progress=make_progress(),
     )
     session.plan = _accepting(session.plan, args)
+    if session.state is not None:  # the ledger records the plan the session runs
+        session.state.plan_text = session.plan.source or session.state.plan_text
     try:
         return _report(
             anyio.run(functools.partial(session.resume, rebase=args.rebase)), as_json=args.json

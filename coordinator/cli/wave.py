@@ -29,8 +29,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Plan and prepare the next wave (start a session when given a plan) "
         "and print each agent's prompt, workspace and scope as JSON (schema "
         'seawall.wave-prepare/1); {"done": true} (seawall.wave-done/1) when no work is '
-        "left: then `wave finish` ends the session. Until the wave is reviewed the "
-        "repository is held for this session's lead.",
+        "left: then `wave finish` ends the session; seawall.wave-halted/1 and exit code "
+        "3 when the session ran its budgets.session_minutes. Until the wave is reviewed "
+        "the repository is held for this session's lead.",
     )
     prepare.add_argument("plan", nargs="?", help="the plan file (to start a new session)")
     prepare.add_argument("--json", action="store_true", help="print JSON (the default)")
@@ -81,9 +82,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _wave_prepare(args: argparse.Namespace) -> int:
     import anyio
 
+    from coordinator.exitcodes import ExitCode
     from coordinator.plan import load_plan
     from coordinator.progress import make_progress
     from coordinator.session.engine import Session
+    from coordinator.state.ledger import SessionPhase
 
     if args.plan:
         from coordinator.cli.adapters import tracker_config
@@ -106,6 +109,19 @@ def _wave_prepare(args: argparse.Namespace) -> int:
     else:
         session = open_session(args, progress=make_progress())
     prepared = anyio.run(session.prepare_wave)
+    state = session.state
+    if prepared is None and state is not None and state.phase is SessionPhase.HALTED:
+        halted = {
+            "schema": "seawall.wave-halted/1",
+            "session": session.session_id,
+            "wave": None,
+            "done": False,
+            "phase": str(state.phase),
+            "halt": dict(state.halt),
+            "then": f"`seawall resume --session {session.session_id}` continues it",
+        }
+        print(json.dumps(halted, indent=2))
+        return ExitCode.HALTED
     if prepared is None:
         answer: dict[str, Any] = {
             "schema": "seawall.wave-done/1",

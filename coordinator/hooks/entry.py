@@ -13,9 +13,9 @@ import io
 from collections.abc import Mapping
 
 from coordinator.hooks.protocol import BLOCK_EXIT, HookInputError, HookResponse, read_payload
-from coordinator.hooks.wire import EVENTS
+from coordinator.hooks.wire import EVENTS, WireError, decode_request
 
-__all__ = ["HOOK_MODULES", "answer", "failed"]
+__all__ = ["HOOK_MODULES", "answer", "answer_request", "failed"]
 
 HOOK_MODULES = {event: f"coordinator.hooks.{event.replace('-', '_')}" for event in EVENTS}
 
@@ -41,6 +41,17 @@ def answer(event: str, data: bytes, env: Mapping[str, str], *, cwd: str = "") ->
     except Exception as exc:  # noqa: BLE001 - a guard that crashes must not let the call through
         return failed(event, f"seawall: the {event} hook failed: {exc!r}", env)
     return response
+
+
+def answer_request(data: bytes) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) for one request of the wire format, as a hook server
+    answers it: a request that cannot be read is refused."""
+    try:
+        event, cwd, env, payload = decode_request(data)
+    except WireError as exc:
+        return BLOCK_EXIT, "", f"seawall: bad hook request: {exc}"
+    response = answer(event, payload, env, cwd=cwd)
+    return response.exit_code, response.stdout, response.stderr
 
 
 def failed(event: str, message: str, env: Mapping[str, str]) -> HookResponse:

@@ -14,6 +14,7 @@ from __future__ import annotations
 __all__ = [
     "EVENTS",
     "MAX_REQUEST",
+    "RETIRED",
     "SOCKET_ENV",
     "WireError",
     "decode_request",
@@ -30,6 +31,10 @@ SOCKET_ENV = "SEAWALL_HOOK_SOCKET"
 
 MAX_REQUEST = 17 * 1024 * 1024
 """A hook input is at most 16 MiB; the environment fits in the rest."""
+
+RETIRED = -1
+"""The exit code of an answer that decided nothing: the resident server has left, and the
+caller decides the call by itself."""
 
 _MAGIC = b"seawall-hook/1"
 

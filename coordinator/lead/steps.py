@@ -18,12 +18,12 @@ that halts the session answers ``"action": "halted"``. Every answer carries
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from coordinator.config.fields import suggest
 from coordinator.errors import ConfigurationError, StateError
 from coordinator.lead.types import PreparedWave, WaveReport
 from coordinator.session.engine import Session
@@ -84,11 +84,9 @@ def parse_outputs(
     checked: dict[str, str] = {}
     for task, text in outputs.items():
         if known is not None and task not in known:
-            close = difflib.get_close_matches(str(task), known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ConfigurationError(
                 f"{where}: outputs.{task}: not a task of the dispatched wave "
-                f"({', '.join(known) or 'none'}){hint}"
+                f"({', '.join(known) or 'none'}){suggest(str(task), known)}"
             )
         if not isinstance(text, str):
             raise ConfigurationError(
@@ -132,6 +130,8 @@ async def next_step(session: Session, data: object | None = None) -> dict[str, A
     if phase is SessionPhase.DONE:
         return _answer(session, "done", review=review)
     prepared = await session.prepare_wave()
+    if session.state is not None and session.state.phase is SessionPhase.HALTED:
+        return _answer(session, "halted", review=review)  # its session_minutes ran out
     if prepared is None:
         await session.finish()
         return _answer(session, "done", review=review)
@@ -165,8 +165,9 @@ def _answer(
             '{"outputs": {"TASK": "the agent\'s final message"}}'
         )
     elif action == "halted":
+        answer["halt"] = dict(session.state.halt) if session.state is not None else {}
         answer["then"] = (
-            "the session halted (see reviewed.halt): fix the cause, then "
+            "the session halted (see halt): fix the cause, then "
             f"`seawall resume --session {session.session_id}`"
         )
     else:

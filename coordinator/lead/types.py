@@ -19,6 +19,8 @@ from functools import cache
 from importlib import resources
 from typing import Any, ClassVar
 
+from coordinator.state.ledger import ChecksRecord, SetAsideRecord
+
 __all__ = [
     "SCHEMAS",
     "AgentAssignment",
@@ -124,8 +126,8 @@ class WaveReport(_Document):
     phase: str  # the session's phase after the review: running | done | halted
     agents: tuple[AgentReview, ...]
     pending: tuple[str, ...]
-    set_aside: Mapping[str, Any] | None = None
-    checks: Mapping[str, Any] | None = None
+    set_aside: SetAsideRecord | None = None
+    checks: ChecksRecord | None = None
     halt: Mapping[str, Any] | None = None
 
     def agent(self, task: str) -> AgentReview:
@@ -140,6 +142,7 @@ SCHEMAS: Mapping[str, str] = {
     "seawall.wave-prepare/1": "wave-prepare",
     "seawall.wave-review/1": "wave-review",
     "seawall.wave-done/1": "wave-done",
+    "seawall.wave-halted/1": "wave-halted",
     "seawall.next/1": "next",
 }
 

@@ -28,19 +28,20 @@ def task_generations(tasks: Sequence[Task]) -> list[list[Task]]:
     each generation in the order it reached the tasks; one pass over the plan puts each
     task in its generation's list, so every list is in plan order without a sort.
     """
+    ids = [task.id for task in tasks]
     graph: nx.DiGraph[str] = nx.DiGraph()
-    graph.add_nodes_from(task.id for task in tasks)
+    graph.add_nodes_from(ids)
     graph.add_edges_from((dep, task.id) for task in tasks for dep in task.depends_on)
     if len(graph) != len(tasks):  # dependencies on tasks already done: not part of this graph
-        known = {task.id for task in tasks}
+        known = set(ids)
         graph.remove_nodes_from([node for node in graph if node not in known])
     level: dict[str, int] = {}
     depth = -1
     for depth, generation in enumerate(nx.topological_generations(graph)):
         level.update(dict.fromkeys(generation, depth))
     generations: list[list[Task]] = [[] for _ in range(depth + 1)]
-    for task in tasks:
-        generations[level[task.id]].append(task)
+    for task, at in zip(tasks, map(level.__getitem__, ids), strict=True):
+        generations[at].append(task)
     return generations
 
 

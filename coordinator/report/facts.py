@@ -92,8 +92,9 @@ def agent_tokens(agent: AgentRecord) -> int:
     )
     if direct:
         return direct
-    counts = agent.run.counts if agent.run else {}
-    return sum(int(counts.get(name) or 0) for name in ("input_tokens", "output_tokens", "tokens"))
+    if agent.run is None:
+        return 0
+    return agent.run.counts.input_tokens + agent.run.counts.output_tokens
 
 
 def gather(

@@ -82,10 +82,7 @@ def _edges(waves: Sequence[WaveFacts], where: dict[tuple[int, str], tuple[int, i
     out: list[str] = []
     last_seen: dict[str, int] = {}
     for column, wave in enumerate(waves):
-        depends = {
-            str(task.get("id")): [str(d) for d in task.get("depends_on") or ()]
-            for task in wave.record.tasks
-        }
+        depends = {task.id: list(task.depends_on) for task in wave.record.tasks}
         for agent in wave.agents:
             sources = [(agent.task, "retry")] if agent.task in last_seen else []
             sources += [(dep, "dep") for dep in depends.get(agent.task, ()) if dep in last_seen]

@@ -122,7 +122,7 @@ def _banner(facts: SessionFacts) -> str:
             f"{escape(str(state.halt.get('next') or 'seawall resume'))}"
         )
     if state.pending:
-        pending = ", ".join(escape(str(t.get("id"))) for t in state.pending)
+        pending = ", ".join(escape(task.id) for task in state.pending)
         lines.append(f"pending: {pending}")
     css = phase if phase in ("halted", "interrupted", "killed", "done") else "running"
     return f'<div class="banner {css}" id="phase">{" · ".join(lines)}</div>'
@@ -178,14 +178,10 @@ def _wave(wave: WaveFacts, base: Path) -> str:
         "merged: " + (", ".join(f"<code>{escape(t)}</code>" for t in wave.merged) or "nothing")
     )
     facts += [
-        f"conflict <code>{escape(str(r.get('path')))}</code>: {escape(str(r.get('rule')))} "
-        f"({escape(', '.join(map(str, r.get('agents', []))))})"
+        f"conflict <code>{escape(r.path)}</code>: {escape(r.rule)} ({escape(', '.join(r.agents))})"
         for r in record.resolutions
     ]
-    facts += [
-        f"dropped <code>{escape(str(d.get('task')))}</code>: {escape(str(d.get('reason')))}"
-        for d in record.dropped
-    ]
+    facts += [f"dropped <code>{escape(d.task)}</code>: {escape(d.reason)}" for d in record.dropped]
     facts.append(_checks(record))
     if record.fix_tasks:
         facts.append("fix tasks queued: " + ", ".join(map(escape, record.fix_tasks)))
@@ -232,8 +228,8 @@ def _agent_row(agent: AgentFacts, window: tuple[float, float], base: Path) -> st
             f"<strong>{escape(record.trip.kind.label)}</strong>"
             f'<div class="evidence">{escape(record.trip.evidence)}</div>'
         )
-    if record.spiral and record.spiral.get("summary"):
-        trips.append(f"spiral: {escape(str(record.spiral['summary']))}")
+    if record.spiral and record.spiral.summary:
+        trips.append(f"spiral: {escape(record.spiral.summary)}")
     trips += [f"{escape(f.pattern)}: {escape(f.evidence)}" for f in record.findings]
     trips += [f"out of scope: <code>{escape(v)}</code>" for v in record.scope_violations]
     merge = ["merged" if record.merged else "not merged"]

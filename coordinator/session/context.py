@@ -19,7 +19,6 @@ from coordinator.progress import Progress
 from coordinator.runner import AgentRunner
 from coordinator.session.clock import SessionClock
 from coordinator.session.dispatch import AgentRun
-from coordinator.session.tasks import task_from_dict
 from coordinator.session.user_files import WaveBaselines
 from coordinator.state.ledger import SessionState, WaveRecord
 from coordinator.state.store import SessionPaths, StateStore
@@ -69,7 +68,7 @@ class WaveContext:
 
     def tasks(self, wave: WaveRecord) -> dict[str, Task]:
         """The tasks of ``wave`` by id, as the ledger recorded them."""
-        return {t["id"]: task_from_dict(t) for t in wave.tasks}
+        return {task.id: task for task in wave.tasks}
 
     def baseline(self, wave: WaveRecord) -> Baseline | None:
         """The user files recorded before an in-place wave (None for a worktree wave)."""

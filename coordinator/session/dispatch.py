@@ -25,7 +25,7 @@ from coordinator.git.repo import repo_relative
 from coordinator.hooks.server import serve_hooks
 from coordinator.model import BreakerLimits, Isolation, StagnationConfig
 from coordinator.pricing import PriceTable
-from coordinator.runner import AgentRequest, AgentResult, AgentRunner, RunCounter
+from coordinator.runner import AgentRequest, AgentResult, AgentRunner, RunCounter, RunCounts
 from coordinator.stagnation import AgentMonitor
 from coordinator.state.runs import AgentRun
 from coordinator.telemetry import EventLog
@@ -196,16 +196,16 @@ async def run_agent(
         is_error=bool(result and result.is_error) or bool(runner_error),
         exit_code=result.exit_code if result else None,
         transcript=str(result.transcript_path or "") if result else "",
-        counts={
-            "turns": counter.turns,
-            "tool_calls": counter.tool_calls,
-            "cost_usd": round(counter.cost_usd, 6),
-            "cost_estimated": counter.cost_estimated,
-            "input_tokens": counter.input_tokens,
-            "output_tokens": counter.output_tokens,
-            "elapsed_s": round(counter.elapsed_s, 3),
-            "last_tool": counter.last_tool or "",
-        },
+        counts=RunCounts(
+            turns=counter.turns,
+            tool_calls=counter.tool_calls,
+            cost_usd=round(counter.cost_usd, 6),
+            cost_estimated=counter.cost_estimated,
+            input_tokens=counter.input_tokens,
+            output_tokens=counter.output_tokens,
+            elapsed_s=round(counter.elapsed_s, 3),
+            last_tool=counter.last_tool or "",
+        ),
         trip=trip,
         stop_reason=state["stop"] or (result.stop_reason if result else ""),
         final_text=final_text,

@@ -41,7 +41,7 @@ from coordinator.session.loop import advance
 from coordinator.session.phases.finish import finish_session
 from coordinator.session.phases.lead import prepare_for_lead, review_from_lead
 from coordinator.session.result import SessionResult, rate_limited
-from coordinator.session.tasks import ready_tasks, task_from_dict, task_to_dict
+from coordinator.session.tasks import ready_tasks
 from coordinator.session.wave_breaker import clear_for_resume
 from coordinator.state.leadlease import check_lease, release_lease, take_lease
 from coordinator.state.ledger import SessionPhase, SessionState, WavePhase
@@ -129,13 +129,15 @@ class Session:
         session_id = session_id or latest_session(root, unfinished=True)
         if session_id is None:
             raise StateError(f"no unfinished seawall session in {root}/.seawall")
-        state = StateStore(root, session_id).load()
+        store = StateStore(root, session_id)
+        state = store.load()
         if not state.plan_text:
             raise StateError(
                 f"session {session_id} has no recorded plan: its state.json lacks plan_text"
             )
         plan = parse_plan(state.plan_text, path=state.plan_path or "<recorded plan>")
         session = cls(plan, repo=root, session_id=session_id, plan_text=state.plan_text, **kwargs)
+        session.store = store  # it read the ledger: its first save appends what changed
         session.state = state
         return session
 
@@ -206,7 +208,7 @@ class Session:
 
     def preflight(self) -> None:
         """Check that the program of every runner the plan's tasks use can start."""
-        pending = [task_from_dict(t) for t in self.state.pending] if self.state else []
+        pending = self.state.pending if self.state else []
         preflight_runners(
             (
                 (task.agent or self.plan.session.agent, self.runner_for(task))
@@ -286,7 +288,8 @@ class Session:
                 wave.number
                 for wave in state.waves
                 if wave.target_after is not None
-                and (wave.checks or {}).get("verdict") in ("known-failures", "failed-merged")
+                and wave.checks is not None
+                and wave.checks.verdict in ("known-failures", "failed-merged")
             ),
         )
 
@@ -312,10 +315,10 @@ class Session:
             plan_path=self.plan.path or "",
             plan_text=self._plan_text,
             created_at=now,
-            pending=[task_to_dict(task) for task in self.plan.tasks],
+            pending=list(self.plan.tasks),
         )
         for task in self.plan.tasks:
-            state.task(task.id).origin = task_to_dict(task)
+            state.task(task.id).origin = task
         self.state = state
         self._save_now(state)
         self.store.events.append(
@@ -377,10 +380,12 @@ class Session:
         """Step mode: plan and prepare the next wave for a lead agent to dispatch.
 
         Returns the prepared wave (each agent's prompt, workspace and scope, the scope
-        manifest) or None when the session has no more work; preparing files nothing
-        (``finish`` ends the session). The repository stays held for this session's lead
-        until the wave is reviewed (see ``coordinator.state.leadlease``). The lead
-        dispatches the agents with its own tool and then calls ``review_wave``.
+        manifest) or None when the session has no more work (``finish`` ends it:
+        preparing files nothing) or has halted (``state.phase`` says so, and
+        ``state.halt`` why: its ``budgets.session_minutes`` ran out). The repository
+        stays held for this session's lead until the wave is reviewed (see
+        ``coordinator.state.leadlease``). The lead dispatches the agents with its own
+        tool and then calls ``review_wave``.
         """
         with self.repository_lock("wave prepare", lead_step=True):
             self._clock.start()
@@ -395,6 +400,8 @@ class Session:
             prepared = await prepare_for_lead(self._context(state))
             if prepared is None:
                 release_lease(self.repo, self.session_id)
+                if self._state().phase is not SessionPhase.RUNNING:
+                    self._ended()  # it halted: the report says why
                 return None
             take_lease(self.repo, session=self.session_id, wave=prepared.wave)
             return prepared

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from coordinator.codec import to_data
 from coordinator.session.context import WaveContext
 from coordinator.state.ledger import SessionPhase, WavePhase, WaveRecord
 from coordinator.state.render import checks_line
@@ -30,18 +31,18 @@ __all__ = [
 
 def report_checks(ctx: WaveContext, wave: WaveRecord) -> None:
     """Say what the checks came to: an event always, a console line when they failed."""
-    checks = wave.checks or {}
-    if not checks:
+    checks = wave.checks
+    if checks is None:
         return
     ctx.events.append(
         "checks",
         wave=wave.number,
-        policy=checks.get("policy"),
-        verdict=checks.get("verdict"),
-        commit=checks.get("commit"),
-        failure=(checks.get("failure") or {}).get("command"),
-        baseline=checks.get("baseline"),
-        dropped=[d["task"] for d in wave.dropped],
+        policy=str(checks.policy),
+        verdict=checks.verdict,
+        commit=checks.commit,
+        failure=checks.failure.command if checks.failure else None,
+        baseline=to_data(checks.baseline),
+        dropped=[d.task for d in wave.dropped],
     )
     line = checks_line(wave)
     if line is not None:

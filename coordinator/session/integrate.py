@@ -22,7 +22,15 @@ from coordinator.git.target import advance_target, restore_agent_files
 from coordinator.model import ChecksPolicy, Status
 from coordinator.scope.matcher import ScopeMatcher
 from coordinator.session.user_files import put_back_user_files
-from coordinator.state.ledger import AgentRecord, WaveRecord
+from coordinator.state.ledger import (
+    AgentRecord,
+    BaselineChecks,
+    CheckFailure,
+    ChecksRecord,
+    Dropped,
+    Resolution,
+    WaveRecord,
+)
 
 __all__ = [
     "MergePlan",
@@ -53,7 +61,7 @@ def merge_plan(repo: Path, wave: WaveRecord, *, strict: bool) -> MergePlan:
     """
     changes: list[AgentChange] = []
     refused: list[tuple[str, str]] = []
-    scopes = {str(task["id"]): tuple(task.get("scope", ())) for task in wave.tasks}
+    scopes = {task.id: task.scope for task in wave.tasks}
     for agent in wave.agents:
         status = Status(agent.status) if agent.status else Status.FAILED
         if status not in MERGEABLE or agent.checkpoint is None:
@@ -174,17 +182,17 @@ def record_integration(wave: WaveRecord, result: WaveIntegration) -> list[dict[s
         merged = by_task.get(agent.task)
         agent.merged = bool(merged and merged.merged and result.mergeable)
     wave.resolutions = [
-        {
-            "path": r.path,
-            "rule": str(r.rule),
-            "agents": [r.kept_task, r.other_task],
-            "kept": r.kept_task,
-            "fix_task": r.fix_task,
-        }
+        Resolution(
+            path=r.path,
+            rule=str(r.rule),
+            agents=(r.kept_task, r.other_task),
+            kept=r.kept_task,
+            fix_task=r.fix_task,
+        )
         for r in merge.resolutions
     ]
     wave.dropped = [
-        {"task": a.task_id, "reason": a.reason} for a in merge.agents if a.status == "dropped"
+        Dropped(task=a.task_id, reason=a.reason) for a in merge.agents if a.status == "dropped"
     ]
     wave.checks = checks_record(result)
     return [
@@ -201,37 +209,38 @@ def record_integration(wave: WaveRecord, result: WaveIntegration) -> list[dict[s
     ]
 
 
-def checks_record(result: WaveIntegration) -> dict[str, Any] | None:
+def checks_record(result: WaveIntegration) -> ChecksRecord | None:
     """The ledger's account of a wave's checks: policy, verdict, and what failed where."""
     if result.checks is None:
         return None
-    return {
-        "passed": result.checks.passed,
-        "policy": str(result.policy),
-        "verdict": str(result.verdict),
-        "runs": result.check_runs,
-        "commit": result.checks.commit,
-        "failure": _failure(result.checks),
-        "no_tests": result.checks.no_baseline,
-        "baseline": None
-        if result.baseline is None
-        else {
-            "commit": result.baseline.commit,
-            "failure": _failure(result.baseline),
-            "no_tests": result.baseline.no_baseline,
-        },
-    }
+    baseline = result.baseline
+    return ChecksRecord(
+        passed=result.checks.passed,
+        policy=result.policy,
+        verdict=str(result.verdict),
+        runs=result.check_runs,
+        commit=result.checks.commit,
+        failure=_failure(result.checks),
+        no_tests=result.checks.no_baseline,
+        baseline=None
+        if baseline is None
+        else BaselineChecks(
+            commit=baseline.commit,
+            failure=_failure(baseline),
+            no_tests=baseline.no_baseline,
+        ),
+    )
 
 
-def _failure(run: CheckRun) -> dict[str, Any] | None:
+def _failure(run: CheckRun) -> CheckFailure | None:
     failure = run.failure
     if failure is None:
         return None
-    return {
-        "command": failure.command,
-        "returncode": failure.returncode,
-        "output": failure.output[-2000:],
-    }
+    return CheckFailure(
+        command=failure.command,
+        returncode=failure.returncode,
+        output=failure.output[-2000:],
+    )
 
 
 def branch_tip(repo: Path, branch: str) -> str | None:

@@ -21,7 +21,7 @@ from coordinator.prompting import (
     render_fix_prompt,
     render_rescope_prompt,
 )
-from coordinator.state.ledger import AgentRecord, TaskRecord
+from coordinator.state.ledger import AgentRecord, SpiralRecord, TaskRecord
 
 __all__ = ["Action", "Recovery", "decide_recovery"]
 
@@ -86,8 +86,8 @@ def _spiral(original: Task, agent: AgentRecord, record: TaskRecord) -> Recovery:
             carryover="SPIRAL",
             reason=f"spiralled {record.spirals} times: escalated",
         )
-    verdict = agent.spiral or {}
-    files = [str(f) for f in verdict.get("files", [])]
+    verdict = agent.spiral or SpiralRecord(summary="")
+    files = list(verdict.files)
     in_scope = [
         f
         for f in files
@@ -98,8 +98,8 @@ def _spiral(original: Task, agent: AgentRecord, record: TaskRecord) -> Recovery:
     target = (
         in_scope or files or list(original.scope) or ["the single function named in the task"]
     )[0]
-    evidence = [str(e) for e in verdict.get("evidence", [])] or [
-        str(verdict.get("summary") or "the same file was edited again and again")
+    evidence = list(verdict.evidence) or [
+        verdict.summary or "the same file was edited again and again"
     ]
     prompt = render_rescope_prompt(original, target=target, evidence=evidence)
     narrowed = (target,) if target in files or target in original.scope else original.scope

@@ -11,13 +11,12 @@ record only corroborates a report that arrived: one failure is never counted twi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from coordinator.model import Status, StatusReport
 from coordinator.session.dispatch import AgentRun
 from coordinator.session.evidence import WorkEvidence, check_unchanged_done
 from coordinator.stagnation.finding import Finding, Pattern
-from coordinator.state.ledger import AgentRecord
+from coordinator.state.ledger import AgentRecord, SpiralRecord
 from coordinator.status import parse_status
 
 __all__ = ["apply_review"]
@@ -85,7 +84,7 @@ def apply_review(
     run: AgentRun,
     *,
     changed_paths: Sequence[str],
-    spiral: dict[str, Any] | None,
+    spiral: SpiralRecord | None,
     may_change_nothing: bool = False,
 ) -> None:
     """Fill ``record`` with the verdict on ``run`` (``may_change_nothing``: the task may
@@ -97,15 +96,12 @@ def apply_review(
         status = Status.BLOCKED
         reason = f"breaker {run.trip.kind.label} tripped: {run.trip.evidence}"
     elif spiral is not None:
-        status, reason = Status.SPIRAL, f"spiral in its history: {spiral.get('summary', '')}"
+        status, reason = Status.SPIRAL, f"spiral in its history: {spiral.summary}"
     elif "turn-key-repetition" in patterns:
         status = Status.SPIRAL
         reason = "turn-key repetition: the same call three times in a row"
-        spiral = {
-            "summary": _evidence_line(patterns["turn-key-repetition"]),
-            "files": [],
-            "evidence": [_evidence_line(patterns["turn-key-repetition"])],
-        }
+        line = _evidence_line(patterns["turn-key-repetition"])
+        spiral = SpiralRecord(summary=line, evidence=(line,))
     elif "error-echo" in patterns:
         status = Status.FAILED
         reason = f"error echo ({patterns['error-echo'].error_class or 'other'})"

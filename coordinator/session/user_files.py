@@ -16,7 +16,6 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pygit2
 
@@ -26,7 +25,7 @@ from coordinator.git.checkpoints import Checkpointer, CheckpointMode
 from coordinator.git.repo import dirty_paths, open_repository, repo_relative, workdir
 from coordinator.git.target import restore_agent_files, restore_path
 from coordinator.scope.matcher import ScopeMatcher
-from coordinator.state.ledger import WaveRecord
+from coordinator.state.ledger import SetAsideRecord, WaveRecord
 
 __all__ = [
     "SetAside",
@@ -151,15 +150,15 @@ def restore_command(repo: Path, session: str, wave: int) -> str:
     return f"seawall restore --repo {repo} --session {session} --wave {wave}"
 
 
-def restore_set_aside(repo: Path, aside: dict[str, Any]) -> tuple[list[str], list[str]]:
+def restore_set_aside(repo: Path, aside: SetAsideRecord) -> tuple[list[str], list[str]]:
     """Write a wave's set-aside files back from their ref: (restored, left because a
     file is present there now). Nothing present is ever overwritten."""
     repository = open_repository(repo)
     root = workdir(repository)
-    tree = repository.revparse_single(str(aside["ref"])).peel(pygit2.Tree)
+    tree = repository.revparse_single(aside.ref).peel(pygit2.Tree)
     restored: list[str] = []
     present: list[str] = []
-    for path in aside.get("files", []):
+    for path in aside.files:
         full = root / path
         if full.exists() or full.is_symlink():
             present.append(path)
@@ -203,14 +202,14 @@ class SetAside:
     files: list[str]
     left_in_place: list[str]
 
-    def record(self, command: str) -> dict[str, Any]:
+    def record(self, command: str) -> SetAsideRecord:
         """What the ledger, ``status --json`` and the review JSON say about it."""
-        return {
-            "ref": self.ref,
-            "files": self.files,
-            "left_in_place": self.left_in_place,
-            "restore": command,
-        }
+        return SetAsideRecord(
+            ref=self.ref,
+            files=tuple(self.files),
+            left_in_place=tuple(self.left_in_place),
+            restore=command,
+        )
 
     def lines(self, wave: int, command: str) -> list[str]:
         """What the console says about it."""

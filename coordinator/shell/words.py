@@ -33,6 +33,8 @@ OPERATORS = (
 )  # fmt: skip
 WORD_END = frozenset(" \t\n;&|<>()")
 _OPERATOR_STARTS = frozenset(op[0] for op in OPERATORS)
+_PLAIN_RUN = re.compile(r"[^ \t\n;&|<>()\\'\"$`]+")  # characters a word takes as they are
+_QUOTED_RUN = re.compile(r'[^"\\$`]+')  # the same, inside double quotes
 _ANSI_SIMPLE = dict(zip("abeEfnrtv\\'\"?", "\a\b\x1b\x1b\f\n\r\t\v\\'\"?", strict=True))
 
 
@@ -128,11 +130,14 @@ class WordReader(ABC):
                 self._dollar(word, quoted=False)
             elif c == "`":
                 self._backtick(word)
-            else:
-                word.glob = word.glob or c in "*?["
-                word.braces = word.braces or c == "{"
-                fields[-1] += c
-                self.pos += 1
+            else:  # a run of plain characters, taken whole
+                run = _PLAIN_RUN.match(text, self.pos)
+                assert run is not None  # ``c`` itself is plain
+                plain = run.group()
+                word.glob = word.glob or "*" in plain or "?" in plain or "[" in plain
+                word.braces = word.braces or "{" in plain
+                fields[-1] += plain
+                self.pos = run.end()
         word.raw = text[start : self.pos]
         if self.pos == start:
             return None
@@ -156,9 +161,14 @@ class WordReader(ABC):
                 self._dollar(word, quoted=True)
             elif c == "`":
                 self._backtick(word)
-            else:
+            elif c == "\\":  # a backslash that escapes nothing here is itself
                 word.fields[-1] += c
                 self.pos += 1
+            else:
+                run = _QUOTED_RUN.match(text, self.pos)
+                assert run is not None  # ``c`` itself is plain
+                word.fields[-1] += run.group()
+                self.pos = run.end()
 
     def _dollar(self, word: Word, *, quoted: bool) -> None:
         text = self.text

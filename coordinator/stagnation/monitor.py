@@ -16,7 +16,7 @@ from pathlib import Path
 
 from coordinator.breakers.agent import AgentBreaker, BreakerStatistics
 from coordinator.breakers.trip import Trip
-from coordinator.events import Event, Message, ToolCall, ToolResult, Usage
+from coordinator.events import Event, Message, ToolCall, ToolResult, Turn, Usage
 from coordinator.model import BreakerLimits, Isolation, StagnationConfig, Status
 from coordinator.stagnation.finding import Finding, Pattern, write_finding
 from coordinator.stagnation.watch import AgentStagnation
@@ -112,7 +112,9 @@ class AgentMonitor:
             return None
         elif type(event) is Usage:
             return None
-        else:  # a turn checks the clock; a failed run counts as a failure
+        elif type(event) is Turn:  # a turn only checks the clock
+            trip = breaker.check_time()
+        else:  # a failed run counts as a failure
             trip = breaker.observe(event)
         if trip is not None and not already:
             self._trip_record(trip)

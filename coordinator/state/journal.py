@@ -39,9 +39,9 @@ import msgspec
 from coordinator.codec import decode_any, encode, to_data
 from coordinator.errors import StateError
 from coordinator.fsutil import fsync_dir, write_temp
-from coordinator.state.ledger import SCHEMA_VERSION, SessionState
+from coordinator.state.ledger import SCHEMA_VERSION, SessionState, WavePhase, version
 
-__all__ = ["Journal", "apply_line", "ledger_parts", "read_lines"]
+__all__ = ["Journal", "Parts", "apply_line", "ledger_parts", "read_lines"]
 
 HEAD = "head"
 PLAN = "plan"
@@ -61,16 +61,81 @@ _HEAD_FIELDS = _head_fields()
 
 def ledger_parts(state: SessionState) -> dict[str, bytes]:
     """The ledger cut into the pieces a save writes whole: each piece's JSON bytes."""
-    parts = {
-        HEAD: encode({name: getattr(state, name) for name in _HEAD_FIELDS}),
-        PLAN: encode({name: getattr(state, name) for name in _PLAN_FIELDS}),
-        PENDING: encode(state.pending),
-    }
-    for task_id, task in state.tasks.items():
-        parts[f"task/{task_id}"] = encode(task)
-    for wave in state.waves:
-        parts[f"wave/{wave.number}"] = encode(wave)
-    return parts
+    return Parts().cut(state)
+
+
+class Parts:
+    """Cuts a ledger into its pieces, encoding again only what may have changed.
+
+    A piece is kept with the record it was encoded from and what that record's
+    assignment stamps were (see ``ledger.Tracked``); while they are the same, its bytes
+    are reused. The session's own fields and the pending tasks are small and encoded
+    every time; so is every wave that is not done, and the last wave, whose lists the
+    phases change in place. A done wave counts as unchanged while neither it nor any of
+    its agents was assigned and its agent list is the same length; a task, while it was
+    not assigned and its signature list is the same length.
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[str, tuple[object, tuple[int, ...], bytes]] = {}
+        self._plan: tuple[str, str, bytes] | None = None
+
+    def stamp(self, state: SessionState) -> None:
+        """Stamp every record of ``state`` (just read), so the next cut reuses them."""
+        for task in state.tasks.values():
+            task.mark()
+        for wave in state.waves:
+            wave.mark()
+            for agent in wave.agents:
+                agent.mark()
+
+    def cut(self, state: SessionState) -> dict[str, bytes]:
+        """Every piece of ``state``: its JSON bytes, by key."""
+        plan = self._plan
+        if plan is None or plan[0] is not state.plan_path or plan[1] is not state.plan_text:
+            plan = self._plan = (state.plan_path, state.plan_text, _plan(state))
+        parts = {
+            HEAD: encode({name: getattr(state, name) for name in _HEAD_FIELDS}),
+            PLAN: plan[2],
+            PENDING: encode(state.pending),
+        }
+        held: dict[str, tuple[object, tuple[int, ...], bytes]] = {}
+        for task_id, task in state.tasks.items():
+            key = f"task/{task_id}"
+            parts[key] = self._reuse(held, key, task, (version(task),), len(task.signatures))
+        last = state.waves[-1] if state.waves else None
+        for wave in state.waves:
+            key = f"wave/{wave.number}"
+            if wave is last or wave.phase is not WavePhase.DONE:
+                parts[key] = encode(wave)
+                continue
+            stamps = (version(wave), *map(version, wave.agents))
+            parts[key] = self._reuse(held, key, wave, stamps, len(wave.agents))
+        self._held = held
+        return parts
+
+    def _reuse(
+        self,
+        held: dict[str, tuple[object, tuple[int, ...], bytes]],
+        key: str,
+        record: object,
+        stamps: tuple[int, ...],
+        size: int,
+    ) -> bytes:
+        """``record``'s bytes: those kept for it when its stamps and list size are the
+        same as then and known (not 0), else encoded again."""
+        kept = self._held.get(key)
+        stamps = (*stamps, size)
+        if kept is not None and kept[0] is record and kept[1] == stamps and 0 not in stamps[:-1]:
+            data = kept[2]
+        else:
+            data = encode(record)
+        held[key] = (record, stamps, data)
+        return data
+
+
+def _plan(state: SessionState) -> bytes:
+    return encode({name: getattr(state, name) for name in _PLAN_FIELDS})
 
 
 def apply_line(data: dict[str, Any], line: dict[str, Any]) -> None:
@@ -151,11 +216,14 @@ class Journal:
         self.journal = snapshot.with_name(snapshot.stem + ".jsonl")
         self._kill_point = kill_point
         self._written: _Written | None = None
+        self._parts = Parts()
 
     def loaded(self, state: SessionState, *, base: int, seq: int, journal_size: int) -> None:
         """Remember what a load read, so the next save appends only what changed."""
+        self._parts = Parts()
+        self._parts.stamp(state)
         self._written = _Written(
-            parts=ledger_parts(state),
+            parts=self._parts.cut(state),
             base=base,
             seq=seq,
             snapshot_size=_size(self.snapshot),
@@ -166,7 +234,7 @@ class Journal:
     def save(self, state: SessionState, *, compact: bool = False) -> dict[str, bytes]:
         """Save ``state``: a journal line of what changed, or a new snapshot. Returns the
         ledger's pieces as saved."""
-        parts = ledger_parts(state)
+        parts = self._parts.cut(state)
         written = self._written
         if (
             compact

@@ -8,28 +8,67 @@ disk, and saved in proportion to what changed, is ``coordinator.state.store``'s.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from coordinator.breakers.trip import Trip
 from coordinator.codec import from_data, to_data
-from coordinator.model import IssueRef, Status
+from coordinator.model import ChecksPolicy, IssueRef, Status, Task
 from coordinator.stagnation.finding import Finding
 from coordinator.state.runs import AgentRun
 
 __all__ = [
     "SCHEMA_VERSION",
     "AgentRecord",
+    "BaselineChecks",
+    "CheckFailure",
+    "ChecksRecord",
+    "Dropped",
     "IssueRef",
+    "Resolution",
     "SessionPhase",
     "SessionState",
+    "SetAsideRecord",
+    "SpiralRecord",
     "TaskRecord",
+    "Tracked",
     "WavePhase",
     "WaveRecord",
+    "version",
 ]
 
 SCHEMA_VERSION = 2  # 1: one state.json rewritten whole on every save
+
+
+_ASSIGNMENTS = itertools.count(1)
+
+
+class Tracked:
+    """A record that notes when a field of it was last assigned.
+
+    Every assignment stamps the record with a number no earlier assignment had
+    (``version``), so a writer that kept a record's encoding beside its version knows,
+    without encoding it again, that nothing was assigned since. A list the record holds
+    that is changed in place does not change the version: ``state.journal`` encodes every
+    open wave again on each save, and counts the lists of a settled one. A record built
+    by decoding has version 0 (unknown) until ``mark`` stamps it.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+        self.__dict__["version"] = next(_ASSIGNMENTS)
+
+    def mark(self) -> None:
+        """Stamp the record as just assigned (after it was built without assignments)."""
+        self.__dict__["version"] = next(_ASSIGNMENTS)
+
+
+def version(record: Tracked) -> int:
+    """The number of ``record``'s last assignment (0: unknown)."""
+    stamp: int = record.__dict__.get("version", 0)
+    return stamp
 
 
 class SessionPhase(StrEnum):
@@ -48,8 +87,88 @@ class WavePhase(StrEnum):
     DONE = "done"  # workspaces cleaned, carryovers filed
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolution:
+    """A merge conflict resolved by the documented policy: the path, the rule that
+    decided it (``coordinator.git.merge.MergeRule``'s value), the two agents, the one
+    whose version was kept, and the fix task queued for the other, if any."""
+
+    path: str
+    rule: str
+    agents: tuple[str, ...] = ()
+    kept: str = ""
+    fix_task: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dropped:
+    """An agent whose merge was dropped from the wave, and why."""
+
+    task: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckFailure:
+    """The first check command that failed: its exit code (None: it timed out) and the
+    tail of its output."""
+
+    command: str
+    returncode: int | None = None
+    output: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BaselineChecks:
+    """The wave base's own run of the checks, when it was checked."""
+
+    commit: str
+    failure: CheckFailure | None = None
+    no_tests: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChecksRecord:
+    """A wave's checks: whether they passed, under which policy, the verdict
+    (``coordinator.git.checks.CheckVerdict``'s value), how many runs it took, the commit
+    checked, what failed there, and the base's own run."""
+
+    passed: bool
+    policy: ChecksPolicy = ChecksPolicy.BLOCK
+    verdict: str = "none"
+    runs: int = 0
+    commit: str = ""
+    failure: CheckFailure | None = None
+    no_tests: bool = False
+    baseline: BaselineChecks | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetAsideRecord:
+    """Changes of a shared tree no agent may own: kept on ``ref``; ``files`` were taken
+    out of the tree, ``left_in_place`` (the user's files that predate the wave and
+    changed during it) only copied; ``restore`` is the command that puts them back."""
+
+    ref: str
+    files: tuple[str, ...] = ()
+    left_in_place: tuple[str, ...] = ()
+    restore: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpiralRecord:
+    """Why an agent's work counts as a spiral: one line, the files and commits it
+    concerns, and each signal described (a file changed again and again, a revert, the
+    same call three times in a row)."""
+
+    summary: str
+    files: tuple[str, ...] = ()
+    commits: tuple[str, ...] = ()
+    evidence: tuple[str, ...] = ()
+
+
 @dataclass(slots=True, kw_only=True)
-class AgentRecord:
+class AgentRecord(Tracked):
     """One agent of one wave: how it ran and what came of it."""
 
     task: str
@@ -58,7 +177,7 @@ class AgentRecord:
     remaining: str = ""
     inferred: bool = False
     reason: str = ""
-    spiral: dict[str, Any] | None = None
+    spiral: SpiralRecord | None = None
     issue: IssueRef | None = None
     merged: bool = False
     workspace: str = ""
@@ -86,9 +205,9 @@ class AgentRecord:
 
 
 @dataclass(slots=True, kw_only=True)
-class WaveRecord:
+class WaveRecord(Tracked):
     number: int
-    tasks: list[dict[str, Any]]  # the Task values dispatched, serialised
+    tasks: list[Task]  # the tasks dispatched
     isolation: str
     enforcement: str
     max_turns: int
@@ -99,15 +218,14 @@ class WaveRecord:
     fallback: str | None = None
     agents: list[AgentRecord] = field(default_factory=list)
     integration: str | None = None
-    resolutions: list[dict[str, Any]] = field(default_factory=list)
-    dropped: list[dict[str, Any]] = field(default_factory=list)
-    checks: dict[str, Any] | None = None
+    resolutions: list[Resolution] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+    checks: ChecksRecord | None = None
     started_at: float = 0.0
     finished_at: float = 0.0
     target_after: str | None = None
     fix_tasks: list[str] = field(default_factory=list)
-    # changes of a shared tree no agent may own: ref, files, left_in_place, restore command
-    set_aside: dict[str, Any] | None = None
+    set_aside: SetAsideRecord | None = None
     lead: bool = False  # dispatched by a lead agent (step mode), which reviews it later
     onto: str | None = None  # the target branch's later tip the wave is merged onto
 
@@ -124,7 +242,7 @@ class WaveRecord:
 
 
 @dataclass(slots=True, kw_only=True)
-class TaskRecord:
+class TaskRecord(Tracked):
     """A task's life across waves: attempts, reworks, spirals and its carryover issue."""
 
     id: str
@@ -135,7 +253,7 @@ class TaskRecord:
     status: Status | None = None
     issue: IssueRef | None = None
     signatures: list[str] = field(default_factory=list)
-    origin: dict[str, Any] | None = None  # the task as the plan first gave it
+    origin: Task | None = None  # the task as the plan first gave it
     abandoned: bool = False  # escalated with a carryover issue; not dispatched again
 
 
@@ -153,7 +271,7 @@ class SessionState:
     phase: SessionPhase = SessionPhase.RUNNING
     created_at: float = 0.0
     updated_at: float = 0.0
-    pending: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[Task] = field(default_factory=list)
     tasks: dict[str, TaskRecord] = field(default_factory=dict)
     waves: list[WaveRecord] = field(default_factory=list)
     breaker: dict[str, Any] = field(default_factory=dict)

@@ -8,9 +8,8 @@ was inferred on. The wave graph and the per-agent timeline are in the HTML repor
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
-from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
+from coordinator.state.ledger import AgentRecord, SessionState, SetAsideRecord, WaveRecord
 from coordinator.state.runs import AgentRun
 
 __all__ = [
@@ -40,8 +39,8 @@ def history_line(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool = Fa
     unknown = "interrupted" if interrupted else "running"
     status = (agent.status or unknown).upper() + ("*" if agent.inferred else "")
     detail = ""
-    if agent.spiral and agent.spiral.get("summary"):
-        detail = f" ({agent.spiral['summary']})"
+    if agent.spiral and agent.spiral.summary:
+        detail = f" ({agent.spiral.summary})"
     elif agent.trip:
         detail = f" ({agent.trip.kind.label}: {agent.trip.evidence})"
     elif agent.status == "partial" and agent.remaining:
@@ -145,7 +144,7 @@ def render_state_md(
         )
     if state.pending:
         lines += ["## Pending", ""]
-        lines += [f"- {task['id']} ({task.get('kind', 'implement')})" for task in state.pending]
+        lines += [f"- {task.id} ({task.kind})" for task in state.pending]
         lines.append("")
     if any(agent.inferred for wave in state.waves for agent in wave.agents):
         lines += ["\\* inferred: the agent wrote no STATUS line; the ground is given above.", ""]
@@ -162,11 +161,10 @@ def wave_section(wave: WaveRecord, *, interrupted: bool = False) -> list[str]:
     lines.extend(_wave_details(wave))
     for resolution in wave.resolutions:
         lines.append(
-            f"  - conflict `{resolution.get('path')}`: {resolution.get('rule')} "
-            f"({', '.join(resolution.get('agents', []))})"
+            f"  - conflict `{resolution.path}`: {resolution.rule} ({', '.join(resolution.agents)})"
         )
     for dropped in wave.dropped:
-        lines.append(f"  - dropped `{dropped.get('task')}`: {dropped.get('reason')}")
+        lines.append(f"  - dropped `{dropped.task}`: {dropped.reason}")
     checks = checks_summary(wave)
     if checks:
         lines.append(f"  - checks: {checks}")
@@ -207,18 +205,20 @@ def checks_summary(wave: WaveRecord) -> str | None:
     """A wave's check results in a few words; None when no check ran."""
     if not wave.checks:
         return None
-    return checks_line(wave) or str(wave.checks.get("verdict") or "passed")
+    return checks_line(wave) or wave.checks.verdict or "passed"
 
 
 def checks_line(wave: WaveRecord) -> str | None:
     """One line on a wave's checks for the console and STATE.md; None when they passed
     (or there are none)."""
-    checks = wave.checks or {}
-    verdict = checks.get("verdict")
-    failure = checks.get("failure") or {}
+    checks = wave.checks
+    if checks is None:
+        return None
+    verdict = checks.verdict
+    failure = checks.failure
     what = (
-        f"`{failure.get('command')}` exits {failure.get('returncode')}"
-        if failure
+        f"`{failure.command}` exits {failure.returncode}"
+        if failure is not None
         else "the checks fail"
     )
     if verdict == "failed-merged":
@@ -233,34 +233,33 @@ def checks_line(wave: WaveRecord) -> str | None:
             f"not merged: the checks fail on the wave base {wave.base[:12]} too ({what}; "
             'checks_policy = "block")'
         )
-    if checks.get("no_tests"):
+    if checks.no_tests:
         return "the checks found no tests to run"
     return None
 
 
-def _set_aside_lines(aside: dict[str, Any] | None) -> list[str]:
-    if not aside:
+def _set_aside_lines(aside: SetAsideRecord | None) -> list[str]:
+    if aside is None:
         return []
     lines = []
-    if aside.get("files"):
-        shown = ", ".join(f"`{path}`" for path in aside["files"][:20])
+    if aside.files:
+        shown = ", ".join(f"`{path}`" for path in aside.files[:20])
         lines.append(
-            f"  - set aside on `{aside.get('ref')}` (outside every scope): {shown}; "
-            f"restore: `{aside.get('restore')}`"
+            f"  - set aside on `{aside.ref}` (outside every scope): {shown}; "
+            f"restore: `{aside.restore}`"
         )
-    if aside.get("left_in_place"):
-        shown = ", ".join(f"`{path}`" for path in aside["left_in_place"][:20])
-        lines.append(
-            f"  - your files changed during the wave, copied to `{aside.get('ref')}`: {shown}"
-        )
+    if aside.left_in_place:
+        shown = ", ".join(f"`{path}`" for path in aside.left_in_place[:20])
+        lines.append(f"  - your files changed during the wave, copied to `{aside.ref}`: {shown}")
     return lines
 
 
 def set_aside(wave: WaveRecord) -> list[tuple[str, str]]:
     """``(path, what became of it)`` for each file a wave set aside (changes no agent may
     own, kept on a ref with the command that restores them) or left in place and copied."""
-    aside: dict[str, Any] = getattr(wave, "set_aside", None) or {}
-    ref, restore = aside.get("ref", ""), aside.get("restore", "")
-    found = [(str(p), f"set aside on {ref}; restore: {restore}") for p in aside.get("files", ())]
-    found += [(str(p), f"left in place, copied to {ref}") for p in aside.get("left_in_place", ())]
+    aside = wave.set_aside
+    if aside is None:
+        return []
+    found = [(p, f"set aside on {aside.ref}; restore: {aside.restore}") for p in aside.files]
+    found += [(p, f"left in place, copied to {aside.ref}") for p in aside.left_in_place]
     return found

@@ -8,6 +8,7 @@ from typing import Any
 
 from coordinator.breakers.trip import Trip
 from coordinator.codec import from_data, to_data
+from coordinator.runner import RunCounts
 from coordinator.stagnation.finding import Finding
 
 __all__ = ["AgentRun"]
@@ -26,7 +27,7 @@ class AgentRun:
     runner_error: str = ""
     saw_errors: bool = False
     last_error: str = ""
-    counts: dict[str, Any] = field(default_factory=dict)
+    counts: RunCounts = field(default_factory=RunCounts)
     trip: Trip | None = None
     checkpoint: str | None = None
     wip: str | None = None

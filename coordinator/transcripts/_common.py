@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from coordinator.events import Event
 
 __all__ = [
@@ -24,12 +26,22 @@ MAX_TEXT = 16_000
 """Tool output kept per result; longer text keeps its head and its tail."""
 
 
+_decode = msgspec.json.Decoder().decode
+
+
 def decode_record(line: str) -> dict[str, Any] | None:
-    """The JSON object on ``line``, or None when it is not one (blank, text, broken)."""
+    """The JSON object on ``line``, or None when it is not one (blank, text, broken).
+
+    msgspec reads valid JSON about three times as fast as ``json``; what it refuses
+    (``NaN``, lone surrogate escapes, numbers out of a float's range, text) is read by
+    ``json``, so both accept exactly the same lines and give the same values."""
     try:
-        record = json.loads(line)
-    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the stack
-        return None
+        record = _decode(line)
+    except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the stack
+            return None
     return record if isinstance(record, dict) else None
 
 

@@ -70,10 +70,13 @@ class Cluster:
             "RAY_health_check_failure_threshold": "3",
         }
         self.address = f"{HEAD}:{self.port}"
+        self.client_port = free_port()
+        self.client_address = f"ray://{HEAD}:{self.client_port}"
 
     def start(self) -> None:
         self._ray(
             "start", "--head", f"--node-ip-address={HEAD}", f"--port={self.port}",
+            f"--ray-client-server-port={self.client_port}",
             "--num-cpus=2", '--resources={"head": 4}', "--labels=pool=head",
             "--include-dashboard=false", "--disable-usage-stats",
             f"--temp-dir={self.root / 'ray'}",

@@ -13,7 +13,7 @@ from pygit2.enums import FileMode
 
 from coordinator.git.trees import update_tree
 from coordinator.model import Status
-from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
+from coordinator.state.ledger import AgentRecord, Resolution, SessionState, WaveRecord
 from coordinator.state.store import StateStore
 from tests.integration.sessionkit import git, make_repo, seawall
 
@@ -105,7 +105,7 @@ def test_the_ledger_and_state_md_hold_a_non_utf8_path(tmp_path: Path) -> None:
         session="s", name="s", repo=str(tmp_path), target_branch="main", start_commit="0" * 40
     )
     wave = WaveRecord(number=1, tasks=[], isolation="none", enforcement="strict", max_turns=5)
-    wave.resolutions = [{"path": name, "rule": "both-modified", "agents": ["a", "b"]}]
+    wave.resolutions = [Resolution(path=name, rule="both-modified", agents=("a", "b"))]
     wave.agents = [AgentRecord(task="a", touched=[name], status=Status.DONE)]
     state.waves.append(wave)
     store.save(state)

@@ -106,6 +106,7 @@ def test_a_schema_refuses_a_document_that_drifted(tmp_path: Path) -> None:
     assert set(SCHEMAS) == {
         "seawall.next/1",
         "seawall.wave-done/1",
+        "seawall.wave-halted/1",
         "seawall.wave-prepare/1",
         "seawall.wave-review/1",
     }

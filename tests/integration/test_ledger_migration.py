@@ -1,11 +1,12 @@
-"""A session written by the schema-1 ledger (one ``state.json`` rewritten whole) resumes,
-and a coordinator SIGKILLed at random moments of its saves always leaves a ledger that
-loads as one of the saves it made.
+"""Sessions written by older ledgers resume, and a coordinator SIGKILLed at random
+moments of its saves always leaves a ledger that loads as one of the saves it made.
 
 ``data/session-schema1.tar.gz`` is a real repository with its ``.seawall/`` as seawall
-0.1.0 (schema 1) left it: a plan of two in-place waves (``a``, then ``b`` after it), run
-with the command runner and killed by SIGKILL before the second wave's advance, so wave
-1 is merged and wave 2 is reviewed but not yet on ``main``.
+0.1.0 (schema 1: one ``state.json`` rewritten whole) left it; ``session-schema2.tar.gz``
+the same as the schema-2 ledger (a snapshot and its journal, ``state.jsonl``) left it.
+Each is a plan of two in-place waves (``a``, then ``b`` after it), run with the command
+runner and killed by SIGKILL before the second wave's advance, so wave 1 is merged and
+wave 2 is reviewed but not yet on ``main``.
 """
 
 from __future__ import annotations
@@ -28,15 +29,15 @@ from adapters.runners.callable import CallableRunner
 from coordinator.progress import Progress
 from coordinator.runner import AgentRequest, EmitFn
 from coordinator.session.engine import Session
-from coordinator.state.ledger import SessionPhase, WavePhase
+from coordinator.state.ledger import SCHEMA_VERSION, SessionPhase, WavePhase
 from coordinator.state.store import load_state
 from tests.integration.sessionkit import ROOT, git, seawall
 
-FIXTURE = Path(__file__).parent / "data" / "session-schema1.tar.gz"
+DATA = Path(__file__).parent / "data"
 
 
-def _unpack(tmp_path: Path) -> Path:
-    with tarfile.open(FIXTURE) as archive:
+def _unpack(tmp_path: Path, schema: int) -> Path:
+    with tarfile.open(DATA / f"session-schema{schema}.tar.gz") as archive:
         archive.extractall(tmp_path, filter="data")
     return tmp_path / "repo"
 
@@ -49,10 +50,11 @@ async def _agent(request: AgentRequest, emit: EmitFn) -> str:
     return f"STATUS: done — {request.task_id}"
 
 
-def test_a_schema_1_session_reads_with_every_command_and_resumes(tmp_path: Path) -> None:
-    repo = _unpack(tmp_path)
-    (state_file,) = (repo / ".seawall").glob("v1-*/state.json")
-    assert json.loads(state_file.read_text())["schema"] == 1
+@pytest.mark.parametrize("schema", [1, 2])
+def test_an_older_session_reads_with_every_command_and_resumes(tmp_path: Path, schema: int) -> None:
+    repo = _unpack(tmp_path, schema)
+    (state_file,) = (repo / ".seawall").glob(f"v{schema}-*/state.json")
+    assert json.loads(state_file.read_text())["schema"] == schema
     old = load_state(state_file)
     assert [(w.number, w.phase) for w in old.waves] == [
         (1, WavePhase.DONE),
@@ -76,7 +78,7 @@ def test_a_schema_1_session_reads_with_every_command_and_resumes(tmp_path: Path)
     assert result.phase is SessionPhase.DONE
     assert git(repo, "show", "main:src/b.py") == "b = 1"
     saved = json.loads(state_file.read_text())
-    assert saved["schema"] == 2 and saved["phase"] == "done"
+    assert saved["schema"] == SCHEMA_VERSION and saved["phase"] == "done"
     assert [w["phase"] for w in saved["waves"]] == ["done", "done"]
     assert load_state(state_file).tasks["b"].status == "done"
     report = seawall("report", "--json", "--repo", str(repo), cwd=repo)

@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -342,7 +343,7 @@ async def test_wave_on_ray_matches_the_local_wave(
         ), task
         assert mine.touched == theirs.touched
         assert mine.wip is None and mine.touched
-        assert mine.counts["tool_calls"] == theirs.counts["tool_calls"] > 0
+        assert mine.counts.tool_calls == theirs.counts.tool_calls > 0
         # the merge takes the final checkpoint: the same tree
         assert mine.checkpoint is not None and theirs.checkpoint is not None
         assert tree_of(remote_repo, mine.checkpoint) == tree_of(local_repo, theirs.checkpoint)
@@ -627,6 +628,42 @@ async def test_a_missing_executable_is_a_runner_error(local_ray: None, tmp_path:
     request = AgentRequest(task_id="t", prompt="p", workspace=workspace, session=SESSION)
     with pytest.raises(RunnerError, match="no-such-agent-cli"):
         await runner.run(request, lambda e: None)
+
+
+async def test_stop_remote_orphans_ends_the_sessions_agent_on_each_node(
+    local_ray: None, tmp_path: Path
+) -> None:
+    """The look runs as a Ray task on every node (here the one local node) and stops the
+    process groups of that session's agent for that task, not another task's."""
+    agents = {}
+    for task in ("t", "other"):
+        env = {**os.environ, "SEAWALL_SESSION": "orphan-s", "SEAWALL_TASK_ID": task}
+        agents[task] = await anyio.open_process(
+            [sys.executable, "-c", "import time; time.sleep(120)"], env=env, start_new_session=True
+        )
+    try:
+        runner = RayRunner(RunnerSpec(name="x", kind="command", argv=("true",)))
+        stopped = await runner.stop_remote_orphans("orphan-s", "t")
+        assert len(stopped) == 1 and f"stopped process groups {agents['t'].pid}" in stopped[0]
+        with anyio.fail_after(10):
+            assert await agents["t"].wait() != 0
+        assert agents["other"].returncode is None  # another task's agent is left alone
+        assert await runner.stop_remote_orphans("orphan-s", "t") == []  # nothing left
+    finally:
+        for process in agents.values():
+            if process.returncode is None:
+                process.kill()
+            await process.wait()
+
+
+async def test_a_cluster_that_cannot_be_reached_is_said_at_once(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        runner = RayRunner(RunnerSpec(name="x", kind="command", argv=("true",)), address=address)
+        with anyio.fail_after(15), pytest.raises(RunnerError, match="cannot reach the Ray"):
+            await runner.stop_remote_orphans("s", "t")
 
 
 async def test_task_options_ray_refuses_are_a_runner_error(local_ray: None, tmp_path: Path) -> None:

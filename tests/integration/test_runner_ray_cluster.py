@@ -30,9 +30,11 @@ import ray
 
 from adapters.runners.ray import RayRunner
 from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
+from coordinator.telemetry import read_events
 from tests.integration.raycluster import HEAD, Cluster, raylet_of, reload_auth
 from tests.integration.test_runner_ray import (
     agent_script,
+    alive,
     command_spec,
     files_of,
     git,
@@ -390,6 +392,117 @@ async def test_a_killed_coordinator_leaves_no_remote_agent_and_resume_finishes(
     assert git(repo, "show", "main:src/victim.py") == "V = 2"
     assert git(repo, "show", "main:src/after.py") == "AFTER = 1"
     assert git(repo, "show", "main:src/healthy.py") == "HEALTHY = 1"
+
+
+async def _resume(command: list[str], repo: Path, env: dict[str, str], log: Path) -> int:
+    """``seawall resume``'s exit status, its output in ``log``; one that hangs is made
+    to show where (a traceback on SIGABRT) and fails the test."""
+    with log.open("ab") as output:
+        process = await anyio.open_process(
+            [*command, "resume", "--repo", str(repo)],
+            cwd=repo,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        with anyio.fail_after(300):
+            return await process.wait()
+    except TimeoutError:
+        process.send_signal(signal.SIGABRT)
+        await anyio.sleep(2.0)
+        said = await anyio.Path(log).read_text()
+        raise AssertionError(f"resume hung: {said[-6000:]}") from None
+    finally:
+        if process.returncode is None:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+async def _wait_for_client_agent(cluster: Cluster, path: Path, log: Path) -> None:
+    """Until the ``ray://`` coordinator's agent wrote ``path``. The head's Ray Client
+    server at times fails to start the server of a new client on a loaded machine (it
+    says "SpecificServer startup failed" and the client waits on): that is Ray's, and
+    skips the test rather than failing it."""
+    proxy = cluster.root / "ray" / "session_latest" / "logs" / "ray_client_server.err"
+    for _ in range(1800):
+        if await anyio.Path(path).exists():
+            return
+        said = await anyio.Path(proxy).read_text() if await anyio.Path(proxy).exists() else ""
+        if "SpecificServer startup failed" in said:
+            pytest.skip("Ray's Client server could not start a server for the coordinator")
+        await anyio.sleep(0.1)
+    said = await anyio.Path(log).read_text()
+    raise AssertionError(f"{path} did not appear within 180 s; the coordinator said: {said}")
+
+
+@pytest.fixture
+def without_this_driver(cluster: Cluster) -> Iterator[None]:
+    """This process's own Ray connection dropped for the test and made again after: with
+    it, the head's Ray Client server fails to start the server of a new ``ray://``
+    client here."""
+    ray.shutdown()
+    try:
+        yield
+    finally:
+        ray.init(address=cluster.address, _node_ip_address=HEAD, log_to_driver=False)
+
+
+@pytest.mark.usefixtures("without_this_driver")
+async def test_resume_stops_the_remote_agent_a_killed_client_coordinator_left_running(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """A ``ray://`` client's job outlives its client for the reconnect grace period, so
+    its remote agent runs on: a real orphan, which resume stops through Ray before it
+    salvages the agent's mirrored work and runs the task again."""
+    plan_text, marks = _retry_plan(tmp_path, address=cluster.client_address)
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text)
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    env = {**cluster.env, "RAY_CLIENT_RECONNECT_GRACE_PERIOD": "600"}
+    command = [sys.executable, "-m", "coordinator"]
+    log = tmp_path / "coordinator.log"
+    with log.open("wb") as output:
+        coordinator = await anyio.open_process(
+            [*command, "run", str(plan), "--repo", str(repo)],
+            cwd=repo,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        await _wait_for_client_agent(cluster, marks / "victim.pid", log)
+        await anyio.sleep(1.0)  # its first write is mirrored to the coordinator
+        os.killpg(coordinator.pid, signal.SIGKILL)
+        with anyio.fail_after(30):
+            await coordinator.wait()
+    finally:
+        if coordinator.returncode is None:
+            os.killpg(coordinator.pid, signal.SIGKILL)
+    pid = int((marks / "victim.pid").read_text())
+    await anyio.sleep(3.0)
+    assert alive(pid), "the client's job ended its agent: no orphan to find"
+    returncode = await _resume(command, repo, {**env, "PYTHONFAULTHANDLER": "1"}, log)
+    assert returncode == 0, log.read_text()[-4000:]
+    assert not alive(pid), f"the orphaned remote agent {pid} outlived the resume"
+    (events,) = (repo / ".seawall").glob("*/events.jsonl")
+    kinds = [
+        (record["event"], record.get("agent"), bool(record.get("remote")))
+        for record in read_events(events)
+        if record.get("agent") == "victim"
+    ]
+    stopped = kinds.index(("orphan_stopped", "victim", True))  # through Ray, on its node
+    assert kinds.index(("agent_salvaged", "victim", False)) > stopped, kinds
+    finished = [i for i, kind in enumerate(kinds) if kind[0] == "agent_finished"]
+    assert len(finished) == 1 and finished[0] > stopped, kinds  # one run after the stop
+    assert git(repo, "show", "main:src/victim.py") == "V = 2"
+    assert git(repo, "show", "main:src/after.py") == "AFTER = 1"
+    assert git(repo, "show", "main:src/healthy.py") == "HEALTHY = 1"
+    merges = git(repo, "log", "--first-parent", "--format=%s", "main", "--", "src/victim.py")
+    # the salvaged (mirrored) work merged once, the second run's once: no third copy
+    assert merges.splitlines() == ["victim: done", "victim: partial"], merges
 
 
 # -- the barrier on a worker: the kernel's sandbox and the hooks' scope ------------------

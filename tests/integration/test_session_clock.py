@@ -7,16 +7,19 @@ import json
 from pathlib import Path
 
 import anyio
+import jsonschema
 
 from adapters.runners.callable import CallableRunner
 from coordinator.exitcodes import ExitCode
+from coordinator.lead.types import load_schema
 from coordinator.plan import parse_plan
 from coordinator.runner import AgentRequest, EmitFn
 from coordinator.session.clock import SessionClock
 from coordinator.session.engine import Session
 from coordinator.state.ledger import SessionPhase, SessionState
+from coordinator.state.store import StateStore
 from coordinator.telemetry import read_events
-from tests.integration.sessionkit import make_repo, show
+from tests.integration.sessionkit import make_repo, seawall, show
 from tests.reliability.kit import ledger
 
 PLAN = """
@@ -144,3 +147,62 @@ def test_the_count_goes_on_across_processes_and_skips_the_time_between() -> None
     # the ledger keeps both through its file format
     again = SessionState.from_dict(json.loads(json.dumps(state.to_dict())))
     assert (again.running_s, again.clock_start_s) == (180.0, 180.0)
+
+
+def _has_run(repo: Path, minutes: float) -> None:
+    """Record in the session's ledger that seawall has run it for ``minutes``."""
+    (path,) = (repo / ".seawall").glob("*/state.json")
+    store = StateStore(repo, path.parent.name)
+    state = store.load()
+    state.running_s = minutes * 60.0
+    store.save(state)
+
+
+def test_step_mode_halts_past_its_minutes_as_run_does(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    clock = FakeClock()
+    session = Session(parse_plan(PLAN), repo=repo, plan_text=PLAN, clock=clock)
+    prepared = anyio.run(session.prepare_wave)
+    assert prepared is not None and prepared.wave == 1
+    (Path(prepared.agents[0].workspace) / "a.txt").write_text("work\n")
+    anyio.run(session.review_wave, {"a": "STATUS: done — wrote it"})
+    assert session.state is not None
+    session.state.running_s = 61 * 60.0  # the lead's calls have taken 61 minutes
+
+    assert anyio.run(session.prepare_wave) is None
+    assert session.result().exit_code == ExitCode.HALTED
+    state = ledger(repo)
+    assert state.phase is SessionPhase.HALTED and len(state.waves) == 1
+    assert state.halt["reason"] == "session-time"
+    assert state.halt["detail"] == (
+        "budgets.session_minutes: the session has run 61.0 of its 60 minutes; "
+        "no new wave was started"
+    )
+    assert show(repo, "main", "a.txt") == "work\n"
+
+    again = Session.open(repo, state.session, runner=_runner(clock, 1), clock=clock)
+    assert anyio.run(again.resume).phase is SessionPhase.DONE
+    assert show(repo, "main", "c.txt") == "work\n"
+
+
+def test_the_step_mode_commands_halt_with_exit_code_3(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN)
+    for command in (["next"], ["wave", "prepare"]):
+        repo = make_repo(tmp_path / command[-1])
+        where = ("--repo", str(repo))
+        first = json.loads(seawall("next", str(plan), *where, cwd=repo, check=True).stdout)
+        (agent,) = first["wave"]["agents"]
+        (Path(agent["workspace"]) / "a.txt").write_text("work\n")
+        outputs = json.dumps({"outputs": {"a": "STATUS: done — wrote it"}})
+        seawall("wave", "review", *where, cwd=repo, stdin=outputs, check=True)
+        _has_run(repo, 75)
+
+        halted = seawall(*command, *where, cwd=repo)
+        assert halted.returncode == ExitCode.HALTED, halted.stderr
+        answer = json.loads(halted.stdout)
+        jsonschema.validate(answer, load_schema(answer["schema"]))
+        assert answer["phase"] == "halted" and answer["halt"]["reason"] == "session-time"
+        assert "75.0 of its 60 minutes" in answer["halt"]["detail"]
+        assert "75.0 of its 60 minutes" in halted.stderr
+        assert ledger(repo).phase is SessionPhase.HALTED

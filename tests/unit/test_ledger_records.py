@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import msgspec
+import pytest
+
 from coordinator.breakers.trip import BreakerKind, Trip
 from coordinator.model import Status
+from coordinator.runner import RunCounts
 from coordinator.session.dispatch import AgentRun
 from coordinator.session.review import judge_status
 from coordinator.stagnation.finding import ErrorClass, Finding, Pattern, Source, Verdict
@@ -34,7 +38,7 @@ def test_an_agent_run_round_trips_with_its_trip_and_findings_as_json() -> None:
         trip=TRIP,
         touched=("src/a.py",),
         findings=[_finding(Pattern.ERROR_ECHO, Verdict.FAILED)],
-        counts={"turns": 3},
+        counts=RunCounts(turns=3, last_tool="Bash"),
     )
     data = json.loads(json.dumps(run.to_dict()))
     assert "task_id" not in data and len(data["final_text"]) == 8000
@@ -42,7 +46,21 @@ def test_an_agent_run_round_trips_with_its_trip_and_findings_as_json() -> None:
                             "limit": 3.0, "at": 12.5}  # fmt: skip
     again = AgentRun.from_dict("a", data)
     assert again.trip == TRIP and again.touched == ("src/a.py",)
-    assert again.findings == run.findings and again.counts == {"turns": 3}
+    assert again.findings == run.findings and again.counts == run.counts
+    assert data["counts"]["turns"] == 3 and data["counts"]["last_tool"] == "Bash"
+
+
+def test_a_recorded_run_of_the_schema_2_shape_reads_its_counts() -> None:
+    counts = {"turns": 2, "tool_calls": 5, "cost_usd": 0.5, "cost_estimated": True,
+              "input_tokens": 10, "output_tokens": 20, "elapsed_s": 1.5,
+              "last_tool": ""}  # fmt: skip
+    run = AgentRun.from_dict("a", {"counts": counts})
+    assert run.counts == RunCounts(
+        turns=2, tool_calls=5, cost_usd=0.5, cost_estimated=True, input_tokens=10,
+        output_tokens=20, elapsed_s=1.5, last_tool="",
+    )  # fmt: skip
+    with pytest.raises(msgspec.ValidationError, match=r"counts\.turns"):
+        AgentRun.from_dict("a", {"counts": {"turns": "many"}})
 
 
 def test_the_ledger_holds_statuses_trips_findings_and_issues_as_their_types() -> None:

@@ -8,24 +8,20 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from coordinator.breakers.trip import BreakerKind, Trip
-from coordinator.model import Status
+from coordinator.model import Status, Task
 from coordinator.report import gather, render_page
 from coordinator.report.graph import wave_graph_svg
 from coordinator.state.ledger import (
     AgentRecord,
+    CheckFailure,
+    ChecksRecord,
     IssueRef,
     SessionState,
+    SetAsideRecord,
     WavePhase,
     WaveRecord,
 )
 from coordinator.state.render import render_state_md
-
-
-class _SetAsideWave(WaveRecord):
-    """A wave record as a writer that records set-aside files has it."""
-
-    __slots__ = ("set_aside",)
-    set_aside: dict[str, object]
 
 
 def _state() -> SessionState:
@@ -52,34 +48,34 @@ def _state() -> SessionState:
         trip=Trip(kind=BreakerKind.LOOP, evidence="pytest -q", count=3, limit=3, at=0.0),
         issue=IssueRef(number=7, url="https://tracker.invalid/7"),
     )
-    wave = _SetAsideWave(
+    wave = WaveRecord(
         number=1,
-        tasks=[{"id": "api"}, {"id": "db", "depends_on": ["api"]}],
+        tasks=[Task(id="api", prompt=""), Task(id="db", prompt="", depends_on=("api",))],
         isolation="none",
         enforcement="strict",
         max_turns=15,
         base="a" * 40,
         phase=WavePhase.DONE,
         agents=[done, inferred],
-        checks={
-            "passed": False,
-            "verdict": "failed-merged",
-            "failure": {"command": "pytest -q", "returncode": 1},
-        },
+        checks=ChecksRecord(
+            passed=False,
+            verdict="failed-merged",
+            failure=CheckFailure(command="pytest -q", returncode=1),
+        ),
         started_at=1_800_000_000.0,
         finished_at=1_800_000_070.0,
     )
-    wave.set_aside = {
-        "ref": "refs/seawall/s-1/set-aside/w1",
-        "files": ["notes.txt"],
-        "left_in_place": ["README.md"],
-        "restore": "seawall restore --wave 1",
-    }
+    wave.set_aside = SetAsideRecord(
+        ref="refs/seawall/s-1/set-aside/w1",
+        files=("notes.txt",),
+        left_in_place=("README.md",),
+        restore="seawall restore --wave 1",
+    )
     pending = AgentRecord(task="docs")
     retried = AgentRecord(task="db", status=Status.DONE, turns=1, tool_calls=1)
     second = WaveRecord(
         number=2,
-        tasks=[{"id": "docs", "depends_on": ["api"]}, {"id": "db"}],
+        tasks=[Task(id="docs", prompt="", depends_on=("api",)), Task(id="db", prompt="")],
         isolation="none",
         enforcement="strict",
         max_turns=15,

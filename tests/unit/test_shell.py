@@ -195,6 +195,23 @@ def test_brace_expansion_splits_words() -> None:
     assert cmd.argv == ("git", "push", "--force", "--quiet")
 
 
+@pytest.mark.parametrize(
+    ("command", "argv", "globs"),
+    [
+        ("echo a#b c*d", ("echo", "a#b", "c*d"), (False, False, True)),
+        ('echo "a\\qb" "p\\"q" "x$y" z', ("echo", "a\\qb", 'p"q', "x$y", "z"), ()),
+        ("echo pre'mid'post plain\\ word", ("echo", "premidpost", "plain word"), ()),
+        ('f=1; echo "${f}z" a{b,c}d', ("echo", "1z", "abd", "acd"), ()),
+    ],
+)
+def test_words_keep_every_character_of_their_plain_runs(
+    command: str, argv: tuple[str, ...], globs: tuple[bool, ...]
+) -> None:
+    cmd = simple_commands(command)[-1]
+    assert cmd.argv == argv
+    assert cmd.globs == globs
+
+
 def test_assignment_prefix_is_not_argv() -> None:
     (cmd,) = simple_commands("LC_ALL=C FOO='a b' sort file")
     assert cmd.argv == ("sort", "file")

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from coordinator.errors import StateError
-from coordinator.model import Status
+from coordinator.model import Status, Task
+from coordinator.session.engine import Session
+from coordinator.state.journal import Parts, ledger_parts
 from coordinator.state.ledger import (
     AgentRecord,
     IssueRef,
@@ -38,7 +41,7 @@ def _state(waves: int, agents: int = 4) -> SessionState:
 def _add_wave(state: SessionState, number: int, agents: int = 4) -> WaveRecord:
     wave = WaveRecord(
         number=number,
-        tasks=[{"id": f"w{number}a{i}", "prompt": "do it", "scope": ["x"]} for i in range(agents)],
+        tasks=[Task(id=f"w{number}a{i}", prompt="do it", scope=("x",)) for i in range(agents)],
         isolation="none",
         enforcement="strict",
         max_turns=30,
@@ -83,7 +86,7 @@ def test_new_tasks_waves_and_dropped_tasks_round_trip(tmp_path: Path) -> None:
     wave = _add_wave(state, 2)
     wave.agents[0].issue = IssueRef(number=7, url="u", existing=True)
     del state.tasks["w1a3"]
-    state.pending = [{"id": "later", "prompt": "p"}]
+    state.pending = [Task(id="later", prompt="p")]
     store.save(state)
     again = load_state(store.paths.state)
     assert again.to_dict() == state.to_dict()
@@ -192,3 +195,52 @@ def test_a_field_of_the_wrong_type_is_named(tmp_path: Path) -> None:
     store.paths.state.write_text(json.dumps(data))
     with pytest.raises(StateError, match=r"not a valid session ledger: .*waves\[0\]\.number"):
         load_state(store.paths.state)
+
+
+def test_a_save_encodes_again_only_records_assigned_since_the_last(tmp_path: Path) -> None:
+    state = _state(6)
+    parts = Parts()
+    first = parts.cut(state)
+    again = parts.cut(state)
+    settled = [f"wave/{n}" for n in range(1, 6)] + [f"task/w1a{i}" for i in range(4)]
+    assert all(again[key] is first[key] for key in settled)
+    assert again["wave/6"] is not first["wave/6"]  # the last wave is always encoded
+
+    state.waves[1].agents[2].issue = IssueRef(number=7, url="u")  # a done wave changes
+    state.task("w1a0").signatures.append("sig")  # a list changed in place
+    changed = parts.cut(state)
+    assert changed["wave/2"] is not again["wave/2"] and b'"number":7' in changed["wave/2"]
+    assert b'"sig"' in changed["task/w1a0"]
+    assert changed["wave/3"] is again["wave/3"]
+    assert changed == ledger_parts(state)  # the same bytes as encoding everything
+
+
+def test_a_done_wave_changed_after_a_load_is_saved(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.save(_state(5))
+    reader = _store(tmp_path)
+    state = reader.load()
+    state.waves[0].agents[0].issue = IssueRef(number=3, url="u")
+    state.cost_usd = 2.0
+    reader.save(state)
+    (line,) = reader.paths.journal.read_bytes().splitlines()
+    assert sorted(json.loads(line)["parts"]) == ["head", "wave/1"]
+    assert load_state(reader.paths.state).to_dict() == state.to_dict()
+
+
+def test_the_first_save_of_a_reopened_session_appends(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    text = '[session]\nname = "demo"\n\n[[task]]\nid = "a"\nprompt = "x"\nscope = ["a"]\n'
+    store = StateStore(repo, "s1")
+    state = _state(3)
+    state.plan_text = text
+    store.save(state)
+    snapshot = store.paths.state.stat().st_ino
+    session = Session.open(repo, "s1")
+    assert session.state is not None
+    session.state.cost_usd = 5.0
+    session.store.save(session.state)
+    assert store.paths.state.stat().st_ino == snapshot  # not rewritten
+    (line,) = store.paths.journal.read_bytes().splitlines()
+    assert sorted(json.loads(line)["parts"]) == ["head"]

@@ -150,3 +150,19 @@ def test_public_names_of_the_package() -> None:
         "sniff_format",
     }
     assert all(hasattr(package, name) for name in package.__all__)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"type": "result", "total_cost_usd": NaN, "result": "done"}',
+        '{"type": "result", "total_cost_usd": 1e400, "result": "done"}',
+        '{"type": "result", "result": "half \\ud83d of a pair"}',
+        '  {"type": "result", "result": "blank space around"}  \n',
+        '{"type": "result", "result": "a", "result": "the last of a repeated key"}',
+    ],
+)
+def test_a_line_json_accepts_reads_as_json_reads_it(text: str) -> None:
+    (final,) = parse_lines([text])
+    assert isinstance(final, Final)
+    assert final.text == json.loads(text)["result"]

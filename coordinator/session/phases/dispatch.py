@@ -12,7 +12,8 @@ import anyio
 
 from coordinator.breakers.blocked import append_blocked_note
 from coordinator.breakers.trip import Trip
-from coordinator.errors import GitError, StateError
+from coordinator.codec import to_data
+from coordinator.errors import GitError, RunnerError, StateError
 from coordinator.events import Event, ToolCall
 from coordinator.faults import kill_point
 from coordinator.fsutil import atomic_write_text
@@ -161,7 +162,7 @@ async def _finished(ctx: WaveContext, wave: WaveRecord, run: AgentRun) -> None:
         agent=run.task_id,
         truncated=run.truncated,
         stop_reason=run.stop_reason,
-        **run.counts,
+        **to_data(run.counts),
     )
     if run.checkpoint_error:
         # no run record: a resume then records the agent's files from its workspace
@@ -190,7 +191,7 @@ async def salvage(ctx: WaveContext, wave: WaveRecord) -> None:
             apply_run(ctx, record, run)
             continue
         reason = "the coordinator stopped before the agent reported"
-        await _stop_orphans(ctx, record.task)
+        await _stop_orphans(ctx, tasks[record.task])
         await _restore_missing_worktree(ctx, wave, record)
         run = await snapshot_unreported(ctx, wave, record, tasks[record.task], wip=reason)
         run.truncated, run.stop_reason = True, reason
@@ -202,13 +203,33 @@ async def salvage(ctx: WaveContext, wave: WaveRecord) -> None:
         await ctx.save()
 
 
-async def _stop_orphans(ctx: WaveContext, task: str) -> None:
-    """Stop an agent the dead coordinator left running before salvaging its work."""
-    groups = await anyio.to_thread.run_sync(find_orphans, ctx.state.session, task)
+async def _stop_orphans(ctx: WaveContext, task: Task) -> None:
+    """Stop an agent the dead coordinator left running, wherever its runner runs agents
+    and then here, before salvaging its work.
+
+    Where the runner cannot look (a cluster that cannot be reached) the salvage goes
+    on, said in the log and the events: a remote agent writes only to its own clone,
+    never into this machine's copy, so what is salvaged is the same either way."""
+    try:
+        remote = await ctx.runner_for(task).stop_remote_orphans(ctx.state.session, task.id)
+    except RunnerError as exc:
+        ctx.events.append("remote_orphans_unchecked", agent=task.id, error=str(exc))
+        ctx.progress.log(
+            f"warning: {task.id}: could not look for a remote agent the previous coordinator "
+            f"left running: {exc}"
+        )
+    else:
+        if remote:
+            ctx.events.append("orphan_stopped", agent=task.id, remote=remote)
+            ctx.progress.log(
+                f"{task.id}: stopped the remote agent the previous coordinator left running "
+                f"({'; '.join(remote)})"
+            )
+    groups = await anyio.to_thread.run_sync(find_orphans, ctx.state.session, task.id)
     if groups:
         stopped = await anyio.to_thread.run_sync(stop_orphans, groups)
-        ctx.events.append("orphan_stopped", agent=task, process_groups=sorted(stopped))
-        ctx.progress.log(f"{task}: stopped the agent the previous coordinator left running")
+        ctx.events.append("orphan_stopped", agent=task.id, process_groups=sorted(stopped))
+        ctx.progress.log(f"{task.id}: stopped the agent the previous coordinator left running")
 
 
 async def _restore_missing_worktree(

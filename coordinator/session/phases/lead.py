@@ -13,12 +13,14 @@ from collections.abc import Mapping
 from coordinator.errors import StateError
 from coordinator.lead.types import AgentAssignment, AgentReview, PreparedWave, WaveReport
 from coordinator.session.context import WaveContext
+from coordinator.session.halts import halt_on_session_time
 from coordinator.session.phases.agents import apply_run, snapshot_unreported
 from coordinator.session.phases.merge import merge
 from coordinator.session.phases.planning import plan_next
 from coordinator.session.phases.prepare import ensure_workspaces, prepare, prompt_for
 from coordinator.session.phases.recover import recover
 from coordinator.session.phases.review import review, settle_in_place
+from coordinator.session.tasks import ready_tasks
 from coordinator.state.ledger import WavePhase, WaveRecord
 
 __all__ = ["prepare_for_lead", "review_from_lead"]
@@ -27,15 +29,20 @@ __all__ = ["prepare_for_lead", "review_from_lead"]
 async def prepare_for_lead(ctx: WaveContext) -> PreparedWave | None:
     """The wave for the lead to dispatch (the current one again until it is reviewed),
     or None when nothing is left (finishing, which files what is missing, is its own
-    step)."""
+    step) or the session halted: as the driven loop does, it halts before it plans a
+    new wave or hands out a prepared one past its ``budgets.session_minutes``."""
     wave = ctx.state.current_wave
     if wave is None or wave.phase is WavePhase.DONE:
+        if ready_tasks(ctx.state) and await halt_on_session_time(ctx, wave):
+            return None
         wave = await plan_next(ctx)
         if wave is None:
             return None
     if wave.phase is WavePhase.PLANNED:
         await prepare(ctx, wave)
     if wave.phase is WavePhase.PREPARED:
+        if await halt_on_session_time(ctx, wave):
+            return None
         await ensure_workspaces(ctx, wave)
         wave.phase = WavePhase.DISPATCHED
         wave.lead = True
@@ -99,7 +106,7 @@ async def review_from_lead(ctx: WaveContext, outputs: Mapping[str, str]) -> Wave
             )
             for a in wave.agents
         ),
-        pending=tuple(t["id"] for t in state.pending),
+        pending=tuple(t.id for t in state.pending),
         set_aside=wave.set_aside,
         checks=wave.checks,
         halt=state.halt or None,

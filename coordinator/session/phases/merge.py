@@ -26,9 +26,9 @@ from coordinator.session.integrate import (
     record_integration,
     run_integration,
 )
-from coordinator.session.tasks import add_pending, task_to_dict
+from coordinator.session.tasks import add_pending
 from coordinator.session.wave_breaker import merge_conflict
-from coordinator.state.ledger import SessionPhase, WavePhase, WaveRecord
+from coordinator.state.ledger import Dropped, SessionPhase, WavePhase, WaveRecord
 
 __all__ = ["merge"]
 
@@ -70,7 +70,7 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
     result = await anyio.to_thread.run_sync(integrate)
     fixes = record_integration(wave, result)
     for task, reason in plan.refused:
-        wave.dropped.append({"task": task, "reason": reason})
+        wave.dropped.append(Dropped(task=task, reason=reason))
         ctx.events.append("merge_refused", wave=wave.number, agent=task, reason=reason)
         ctx.progress.log(f"error: wave {wave.number} {task}: {reason}")
     report_checks(ctx, wave)
@@ -100,7 +100,7 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
     if wave.resolutions:
         line += f", {len(wave.resolutions)} conflict(s) resolved by policy"
     if wave.dropped:
-        line += f", dropped {', '.join(d['task'] for d in wave.dropped)}"
+        line += f", dropped {', '.join(d.task for d in wave.dropped)}"
     ctx.progress.log(line.removeprefix("seawall: "))
 
 
@@ -138,7 +138,7 @@ def _halt_on_conflict(ctx: WaveContext, wave: WaveRecord, detail: str, head: str
 def _queue_conflict_fixes(ctx: WaveContext, wave: WaveRecord, fixes: list[dict[str, Any]]) -> None:
     tasks: list[Task] = []
     for fix in fixes:
-        source = next((t for t in wave.tasks if t["id"] == fix["source"]), None)
+        source = next((t for t in wave.tasks if t.id == fix["source"]), None)
         prompt = render_conflict_fix_prompt(
             wave=wave.number,
             earlier=", ".join(fix["against"]),
@@ -149,11 +149,11 @@ def _queue_conflict_fixes(ctx: WaveContext, wave: WaveRecord, fixes: list[dict[s
             id=_fix_id(fix["id"]),
             prompt=prompt,
             scope=tuple(fix["files"]),
-            agent=source.get("agent") if source else None,
+            agent=source.agent if source else None,
         )
         tasks.append(task)
         wave.fix_tasks.append(task.id)
-        ctx.state.task(task.id).origin = task_to_dict(task)
+        ctx.state.task(task.id).origin = task
     add_pending(ctx.state, tasks)
 
 

@@ -12,7 +12,7 @@ from coordinator.git.repo import pin_base
 from coordinator.plan.waves import make_wave
 from coordinator.scope.collisions import plan_collisions
 from coordinator.session.context import WaveContext
-from coordinator.session.tasks import ready_tasks, remove_pending, task_to_dict
+from coordinator.session.tasks import ready_tasks, remove_pending
 from coordinator.state.ledger import WaveRecord
 
 __all__ = ["plan_next"]
@@ -49,7 +49,7 @@ async def plan_next(ctx: WaveContext) -> WaveRecord | None:
         )
     wave = WaveRecord(
         number=number,
-        tasks=[task_to_dict(task) for task in wave_plan.tasks],
+        tasks=list(wave_plan.tasks),
         isolation=str(wave_plan.isolation),
         enforcement=str(wave_plan.enforcement),
         max_turns=wave_plan.max_turns,

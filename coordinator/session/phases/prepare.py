@@ -103,7 +103,7 @@ def manifest_fields(ctx: WaveContext, wave: WaveRecord) -> dict[str, Any]:
 
 def _dependency_context(ctx: WaveContext, task: Task) -> str:
     origin = ctx.state.tasks.get(task.id)
-    deps = origin.origin.get("depends_on", []) if origin and origin.origin else []
+    deps = origin.origin.depends_on if origin and origin.origin else ()
     missing = []
     for dep in deps:
         record = ctx.state.tasks.get(dep)

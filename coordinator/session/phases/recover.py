@@ -18,7 +18,7 @@ from coordinator.session.context import WaveContext
 from coordinator.session.halts import halt_on_rate_limit
 from coordinator.session.recovery import Action, decide_recovery
 from coordinator.session.result import rate_limited
-from coordinator.session.tasks import add_pending, task_from_dict, task_to_dict
+from coordinator.session.tasks import add_pending
 from coordinator.session.wave_breaker import evaluate_wave
 from coordinator.state.ledger import AgentRecord, IssueRef, SessionPhase, WavePhase, WaveRecord
 from coordinator.state.render import run_notes
@@ -38,7 +38,7 @@ async def recover(ctx: WaveContext, wave: WaveRecord) -> None:
     next_tasks: list[Task] = []
     for record in wave.agents:
         task_record = ctx.state.task(record.task)
-        original = task_from_dict(task_record.origin or task_to_dict(tasks[record.task]))
+        original = task_record.origin or tasks[record.task]
         recovery = decide_recovery(
             original,
             record,
@@ -95,7 +95,7 @@ async def _file_carryover(
         wave=wave.number,
         description=task.prompt.strip().splitlines()[0][:80],
         tried=record.summary or (record.reason if record.inferred else ""),
-        spiral_verdict=(record.spiral or {}).get("summary", ""),
+        spiral_verdict=record.spiral.summary if record.spiral else "",
         error_signature=record.error_signature,
         remaining=record.remaining,
         # where a status was read says nothing; the ground of an inferred one does

@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 
 from coordinator.breakers.signature import error_signature
+from coordinator.codec import to_data
 from coordinator.git.history import AgentHistory, agent_history
 from coordinator.git.spiral import detect_spiral
 from coordinator.model import Enforcement, Isolation, Status, Task
@@ -25,7 +26,7 @@ from coordinator.session.phases.agents import (
 )
 from coordinator.session.review import apply_review
 from coordinator.session.user_files import kept_paths, restore_command, set_aside_unattributed
-from coordinator.state.ledger import AgentRecord, WavePhase, WaveRecord
+from coordinator.state.ledger import AgentRecord, SpiralRecord, WavePhase, WaveRecord
 
 __all__ = ["review", "settle_in_place"]
 
@@ -70,7 +71,7 @@ async def settle_in_place(ctx: WaveContext, wave: WaveRecord) -> None:
     if aside is not None:
         command = restore_command(ctx.repo, session, wave.number)
         wave.set_aside = aside.record(command)
-        ctx.events.append("unattributed_changes", wave=wave.number, **wave.set_aside)
+        ctx.events.append("unattributed_changes", wave=wave.number, **to_data(wave.set_aside))
         for line in aside.lines(wave.number, command):
             ctx.progress.log(line)
     await ctx.save()
@@ -89,12 +90,12 @@ async def review(ctx: WaveContext, wave: WaveRecord) -> None:
         verdict = detect_spiral(history, ctx.config.spiral)
         spiral = None
         if verdict.is_spiral:
-            spiral = {
-                "summary": verdict.summary(),
-                "files": list(verdict.files),
-                "commits": list(verdict.commits),
-                "evidence": [signal.describe() for signal in verdict.signals],
-            }
+            spiral = SpiralRecord(
+                summary=verdict.summary(),
+                files=verdict.files,
+                commits=verdict.commits,
+                evidence=tuple(signal.describe() for signal in verdict.signals),
+            )
         changed = sorted(history.changed_paths)
         record.scope_violations = _scope_violations(
             ctx, tasks[record.task], changed, Path(record.workspace), enforcement

@@ -1,0 +1,268 @@
+"""The resident decision server: hook calls with no session server.
+
+Each call is the installed ``seawall hook ...`` command, a real process; the first call
+with no server decides by itself and starts the server (a real detached process), later
+calls are answered by it, and every answer must be the one the call gets when decided in
+its own process (``SEAWALL_HOOK_RESIDENT=off``). Each test gives the server a directory
+of its own and stops it afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coordinator.processes import process_alive
+from tests.integration.sessionkit import make_repo
+from tests.integration.test_hooks import SEAWALL, agent_env, decision, make_manifest, pre, run_hook
+
+INTERPRETER = Path(SEAWALL).read_text(encoding="utf-8").splitlines()[0].removeprefix("#!")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {"src/app/x.py": "x = 1\n", "other/y.py": "y = 1\n"})
+
+
+@pytest.fixture
+def home() -> Iterator[Path]:
+    """A private directory for the server's socket (short: a socket path has a limit)."""
+    folder = Path(tempfile.mkdtemp(prefix="sw-res-"))
+    yield folder
+    for lock in folder.glob("*.lock"):
+        pid = _pid(lock)
+        if pid and process_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+            _wait(lambda pid=pid: not process_alive(pid), "the server to stop")  # type: ignore[misc]
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _pid(lock: Path) -> int:
+    text = lock.read_text(encoding="ascii").strip() if lock.exists() else ""
+    return int(text) if text.isdigit() else 0
+
+
+def _wait(done: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def _socket(env: dict[str, str]) -> Path:
+    """Where the installed command's resident server listens with ``env``."""
+    code = "from coordinator.hooks.resident import socket_path; print(socket_path())"
+    done = subprocess.run(
+        [INTERPRETER, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True
+    )
+    return Path(done.stdout.strip())
+
+
+def _listening(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
+def _server_pid(path: Path) -> int:
+    _wait(lambda: _listening(path), "the resident server to listen")
+    return _pid(path.with_suffix(".lock"))
+
+
+def _env(repo: Path, home: Path, **extra: str) -> dict[str, str]:
+    return agent_env(
+        repo, **{"SEAWALL_HOOK_RESIDENT": str(home), "SEAWALL_HOOK_IDLE": "60", **extra}
+    )
+
+
+def _calls(repo: Path) -> list[dict[str, Any]]:
+    return [
+        pre(repo, "Edit", {"file_path": str(repo / "src/app/x.py")}),
+        pre(repo, "Edit", {"file_path": str(repo / "other/y.py")}),
+        pre(repo, "Bash", {"command": "cd src/app && pytest -q | tee out.log"}),
+        pre(repo, "Bash", {"command": "echo hi > other/z.txt && git push --force"}),
+        pre(repo, "Bash", {"command": "rm -rf /"}),
+    ]
+
+
+def test_the_first_call_starts_a_server_that_answers_the_next_ones_alike(
+    repo: Path, home: Path
+) -> None:
+    make_manifest(repo)
+    env = _env(repo, home)
+    alone = {**env, "SEAWALL_HOOK_RESIDENT": "off"}
+    expected = [run_hook("pre-tool-use", call, alone) for call in _calls(repo)]
+    assert [decision(out) for _, out, _ in expected] == [None, "deny", None, "deny", "deny"]
+    path = _socket(env)
+    assert not path.exists()
+    first = run_hook("pre-tool-use", _calls(repo)[1], env)  # no server yet: decided here
+    assert first == expected[1]
+    pid = _server_pid(path)
+    assert pid and pid != os.getpid() and process_alive(pid)
+    assert [run_hook("pre-tool-use", call, env) for call in _calls(repo)] == expected
+    assert _pid(path.with_suffix(".lock")) == pid  # the same server answered them all
+    # a served call imports none of the decision code in the hook's own process
+    out, loaded = _modules_after_a_call(env, _calls(repo)[1])
+    assert decision(json.loads(out)) == "deny" and loaded == "[]"
+
+
+def test_a_killed_server_is_replaced_and_no_call_is_lost(repo: Path, home: Path) -> None:
+    make_manifest(repo)
+    env = _env(repo, home)
+    outside = _calls(repo)[1]
+    run_hook("pre-tool-use", outside, env)
+    path = _socket(env)
+    pid = _server_pid(path)
+    os.kill(pid, signal.SIGKILL)
+    _wait(lambda: not process_alive(pid), "the server to die")
+    assert path.is_socket() and not _listening(path)  # what a killed server leaves
+    code, out, _ = run_hook("pre-tool-use", outside, env)
+    assert code == 0 and decision(out) == "deny"  # decided by the call itself
+    _wait(lambda: _pid(path.with_suffix(".lock")) not in (0, pid), "a new server")
+    assert _server_pid(path) != pid
+    assert decision(run_hook("pre-tool-use", outside, env)[1]) == "deny"
+
+
+def test_a_server_whose_code_changed_retires_and_the_call_is_still_decided(
+    repo: Path, home: Path
+) -> None:
+    make_manifest(repo)
+    env = _env(repo, home)
+    outside = _calls(repo)[1]
+    run_hook("pre-tool-use", outside, env)
+    path = _socket(env)
+    old = _server_pid(path)
+    import coordinator.hooks.pre_tool_use as module
+
+    source = Path(module.__file__ or "")
+    before = source.stat()
+    os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    try:
+        code, out, _ = run_hook("pre-tool-use", outside, env)
+    finally:
+        os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert code == 0 and decision(out) == "deny"
+    _wait(lambda: not process_alive(old), "the old server to leave")
+    _wait(lambda: _pid(path.with_suffix(".lock")) not in (0, old), "a new server")
+
+
+def test_a_directory_others_may_write_is_never_trusted(repo: Path, home: Path) -> None:
+    make_manifest(repo)
+    env = _env(repo, home)
+    path = _socket(env)
+    home.chmod(0o777)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as impostor:
+        impostor.bind(str(path))
+        impostor.listen(8)
+        impostor.setblocking(False)
+        code, out, _ = run_hook("pre-tool-use", _calls(repo)[1], env)
+        assert code == 0 and decision(out) == "deny"
+        with pytest.raises(BlockingIOError):
+            impostor.accept()  # the call never connected to it
+    assert not path.with_suffix(".lock").exists()  # and started no server there
+
+
+def test_a_server_that_takes_the_call_and_does_not_answer_fails_closed(
+    repo: Path, home: Path
+) -> None:
+    make_manifest(repo)
+    env = _env(repo, home)
+    path = _socket(env)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as mute:
+        mute.bind(str(path))
+        mute.listen(8)
+        mute.settimeout(30)
+
+        def drop() -> None:
+            conn, _ = mute.accept()
+            conn.close()
+
+        dropper = threading.Thread(target=drop)
+        dropper.start()
+        inside = _calls(repo)[0]
+        code, out, err = run_hook("pre-tool-use", inside, env)
+        dropper.join(30)
+    assert (code, out) == (2, None)
+    assert f"hook server at {path} did not answer" in err and "refused" in err
+
+
+def test_an_idle_server_leaves_and_takes_its_socket(repo: Path, home: Path) -> None:
+    make_manifest(repo)
+    env = _env(repo, home, SEAWALL_HOOK_IDLE="1")
+    run_hook("pre-tool-use", _calls(repo)[0], env)
+    path = _socket(env)
+    pid = _server_pid(path)
+    _wait(lambda: not process_alive(pid), "the idle server to leave")
+    assert not path.exists()
+    code, out, _ = run_hook("pre-tool-use", _calls(repo)[1], env)
+    assert code == 0 and decision(out) == "deny"
+
+
+def _modules_after_a_call(env: dict[str, str], payload: dict[str, Any]) -> tuple[str, str]:
+    """(stdout, the decision modules loaded in the hook's own process) of one call."""
+    probe = (
+        "import sys\n"
+        "from coordinator.cli import main\n"
+        "code = main(['hook', 'pre-tool-use'])\n"
+        "heavy = ('argparse', 'json', 'dataclasses', 'typing', 'enum', 'pathlib',\n"
+        "         'coordinator.model', 'coordinator.hooks.entry', 'coordinator.scope')\n"
+        "print(sorted(name for name in heavy if name in sys.modules), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [INTERPRETER, "-c", probe], input=json.dumps(payload), env=env,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    return done.stdout, done.stderr.strip().splitlines()[-1]
+
+
+def test_off_decides_every_call_in_its_own_process(repo: Path, home: Path) -> None:
+    make_manifest(repo)
+    env = {**_env(repo, home), "SEAWALL_HOOK_RESIDENT": "off"}
+    out, loaded = _modules_after_a_call(env, _calls(repo)[1])
+    assert decision(json.loads(out)) == "deny"
+    assert "coordinator.hooks.entry" in loaded and "coordinator.scope" in loaded
+
+
+def test_the_installed_command_starts_without_re_or_a_parser(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [INTERPRETER, "-X", "importtime", SEAWALL, "--version"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.startswith("seawall ")
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    assert "coordinator.cli" in loaded
+    assert not loaded & {"re", "argparse", "enum", "importlib.metadata", "coordinator.hooks"}
+
+
+def test_the_started_server_holds_none_of_the_callers_pipes(repo: Path, home: Path) -> None:
+    make_manifest(repo)
+    read_end, write_end = os.pipe()  # a pipe the caller hands the hook, read to its end
+    try:
+        done = subprocess.run(
+            [SEAWALL, "hook", "pre-tool-use"], input=json.dumps(_calls(repo)[1]),
+            env=_env(repo, home), capture_output=True, text=True, timeout=60,
+            pass_fds=(write_end,),
+        )  # fmt: skip
+        os.close(write_end)
+        assert decision(json.loads(done.stdout)) == "deny"
+        _server_pid(_socket(_env(repo, home)))  # the server runs
+        os.set_blocking(read_end, False)
+        assert os.read(read_end, 1) == b""  # end of file: no process holds the write end
+    finally:
+        os.close(read_end)
