@@ -16,6 +16,7 @@ from typing import NewType
 
 __all__ = [
     "FailurePrint",
+    "drop_noisy_lines",
     "error_signature",
     "failure_print",
     "output_digest",
@@ -38,10 +39,10 @@ _DURATION_TOKEN = re.compile(
     r"\b\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds?|mins?|minutes?)\b", re.IGNORECASE
 )
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://", re.IGNORECASE)
-_NOISY_LINE = re.compile(
-    rf"^[^\n]*?(?:{_URL.pattern}|{_DURATION.pattern})[^\n]*(?:\n|$)",
-    re.IGNORECASE | re.MULTILINE,
-)
+# what makes a line noise; every one starts with a digit, a letter of the keywords, or
+# (a URL) holds "://": the lookahead and the "://" test only skip places it cannot start
+_NOISE = re.compile(rf"(?=[\dtedfc])(?:{_DURATION.pattern})", re.IGNORECASE)
+_NOISE_OR_URL = re.compile(rf"{_URL.pattern}|{_DURATION.pattern}", re.IGNORECASE)
 _DURATION_ONLY = re.compile(f"(?=\\d)(?:{_DURATION_TOKEN.pattern})", re.IGNORECASE)
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _HEX = re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b")
@@ -67,13 +68,34 @@ def error_signature(text: str) -> str:
         text = text[:_SIGNATURE_CHARS] + "\n" + text[-_SIGNATURE_CHARS:]
     if "\x1b" in text:
         text = _ANSI.sub("", text)
-    text = _NOISY_LINE.sub("", _TIMESTAMP.sub("", text)).lower()
+    text = drop_noisy_lines(_TIMESTAMP.sub("", text)).lower()
     text = _UUID.sub("<uuid>", text)
     text = _HEX.sub("<hex>", text)
     text = _PATH.sub("<path>", text)
     text = _DIGITS.sub("<n>", text)
     lines = (" ".join(line.split()) for line in text.splitlines())
     return "\n".join(line for line in lines if line)
+
+
+def drop_noisy_lines(text: str) -> str:
+    """``text`` without the lines that carry a duration or a URL, each with its newline.
+
+    A line goes from its start to the end of the line its first noise ends on: a
+    duration whose number ends one line and unit starts the next (``5\\nms``) takes
+    both lines."""
+    noise = _NOISE_OR_URL if "://" in text else _NOISE
+    found = noise.search(text)
+    if found is None:
+        return text
+    parts: list[str] = []
+    kept = 0
+    while found is not None:
+        parts.append(text[kept : text.rfind("\n", 0, found.start()) + 1])
+        end = text.find("\n", found.end())
+        kept = len(text) if end < 0 else end + 1
+        found = noise.search(text, kept)
+    parts.append(text[kept:])
+    return "".join(parts)
 
 
 @lru_cache(maxsize=256)

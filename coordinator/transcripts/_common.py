@@ -18,6 +18,7 @@ __all__ = [
     "as_int",
     "cap_text",
     "decode_record",
+    "decode_turn_record",
     "flatten_text",
     "iso_seconds",
 ]
@@ -43,6 +44,39 @@ def decode_record(line: str) -> dict[str, Any] | None:
         except (ValueError, RecursionError):  # RecursionError: nesting deeper than the stack
             return None
     return record if isinstance(record, dict) else None
+
+
+class _TurnLine(msgspec.Struct):
+    """The fields of a transcript line the assistant and user records are read by; the
+    rest (``toolUseResult``, ``data``, ids) is checked as JSON and skipped unbuilt."""
+
+    type: Any = None
+    message: Any = None
+    parent_tool_use_id: Any = None
+    timestamp: Any = None
+
+
+_decode_turn = msgspec.json.Decoder(_TurnLine).decode
+
+
+def decode_turn_record(line: str, whole: frozenset[str]) -> dict[str, Any] | None:
+    """The JSON object on ``line`` as ``decode_record`` reads it, with only the fields
+    the parsers read of a record whose ``type`` is not in ``whole`` (an absent one is
+    None, as ``get`` reads it); a record of a type in ``whole``, or a line this fast
+    path refuses, is read whole by ``decode_record``."""
+    try:
+        lean = _decode_turn(line)
+    except (ValueError, RecursionError):
+        return decode_record(line)
+    kind = lean.type
+    if isinstance(kind, str) and kind in whole:
+        return decode_record(line)
+    return {
+        "type": kind,
+        "message": lean.message,
+        "parent_tool_use_id": lean.parent_tool_use_id,
+        "timestamp": lean.timestamp,
+    }
 
 
 def cap_text(text: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from coordinator.events import Event
-from coordinator.transcripts._common import decode_record
+from coordinator.transcripts._common import decode_record, decode_turn_record
 from coordinator.transcripts.claude import ClaudeStreamParser
 from coordinator.transcripts.codex import CODEX_EVENT_TYPES, CodexJsonParser
 from coordinator.transcripts.codex_rollout import ROLLOUT_RECORD_TYPES, CodexRolloutParser
@@ -20,6 +20,8 @@ __all__ = ["TranscriptFormat", "TranscriptReader", "parse_file", "parse_lines", 
 _LOG_PREFIX = re.compile(r"^\[[^\]\n]{1,64}\] \[[A-Za-z]{1,16}\] ")
 _MAX_OBJECT_LINES = 50_000
 _SNIFF_LINES = 50
+_WHOLE_TYPES = CODEX_EVENT_TYPES | ROLLOUT_RECORD_TYPES | {"result", "system"}
+"""Record types whose parsers read more than the turn fields (``decode_turn_record``)."""
 
 
 class TranscriptFormat(StrEnum):
@@ -73,7 +75,7 @@ class TranscriptReader:
     def feed(self, line: str) -> list[Event]:
         """The events of one physical line."""
         if not self._buffer:
-            record = decode_record(line)
+            record = decode_turn_record(line, _WHOLE_TYPES)
             if record is not None:
                 return self.feed_record(record)
             if not line or line.isspace():
