@@ -40,7 +40,7 @@ directory."""
 @asynccontextmanager
 async def serve_hooks() -> AsyncIterator[Path]:
     """Serve hook calls while the block runs; yields the socket's path."""
-    root = Path(tempfile.gettempdir())
+    root = _socket_root(Path(tempfile.gettempdir()))
     remove_leftovers(root)
     folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=root))
     path = folder / "hooks.sock"
@@ -63,6 +63,22 @@ async def serve_hooks() -> AsyncIterator[Path]:
                 group.cancel_scope.cancel()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+_SOCKET_PATH_MAX = 107
+"""The longest socket path the kernel binds (``sun_path`` holds 108 bytes with its NUL)."""
+
+_NAME_ROOM = len(PREFIX) + 7 + 1 + 8 + len("/hooks.sock") + 1
+"""Bytes the server's directory and socket names add to the root (a pid of up to 7
+digits and ``mkdtemp``'s 8 random characters)."""
+
+
+def _socket_root(root: Path) -> Path:
+    """``root``, or ``/tmp`` where a socket beneath ``root`` would be longer than the
+    kernel binds (a deep ``TMPDIR``)."""
+    if len(os.fsencode(root)) + _NAME_ROOM <= _SOCKET_PATH_MAX or not Path("/tmp").is_dir():
+        return root
+    return Path("/tmp")
 
 
 def remove_leftovers(root: Path) -> list[Path]:

@@ -270,3 +270,19 @@ def test_a_session_serves_its_agents_hooks_while_they_run(tmp_path: Path) -> Non
     assert record["code"] == 0, record["stderr"]
     assert decision(json.loads(record["stdout"])) == "deny"
     assert not Path(record["socket"]).exists()  # stopped with the wave
+
+
+def test_a_deep_temporary_directory_still_gets_a_socket_the_kernel_binds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 30)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr("tempfile.tempdir", str(deep))
+
+    async def serve() -> tuple[Path, bool]:
+        async with serve_hooks() as path:
+            return path, path.is_socket()
+
+    path, was_socket = anyio.run(serve)
+    assert was_socket and len(os.fsencode(path)) <= 107, path
+    assert not path.parent.exists()
