@@ -137,6 +137,8 @@ class Task:
     max_turns: int | None = None  # None means the wave's resolved value
     collision_risk: CollisionRisk = CollisionRisk.LOW
     may_change_nothing: bool = False  # done with no change is a success (else it is checked)
+    reads: tuple[str, ...] = ()  # paths the agent reads beyond its scope (its sparse checkout)
+    sparse: bool | None = None  # a sparse worktree for this task; None: the session's choice
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -271,6 +273,8 @@ class SessionConfig:
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
     # where agent worktrees go (absolute, or relative to the repository); "" = next to it
     worktree_root: str = ""
+    sparse: bool = False  # worktrees hold only what each task needs (coordinator.git.sparse)
+    reads: tuple[str, ...] = ()  # paths every sparse worktree holds (what the checks read)
     accept_hooks_only: bool = False  # without an OS sandbox, run strict in place anyway
     sandbox_writable: tuple[str, ...] = ()  # more paths every agent may write (caches)
     prices: Mapping[str, Price] = field(default_factory=lambda: MappingProxyType({}))

@@ -15,8 +15,10 @@ Invalid arguments raise ``ConfigurationError``.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import prompts
 from coordinator.errors import ConfigurationError
@@ -28,6 +30,7 @@ __all__ = [
     "render_carry_forward_prompt",
     "render_conflict_fix_prompt",
     "render_fix_prompt",
+    "render_new_files_part",
     "render_rescope_prompt",
 ]
 
@@ -183,6 +186,23 @@ def _file_scope(paths: Sequence[str]) -> str:
         return _render("part_read_only")
     lines = [f"- {_line(path, 'scope path')}" for path in paths]
     return _render("part_file_scope", paths="\n".join(lines))
+
+
+def render_new_files_part(workspace: Path, files: Sequence[Path]) -> str:
+    """The prompt part naming the scope files that did not exist and were created empty
+    for the agent (the sandbox grants an absent file only as an existing one), each as a
+    Claude Code file mention (``@path``, quoted when it holds a space), so the CLI has
+    them as read and its ``Write`` does not ask for a ``Read`` first. "" for none."""
+    if not files:
+        return ""
+    root = Path(os.path.realpath(workspace))
+    names = []
+    for path in files:
+        shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+        if "\n" in shown or "\r" in shown or '"' in shown:
+            continue  # cannot be mentioned: the agent reads it before writing instead
+        names.append(f'@"{shown}"' if " " in shown else f"@{shown}")
+    return "\n\n" + _render("part_new_files", files=" ".join(names)) if names else ""
 
 
 def _context(extra_context: str) -> str:

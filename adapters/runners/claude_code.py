@@ -19,6 +19,7 @@ answer; it works as root (``bypassPermissions`` is refused there). ``permissions
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 import tempfile
@@ -31,6 +32,7 @@ from adapters.runners.streaming import DEFAULT_KILL_GRACE, LineParser, Streaming
 from coordinator.errors import ConfigurationError
 from coordinator.hooks.install import default_command
 from coordinator.options import OptionTypes
+from coordinator.prompting import render_new_files_part
 from coordinator.runner import AgentRequest, AgentResult, EmitFn
 from coordinator.transcripts import ClaudeStreamParser
 
@@ -135,7 +137,14 @@ class ClaudeCodeRunner(StreamingCliRunner):
         return ClaudeStreamParser()
 
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
-        """Run claude with a settings file bound to this agent (see the module docstring)."""
+        """Run claude with a settings file bound to this agent (see the module docstring).
+
+        Scope files the sandbox created empty (``new_files``) are mentioned in the prompt
+        (``@path``): Claude Code then has them as read, and its ``Write`` creates them at
+        once instead of refusing to overwrite a file it has not read."""
+        if request.sandbox is not None and request.sandbox.new_files:
+            mention = render_new_files_part(request.workspace, request.sandbox.new_files)
+            request = dataclasses.replace(request, prompt=request.prompt + mention)
         if self.permissions == "none":
             return await self.run_argv(request, emit, self.argv(request))
         with tempfile.TemporaryDirectory(prefix="seawall-claude-") as folder:

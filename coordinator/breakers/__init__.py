@@ -1,7 +1,7 @@
 """Breakers: per-agent limits and the wave-level breaker.
 
 - ``AgentBreaker``: one agent's eight breakers over its event stream; ``admit`` for
-  hook mode, ``to_dict``/``from_dict`` and ``open_breaker`` to keep it between calls.
+  hook mode, ``saved``/``resumed`` and ``open_breaker`` to keep it between calls.
 - ``cleanup_refusal``: the cleanup allowance's six git commands after a trip.
 - ``append_blocked``: the session's BLOCKED.md stop note.
 - ``error_signature``: the normalizer that tells the same error from a different one.

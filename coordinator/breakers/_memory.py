@@ -127,17 +127,6 @@ class FailureCounts:
             del self.clusters[0]
         return 1
 
-    def to_list(self) -> list[list[object]]:
-        return [[sorted(seen), count] for seen, count in self.clusters]
-
-    @classmethod
-    def from_list(cls, data: object) -> FailureCounts:
-        if not isinstance(data, list):  # an older state file's digests: start counting again
-            return cls()
-        return cls(
-            [(FailurePrint(frozenset(str(line) for line in seen)), int(n)) for seen, n in data]
-        )
-
 
 def normal_path(path: str) -> str:
     return os.path.normpath(path)

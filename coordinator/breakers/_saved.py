@@ -1,9 +1,14 @@
-"""An agent breaker's counters as JSON, for hook processes that resume it (internal)."""
+"""An agent breaker's counters as one record, for hook processes that resume it (internal).
+
+The record is converted by the codec (``coordinator.codec``) like every other record;
+its JSON shape is the one schema 2 has always had: a pending call and a repeat are
+short arrays, a command's failures a list of ``[failure print, count]`` pairs.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from coordinator.breakers._memory import FailureCounts, Pending, Repeat
 from coordinator.breakers.polls import BackgroundWatch
@@ -15,70 +20,101 @@ if TYPE_CHECKING:
 
 SCHEMA = 2
 
+# key, what is shown of the call, its shell command, the paths it touches, a poll?
+SavedPending = tuple[str, str, str | None, tuple[str, ...], bool]
+# streak, digest of the last successful result, the last failure's print
+SavedRepeat = tuple[int, str | None, tuple[str, ...] | None]
+SavedFailures = tuple[tuple[tuple[str, ...], int], ...]
 
-def dump_state(breaker: AgentBreaker) -> dict[str, Any]:
-    """Everything needed to resume counting in another process (JSON-safe)."""
-    return {
-        "schema": SCHEMA,
-        "agent": breaker.agent,
-        "started_at": breaker._started,
-        "tool_calls": breaker.tool_calls,
-        "edits_since_verify": breaker.edits_since_verify,
-        "consecutive_failures": breaker.consecutive_failures,
-        "consecutive_polls": breaker.consecutive_polls,
-        "scope_denials": breaker.scope_denials,
-        "files": sorted(breaker.files),
-        "warned": breaker.warned,
-        "cleanup_used": breaker.cleanup_used,
-        "trip": None if breaker.trip is None else breaker.trip.to_dict(),
-        "pending": {
-            call_id: [p.key, p.shown, p.command, list(p.paths), p.poll]
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SavedWatch:
+    """The file names the agent's background commands write."""
+
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SavedBreaker:
+    """Everything needed to resume an agent breaker's counting in another process."""
+
+    schema: int = SCHEMA
+    agent: str = "TASK"
+    started_at: float
+    tool_calls: int
+    edits_since_verify: int
+    consecutive_failures: int
+    consecutive_polls: int
+    scope_denials: int = 0
+    files: tuple[str, ...]
+    warned: bool
+    cleanup_used: int
+    trip: Trip | None = None
+    pending: dict[str, SavedPending] = field(default_factory=dict)
+    repeats: dict[str, SavedRepeat] = field(default_factory=dict)
+    command_failures: dict[str, SavedFailures] = field(default_factory=dict)
+    background: SavedWatch = field(default_factory=SavedWatch)
+
+
+def dump_state(breaker: AgentBreaker) -> SavedBreaker:
+    """The record of ``breaker``'s counters."""
+    return SavedBreaker(
+        agent=breaker.agent,
+        started_at=breaker._started,
+        tool_calls=breaker.tool_calls,
+        edits_since_verify=breaker.edits_since_verify,
+        consecutive_failures=breaker.consecutive_failures,
+        consecutive_polls=breaker.consecutive_polls,
+        scope_denials=breaker.scope_denials,
+        files=tuple(sorted(breaker.files)),
+        warned=breaker.warned,
+        cleanup_used=breaker.cleanup_used,
+        trip=breaker.trip,
+        pending={
+            call_id: (p.key, p.shown, p.command, p.paths, p.poll)
             for call_id, p in breaker._pending.items()
         },
-        "repeats": {
-            key: [r.streak, r.result_digest(), _saved_print(r.failure_print())]
+        repeats={
+            key: (r.streak, r.result_digest(), _saved_print(r.failure_print()))
             for key, r in breaker._repeats.items()
         },
-        "command_failures": {
-            command: counts.to_list() for command, counts in breaker._command_failures.items()
+        command_failures={
+            command: tuple((tuple(sorted(seen)), count) for seen, count in counts.clusters)
+            for command, counts in breaker._command_failures.items()
         },
-        "background": breaker._background.to_dict(),
-    }
+        background=SavedWatch(names=breaker._background.names),
+    )
 
 
-def load_state(breaker: AgentBreaker, data: Mapping[str, Any]) -> None:
-    """Set ``breaker``'s counters from what ``dump_state`` saved."""
-    breaker.tool_calls = int(data["tool_calls"])
-    breaker.edits_since_verify = int(data["edits_since_verify"])
-    breaker.consecutive_failures = int(data["consecutive_failures"])
-    breaker.consecutive_polls = int(data["consecutive_polls"])
-    breaker.scope_denials = int(data.get("scope_denials", 0))
-    breaker.files = {str(path) for path in data["files"]}
-    breaker.warned = bool(data["warned"])
-    breaker.cleanup_used = int(data["cleanup_used"])
-    trip = data.get("trip")
-    breaker.trip = None if trip is None else Trip.from_dict(trip)
+def load_state(breaker: AgentBreaker, saved: SavedBreaker) -> None:
+    """Set ``breaker``'s counters from a record ``dump_state`` made."""
+    breaker.tool_calls = saved.tool_calls
+    breaker.edits_since_verify = saved.edits_since_verify
+    breaker.consecutive_failures = saved.consecutive_failures
+    breaker.consecutive_polls = saved.consecutive_polls
+    breaker.scope_denials = saved.scope_denials
+    breaker.files = set(saved.files)
+    breaker.warned = saved.warned
+    breaker.cleanup_used = saved.cleanup_used
+    breaker.trip = saved.trip
     breaker._pending = {
-        str(call_id): Pending(str(k), str(s), c, tuple(p), bool(poll))
-        for call_id, (k, s, c, p, poll) in data["pending"].items()
+        call_id: Pending(key, shown, command, paths, poll)
+        for call_id, (key, shown, command, paths, poll) in saved.pending.items()
     }
     breaker._repeats = {
-        str(key): Repeat(int(value[0]), None, value[1], _print_of(value[2:]))
-        for key, value in data["repeats"].items()
+        key: Repeat(streak, None, digest, _print_of(printed))
+        for key, (streak, digest, printed) in saved.repeats.items()
     }
     breaker._command_failures = {
-        str(command): FailureCounts.from_list(counts)
-        for command, counts in data["command_failures"].items()
+        command: FailureCounts([(FailurePrint(frozenset(seen)), n) for seen, n in clusters])
+        for command, clusters in saved.command_failures.items()
     }
-    breaker._background = BackgroundWatch.from_dict(data.get("background", {}))
+    breaker._background = BackgroundWatch(set(saved.background.names))
 
 
-def _saved_print(printed: FailurePrint | None) -> list[str] | None:
-    return None if printed is None else sorted(printed)
+def _saved_print(printed: FailurePrint | None) -> tuple[str, ...] | None:
+    return None if printed is None else tuple(sorted(printed))
 
 
-def _print_of(rest: list[Any]) -> FailurePrint | None:
-    """The failure print of a saved repeat (absent in an older state file)."""
-    if not rest or rest[0] is None:
-        return None
-    return FailurePrint(frozenset(str(line) for line in rest[0]))
+def _print_of(saved: tuple[str, ...] | None) -> FailurePrint | None:
+    return None if saved is None else FailurePrint(frozenset(saved))

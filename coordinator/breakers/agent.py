@@ -2,17 +2,17 @@
 
 One ``AgentBreaker`` watches one agent. Driven mode feeds it every event through
 ``observe``; hook mode calls ``admit`` before each tool call and ``observe`` with the
-result after it, loading and saving the breaker between calls (``to_dict``/``from_dict``).
+result after it, loading and saving the breaker between calls (``saved``/``resumed``, a record the
+codec converts).
 The first trip wins; only unverified-edits can be cleared by the agent itself.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from coordinator.breakers._memory import (
     FailureCounts,
@@ -24,7 +24,7 @@ from coordinator.breakers._memory import (
     normal_path,
     short,
 )
-from coordinator.breakers._saved import dump_state, load_state
+from coordinator.breakers._saved import SavedBreaker, dump_state, load_state
 from coordinator.breakers.admission import Effect, after_trip
 from coordinator.breakers.commands import (
     command_key,
@@ -452,26 +452,21 @@ class AgentBreaker:
             setattr(self, slot, getattr(fresh, slot))
         self._listeners = listeners
 
-    def to_dict(self) -> dict[str, Any]:
-        """Everything needed to resume counting in another process (JSON-safe)."""
+    def saved(self) -> SavedBreaker:
+        """Everything needed to resume counting in another process, as a record."""
         return dump_state(self)
 
     @classmethod
-    def from_dict(
+    def resumed(
         cls,
-        data: Mapping[str, Any],
+        saved: SavedBreaker,
         *,
         limits: BreakerLimits | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> AgentBreaker:
-        """Rebuild a breaker saved by ``to_dict`` (limits come from the plan, not the file)."""
-        breaker = cls(
-            limits=limits,
-            clock=clock,
-            started_at=float(data["started_at"]),
-            agent=str(data.get("agent", "TASK")),
-        )
-        load_state(breaker, data)
+        """Rebuild a breaker from ``saved`` (limits come from the plan, not the record)."""
+        breaker = cls(limits=limits, clock=clock, started_at=saved.started_at, agent=saved.agent)
+        load_state(breaker, saved)
         return breaker
 
 

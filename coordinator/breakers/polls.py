@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import PurePath
-from typing import Any
 
 from coordinator.breakers.commands import is_wait_command as pure_wait
 from coordinator.breakers.commands import parse_commands
@@ -159,9 +158,7 @@ class BackgroundWatch:
                 return False
         return True
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"names": sorted(self._names)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> BackgroundWatch:
-        return cls({str(name) for name in data.get("names", ())})
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The watched file names, sorted (what a saved breaker keeps)."""
+        return tuple(sorted(self._names))

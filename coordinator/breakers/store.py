@@ -9,14 +9,15 @@ Hook processes use wall-clock time (``time.time``) so session-time spans process
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from coordinator.breakers._saved import SCHEMA, SavedBreaker
 from coordinator.breakers.agent import AgentBreaker
+from coordinator.codec import decode, encode
 from coordinator.errors import StateError
-from coordinator.fsutil import atomic_write_text, file_lock
+from coordinator.fsutil import atomic_write_bytes, file_lock
 from coordinator.model import BreakerLimits
 
 __all__ = ["breaker_path", "load_breaker", "open_breaker", "reset_agent_breaker", "save_breaker"]
@@ -38,19 +39,22 @@ def load_breaker(
     """The agent's saved breaker, or a fresh one (started now) when none was saved."""
     path = breaker_path(repo, session, task)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         return AgentBreaker(limits=limits, clock=clock, agent=task)
     try:
-        return AgentBreaker.from_dict(json.loads(text), limits=limits, clock=clock)
-    except (ValueError, KeyError, TypeError) as exc:
+        saved = decode(data, SavedBreaker)
+    except ValueError as exc:  # msgspec's errors name the field (``at `$.tool_calls```)
         raise StateError(f"{path} is not a readable breaker state: {exc}") from exc
+    if saved.schema != SCHEMA:
+        raise StateError(f"{path} is a breaker state of unknown schema {saved.schema}")
+    return AgentBreaker.resumed(saved, limits=limits, clock=clock)
 
 
 def save_breaker(repo: Path, session: str, task: str, breaker: AgentBreaker) -> Path:
     """Write the breaker atomically; returns the file written."""
     path = breaker_path(repo, session, task)
-    atomic_write_text(path, json.dumps(breaker.to_dict(), sort_keys=True) + "\n")
+    atomic_write_bytes(path, encode(breaker.saved()) + b"\n")
     return path
 
 

@@ -390,8 +390,8 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
             for wave in state.waves
         ],
         "pending": [task.id for task in state.pending],
-        "breaker": state.breaker,
-        "halt": state.halt or None,
+        "breaker": to_data(state.breaker) or {},
+        "halt": to_data(state.halt),
     }
 
 

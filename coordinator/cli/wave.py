@@ -111,13 +111,15 @@ def _wave_prepare(args: argparse.Namespace) -> int:
     prepared = anyio.run(session.prepare_wave)
     state = session.state
     if prepared is None and state is not None and state.phase is SessionPhase.HALTED:
+        from coordinator.codec import to_data
+
         halted = {
             "schema": "seawall.wave-halted/1",
             "session": session.session_id,
             "wave": None,
             "done": False,
             "phase": str(state.phase),
-            "halt": dict(state.halt),
+            "halt": to_data(state.halt),
             "then": f"`seawall resume --session {session.session_id}` continues it",
         }
         print(json.dumps(halted, indent=2))

@@ -19,6 +19,7 @@ from typing import Any
 import pygit2
 
 from coordinator.git.repo import open_repository, workdir
+from coordinator.git.status import worktree_status
 
 __all__ = ["Baseline", "record_baseline"]
 
@@ -115,7 +116,7 @@ def record_baseline(
     repo = open_repository(repo_path)
     root = workdir(repo)
     stamps: dict[str, Stamp] = {}
-    for path, flags in repo.status(untracked_files="all", ignored=True).items():
+    for path, flags in worktree_status(repo, ignored=True).items():
         if not flags & (pygit2.enums.FileStatus.WT_NEW | pygit2.enums.FileStatus.IGNORED):
             continue
         if any(path == s or path.startswith(s) for s in skip):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import stat
 import threading
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
@@ -25,7 +24,6 @@ from pathlib import Path
 
 import anyio.to_thread
 import pygit2
-from pygit2.enums import FileMode
 
 from coordinator.errors import GitError
 from coordinator.git.repo import (
@@ -37,6 +35,7 @@ from coordinator.git.repo import (
     resolve_commit,
     seawall_signature,
 )
+from coordinator.git.status import disk_blob, worktree_status
 from coordinator.git.trees import BlobEntry, update_tree
 
 __all__ = ["CheckpointKind", "CheckpointMode", "Checkpointer", "save_worktree", "snapshot_tree"]
@@ -249,7 +248,7 @@ def snapshot_tree(repo: pygit2.Repository) -> pygit2.Oid:
     """
     root = Path(repo.workdir)
     head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit).tree
-    paths = [path.rstrip("/") for path in repo.status(untracked_files="all")]
+    paths = [path.rstrip("/") for path in worktree_status(repo)]
     return update_tree(repo, head, disk_entries(repo, root, paths))
 
 
@@ -309,13 +308,7 @@ def disk_entries(
 def _blob_entry(repo: pygit2.Repository, full: Path) -> BlobEntry | None:
     """Write the blob of one file or symlink; ``None`` when it is gone (or is a fifo,
     which git cannot hold). An agent may delete a file while it is being read."""
-    try:
-        info = full.lstat()
-        if stat.S_ISLNK(info.st_mode):
-            return repo.create_blob(os.fsencode(str(full.readlink()))), FileMode.LINK
-        if stat.S_ISREG(info.st_mode):
-            mode = FileMode.BLOB_EXECUTABLE if info.st_mode & stat.S_IXUSR else FileMode.BLOB
-            return repo.create_blob(full.read_bytes()), mode
-    except (FileNotFoundError, NotADirectoryError):
+    found = disk_blob(full)
+    if found is None:
         return None
-    return None
+    return repo.create_blob(found[0]), found[1]

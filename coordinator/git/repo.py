@@ -20,6 +20,7 @@ import anyio
 import pygit2
 
 from coordinator.errors import GitError
+from coordinator.git.status import worktree_status
 
 __all__ = [
     "SEAWALL_DIR",
@@ -214,9 +215,7 @@ def ref_target(reference: pygit2.Reference) -> pygit2.Oid:
 def dirty_paths(repo: pygit2.Repository) -> set[str]:
     """Paths of the working tree with uncommitted changes, untracked files included."""
     quiet = (pygit2.enums.FileStatus.CURRENT, pygit2.enums.FileStatus.IGNORED)
-    return {
-        path for path, flags in repo.status(untracked_files="all").items() if flags not in quiet
-    }
+    return {path for path, flags in worktree_status(repo).items() if flags not in quiet}
 
 
 def repo_relative(root: Path, path: str) -> str | None:

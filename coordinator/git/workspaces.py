@@ -12,9 +12,10 @@ wave's state.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from coordinator.git.repo import (
     safe_component,
     workdir,
 )
+from coordinator.git.status import checkout_problem, worktree_status
 from coordinator.git.worktree_admin import (
     add_worktree,
     admin_dir,
@@ -121,7 +123,7 @@ def require_clean_worktree(repo_path: str | os.PathLike[str]) -> None:
     dirty = tuple(
         sorted(
             path
-            for path, flags in repo.status(untracked_files="no").items()
+            for path, flags in worktree_status(repo, untracked_files="no").items()
             if flags & ~pygit2.enums.FileStatus.IGNORED
         )
     )
@@ -142,16 +144,18 @@ async def prepare_workspaces(
     base: str,
     task_ids: Sequence[str],
     isolation: Isolation,
-    max_parallel: int = 1,
+    max_parallel: int | None = None,
     worktrees_under: str | os.PathLike[str] | None = None,
+    sparse: Mapping[str, Sequence[str] | None] | None = None,
 ) -> tuple[Workspace, ...]:
     """Give every task of a wave its workspace, in ``task_ids`` order.
 
     ``isolation`` is the wave's resolved isolation (``worktree`` or ``none``). At most
-    ``max_parallel`` worktrees are checked out at once: one by default, since concurrent
-    checkouts slowed each other down several times over on a small shared machine; raise
-    it where storage and cores allow. ``worktrees_under`` is the configured worktree
-    root (see :func:`worktree_root`). A worktree of the same wave and task that is
+    ``max_parallel`` worktrees are checked out at once, by default one per core
+    (``os.cpu_count()``). ``worktrees_under`` is the configured worktree root (see
+    :func:`worktree_root`). ``sparse`` maps a task to the folders of its sparse checkout
+    (see :mod:`coordinator.git.sparse`); a task not in it, or mapped to None, gets the
+    whole tree. A worktree of the same wave and task that is
     ready is reused (a resumed wave); one that is not is removed and made again at
     ``base``: no agent has run in it. In place, the
     working tree must be clean and HEAD at ``base`` (``DirtyWorkingTreeError`` /
@@ -169,8 +173,9 @@ async def prepare_workspaces(
     base_id = str(resolve_commit(repo, base).id)
     if isolation is Isolation.WORKTREE:
         under = worktree_root(root, worktrees_under)
+        parallel = max_parallel if max_parallel is not None else (os.cpu_count() or 1)
         made = await _make_worktrees(
-            repo, root, under, session_id, wave, base_id, task_ids, max_parallel
+            repo, root, under, session_id, wave, base_id, task_ids, parallel, sparse or {}
         )
         if isinstance(made, tuple):
             return made
@@ -214,6 +219,7 @@ async def _make_worktrees(
     base: str,
     task_ids: Sequence[str],
     max_parallel: int,
+    sparse: Mapping[str, Sequence[str] | None],
 ) -> tuple[Workspace, ...] | str:
     """Create every worktree; on the first failure undo them all and return the reason."""
     ensure_excluded(repo)
@@ -224,7 +230,9 @@ async def _make_worktrees(
         async with limiter:
             path = worktree_path(root, session_id, wave, task_id, under=under)
             branch = agent_branch(session_id, wave, task_id)
-            results[task_id] = await _make_one(root, path, branch, base, task_id, reset=True)
+            results[task_id] = await _make_one(
+                root, path, branch, base, task_id, reset=True, sparse=sparse.get(task_id)
+            )
 
     async with anyio.create_task_group() as group:
         for task_id in task_ids:
@@ -239,9 +247,17 @@ async def _make_worktrees(
 
 
 async def _make_one(
-    root: Path, path: Path, branch: str, commit: str, task_id: str, *, reset: bool
+    root: Path,
+    path: Path,
+    branch: str,
+    commit: str,
+    task_id: str,
+    *,
+    reset: bool,
+    sparse: Sequence[str] | None,
 ) -> Workspace | str:
-    """Make (or reuse, when ready) the worktree of ``branch`` at ``path``.
+    """Make (or reuse, when ready) the worktree of ``branch`` at ``path``, checked out
+    whole or, with ``sparse``, only those folders.
 
     With ``reset`` the branch is (re)made at ``commit``; without it the worktree checks
     out the branch's tip, which must be ``commit``."""
@@ -250,21 +266,29 @@ async def _make_one(
     )
     if await anyio.to_thread.run_sync(is_ready, root, path, branch):
         return workspace  # resumed: the verified worktree of this task and wave
-    await anyio.to_thread.run_sync(remove_worktrees, root, [path])
+    await anyio.to_thread.run_sync(_clear, root, path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return f"cannot create the worktree folder {path.parent}: {exc.strerror or exc}"
     target = await anyio.to_thread.run_sync(_add_args, root, path, branch, commit, reset)
-    made = await anyio.to_thread.run_sync(add_worktree, root, path, target)
+    made = await anyio.to_thread.run_sync(
+        functools.partial(add_worktree, root, path, target, sparse=sparse)
+    )
     if not made.ok:
         await anyio.to_thread.run_sync(remove_worktrees, root, [path])
         return f"git worktree add for task {task_id!r} failed: {made.stderr.strip()}"
-    problem = await anyio.to_thread.run_sync(_verify, root, path, branch, commit)
+    problem = await anyio.to_thread.run_sync(_verify, root, path, branch, commit, sparse)
     if problem is not None:
         await anyio.to_thread.run_sync(remove_worktrees, root, [path])
         return f"the worktree of task {task_id!r} is not whole: {problem}"
     return workspace
+
+
+def _clear(root: Path, path: Path) -> None:
+    """Remove what a kill or an earlier run left at ``path`` (nothing there: no work)."""
+    if path.exists() or admin_dir(root, path) is not None:
+        remove_worktrees(root, [path])
 
 
 def _add_args(root: Path, path: Path, branch: str, commit: str, reset: bool) -> list[str]:
@@ -277,54 +301,70 @@ def _add_args(root: Path, path: Path, branch: str, commit: str, reset: bool) -> 
     return [str(path), branch]
 
 
-def _verify(root: Path, path: Path, branch: str, commit: str) -> str | None:
+def _verify(
+    root: Path, path: Path, branch: str, commit: str, sparse: Sequence[str] | None
+) -> str | None:
     """Check a fresh checkout against ``commit`` and mark it ready; the problem or None."""
     admin = admin_dir(root, path)
     if admin is None:
         return f"git has no record of {path}"
     if (admin / "locked").exists():
         return "its checkout did not finish (the worktree is still locked)"
+    if sparse is not None and not (admin / "info" / "sparse-checkout").is_file():
+        return "its sparse set was not written"
     worktree = pygit2.Repository(str(path))
     if worktree.head_is_unborn or str(worktree.head.target) != commit:
         return f"HEAD is not {commit[:12]}"
     if worktree.head.name != f"refs/heads/{branch}":
         return f"it is not on branch {branch}"
-    changed = sorted(worktree.status(untracked_files="no"))
-    if changed:
-        return f"{len(changed)} file(s) differ from {commit[:12]}, e.g. {changed[0]}"
+    problem = checkout_problem(worktree)
+    if problem is not None:
+        return f"{problem} (checked out at {commit[:12]})"
     mark_ready(admin, branch, commit)
     return None
 
 
 async def ensure_ready(
-    repo_path: str | os.PathLike[str], worktrees: Sequence[tuple[str, str | None]], *, base: str
+    repo_path: str | os.PathLike[str],
+    worktrees: Sequence[tuple[str, str | None]],
+    *,
+    base: str,
+    sparse: Mapping[str, Sequence[str] | None] | None = None,
 ) -> list[str]:
     """Make every ``(path, branch)`` worktree that is not ready again at ``base``; return
-    the paths made again. Only for worktrees no agent has run in yet."""
+    the paths made again. ``sparse`` maps a worktree's path to the folders of its sparse
+    checkout (absent: the whole tree). Only for worktrees no agent has run in yet."""
     repo = open_repository(repo_path)
     root = workdir(repo)
     remade: list[str] = []
     for path, branch in worktrees:
         if branch is None or is_ready(root, Path(path), branch):
             continue
-        made = await _make_one(root, Path(path), branch, base, branch, reset=True)
+        folders = (sparse or {}).get(path)
+        made = await _make_one(root, Path(path), branch, base, branch, reset=True, sparse=folders)
         if isinstance(made, str):
             raise GitError(made)
         remade.append(path)
     return remade
 
 
-async def restore_worktree(repo_path: str | os.PathLike[str], path: str, branch: str) -> bool:
+async def restore_worktree(
+    repo_path: str | os.PathLike[str],
+    path: str,
+    branch: str,
+    *,
+    sparse: Sequence[str] | None = None,
+) -> bool:
     """Make the worktree of an agent's ``branch`` whole again at ``path`` (its folder was
-    deleted or its checkout is not verified), at the branch's tip. False when the branch
-    is gone."""
+    deleted or its checkout is not verified), at the branch's tip, with the same sparse
+    set (``sparse``; None: the whole tree). False when the branch is gone."""
     repo = open_repository(repo_path)
     root = workdir(repo)
     reference = repo.references.get(f"refs/heads/{branch}")
     if reference is None:
         return False
     tip = str(reference.peel(pygit2.Commit).id)
-    made = await _make_one(root, Path(path), branch, tip, branch, reset=False)
+    made = await _make_one(root, Path(path), branch, tip, branch, reset=False, sparse=sparse)
     if isinstance(made, str):
         raise GitError(made)
     return True

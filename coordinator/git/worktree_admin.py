@@ -31,6 +31,7 @@ from pathlib import Path
 
 from coordinator.fsutil import file_lock
 from coordinator.git.repo import GitOutput, open_repository, run_git
+from coordinator.git.sparse import sparse_args, write_sparse_set
 
 __all__ = [
     "READY_FILE",
@@ -63,19 +64,31 @@ def admin_lock(repo_root: Path) -> Iterator[None]:
         yield
 
 
-def add_worktree(repo_root: Path, path: Path, args: Sequence[str]) -> GitOutput:
+def add_worktree(
+    repo_root: Path, path: Path, args: Sequence[str], *, sparse: Sequence[str] | None = None
+) -> GitOutput:
     """``git worktree add [args] path ...`` (``args`` end with the path and the commit or
-    branch), checked out after the lock is released. The output of the step that failed,
-    or of the checkout."""
+    branch), checked out after the lock is released; with ``sparse``, only those folders
+    (and every top-level file: see :mod:`coordinator.git.sparse`). The output of the
+    step that failed, or of the checkout."""
     with admin_lock(repo_root):
         added = run_git(
             ["worktree", "add", "--quiet", "--no-checkout", *args], cwd=repo_root, check=False
         )
     if not added.ok:
         return added
+    options: list[str] = []
+    if sparse is not None:
+        admin = admin_dir(repo_root, path)
+        if admin is None:
+            return GitOutput(
+                args=tuple(args), returncode=1, stdout="", stderr=f"git has no record of {path}"
+            )
+        write_sparse_set(admin, sparse)
+        options = sparse_args()
     # a checkout of what is checked out: fills the tree and runs the post-checkout hook,
     # whose exit status becomes the result, as with a plain `git worktree add`
-    return run_git(["checkout", "--force", "--quiet"], cwd=path, check=False)
+    return run_git([*options, "checkout", "--force", "--quiet"], cwd=path, check=False)
 
 
 def admin_dirs(repo_root: Path) -> dict[Path, Path]:

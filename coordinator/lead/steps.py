@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from coordinator.codec import to_data
 from coordinator.config.fields import suggest
 from coordinator.errors import ConfigurationError, StateError
 from coordinator.lead.types import PreparedWave, WaveReport
@@ -165,7 +166,8 @@ def _answer(
             '{"outputs": {"TASK": "the agent\'s final message"}}'
         )
     elif action == "halted":
-        answer["halt"] = dict(session.state.halt) if session.state is not None else {}
+        halt = session.state.halt if session.state is not None else None
+        answer["halt"] = to_data(halt)
         answer["then"] = (
             "the session halted (see halt): fix the cause, then "
             f"`seawall resume --session {session.session_id}`"

@@ -108,6 +108,7 @@ def _session(table: Any, path: str) -> SessionConfig:
                 path=path,
                 field=f"session.sandbox_writable[{index}]",
             )
+    _check_patterns(config.reads, path, task=None, field="session.reads")
     for index, check in enumerate(config.checks):
         if not check.strip():
             raise PlanError("a check command is empty", path=path, field=f"session.checks[{index}]")
@@ -192,16 +193,23 @@ def _task(entry: Any, index: int, path: str) -> Task:
         raise PlanError("the prompt is empty", path=path, task=task_id, field="prompt")
     if task.max_turns is not None and task.max_turns < 1:
         raise PlanError("must be at least 1", path=path, task=task_id, field="max_turns")
-    for i, pattern in enumerate(task.scope):
+    _check_patterns(task.scope, path, task=task_id, field="scope")
+    _check_patterns(task.reads, path, task=task_id, field="reads")
+    return task
+
+
+def _check_patterns(patterns: tuple[str, ...], path: str, *, task: str | None, field: str) -> None:
+    """Scope and read paths share one syntax (see :func:`validate_scope_pattern`)."""
+    for i, pattern in enumerate(patterns):
         problem = validate_scope_pattern(pattern)
         if problem:
+            kind = "scope pattern" if field == "scope" else "read path"
             raise PlanError(
-                f"invalid scope pattern {pattern!r}: {problem}",
+                f"invalid {kind} {pattern!r}: {problem}",
                 path=path,
-                task=task_id,
-                field=f"scope[{i}]",
+                task=task,
+                field=f"{field}[{i}]",
             )
-    return task
 
 
 def validate_task_id(task_id: str) -> str | None:

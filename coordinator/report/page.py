@@ -109,17 +109,18 @@ def _banner(facts: SessionFacts) -> str:
     lines = [f"<strong>{escape(phase)}</strong>"]
     if phase == "interrupted":
         lines.append("the coordinator is gone; run <code>seawall resume</code> to finish it")
-    if state.breaker.get("tripped") and str(state.phase) == "halted":
+    breaker = state.breaker
+    if breaker is not None and breaker.tripped and str(state.phase) == "halted":
         lines.append(
-            f"breaker <code>{escape(str(state.breaker.get('trigger')))}</code>: "
-            f"{escape(str(state.breaker.get('detail')))} · next: fix the cause, then "
+            f"breaker <code>{escape(str(breaker.trigger))}</code>: "
+            f"{escape(str(breaker.detail))} · next: fix the cause, then "
             "<code>seawall resume</code>, or <code>seawall kill</code>"
         )
-    if state.halt:
+    if state.halt is not None:
         lines.append(
-            f"halted ({escape(str(state.halt.get('reason')))}): "
-            f"{escape(str(state.halt.get('detail')))} · next: "
-            f"{escape(str(state.halt.get('next') or 'seawall resume'))}"
+            f"halted ({escape(state.halt.reason)}): "
+            f"{escape(state.halt.detail)} · next: "
+            f"{escape(state.halt.next or 'seawall resume')}"
         )
     if state.pending:
         pending = ", ".join(escape(task.id) for task in state.pending)

@@ -14,16 +14,16 @@ every call, so a manifest changed after it was written is refused.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from coordinator.codec import from_data, to_data
 from coordinator.errors import ConfigurationError, StateError
 from coordinator.fsutil import atomic_write_text
 from coordinator.model import BreakerLimits, CommandPolicyConfig, Enforcement, Isolation, Wave
@@ -44,7 +44,7 @@ __all__ = [
     "write_manifest",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 1: agents as an object keyed by task id (still read)
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -87,24 +87,6 @@ class ScopeManifest:
         for agent in self.agents:
             seen.update(dict.fromkeys(agent.paths))
         return tuple(seen)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA_VERSION,
-            "session": self.session,
-            "wave": self.wave,
-            "enforcement": str(self.enforcement),
-            "isolation": str(self.isolation),
-            "repo": self.repo,
-            "base": self.base,
-            "created": self.created,
-            "closed": self.closed,
-            "agents": {
-                a.task_id: {"paths": list(a.paths), "workspace": a.workspace} for a in self.agents
-            },
-            "commands": {"allow": list(self.commands.allow), "deny": list(self.commands.deny)},
-            "limits": dataclasses.asdict(self.limits),
-        }
 
 
 def validate_session_id(session: str) -> str:
@@ -174,7 +156,8 @@ def close_manifest(path: Path) -> ScopeManifest:
 
 
 def _write(path: Path, manifest: ScopeManifest) -> None:
-    data = (json.dumps(manifest.to_dict(), indent=2, sort_keys=True) + "\n").encode("utf-8")
+    document = {"schema": SCHEMA_VERSION, **to_data(manifest)}
+    data = (json.dumps(document, indent=2, sort_keys=True) + "\n").encode("utf-8")
     atomic_write_text(digest_path(path), hashlib.sha256(data).hexdigest() + "\n")
     atomic_write_text(path, data.decode("utf-8"))
 
@@ -252,63 +235,30 @@ def find_manifests(repo: Path, session: str | None = None) -> list[Path]:
 def _parse(data: object, path: Path) -> ScopeManifest:
     if not isinstance(data, dict):
         raise ManifestError(f"scope manifest {path} is not a JSON object")
-    if data.get("schema") != SCHEMA_VERSION:
-        raise ManifestError(f"scope manifest {path} has unknown schema {data.get('schema')!r}")
-    try:
-        agents_raw = data["agents"]
-        commands_raw = data.get("commands") or {}
-        closed = data.get("closed")
-        base = data.get("base")
-        manifest = ScopeManifest(
-            session=validate_session_id(_text(data["session"])),
-            wave=int(data["wave"]),
-            enforcement=Enforcement(data["enforcement"]),
-            isolation=Isolation(data["isolation"]),
-            repo=_text(data["repo"]),
-            agents=tuple(
-                AgentScope(
-                    task_id=str(task_id),
-                    paths=_texts(entry["paths"]),
-                    workspace=_text(entry["workspace"]),
-                )
-                for task_id, entry in agents_raw.items()
-            ),
-            commands=CommandPolicyConfig(
-                allow=_texts(commands_raw.get("allow", [])),
-                deny=_texts(commands_raw.get("deny", [])),
-            ),
-            base=None if base is None else _text(base),
-            limits=_limits(data.get("limits")),
-            created=float(data.get("created", 0.0)),
-            closed=None if closed is None else float(closed),
+    schema = data.pop("schema", None)
+    if schema == 1:
+        data = _from_schema_1(data, path)
+    elif schema != SCHEMA_VERSION:
+        raise ManifestError(
+            f"scope manifest {path} has unknown schema {schema!r} "
+            f"(this seawall reads 1 and {SCHEMA_VERSION})"
         )
-    except (KeyError, TypeError, ValueError, AttributeError, ConfigurationError) as exc:
-        raise ManifestError(f"scope manifest {path} is invalid: {exc!r}") from exc
+    try:
+        manifest = from_data(data, ScopeManifest)
+        validate_session_id(manifest.session)
+    except (TypeError, ValueError, ConfigurationError) as exc:
+        # msgspec's ValidationError is a ValueError and names the field (``$.agents[0]``)
+        raise ManifestError(f"scope manifest {path} is invalid: {exc}") from exc
     return manifest
 
 
-def _limits(raw: object) -> BreakerLimits:
-    """The breaker limits of a manifest; a manifest without them gets the defaults."""
-    if raw is None:
-        return BreakerLimits()
-    if not isinstance(raw, dict):
-        raise TypeError("limits must be an object")
-    known = {f.name: f.type for f in dataclasses.fields(BreakerLimits)}
-    values: dict[str, Any] = {}
-    for key, value in raw.items():
-        if key not in known or isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"bad breaker limit {key!r}: {value!r}")
-        values[key] = value
-    return BreakerLimits(**values)
-
-
-def _text(value: object) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"expected a string, got {type(value).__name__}")
-    return value
-
-
-def _texts(values: Iterable[object]) -> tuple[str, ...]:
-    if isinstance(values, str):
-        raise TypeError("expected a list of strings, got a string")
-    return tuple(_text(value) for value in values)
+def _from_schema_1(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A schema-1 manifest (agents as an object keyed by task id) in today's shape."""
+    agents = data.get("agents")
+    if not isinstance(agents, dict):
+        raise ManifestError(f"scope manifest {path} is invalid: `agents` is not an object")
+    listed = [
+        {**entry, "task_id": task_id} if isinstance(entry, dict) else entry
+        for task_id, entry in agents.items()
+    ]
+    return {**data, "agents": listed}

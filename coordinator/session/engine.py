@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 
 from coordinator.carryover import CarryoverFiler, RetryPolicy
+from coordinator.codec import to_data
 from coordinator.errors import StateError
 from coordinator.git.cleanup import remove_stale_check_worktrees
 from coordinator.git.repo import ensure_excluded, open_repository, pin_base, require_no_operation
@@ -171,11 +172,11 @@ class Session:
             self.preflight()
             if state.phase is SessionPhase.KILLED:
                 raise StateError(f"session {state.session} was killed; start a new one")
-            if state.phase is SessionPhase.HALTED and state.halt:
-                self.progress.log(f"resuming after: {state.halt.get('detail', '')}")
-                if state.halt.get("reason") == "session-time":
+            if state.phase is SessionPhase.HALTED and state.halt is not None:
+                self.progress.log(f"resuming after: {state.halt.detail}")
+                if state.halt.reason == "session-time":
                     SessionClock.grant(state)  # resuming is the choice to go on
-                state.halt = {}
+                state.halt = None
                 state.phase = SessionPhase.RUNNING
             if state.phase is SessionPhase.HALTED:
                 again = clear_for_resume(state, self.plan.session)
@@ -278,11 +279,11 @@ class Session:
             waves=len(state.waves),
             done=done,
             abandoned=abandoned,
-            breaker=dict(state.breaker),
+            breaker=to_data(state.breaker) or {},
             state_md=self.store.paths.state_md,
             report=report if (report := report_path(self.store)).exists() else None,
             rate_limited=rate_limited(state),
-            halt=dict(state.halt) or None,
+            halt=to_data(state.halt),
             merged=sum(1 for wave in state.waves for agent in wave.agents if agent.merged),
             checks_failed=tuple(
                 wave.number

@@ -11,11 +11,9 @@ its new tip.
 
 from __future__ import annotations
 
-from typing import Any
-
 from coordinator.codec import to_data
 from coordinator.session.context import WaveContext
-from coordinator.state.ledger import SessionPhase, WavePhase, WaveRecord
+from coordinator.state.ledger import Halt, HaltedAgent, SessionPhase, WavePhase, WaveRecord
 from coordinator.state.render import checks_line
 from coordinator.state.runs import AgentRun
 
@@ -54,15 +52,16 @@ def halt_on_base_checks(ctx: WaveContext, wave: WaveRecord) -> None:
     session halts; the wave stays reviewed, so `seawall resume` merges it again."""
     detail = f"wave {wave.number}: {checks_line(wave)}"
     ctx.state.phase = SessionPhase.HALTED
-    ctx.state.halt = {
-        "reason": "checks-fail-at-base",
-        "detail": detail,
-        "wave": wave.number,
-        "next": "fix the base (commit the fix, then `seawall resume --rebase`) or the "
+    halt = Halt(
+        reason="checks-fail-at-base",
+        detail=detail,
+        wave=wave.number,
+        next="fix the base (commit the fix, then `seawall resume --rebase`) or the "
         "environment the checks run in (then `seawall resume`)",
-    }
+    )
+    ctx.state.halt = halt
     ctx.events.append("session_halted", wave=wave.number, reason="checks-fail-at-base")
-    ctx.progress.log(f"{detail}; halted. Next: {ctx.state.halt['next']}")
+    ctx.progress.log(f"{detail}; halted. Next: {halt.next}")
 
 
 async def halt_on_start_failures(ctx: WaveContext, wave: WaveRecord) -> bool:
@@ -73,38 +72,38 @@ async def halt_on_start_failures(ctx: WaveContext, wave: WaveRecord) -> bool:
     failed = [a for a in wave.agents if a.run and a.run.start_failure]
     if not failed:
         return False
-    agents: list[dict[str, Any]] = []
+    agents: list[HaltedAgent] = []
     for record in failed:
         run = record.run or AgentRun(task_id=record.task)
         agents.append(
-            {
-                "task": record.task,
-                "reason": run.start_failure,
-                "exit_code": run.exit_code,
-                "stderr": run.stderr_tail,
-            }
+            HaltedAgent(
+                task=record.task,
+                reason=run.start_failure,
+                exit_code=run.exit_code,
+                stderr=run.stderr_tail,
+            )
         )
-        ctx.events.append("agent_start_failed", wave=wave.number, **agents[-1])
+        ctx.events.append("agent_start_failed", wave=wave.number, **to_data(agents[-1]))
         record.run = None
     first = agents[0]
-    detail = f"W{wave.number} {first['task']}: {first['reason']}"
+    detail = f"W{wave.number} {first.task}: {first.reason}"
     if len(agents) > 1:
         detail += f" (and {len(agents) - 1} more agent(s))"
     wave.phase = WavePhase.PREPARED
     ctx.state.phase = SessionPhase.HALTED
-    ctx.state.halt = {
-        "reason": "agent-start",
-        "detail": detail,
-        "wave": wave.number,
-        "agents": agents,
-        "stderr": first["stderr"],
-        "next": "fix the agent program (see its stderr), then `seawall resume`",
-    }
+    ctx.state.halt = Halt(
+        reason="agent-start",
+        detail=detail,
+        wave=wave.number,
+        agents=tuple(agents),
+        stderr=first.stderr,
+        next="fix the agent program (see its stderr), then `seawall resume`",
+    )
     ctx.events.append("session_halted", wave=wave.number, reason="agent-start")
     ctx.progress.log(f"{detail}; halted: the environment's failure, not the task's")
     for agent in agents:
-        tail = str(agent["stderr"]).strip() or "(nothing on stderr)"
-        ctx.progress.log(f"{agent['task']} stderr:\n{tail}")
+        tail = agent.stderr.strip() or "(nothing on stderr)"
+        ctx.progress.log(f"{agent.task} stderr:\n{tail}")
     await ctx.save()
     # only once the ledger says the wave is prepared again: a crash before this point
     # finds the run records and halts the same way
@@ -133,7 +132,7 @@ def halt_on_rate_limit(ctx: WaveContext, wave: WaveRecord) -> None:
     re-dispatching into a rate limit only burns the rework budget."""
     detail = f"every agent of wave {wave.number} failed on a provider rate limit"
     ctx.state.phase = SessionPhase.HALTED
-    ctx.state.halt = {"reason": "rate-limited", "detail": detail, "wave": wave.number}
+    ctx.state.halt = Halt(reason="rate-limited", detail=detail, wave=wave.number)
     ctx.events.append("session_halted", wave=wave.number, reason="rate-limited")
     ctx.progress.log(f"{detail}; halted. `seawall resume` when the limit has reset")
 
@@ -160,15 +159,16 @@ async def halt_on_session_time(ctx: WaveContext, wave: WaveRecord | None) -> boo
         f"{limit:g} minutes; {where}"
     )
     ctx.state.phase = SessionPhase.HALTED
-    ctx.state.halt = {
-        "reason": "session-time",
-        "detail": detail,
-        "wave": number,
-        "budget": "session_minutes",
-        "elapsed_s": round(elapsed, 1),
-        "limit_s": limit * 60.0,
-        "next": f"`seawall resume` runs it for another {limit:g} minutes, or `seawall kill`",
-    }
+    halt = Halt(
+        reason="session-time",
+        detail=detail,
+        wave=number,
+        budget="session_minutes",
+        elapsed_s=round(elapsed, 1),
+        limit_s=limit * 60.0,
+        next=f"`seawall resume` runs it for another {limit:g} minutes, or `seawall kill`",
+    )
+    ctx.state.halt = halt
     ctx.events.append(
         "session_halted",
         wave=number,
@@ -176,6 +176,6 @@ async def halt_on_session_time(ctx: WaveContext, wave: WaveRecord | None) -> boo
         elapsed_s=round(elapsed, 1),
         limit_s=limit * 60.0,
     )
-    ctx.progress.log(f"{detail}; halted. Next: {ctx.state.halt['next']}")
+    ctx.progress.log(f"{detail}; halted. Next: {halt.next}")
     await ctx.save()
     return True

@@ -8,8 +8,9 @@ line, and ``seawall resume`` clears it, keeping the counters.
 from __future__ import annotations
 
 from coordinator.breakers.wave import WaveBreaker, WaveReport
+from coordinator.codec import from_data, to_data
 from coordinator.model import SessionConfig, Status
-from coordinator.state.ledger import SessionState, WaveRecord
+from coordinator.state.ledger import SessionState, WaveBreakerState, WaveRecord
 
 __all__ = ["clear_for_resume", "evaluate_wave", "wave_report"]
 
@@ -19,8 +20,12 @@ def _breaker(state: SessionState, config: SessionConfig) -> WaveBreaker:
         config.wave_breaker,
         cost_budget_usd=config.budgets.cost_usd,
         token_budget=config.budgets.tokens,
-        state=state.breaker or None,
+        state=None if state.breaker is None else to_data(state.breaker),
     )
+
+
+def _keep(state: SessionState, breaker: WaveBreaker) -> None:
+    state.breaker = from_data(breaker.state(), WaveBreakerState)
 
 
 def wave_report(state: SessionState, wave: WaveRecord, config: SessionConfig) -> WaveReport:
@@ -64,7 +69,7 @@ def evaluate_wave(state: SessionState, wave: WaveRecord, config: SessionConfig) 
     """Feed the finished wave to the breaker; return the actionable line on a trip."""
     breaker = _breaker(state, config)
     trip = breaker.record(wave_report(state, wave, config))
-    state.breaker = breaker.state()
+    _keep(state, breaker)
     return None if trip is None else trip.line()
 
 
@@ -72,7 +77,7 @@ def clear_for_resume(state: SessionState, config: SessionConfig) -> str | None:
     """Clear a trip for ``seawall resume`` (counters kept); a trigger still firing re-trips."""
     breaker = _breaker(state, config)
     trip = breaker.resume(config=config.wave_breaker, cost_budget_usd=config.budgets.cost_usd)
-    state.breaker = breaker.state()
+    _keep(state, breaker)
     return None if trip is None else trip.line()
 
 
@@ -83,5 +88,5 @@ def merge_conflict(
     when the breaker (or its merge-conflict trigger) is disabled."""
     breaker = _breaker(state, config)
     trip = breaker.conflict(wave=wave.number, detail=detail, head=head)
-    state.breaker = breaker.state()
+    _keep(state, breaker)
     return None if trip is None else trip.line()

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from coordinator.breakers.trip import Trip
+from coordinator.breakers.wave import WaveTrigger
 from coordinator.codec import from_data, to_data
 from coordinator.model import ChecksPolicy, IssueRef, Status, Task
 from coordinator.stagnation.finding import Finding
@@ -26,6 +27,8 @@ __all__ = [
     "CheckFailure",
     "ChecksRecord",
     "Dropped",
+    "Halt",
+    "HaltedAgent",
     "IssueRef",
     "Resolution",
     "SessionPhase",
@@ -34,12 +37,13 @@ __all__ = [
     "SpiralRecord",
     "TaskRecord",
     "Tracked",
+    "WaveBreakerState",
     "WavePhase",
     "WaveRecord",
     "version",
 ]
 
-SCHEMA_VERSION = 2  # 1: one state.json rewritten whole on every save
+SCHEMA_VERSION = 3  # 1: one state.json rewritten whole on every save; 2: halt, breaker dicts
 
 
 _ASSIGNMENTS = itertools.count(1)
@@ -257,6 +261,53 @@ class TaskRecord(Tracked):
     abandoned: bool = False  # escalated with a carryover issue; not dispatched again
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaveBreakerState:
+    """The wave breaker as the ledger keeps it: its trip, if any, and its counters.
+
+    ``trigger``, ``detail``, ``checkpoint`` and ``tripped_at`` are set while it is
+    tripped; ``counters`` are the breaker's own (``WaveBreaker`` reads and writes them).
+    """
+
+    tripped: bool = False
+    trigger: WaveTrigger | None = None
+    detail: str | None = None
+    checkpoint: dict[str, Any] | None = None
+    tripped_at: str | None = None
+    counters: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HaltedAgent:
+    """An agent that could not start, as a halt on agent start names it."""
+
+    task: str
+    reason: str = ""
+    exit_code: int | None = None
+    stderr: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Halt:
+    """Why the session halted when no breaker tripped, and the one next step.
+
+    ``reason`` says which halt it is (``agent-start``, ``checks-fail-at-base``,
+    ``rate-limited``, ``session-time``); the fields after ``next`` belong to one reason
+    each: ``agents`` and ``stderr`` to ``agent-start``, ``budget``, ``elapsed_s`` and
+    ``limit_s`` to ``session-time``.
+    """
+
+    reason: str
+    detail: str
+    wave: int = 0
+    next: str | None = None
+    agents: tuple[HaltedAgent, ...] = ()
+    stderr: str | None = None
+    budget: str | None = None
+    elapsed_s: float | None = None
+    limit_s: float | None = None
+
+
 @dataclass(slots=True, kw_only=True)
 class SessionState:
     session: str
@@ -274,8 +325,8 @@ class SessionState:
     pending: list[Task] = field(default_factory=list)
     tasks: dict[str, TaskRecord] = field(default_factory=dict)
     waves: list[WaveRecord] = field(default_factory=list)
-    breaker: dict[str, Any] = field(default_factory=dict)
-    halt: dict[str, Any] = field(default_factory=dict)  # a halt that is not a breaker trip
+    breaker: WaveBreakerState | None = None  # None until a wave was fed to the breaker
+    halt: Halt | None = None  # a halt that is not a breaker trip
     cost_usd: float = 0.0
     running_s: float = 0.0  # seconds seawall ran the session, over all runs and resumes
     clock_start_s: float = 0.0  # running_s when the session_minutes allowance began

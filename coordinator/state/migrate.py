@@ -7,6 +7,11 @@ schema number, and an unknown schema is refused. An agent's recorded run did not
 its task (the agent record around it did); it does now. An agent's trip carried
 ``breaker`` and ``detail`` beside the trip's own fields: they are the kind's label and
 the evidence, and reading the trip drops them.
+
+Schema 2 kept "no halt" and "no wave breaker yet" as empty objects; they are ``null``
+now, and a halt and the wave breaker's state are records (``Halt``,
+``WaveBreakerState``). A schema-2 journal's lines still carry the empty objects, so this
+step runs again on the ledger once its journal is applied (``after_journal``).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any
 from coordinator.errors import StateError
 from coordinator.state.ledger import SCHEMA_VERSION
 
-__all__ = ["migrate"]
+__all__ = ["after_journal", "migrate"]
 
 
 def _from_1(data: dict[str, Any]) -> dict[str, Any]:
@@ -30,7 +35,20 @@ def _from_1(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-_STEPS = {1: _from_1}
+def _from_2(data: dict[str, Any]) -> dict[str, Any]:
+    for key in ("halt", "breaker"):
+        if data.get(key) == {}:
+            data[key] = None
+    return data
+
+
+def after_journal(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` once its journal is applied: the lines a schema-2 writer appended (or a
+    newer writer appended to a schema-2 snapshot) brought back schema 2's shapes."""
+    return _from_2(data)
+
+
+_STEPS = {1: _from_1, 2: _from_2}
 
 
 def migrate(data: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -113,26 +113,27 @@ def render_state_md(
         f"- spend: ${state.cost_usd:.2f}",
         "- report: `report.html` next to this file (`seawall report` writes it)",
     ]
-    if state.breaker.get("tripped") and str(state.phase) == "halted":
+    breaker = state.breaker
+    if breaker is not None and breaker.tripped and str(state.phase) == "halted":
         lines += [
             "",
             "## Breaker tripped",
             "",
-            f"- trigger: {state.breaker.get('trigger')}",
-            f"- detail: {state.breaker.get('detail')}",
+            f"- trigger: {breaker.trigger}",
+            f"- detail: {breaker.detail}",
             "- next: fix the cause, then `seawall resume`, or `seawall kill` to end the session",
         ]
-    if state.halt:
+    if state.halt is not None:
         lines += [
             "",
             "## Halted",
             "",
-            f"- reason: {state.halt.get('reason')}",
-            f"- detail: {state.halt.get('detail')}",
-            f"- next: {state.halt.get('next') or '`seawall resume` when the cause is gone'}",
+            f"- reason: {state.halt.reason}",
+            f"- detail: {state.halt.detail}",
+            f"- next: {state.halt.next or '`seawall resume` when the cause is gone'}",
         ]
-        if state.halt.get("stderr"):
-            lines += ["", "```", str(state.halt["stderr"]).rstrip(), "```"]
+        if state.halt.stderr:
+            lines += ["", "```", state.halt.stderr.rstrip(), "```"]
     lines += ["", "## Wave History", ""]
     if not state.waves:
         lines.append("(no wave has run yet)")

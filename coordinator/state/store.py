@@ -23,7 +23,7 @@ from coordinator.errors import StateError
 from coordinator.fsutil import file_lock, write_in_place
 from coordinator.state.journal import Journal, apply_line, read_lines
 from coordinator.state.ledger import SessionPhase, SessionState
-from coordinator.state.migrate import migrate
+from coordinator.state.migrate import after_journal, migrate
 from coordinator.state.render import SectionMemo, render_state_md
 from coordinator.telemetry import EventLog
 
@@ -198,6 +198,7 @@ def _read(path: Path) -> tuple[dict[str, Any], int, list[dict[str, Any]], int]:
         raise StateError(
             f"{path}: its journal does not apply: {exc!r}{_backup_hint(path)}"
         ) from exc
+    data = after_journal(data)
     return data, base, lines, size
 
 

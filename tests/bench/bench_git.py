@@ -1,8 +1,10 @@
 """Git layer benchmarks, each against the git CLI doing the same work in the same run.
 
-(a) 32 agents, each changing a few files of a 5,000-file repository: create their
-    worktrees, merge them all and clean up, against a shell script doing the same with
-    ``git worktree add``, ``git merge`` and ``git worktree remove``. Target ratio <= 1.0.
+(a) 32 agents, each changing a few files of one folder of a 5,000-file repository:
+    create their worktrees (sparse: each holds its folder and the top-level files),
+    merge them all and clean up, against a shell script doing the same with ``git
+    worktree add``, ``git merge`` and ``git worktree remove``, once with full checkouts
+    (target ratio <= 0.5) and once with ``git sparse-checkout`` (target <= 1.0).
 (b) Reading the history of one agent with 1,000 checkpoints, against
     ``git log --name-only`` of the same commits. Target ratio <= 2.
 (c) One whole-tree checkpoint of a 5,000-file worktree, against building the same tree
@@ -31,6 +33,7 @@ from coordinator.git import (
     prepare_workspaces,
     prune_worktrees,
 )
+from coordinator.git.sparse import sparse_dirs
 from coordinator.model import Isolation
 from tests.bench.harness import BenchResult, best_of
 
@@ -69,8 +72,13 @@ def _agent_edit(worktree: Path, agent: int) -> None:
     _git(worktree, "commit", "-q", "-am", f"agent {agent}")
 
 
+def _folder(agent: int) -> str:
+    """The one folder agent ``agent`` works in (see :func:`_agent_edit`)."""
+    return f"pkg{agent:02d}"
+
+
 class _Seawall:
-    """The wave through seawall's API, one phase at a time."""
+    """The wave through seawall's API with sparse worktrees, one phase at a time."""
 
     name = "seawall"
 
@@ -85,10 +93,12 @@ class _Seawall:
         self.wave += 1
         self.base = _git(self.root, "rev-parse", "HEAD").strip()
 
+        sparse = {task: sparse_dirs([f"{_folder(n)}/"]) for n, task in enumerate(self.tasks)}
+
         async def prepare() -> tuple[str, ...]:
             made = await prepare_workspaces(
                 self.root, session_id="bench", wave=self.wave, base=self.base,
-                task_ids=self.tasks, isolation=Isolation.WORKTREE,
+                task_ids=self.tasks, isolation=Isolation.WORKTREE, sparse=sparse,
             )  # fmt: skip
             return tuple(workspace.path for workspace in made)
 
@@ -114,12 +124,13 @@ class _Seawall:
 
 
 class _Cli:
-    """The same wave as a shell script of git commands, one phase at a time."""
+    """The same wave as a shell script of git commands, one phase at a time, with full
+    checkouts or (``sparse``) each worktree holding its agent's folder in cone mode."""
 
-    name = "git CLI"
-
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, sparse: bool) -> None:
         self.root = root
+        self.sparse = sparse
+        self.name = "git CLI, sparse" if sparse else "git CLI"
         (root / ".git" / "info" / "exclude").write_text("/.cli/\n")
 
     def _sh(self, lines: list[str]) -> None:
@@ -128,7 +139,17 @@ class _Cli:
 
     def create(self) -> None:
         base = _git(self.root, "rev-parse", "HEAD").strip()
-        self._sh([f"git worktree add -q -b cli{n} .cli/w{n} {base}" for n in range(AGENTS)])
+        if not self.sparse:
+            self._sh([f"git worktree add -q -b cli{n} .cli/w{n} {base}" for n in range(AGENTS)])
+            return
+        self._sh(
+            [
+                f"git worktree add -q --no-checkout -b cli{n} .cli/w{n} {base}"
+                f" && git -C .cli/w{n} sparse-checkout set --cone {_folder(n)}"
+                f" && git -C .cli/w{n} checkout -q"
+                for n in range(AGENTS)
+            ]
+        )
 
     def edit(self) -> None:
         for n in range(AGENTS):
@@ -147,16 +168,20 @@ def _phases(phases: dict[str, float]) -> str:
     return ", ".join(f"{name} {seconds:.1f} s" for name, seconds in phases.items())
 
 
-def bench_wave(tmp: Path, rounds: int = 2) -> BenchResult:
-    """Interleave the two sides phase by phase, alternating which goes first (the file
+def bench_wave(tmp: Path, rounds: int = 2) -> list[BenchResult]:
+    """Interleave the three sides phase by phase, rotating which goes first (the file
     system is shared and noisy), and keep each phase's best time over the rounds."""
-    ours_root, cli_root = tmp / "ours", tmp / "cli"
-    _make_repo(ours_root, FILES)
-    _make_repo(cli_root, FILES)
-    sides: list[_Seawall | _Cli] = [_Seawall(ours_root), _Cli(cli_root)]
+    for name in ("ours", "cli", "cli-sparse"):
+        _make_repo(tmp / name, FILES)
+    sides: list[_Seawall | _Cli] = [
+        _Seawall(tmp / "ours"),
+        _Cli(tmp / "cli", sparse=False),
+        _Cli(tmp / "cli-sparse", sparse=True),
+    ]
     best: dict[str, dict[str, float]] = {side.name: {} for side in sides}
     for round_ in range(rounds):
-        order = sides if round_ % 2 == 0 else sides[::-1]
+        shift = round_ % len(sides)
+        order = sides[shift:] + sides[:shift]
         for phase in ("create", "edit", "merge", "cleanup"):
             for side in order:
                 os.sync()  # the other side's writes must not be flushed during this one
@@ -166,19 +191,27 @@ def bench_wave(tmp: Path, rounds: int = 2) -> BenchResult:
                 if phase != "edit":  # the agents' own work is not the coordinator's
                     times = best[side.name]
                     times[phase] = min(seconds, times.get(phase, seconds))
-    ours, cli = best["seawall"], best["git CLI"]
-    return BenchResult(
-        name=f"wave of {AGENTS} agents on {FILES} files (worktrees, merge, cleanup)",
-        figure=sum(ours.values()),
-        baseline=sum(cli.values()),
-        unit="s",
-        baseline_name="git CLI script (worktree add, merge, worktree remove)",
-        target="<= 1.0",
-        note=(
-            f"best of {rounds} interleaved rounds; seawall: {_phases(ours)}; "
-            f"git CLI: {_phases(cli)}"
-        ),
-    )
+    ours = best["seawall"]
+    results = []
+    for other, how, target in (
+        ("git CLI", "full checkouts", "<= 0.5"),
+        ("git CLI, sparse", "sparse checkouts", "<= 1.0"),
+    ):
+        results.append(
+            BenchResult(
+                name=f"wave of {AGENTS} sparse agents on {FILES} files (worktrees, merge, cleanup)",
+                figure=sum(ours.values()),
+                baseline=sum(best[other].values()),
+                unit="s",
+                baseline_name=f"git CLI script with {how} (worktree add, merge, worktree remove)",
+                target=target,
+                note=(
+                    f"best of {rounds} interleaved rounds; seawall: {_phases(ours)}; "
+                    f"{other}: {_phases(best[other])}; load average {os.getloadavg()[0]:.1f}"
+                ),
+            )
+        )
+    return results
 
 
 def bench_history(tmp: Path) -> BenchResult:
@@ -282,7 +315,7 @@ def run() -> list[BenchResult]:
     with tempfile.TemporaryDirectory(prefix="seawall-bench-git-") as name:
         tmp = Path(name)
         return [
-            bench_wave(tmp),
+            *bench_wave(tmp),
             bench_history(tmp),
             bench_checkpoint(tmp),
             bench_checkpoint_paths(tmp),

@@ -201,7 +201,7 @@ def _agent_env(repo: Path, base: Mapping[str, str], *, tamper: bool = False) -> 
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if tamper:  # a program the agent ran widened its own scope in the live manifest
         data = json.loads(path.read_text())
-        data["agents"]["t1"]["paths"] = ["**"]
+        data["agents"][0]["paths"] = ["**"]
         path.write_text(json.dumps(data))
     return {
         **base,

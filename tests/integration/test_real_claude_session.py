@@ -60,8 +60,8 @@ def test_default_runner_edits_in_scope_and_is_denied_outside_live(
         Script(
             marker="SCOPE-1",
             turns=[
-                # the sandbox has made the granted file (empty): Write wants it read first
-                ModelTurn(calls=[Call(name="Read", input={"file_path": "{cwd}/src/app.py"})]),
+                # the sandbox made the granted file empty; the prompt mentions it
+                # (@src/app.py), so Claude Code has it as read and Write runs at once
                 ModelTurn(
                     calls=[
                         Call(
@@ -95,9 +95,10 @@ def test_default_runner_edits_in_scope_and_is_denied_outside_live(
     done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     shown = [r.body for r in anthropic.answered("SCOPE-1")]
-    assert len(shown) == 7
-    results = _tool_results(shown[-1])[1:]
-    assert results[0] == (False, "")  # the in-scope Write ran
+    assert len(shown) == 6
+    assert "NEW FILES: @src/app.py" in json.dumps(shown[0])
+    results = _tool_results(shown[-1])
+    assert results[0] == (False, "")  # the in-scope Write ran, with no Read before it
     sibling_error, sibling_text = results[1]
     assert sibling_error and "Permission denied" in sibling_text, sibling_text
     assert "seawall" not in sibling_text  # refused by the kernel, not by the hook

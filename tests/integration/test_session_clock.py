@@ -173,8 +173,8 @@ def test_step_mode_halts_past_its_minutes_as_run_does(tmp_path: Path) -> None:
     assert session.result().exit_code == ExitCode.HALTED
     state = ledger(repo)
     assert state.phase is SessionPhase.HALTED and len(state.waves) == 1
-    assert state.halt["reason"] == "session-time"
-    assert state.halt["detail"] == (
+    assert state.halt is not None and state.halt.reason == "session-time"
+    assert state.halt.detail == (
         "budgets.session_minutes: the session has run 61.0 of its 60 minutes; "
         "no new wave was started"
     )

@@ -61,4 +61,4 @@ def test_the_loop_breaker_still_trips_after_forgetting_old_calls() -> None:
         trip = trip or breaker.observe(call)
         trip = trip or breaker.observe(ToolResult(call_id=f"l{n}", name="Bash", text="a"))
     assert trip is not None and trip.kind.label == "breaker/loop"
-    assert len(breaker.to_dict()["repeats"]) <= 513
+    assert len(breaker.saved().repeats) <= 513

@@ -417,4 +417,4 @@ def test_scope_denials_trip_their_own_breaker_at_the_limit() -> None:
 def test_scope_denial_count_survives_a_save() -> None:
     breaker = AgentBreaker()
     run(breaker, "Edit", DENIED, error=True, file_path="/r/o.py")
-    assert AgentBreaker.from_dict(breaker.to_dict()).scope_denials == 1
+    assert AgentBreaker.resumed(breaker.saved()).scope_denials == 1

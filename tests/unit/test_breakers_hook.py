@@ -26,6 +26,8 @@ from coordinator.breakers import (
     reset_agent_breaker,
     save_breaker,
 )
+from coordinator.breakers._saved import SavedBreaker
+from coordinator.codec import decode, encode
 from coordinator.errors import StateError
 from coordinator.events import ToolCall, ToolResult
 from coordinator.model import BreakerLimits
@@ -184,13 +186,12 @@ def test_breaker_state_round_trips_through_json_mid_call() -> None:
         breaker.observe(ToolResult(call_id=tool_call.call_id, text="same"))
     pending = call("Read", file_path="/r/a.py")
     assert breaker.admit(pending).allowed  # the third identical call; its result comes later
-    data = json.loads(json.dumps(breaker.to_dict()))
-    again = AgentBreaker.from_dict(data, limits=limits)
+    again = AgentBreaker.resumed(decode(encode(breaker.saved()), SavedBreaker), limits=limits)
     again.observe(ToolResult(call_id=pending.call_id, text="same"))
     fourth = again.admit(call("Read", file_path="/r/a.py"))
     assert not fourth.allowed and fourth.trip is not None
     assert fourth.trip.kind is BreakerKind.LOOP
-    assert again.to_dict()["tool_calls"] == 4
+    assert again.saved().tool_calls == 4
 
 
 def test_store_paths_and_reset(tmp_path: Path) -> None:
@@ -262,3 +263,41 @@ def test_blocked_note_goes_to_any_given_path(tmp_path: Path) -> None:
     text = path.read_text()
     assert "breaker/tool-budget" in text and "401 calls" in text and "agent `t3`" in text
     assert "no snapshot recorded" in text
+
+
+# written by the breaker before its state became a codec record: the shape is unchanged
+_SAVED_BEFORE = (
+    '{"agent": "t1", "background": {"names": ["out.log"]}, "cleanup_used": 0,'
+    ' "command_failures": {"pytest -q": [[["98f6081757", "c6ad7e408c"], 1]]},'
+    ' "consecutive_failures": 0, "consecutive_polls": 0, "edits_since_verify": 0,'
+    ' "files": [], "pending": {"c3": ["Read:{\\"file_path\\":\\"/r/a.py\\"}", "Read", null,'
+    ' [], false]}, "repeats": {"Bash:{\\"command\\":\\"make > out.log &\\"}": [1, "=ok", null],'
+    ' "Bash:{\\"command\\":\\"pytest -q\\"}": [1, null, ["98f6081757", "c6ad7e408c"]]},'
+    ' "schema": 2, "scope_denials": 0, "started_at": 100.0, "tool_calls": 3, "trip": null,'
+    ' "warned": false}'
+)
+
+
+def test_a_state_file_of_the_previous_writer_resumes_and_saves_the_same(tmp_path: Path) -> None:
+    path = breaker_path(tmp_path, "s1", "t1")
+    path.parent.mkdir(parents=True)
+    path.write_text(_SAVED_BEFORE + "\n")
+    breaker = load_breaker(tmp_path, "s1", "t1")
+    assert breaker.tool_calls == 3 and breaker.agent == "t1"
+    assert breaker.background.is_watched_read("/w/out.log")
+    save_breaker(tmp_path, "s1", "t1", breaker)
+    assert json.loads(path.read_text()) == json.loads(_SAVED_BEFORE)
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [({"tool_calls": "3"}, r"\$\.tool_calls"), ({"schema": 9}, "unknown schema 9")],
+)
+def test_a_bad_state_file_names_the_field(
+    tmp_path: Path, change: dict[str, Any], named: str
+) -> None:
+    path = breaker_path(tmp_path, "s1", "t1")
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({**json.loads(_SAVED_BEFORE), **change}))
+    with pytest.raises(StateError, match=named):
+        load_breaker(tmp_path, "s1", "t1")

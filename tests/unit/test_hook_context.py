@@ -52,7 +52,7 @@ def test_a_manifest_changed_after_it_was_handed_out_is_refused(
 ) -> None:
     env = told(manifest)
     data = json.loads(manifest.read_text())
-    data["agents"]["t1"]["paths"] = ["**"]
+    data["agents"][0]["paths"] = ["**"]
     manifest.write_text(json.dumps(data))
     ctx = resolve_context({"cwd": str(tmp_path)}, env)
     assert ctx.failure is Failure.MANIFEST_CORRUPT and "changed after" in ctx.detail

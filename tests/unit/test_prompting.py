@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from string import Template
 
 import pytest
@@ -15,6 +16,7 @@ from coordinator.prompting import (
     render_carry_forward_prompt,
     render_conflict_fix_prompt,
     render_fix_prompt,
+    render_new_files_part,
     render_rescope_prompt,
 )
 from coordinator.status import parse_status
@@ -293,3 +295,12 @@ def test_render_rejects_non_string_values() -> None:
 def test_render_substitutes_every_placeholder() -> None:
     text = prompts.render("part_session", session="s", wave="2", task_id="t")
     assert text == "seawall session s, wave 2, task t.\n"
+
+
+def test_new_files_part_mentions_each_file_relative_to_the_workspace(tmp_path: Path) -> None:
+    files = [tmp_path / "src" / "new.py", tmp_path / "docs" / "a b.md", tmp_path / "x\ny.py"]
+    text = render_new_files_part(tmp_path, files)
+    assert text.startswith('\n\nNEW FILES: @src/new.py @"docs/a b.md"\n')
+    assert "x\ny" not in text  # a name a mention cannot hold is left to a Read
+    assert render_new_files_part(tmp_path, []) == ""
+    assert render_new_files_part(tmp_path, [tmp_path / "x\ny.py"]) == ""

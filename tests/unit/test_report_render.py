@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from coordinator.breakers.trip import BreakerKind, Trip
+from coordinator.breakers.wave import WaveTrigger
 from coordinator.model import Status, Task
 from coordinator.report import gather, render_page
 from coordinator.report.graph import wave_graph_svg
@@ -18,6 +19,7 @@ from coordinator.state.ledger import (
     IssueRef,
     SessionState,
     SetAsideRecord,
+    WaveBreakerState,
     WavePhase,
     WaveRecord,
 )
@@ -91,7 +93,7 @@ def _state() -> SessionState:
         created_at=1_800_000_000.0,
         waves=[wave, second],
         cost_usd=0.52,
-        breaker={"tripped": True, "trigger": "stall", "detail": "no progress"},
+        breaker=WaveBreakerState(tripped=True, trigger=WaveTrigger.STALL, detail="no progress"),
     )
 
 

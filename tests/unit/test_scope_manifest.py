@@ -107,3 +107,41 @@ def test_find_and_close(tmp_path: Path) -> None:
     closed = close_manifest(first)
     assert closed.closed is not None
     assert json.loads(first.read_text())["closed"] == closed.closed
+
+
+def test_a_schema_1_manifest_is_still_read(tmp_path: Path) -> None:
+    path = manifest_path(tmp_path, "s", 1)
+    path.parent.mkdir(parents=True)
+    old = {
+        "schema": 1,
+        "session": "s",
+        "wave": 1,
+        "enforcement": "strict",
+        "isolation": "none",
+        "repo": str(tmp_path),
+        "base": None,
+        "created": 1.5,
+        "closed": None,
+        "agents": {"t1": {"paths": ["src/**"], "workspace": str(tmp_path)}},
+        "commands": {"allow": ["npm publish"], "deny": []},
+        "limits": {"max_tool_calls": 7},
+    }
+    path.write_text(json.dumps(old))
+    manifest = load_manifest(path)
+    agent = manifest.agent("t1")
+    assert agent is not None and agent.paths == ("src/**",)
+    assert manifest.commands.allow == ("npm publish",) and manifest.limits.max_tool_calls == 7
+    assert manifest.enforcement is Enforcement.STRICT and manifest.created == 1.5
+
+
+def test_an_unknown_schema_and_a_bad_field_are_named(tmp_path: Path) -> None:
+    path = write_manifest(build_manifest(session="s", wave=wave(), repo=tmp_path))
+    data = json.loads(path.read_text())
+    assert data["schema"] == 2 and data["agents"][0]["task_id"] == "t1"
+    path.write_text(json.dumps({**data, "schema": 3}))
+    with pytest.raises(ManifestError, match="unknown schema 3"):
+        load_manifest(path)
+    data["limits"]["max_tool_calls"] = True
+    path.write_text(json.dumps(data))
+    with pytest.raises(ManifestError, match=r"\$\.limits\.max_tool_calls"):
+        load_manifest(path)

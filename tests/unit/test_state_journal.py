@@ -14,6 +14,7 @@ from coordinator.model import Status, Task
 from coordinator.session.engine import Session
 from coordinator.state.journal import Parts, ledger_parts
 from coordinator.state.ledger import (
+    SCHEMA_VERSION,
     AgentRecord,
     IssueRef,
     SessionPhase,
@@ -138,7 +139,7 @@ def test_a_stopped_session_is_compacted_and_the_backups_hold_the_ledger_before(
     store.save(state)
     assert store.paths.journal.read_bytes() == b""
     whole = json.loads(store.paths.state.read_text())
-    assert whole["schema"] == 2 and whole["phase"] == "done"
+    assert whole["schema"] == SCHEMA_VERSION and whole["phase"] == "done"
     assert whole["waves"][0]["agents"][0]["summary"] == "before the end"
     # the two backups together are the ledger as the save before the compaction left it
     shutil.copyfile(store.paths.backup, store.paths.state)

@@ -17,6 +17,7 @@ from coordinator.errors import GitError, RunnerError, StateError
 from coordinator.events import Event, ToolCall
 from coordinator.faults import kill_point
 from coordinator.fsutil import atomic_write_text
+from coordinator.git.sparse import task_sparse_dirs
 from coordinator.git.workspaces import restore_worktree
 from coordinator.model import Enforcement, Isolation, Task
 from coordinator.pricing import PriceTable
@@ -242,6 +243,8 @@ async def _restore_missing_worktree(
         return
     if (Path(record.workspace) / ".git").exists():
         return
-    if await restore_worktree(ctx.repo, record.workspace, record.branch):
+    task = ctx.tasks(wave).get(record.task)
+    sparse = None if task is None else task_sparse_dirs(task, ctx.config)
+    if await restore_worktree(ctx.repo, record.workspace, record.branch, sparse=sparse):
         ctx.events.append("worktree_recreated", wave=wave.number, path=record.workspace)
         ctx.progress.log(f"{record.task}: its worktree folder was missing; made again")

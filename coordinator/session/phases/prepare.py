@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 
 from coordinator.faults import kill_point
+from coordinator.git.sparse import task_sparse_dirs
 from coordinator.git.workspaces import ensure_ready, prepare_workspaces
 from coordinator.isolation import explain_enforcement
 from coordinator.model import Enforcement, Isolation, Task, Wave
@@ -38,6 +39,7 @@ async def prepare(ctx: WaveContext, wave: WaveRecord) -> None:
         task_ids=[task.id for task in tasks],
         isolation=Isolation(wave.isolation),
         worktrees_under=ctx.config.worktree_root,
+        sparse={task.id: task_sparse_dirs(task, ctx.config) for task in tasks},
     )
     wave.agents = []
     for workspace in workspaces:
@@ -65,7 +67,13 @@ async def ensure_workspaces(ctx: WaveContext, wave: WaveRecord) -> None:
     if wave.isolation != Isolation.WORKTREE:
         return
     waiting = [(a.workspace, a.branch) for a in wave.agents if a.run is None]
-    remade = await ensure_ready(ctx.repo, waiting, base=wave.base)
+    tasks = ctx.tasks(wave)
+    sparse = {
+        a.workspace: task_sparse_dirs(tasks[a.task], ctx.config)
+        for a in wave.agents
+        if a.task in tasks
+    }
+    remade = await ensure_ready(ctx.repo, waiting, base=wave.base, sparse=sparse)
     for path in remade:
         ctx.events.append("worktree_recreated", wave=wave.number, path=path)
         ctx.progress.log(f"wave {wave.number}: worktree {path} was not whole; made again")

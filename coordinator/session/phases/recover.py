@@ -171,7 +171,7 @@ def _wave_breaker(ctx: WaveContext, wave: WaveRecord) -> None:
         "breaker_tripped",
         wave=wave.number,
         level="wave",
-        trigger=ctx.state.breaker.get("trigger"),
-        detail=ctx.state.breaker.get("detail"),
+        trigger=None if ctx.state.breaker is None else ctx.state.breaker.trigger,
+        detail=None if ctx.state.breaker is None else ctx.state.breaker.detail,
     )
     ctx.progress.log(line.removeprefix("seawall: "))

@@ -1,0 +1,146 @@
+"""The state of a working tree, with sparse checkouts taken into account.
+
+In a sparse checkout git marks the files it leaves out with the index's
+*skip-worktree* bit. libgit2 (and so pygit2's ``Repository.status``) does not read
+that bit: every file outside the sparse set looks deleted. Whoever reads a working
+tree's state (checkpoints, the user-file check, worktree verification, cleanup) asks
+:func:`worktree_status` instead, which drops those false deletions: a file git left
+out on purpose is unchanged, never deleted, set aside or merged as a deletion.
+
+A skip-worktree file that is on disk after all (an agent wrote it) is read from disk:
+its content there is what counts, as for any other file.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import FileMode, FileStatus
+from pygit2.ffi import C
+
+__all__ = ["checkout_problem", "disk_blob", "skipped_paths", "worktree_status"]
+
+# git's on-disk flag (index format v3+); libgit2 keeps it in ``flags_extended``
+_SKIP_WORKTREE = 1 << 14
+_WT_DELETED = int(FileStatus.WT_DELETED)
+
+
+def skipped_paths(repo: pygit2.Repository) -> frozenset[str]:
+    """Paths the index marks skip-worktree (left out of a sparse checkout).
+
+    pygit2's ``IndexEntry`` does not carry the entry's flags, so they are read from
+    libgit2's own entries through the binding pygit2 ships."""
+    index = repo.index
+    index.read(False)
+    handle = index._index
+    skipped: set[str] = set()
+    for position in range(C.git_index_entrycount(handle)):
+        entry = C.git_index_get_byindex(handle, position)
+        if entry.flags_extended & _SKIP_WORKTREE:
+            skipped.add(os.fsdecode(pygit2.ffi.string(entry.path)))
+    return frozenset(skipped)
+
+
+def checkout_problem(repo: pygit2.Repository) -> str | None:
+    """Why the working tree of a fresh checkout is not whole, or None when it is.
+
+    Whole means: the index holds HEAD's tree, and every file it does not mark
+    skip-worktree is on disk with the size the checkout recorded (a checkout a kill
+    interrupted leaves files missing or cut short). It reads the index once and stats
+    each file it should have written, so a sparse checkout costs what it holds."""
+    if repo.workdir is None or repo.head_is_unborn:
+        return "it has no working tree or no HEAD"
+    index = repo.index
+    index.read(False)
+    if len(index.diff_to_tree(repo.head.peel(pygit2.Commit).tree)):
+        return "its index is not HEAD's tree"
+    root = repo.workdir.rstrip("/") + "/"
+    handle = index._index
+    for position in range(C.git_index_entrycount(handle)):
+        entry = C.git_index_get_byindex(handle, position)
+        if entry.flags_extended & _SKIP_WORKTREE or entry.mode == FileMode.COMMIT:
+            continue
+        path = os.fsdecode(pygit2.ffi.string(entry.path))
+        try:
+            size = Path(root + path).lstat().st_size
+        except OSError:
+            return f"{path} is missing"
+        if size & 0xFFFFFFFF != entry.file_size:
+            return f"{path} is not whole"
+    return None
+
+
+def worktree_status(
+    repo: pygit2.Repository, *, untracked_files: str = "all", ignored: bool = False
+) -> dict[str, int]:
+    """``repo.status(...)`` with the index's skip-worktree bit taken into account.
+
+    A skip-worktree path absent from disk loses its "deleted in the working tree" flag
+    (and is dropped when nothing else is left). One present on disk (written by an
+    agent), which libgit2 and git both pass over, is reported modified when its content
+    or executable bit differs from the index. Anything else is as libgit2 reports it."""
+    status = repo.status(untracked_files=untracked_files, ignored=ignored)
+    if repo.workdir is None or not _has_extended_flags(Path(repo.path) / "index"):
+        return status
+    skipped = skipped_paths(repo)
+    if not skipped:
+        return status
+    root = repo.workdir.rstrip("/") + "/"
+    folders: dict[str, bool] = {"": True}  # plain strings: this loop sees every skipped file
+    for path in skipped:
+        folder = path.rpartition("/")[0]
+        present = folders.get(folder)
+        if present is None:
+            present = folders[folder] = Path(root + folder).is_dir()
+        if present and os.path.lexists(root + path):
+            if path not in status and _differs(repo, Path(root + path), path):
+                status[path] = FileStatus.WT_MODIFIED
+            continue
+        flags = status.get(path)
+        if flags is None or not int(flags) & _WT_DELETED:
+            continue
+        rest = int(flags) & ~_WT_DELETED
+        if rest:
+            status[path] = FileStatus(rest)
+        else:
+            del status[path]
+    return status
+
+
+def _has_extended_flags(index: Path) -> bool:
+    """Whether the index file can hold skip-worktree bits: git writes format 2 unless
+    some entry has an extended flag (or the repository asks for format 3 or 4)."""
+    try:
+        with index.open("rb") as handle:
+            header = handle.read(8)
+    except OSError:
+        return False
+    return len(header) == 8 and header[:4] == b"DIRC" and int.from_bytes(header[4:], "big") > 2
+
+
+def disk_blob(full: Path) -> tuple[bytes, FileMode] | None:
+    """What git would store for the file or symlink at ``full``: its bytes and mode;
+    None when it is gone or is something git cannot hold (a fifo, a folder)."""
+    try:
+        info = full.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            return os.fsencode(str(full.readlink())), FileMode.LINK
+        if stat.S_ISREG(info.st_mode):
+            mode = FileMode.BLOB_EXECUTABLE if info.st_mode & stat.S_IXUSR else FileMode.BLOB
+            return full.read_bytes(), mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return None
+
+
+def _differs(repo: pygit2.Repository, full: Path, path: str) -> bool:
+    """Whether the file at ``full`` differs from its index entry ``path``."""
+    entry = repo.index[path]
+    try:
+        found = disk_blob(full)
+    except OSError:
+        return True
+    return found is None or found[1] != entry.mode or pygit2.hash(found[0]) != entry.id
