@@ -31,6 +31,7 @@ from coordinator.git.worktree_admin import (
     admin_dirs,
     delete_branches,
     remove_worktrees,
+    restore_link,
 )
 from coordinator.processes import process_alive
 
@@ -172,17 +173,20 @@ def _inspect(
     except FileNotFoundError:
         age = 0.0
 
-    def missing() -> WorktreeInfo:
+    def missing(reason: str = "folder is missing or being removed") -> WorktreeInfo:
         return WorktreeInfo(
             path=str(path), session=session, wave=wave, task=task, branch=None,
-            age_seconds=age, dirty=False, merged=False, missing=True,
-            reason="folder is missing" if not path.exists() else "its checkout never finished",
+            age_seconds=age, dirty=False, merged=False, missing=True, reason=reason,
         )  # fmt: skip
 
-    if not (path / ".git").exists() or (
-        (admin / "locked").exists() and not (admin / READY_FILE).exists()
-    ):
-        return missing()
+    if (admin / "locked").exists() and not (admin / READY_FILE).exists():
+        return missing("its checkout never finished")
+    relinked = False
+    if not (path / ".git").exists():
+        # gone or being removed, or only its link deleted: then its files are work
+        if not restore_link(workdir(repo), path, admin):
+            return missing()
+        relinked = True
     try:  # through git's record of it, not the ``.git`` file its agent could rewrite
         wt_repo = pygit2.Repository(str(admin))
         branch = None if wt_repo.head_is_detached else wt_repo.head.shorthand
@@ -194,6 +198,8 @@ def _inspect(
         return missing()  # removed by a concurrent cleanup while it was being read
     dirty = state != head.tree.id
     merged, reason = _merge_state(repo, head, state, dirty, merged_trees)
+    if relinked:
+        reason = f"{reason} (its deleted .git link was restored from git's record)"
     return WorktreeInfo(
         path=str(path), session=session, wave=wave, task=task, branch=branch,
         age_seconds=age, dirty=dirty, merged=merged, missing=False, reason=reason,

@@ -13,7 +13,10 @@ So whatever changes those folders runs under one lock shared by every seawall pr
 and thread, and only the fast part does: a worktree is added without a checkout under
 the lock, then checked out (the slow, I/O bound part) outside it; removal deletes the
 folders concurrently, then their administrative folders under the lock, which is what
-``git worktree remove --force --force`` does, without running git.
+``git worktree remove --force --force`` does, without running git. Before a folder is
+deleted its administrative folder is marked (``seawall-removing``), so a reader that
+finds the folder without its ``.git`` can tell a removal under way from a worktree
+whose link alone was deleted.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from coordinator.git.sparse import sparse_args, write_sparse_set
 
 __all__ = [
     "READY_FILE",
+    "REMOVING_FILE",
     "add_worktree",
     "admin_dir",
     "admin_dirs",
@@ -40,9 +44,11 @@ __all__ = [
     "is_ready",
     "mark_ready",
     "remove_worktrees",
+    "restore_link",
 ]
 
 READY_FILE = "seawall-ready"
+REMOVING_FILE = "seawall-removing"
 _LOCK_FILE = "seawall-worktrees.lock"
 _thread_lock = threading.Lock()
 
@@ -135,6 +141,12 @@ def remove_worktrees(repo_root: Path, paths: Iterable[str | os.PathLike[str]]) -
     if not wanted:
         return
     known = admin_dirs(repo_root)
+    with admin_lock(repo_root):
+        for path in wanted:
+            admin = known.get(path)
+            if admin is not None:
+                with contextlib.suppress(OSError):  # already removed by another cleanup
+                    (admin / REMOVING_FILE).write_text("", encoding="utf-8")
     workers = max(1, min(len(wanted), 2 * (os.cpu_count() or 1)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(lambda p: shutil.rmtree(p, ignore_errors=True), wanted))
@@ -143,6 +155,24 @@ def remove_worktrees(repo_root: Path, paths: Iterable[str | os.PathLike[str]]) -
             admin = known.get(path)
             if admin is not None:
                 shutil.rmtree(admin, ignore_errors=True)
+
+
+def restore_link(repo_root: Path, path: Path, admin: Path) -> bool:
+    """Write again the ``.git`` link of the worktree at ``path`` from git's record
+    ``admin``, if its folder still holds files and no removal of it is under way.
+    Whether the link was written."""
+    with admin_lock(repo_root):
+        if (admin / REMOVING_FILE).exists() or not (admin / "gitdir").is_file():
+            return False
+        try:
+            if not any(path.iterdir()):
+                return False
+            if (path / ".git").is_symlink():  # a dangling link in its place
+                (path / ".git").unlink()
+            (path / ".git").write_text(f"gitdir: {admin}\n", encoding="utf-8")
+        except OSError:  # the folder is gone
+            return False
+    return True
 
 
 def delete_branches(repo_root: Path, branches: Sequence[str]) -> None:

@@ -11,6 +11,7 @@ it unless the plan sets ``accept_hooks_only = true`` (or ``seawall run
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,6 +34,7 @@ def agent_sandbox(
     starts_processes: bool = True,
     extra_writable: Sequence[str] = (),
     missing: str | None = None,
+    placeholder_record: Path | None = None,
 ) -> SandboxPolicy | None:
     """The sandbox of one agent; None for a runner that starts no processes
     (``starts_processes``), or where this machine has no sandbox and that is accepted.
@@ -41,7 +43,8 @@ def agent_sandbox(
     granted to every agent. Raises ``ConfigurationError`` for a strict in-place agent
     that cannot be sandboxed when hooks-only enforcement was not accepted. ``missing``
     is why there is no sandbox here (default: this machine's answer; "" when there is
-    one).
+    one). ``placeholder_record`` is where an in-place agent's empty placeholders are
+    listed (see ``coordinator.sandbox.placeholders``).
     """
     if not starts_processes:
         return None  # an in-process agent: no sandbox applies to it
@@ -59,7 +62,8 @@ def agent_sandbox(
     if not in_place:
         return workspace_policy(workspace).with_paths(extra)
     grants = ("**",) if enforcement is Enforcement.OFF else scope
-    return scope_policy(workspace, grants, create=True).with_paths(extra)
+    policy = scope_policy(workspace, grants, create=True).with_paths(extra)
+    return dataclasses.replace(policy, placeholder_record=placeholder_record)
 
 
 def sandbox_notice(*, accept_hooks_only: bool, missing: str | None = None) -> str:

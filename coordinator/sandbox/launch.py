@@ -93,4 +93,6 @@ def supervisor_argv(
             command += ["--write", str(path)]
         for path in policy.new_files:
             command += ["--new", str(path)]
+        if policy.new_files and policy.placeholder_record is not None:
+            command += ["--record", str(policy.placeholder_record)]
     return [*command, "--", *argv]

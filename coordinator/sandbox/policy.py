@@ -18,6 +18,7 @@ directory cannot be created: the kernel cannot grant "a directory except one ent
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -63,13 +64,14 @@ class SandboxPolicy:
     new_files: tuple[Path, ...] = ()
     """Granted files absent when the policy was made: created empty before the agent
     starts (never over an existing file) and removed after it when still empty."""
+    placeholder_record: Path | None = None
+    """Where the files created for ``new_files`` are listed before the agent starts
+    (see ``coordinator.sandbox.placeholders``); None: not listed."""
 
     def with_paths(self, extra: Iterable[Path]) -> SandboxPolicy:
         """This policy with ``extra`` paths writable too (duplicates dropped)."""
         merged = dict.fromkeys((*self.writable, *extra))
-        return SandboxPolicy(
-            writable=tuple(merged), describe=self.describe, new_files=self.new_files
-        )
+        return dataclasses.replace(self, writable=tuple(merged))
 
 
 def workspace_policy(workspace: Path) -> SandboxPolicy:

@@ -14,7 +14,9 @@ seawall starts every agent through this small process, which stays the agent's p
 4. when the agent ends, or the supervisor gets SIGTERM, SIGINT or SIGHUP, it sends
    SIGTERM to every descendant, SIGKILL after ``--grace`` seconds, and waits until none
    is left; then it exits with the agent's status (the same exit code, or death by the
-   same signal). A file it created that is still the same empty file is removed first;
+   same signal). A file it created that is still the same empty file is removed first
+   (with ``--record FILE``, the files it created are listed there before the agent
+   starts, so that a review can remove them if the supervisor was killed outright);
 5. with ``--parent PID`` it also does so as soon as its parent is no longer ``PID`` (the
    process that started it died, however: SIGKILL, the OOM killer), so the agent does
    not outlive it. Without the option an agent outlives whoever started the supervisor,
@@ -26,7 +28,7 @@ not be executed.
 """
 
 # os and open rather than pathlib: the supervisor starts with every agent, and fast
-# ruff: noqa: PTH108, PTH110, PTH123, PTH208
+# ruff: noqa: PTH110, PTH123, PTH208
 
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ import sys
 import time
 
 from coordinator.sandbox.landlock import LandlockError, restrict_writes
+from coordinator.sandbox.placeholders import create, drop_recorded, remove_unused, write_record
 
 __all__ = ["EXEC_FAILED", "SANDBOX_FAILED", "SUPERVISOR_SAYS", "descendants", "main"]
 
@@ -167,31 +170,6 @@ def _end_descendants(grace: float, agent: int) -> int | None:
     return status
 
 
-def _create(paths: list[str]) -> list[tuple[str, int, int]]:
-    """Create each missing file empty; (path, device, inode) of those made here."""
-    made: list[tuple[str, int, int]] = []
-    for path in paths:
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-        except OSError:
-            continue  # it exists (never ours to remove), or cannot be made: not granted
-        info = os.fstat(fd)
-        os.close(fd)
-        made.append((path, info.st_dev, info.st_ino))
-    return made
-
-
-def _remove_unused(made: list[tuple[str, int, int]]) -> None:
-    """Remove each file made by ``_create`` that is still that same empty file."""
-    for path, device, inode in made:
-        try:
-            info = os.lstat(path)
-            if (info.st_dev, info.st_ino, info.st_size) == (device, inode, 0):
-                os.unlink(path)
-        except OSError:
-            continue
-
-
 def _start(argv: list[str], mask: set[int], writable: list[str] | None) -> int:
     parent = os.getpid()
     pid = os.fork()
@@ -230,19 +208,21 @@ def _exit_like(status: int | None) -> int:
 
 
 class _Options:
-    __slots__ = ("argv", "grace", "new", "parent", "writable")
+    __slots__ = ("argv", "grace", "new", "parent", "record", "writable")
 
     def __init__(self) -> None:
         self.grace: float = 2.0
         self.writable: list[str] | None = None
         self.new: list[str] = []
         self.parent: int | None = None
+        self.record: str | None = None
         self.argv: list[str] = []
 
 
 def _options(args: list[str]) -> _Options:
     """``--grace S``, ``--parent PID``, ``--sandbox`` with one ``--write PATH`` per
-    writable path and one ``--new PATH`` per file to create, ``--``, then the agent's
+    writable path and one ``--new PATH`` per file to create, ``--record FILE`` where the
+    files created are listed (see ``coordinator.sandbox.placeholders``), ``--``, then the agent's
     argv. (Not argparse nor JSON: their imports alone would cost more than the rest of
     the start.)"""
     options = _Options()
@@ -251,7 +231,7 @@ def _options(args: list[str]) -> _Options:
         option = rest.pop(0)
         if option == "--sandbox":
             options.writable = options.writable or []
-        elif option in ("--grace", "--write", "--new", "--parent") and rest:
+        elif option in ("--grace", "--write", "--new", "--parent", "--record") and rest:
             value = rest.pop(0)
             if option == "--grace":
                 options.grace = float(value)
@@ -259,6 +239,8 @@ def _options(args: list[str]) -> _Options:
                 options.new.append(value)
             elif option == "--parent":
                 options.parent = int(value)
+            elif option == "--record":
+                options.record = value
             else:
                 options.writable = [*(options.writable or []), value]
         else:
@@ -279,7 +261,14 @@ def main(args: list[str] | None = None) -> int:
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     if options.parent is not None and os.getppid() != options.parent:
         return 128 + signal.SIGHUP  # the parent died before the agent could start
-    made = _create(options.new) if options.writable is not None else []
+    made = create(options.new) if options.writable is not None else []
+    if options.record is not None:
+        try:
+            write_record(options.record, made)
+        except OSError as exc:
+            remove_unused(made)
+            sys.stderr.write(f"{SUPERVISOR_SAYS} cannot record the files it made: {exc}\n")
+            return SANDBOX_FAILED
     agent = _start(options.argv, original, options.writable)
     status = None
     wait = 1.0 if options.parent is None else _PARENT_POLL
@@ -291,7 +280,10 @@ def main(args: list[str] | None = None) -> int:
         if options.parent is not None and os.getppid() != options.parent:
             break  # orphaned: the agent goes with the process that started it
     final = _end_descendants(options.grace, agent)
-    _remove_unused(made)
+    if options.record is not None:
+        drop_recorded(options.record)
+    else:
+        remove_unused(made)
     return _exit_like(status if status is not None else final)
 
 

@@ -21,6 +21,7 @@ from coordinator.git import (
     prune_worktrees,
 )
 from coordinator.git.workspaces import default_worktree_root
+from coordinator.git.worktree_admin import REMOVING_FILE, admin_dir
 from coordinator.model import Isolation
 from tests.integration.test_git_support import commit_all, git, head, make_repo
 
@@ -165,6 +166,52 @@ def test_list_and_prune_read_a_worktree_through_gits_record_of_it(
     assert git(repo, "show", f"{saved}:wip.txt") == "not merged\n"
     assert git(decoy, "for-each-ref") == decoy_refs
     assert list_worktrees(repo) == ()
+
+
+def test_prune_keeps_the_work_of_a_worktree_whose_git_link_was_deleted(repo: Path) -> None:
+    """A worktree that still holds files after its ``.git`` file was deleted is not read
+    as gone: its link is written again from git's record, and its work is kept, or saved
+    to its checkpoint ref before a forced removal."""
+    base = head(repo)
+    (workspace,) = _prepare(repo, base, ["dirty"])
+    folder = Path(workspace.path)
+    (folder / "wip.txt").write_text("not merged\n")
+    (folder / "app.py").write_text("edited\n")
+    (folder / ".git").unlink()
+    report = prune_worktrees(repo)
+    assert report.removed == () and report.salvaged == ()
+    (kept,) = report.kept
+    assert not kept.missing and kept.dirty and not kept.merged, kept
+    assert "uncommitted" in kept.reason and "restored" in kept.reason
+    assert (folder / "wip.txt").read_text() == "not merged\n"
+    assert git(folder, "rev-parse", "--abbrev-ref", "HEAD") == "seawall/s1/w2/dirty\n"
+
+    (folder / ".git").unlink()
+    forced = prune_worktrees(repo, force=True)
+    assert [info.task for info in forced.removed] == ["dirty"]
+    (saved,) = forced.salvaged
+    assert git(repo, "show", f"{saved}:wip.txt") == "not merged\n"
+    assert git(repo, "show", f"{saved}:app.py") == "edited\n"
+    assert git(repo, "rev-parse", "refs/seawall/s1/dirty").strip() == saved
+    assert not folder.exists()
+    assert list_worktrees(repo) == ()
+
+
+def test_a_worktree_being_removed_is_not_relinked(repo: Path) -> None:
+    """A folder whose removal is under way (git's record marked, its ``.git`` already
+    deleted) counts as missing: its link is not written back into it."""
+    (workspace,) = _prepare(repo, head(repo), ["going"])
+    folder = Path(workspace.path)
+    admin = admin_dir(repo, folder)
+    assert admin is not None
+    (admin / REMOVING_FILE).write_text("")
+    (folder / ".git").unlink()
+    (info,) = list_worktrees(repo)
+    assert info.missing and "being removed" in info.reason, info
+    assert not (folder / ".git").exists()
+    report = prune_worktrees(repo)
+    assert [i.task for i in report.removed] == ["going"]
+    assert not folder.exists() and list_worktrees(repo) == ()
 
 
 def test_duplicate_task_ids_and_auto_isolation_are_caller_mistakes(repo: Path) -> None:

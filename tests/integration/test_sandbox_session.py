@@ -10,8 +10,12 @@ the post-wave check to take back.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -174,3 +178,84 @@ def test_an_absent_scope_file_grants_that_file_not_its_directory(tmp_path: Path)
     assert not (repo / "src" / "unused.py").exists()
     assert not (repo / "src" / "stray.py").exists()
     assert git(repo, "status", "--porcelain") == ""
+
+
+WAITS_FOR_A_KILL = textwrap.dedent(
+    """
+    import os, sys, time
+    from pathlib import Path
+
+    sys.stdin.read()
+    Path("src/alpha.py").write_text("alpha = 1\\n")
+    print("STATUS: done", flush=True)
+    print(f"supervisor {os.getppid()}", flush=True)
+    time.sleep(60)  # until the test kills the supervisor, and this agent with it
+    """
+)
+
+
+def test_a_placeholder_a_killed_supervisor_left_is_not_taken_as_the_agents_file(
+    tmp_path: Path,
+) -> None:
+    """The supervisor dies outright after its agent wrote one of two absent scope files:
+    the empty file it made for the other is seawall's (listed before the agent started),
+    so the review removes it instead of taking it as the agent's empty file."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    agent = tmp_path / "agent.py"
+    agent.write_text(WAITS_FOR_A_KILL)
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        "\n".join(
+            [
+                "[session]",
+                'name = "placeholders"',
+                'isolation = "none"',
+                'enforcement = "strict"',
+                'agent = "py"',
+                "",
+                "[runners.py]",
+                'kind = "command"',
+                f"argv = [{json.dumps(sys.executable)}, {json.dumps(str(agent))}]",
+                "",
+                "[[task]]",
+                'id = "alpha"',
+                'prompt = "Write."',
+                'scope = ["src/alpha.py", "src/unused.py"]',
+            ]
+        )
+        + "\n"
+    )
+    run = subprocess.Popen(
+        [sys.executable, "-m", "coordinator", "run", str(plan), "--repo", str(repo)],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        os.kill(_supervisor_of(repo, run), signal.SIGKILL)  # no clean-up of its own
+        output, _ = run.communicate(timeout=120)
+    finally:
+        run.kill()
+        run.wait(timeout=10)
+    data = status(repo)
+    record = repo / ".seawall" / data["session"] / "wave-1" / "placeholders" / "alpha.txt"
+    assert not record.exists(), output  # read and removed by the review
+    assert not (repo / "src" / "unused.py").exists(), output
+    assert "src/unused.py" not in git(repo, "ls-tree", "-r", "--name-only", "main")
+    agent_ref = git(repo, "for-each-ref", "--format=%(refname)", "refs/seawall/").split()
+    for ref in agent_ref:
+        assert "src/unused.py" not in git(repo, "ls-tree", "-r", "--name-only", ref), ref
+    assert "placeholder(s) removed: src/unused.py" in output, output
+
+
+def _supervisor_of(repo: Path, run: subprocess.Popen[str]) -> int:
+    """The supervisor's process id, as the agent tells it in its transcript."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and run.poll() is None:
+        for transcript in (repo / ".seawall").glob("*/agents/alpha/*transcript.jsonl"):
+            for line in transcript.read_text().splitlines():
+                if "supervisor " in line:
+                    return int(line.split("supervisor ")[1].split()[0].strip('"\\n'))
+        time.sleep(0.1)
+    raise AssertionError(f"the agent never named its supervisor (seawall exit {run.poll()})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import anyio
 
 from coordinator.git.checkpoints import Checkpointer, CheckpointMode
 from coordinator.model import Isolation, Task
+from coordinator.sandbox.placeholders import drop_recorded
 from coordinator.scope.repostate import snapshot_path
 from coordinator.scope.worktree_link import restore_links
 from coordinator.session.context import WaveContext
@@ -20,6 +22,8 @@ __all__ = [
     "apply_run",
     "checkpointer",
     "dirty_in_scope",
+    "drop_placeholders",
+    "placeholder_record",
     "restore_worktree_links",
     "snapshot_unreported",
 ]
@@ -97,3 +101,35 @@ async def snapshot_unreported(
     return AgentRun(
         task_id=task.id, checkpoint=points.tip, wip=snapshot, touched=tuple(paths or ())
     )
+
+
+def placeholder_record(ctx: WaveContext, wave: int, task: str) -> Path:
+    """Where the empty files made for ``task``'s in-place agent in ``wave`` are listed."""
+    return ctx.paths.wave_dir(wave) / "placeholders" / f"{task}.txt"
+
+
+async def drop_placeholders(ctx: WaveContext, wave: WaveRecord) -> None:
+    """Remove the empty placeholders a killed supervisor left in the shared tree, and
+    take them out of each agent's checkpoint: seawall made them, not the agent."""
+    if wave.isolation != Isolation.NONE:
+        return
+    tasks = ctx.tasks(wave)
+    for record in wave.agents:
+        listed = placeholder_record(ctx, wave.number, record.task)
+        paths = await anyio.to_thread.run_sync(_drop_placeholders, listed, ctx.repo)
+        if not paths:
+            continue
+        points = checkpointer(ctx, wave, record)
+        await points.acheckpoint([*dirty_in_scope(ctx, wave, tasks[record.task]), *paths])
+        record.checkpoint = points.tip or record.checkpoint
+        shown = ", ".join(paths)
+        ctx.progress.log(
+            f"wave {wave.number}: {record.task}: seawall's unused empty placeholder(s) "
+            f"removed: {shown}"
+        )
+
+
+def _drop_placeholders(listed: Path, repo: Path) -> list[str]:
+    """The unused placeholders listed in ``listed`` removed, relative to ``repo``."""
+    root = os.path.realpath(repo)
+    return [os.path.relpath(path, root) for path in drop_recorded(str(listed))]

@@ -31,6 +31,7 @@ from coordinator.session.phases.agents import (
     apply_run,
     checkpointer,
     dirty_in_scope,
+    placeholder_record,
     snapshot_unreported,
 )
 from coordinator.session.phases.prepare import ensure_workspaces, manifest_fields, prompt_for
@@ -120,6 +121,7 @@ def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> 
             accept_hooks_only=config.accept_hooks_only,
             starts_processes=runner.starts_processes,
             extra_writable=config.sandbox_writable,
+            placeholder_record=placeholder_record(ctx, wave.number, task.id),
         ),
         **manifest_fields(ctx, wave),
     )

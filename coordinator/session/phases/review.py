@@ -22,6 +22,7 @@ from coordinator.session.integrate import absorb_agent_commits
 from coordinator.session.phases.agents import (
     checkpointer,
     dirty_in_scope,
+    drop_placeholders,
     restore_worktree_links,
 )
 from coordinator.session.review import apply_review
@@ -38,12 +39,14 @@ async def settle_in_place(ctx: WaveContext, wave: WaveRecord) -> None:
     Commits an agent made on the target branch (a git write in a shared tree) are taken
     back: the branch returns to the wave base (compare-and-swap), the commits stay on
     ``refs/seawall/<session>/w<n>-commits``, and their files become the agents' changes
-    again. Changes outside every agent's scope are saved on
+    again. Empty placeholders seawall made for absent scope files and a killed
+    supervisor left are removed first. Changes outside every agent's scope are saved on
     ``refs/seawall/<session>/unattributed-w<n>`` and set aside, so nothing is lost and
     the next wave starts from a clean tree.
     """
     if wave.isolation != Isolation.NONE:
         return
+    await drop_placeholders(ctx, wave)
     branch, session = ctx.state.target_branch, ctx.state.session
     absorbed = await anyio.to_thread.run_sync(absorb_agent_commits, ctx.repo, wave, branch, session)
     tasks = ctx.tasks(wave)
