@@ -11,6 +11,7 @@ stopped at the end (found by its temporary directory), never another Ray on the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import pytest
 
 pytest.importorskip("ray", reason="the ray extra is not installed")
@@ -379,8 +381,7 @@ async def test_a_killed_coordinator_leaves_no_remote_agent_and_resume_finishes(
         with anyio.fail_after(30):
             await coordinator.wait()
     finally:
-        if coordinator.returncode is None:
-            os.killpg(coordinator.pid, signal.SIGKILL)
+        await _end(coordinator)
     pid = int((marks / "victim.pid").read_text())
     # Ray ends a dead driver's tasks, and the worker's processes with them
     assert await gone(pid, within=60), f"the remote agent {pid} outlived its coordinator"
@@ -392,6 +393,16 @@ async def test_a_killed_coordinator_leaves_no_remote_agent_and_resume_finishes(
     assert git(repo, "show", "main:src/victim.py") == "V = 2"
     assert git(repo, "show", "main:src/after.py") == "AFTER = 1"
     assert git(repo, "show", "main:src/healthy.py") == "HEALTHY = 1"
+
+
+async def _end(process: anyio.abc.Process) -> None:
+    """``process``'s group killed if it still runs, and the process closed (its pipes and
+    transport), so a test that stops early, a skip included, leaves nothing behind."""
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    with anyio.fail_after(30):
+        await process.aclose()
 
 
 async def _resume(command: list[str], repo: Path, env: dict[str, str], log: Path) -> int:
@@ -415,8 +426,7 @@ async def _resume(command: list[str], repo: Path, env: dict[str, str], log: Path
         said = await anyio.Path(log).read_text()
         raise AssertionError(f"resume hung: {said[-6000:]}") from None
     finally:
-        if process.returncode is None:
-            os.killpg(process.pid, signal.SIGKILL)
+        await _end(process)
 
 
 async def _wait_for_client_agent(cluster: Cluster, path: Path, log: Path) -> None:
@@ -479,8 +489,7 @@ async def test_resume_stops_the_remote_agent_a_killed_client_coordinator_left_ru
         with anyio.fail_after(30):
             await coordinator.wait()
     finally:
-        if coordinator.returncode is None:
-            os.killpg(coordinator.pid, signal.SIGKILL)
+        await _end(coordinator)
     pid = int((marks / "victim.pid").read_text())
     await anyio.sleep(3.0)
     assert alive(pid), "the client's job ended its agent: no orphan to find"
