@@ -26,10 +26,19 @@ from coordinator.events import (
     Turn,
     Usage,
 )
+from coordinator.transcripts._claude_lines import (
+    ClaudeLine,
+    ResultPart,
+    ServerToolUseBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from coordinator.transcripts._common import (
     RecordParser,
     as_float,
     as_int,
+    cap_text,
     flatten_text,
     iso_seconds,
 )
@@ -71,6 +80,8 @@ class ClaudeStreamParser(RecordParser):
         "_call_names",
         "_clock",
         "_nested_ids",
+        "_stamp",
+        "_stamp_seconds",
         "_turn",
         "_turn_ids",
         "_usage_ids",
@@ -87,6 +98,8 @@ class ClaudeStreamParser(RecordParser):
         self._nested_ids: set[str] = set()
         self._usage_ids: set[str] = set()
         self._call_names: dict[str, str] = {}
+        self._stamp: str | None = None
+        self._stamp_seconds = 0.0
         self.malformed = 0
         self.ignored = 0
         self.session_id: str | None = None
@@ -116,6 +129,15 @@ class ClaudeStreamParser(RecordParser):
             return self._clock()
         return iso_seconds(record.get("timestamp"))
 
+    def _seconds(self, stamp: str | None) -> float:
+        """``iso_seconds`` of a line's timestamp; the lines of one message share theirs."""
+        if stamp is None:
+            return 0.0
+        if stamp != self._stamp:
+            self._stamp = stamp
+            self._stamp_seconds = iso_seconds(stamp)
+        return self._stamp_seconds
+
     def _init(self, record: Mapping[str, Any]) -> None:
         session = record.get("session_id")
         model = record.get("model")
@@ -130,22 +152,25 @@ class ClaudeStreamParser(RecordParser):
         at = self._at(record)
         events: list[Event] = []
         message_id = message.get("id")
-        nested = bool(record.get("parent_tool_use_id"))
         key = message_id if isinstance(message_id, str) and message_id else None
-        if not nested:
-            if key is None or key not in self._turn_ids:
-                self._turn += 1
-                events.append(Turn(number=self._turn, at=at))
-                if key is not None:
-                    self._turn_ids.add(key)
-        elif key is not None:
-            self._nested_ids.add(key)
+        self._open_turn(key, bool(record.get("parent_tool_use_id")), at, events)
         usage = message.get("usage")
-        usage_key = key or f"turn-{self._turn}-line-{len(self._usage_ids)}"
-        if isinstance(usage, dict) and usage_key not in self._usage_ids:
-            self._usage_ids.add(usage_key)
-            model = message.get("model")
-            events.append(_usage(usage_key, usage, at, model if isinstance(model, str) else ""))
+        if isinstance(usage, dict):
+            usage_key = key or f"turn-{self._turn}-line-{len(self._usage_ids)}"
+            if usage_key not in self._usage_ids:
+                self._usage_ids.add(usage_key)
+                model = message.get("model")
+                events.append(
+                    Usage(
+                        message_id=usage_key,
+                        model=model if isinstance(model, str) else "",
+                        input_tokens=as_int(usage.get("input_tokens")),
+                        output_tokens=as_int(usage.get("output_tokens")),
+                        cache_read_tokens=as_int(usage.get("cache_read_input_tokens")),
+                        cache_write_tokens=as_int(usage.get("cache_creation_input_tokens")),
+                        at=at,
+                    )
+                )
         content = message.get("content")
         if isinstance(content, str) and content:
             events.append(Message(text=content, turn=self._turn, at=at))
@@ -155,6 +180,18 @@ class ClaudeStreamParser(RecordParser):
                     self._assistant_block(block, at, events)
         return events
 
+    def _open_turn(self, key: str | None, nested: bool, at: float, events: list[Event]) -> None:
+        """Count a new turn for a top-level message id not seen before (every message
+        without an id is a new turn); a nested subagent's message ids are only noted."""
+        if nested:
+            if key is not None:
+                self._nested_ids.add(key)
+        elif key is None or key not in self._turn_ids:
+            self._turn += 1
+            events.append(Turn(number=self._turn, at=at))
+            if key is not None:
+                self._turn_ids.add(key)
+
     def _assistant_block(self, block: Mapping[str, Any], at: float, events: list[Event]) -> None:
         kind = block.get("type")
         if kind == "text":
@@ -162,19 +199,19 @@ class ClaudeStreamParser(RecordParser):
             if isinstance(text, str) and text.strip():
                 events.append(Message(text=text, turn=self._turn, at=at))
         elif kind in ("tool_use", "server_tool_use"):
-            call_id = str(block.get("id") or "")
-            name = str(block.get("name") or "")
             arguments = block.get("input")
-            self._call_names[call_id] = name
             events.append(
-                ToolCall(
-                    call_id=call_id,
-                    name=name,
-                    arguments=arguments if isinstance(arguments, dict) else {},
-                    turn=self._turn,
-                    at=at,
+                self._call(
+                    str(block.get("id") or ""),
+                    str(block.get("name") or ""),
+                    arguments if isinstance(arguments, dict) else {},
+                    at,
                 )
             )
+
+    def _call(self, call_id: str, name: str, arguments: dict[str, Any], at: float) -> ToolCall:
+        self._call_names[call_id] = name
+        return ToolCall(call_id=call_id, name=name, arguments=arguments, turn=self._turn, at=at)
 
     def _user(self, record: Mapping[str, Any]) -> list[Event]:
         message = record.get("message")
@@ -186,16 +223,18 @@ class ClaudeStreamParser(RecordParser):
             return []  # a prompt typed by a person, not a tool result
         at = self._at(record)
         return [
-            self._tool_result(block, at)
+            self._result(
+                str(block.get("tool_use_id") or ""),
+                flatten_text(block.get("content")),
+                block.get("is_error") is True,
+                at,
+            )
             for block in content
             if isinstance(block, dict) and block.get("type") == "tool_result"
         ]
 
-    def _tool_result(self, block: Mapping[str, Any], at: float) -> ToolResult:
-        call_id = str(block.get("tool_use_id") or "")
+    def _result(self, call_id: str, text: str, is_error: bool, at: float) -> ToolResult:
         name = self._call_names.pop(call_id, None)
-        text = flatten_text(block.get("content"))
-        is_error = block.get("is_error") is True
         return ToolResult(
             call_id=call_id,
             is_error=is_error,
@@ -205,6 +244,81 @@ class ClaudeStreamParser(RecordParser):
             cancelled=is_error and SIBLING_ERROR_MARKER in text,
             at=at,
         )
+
+    def feed_line(self, line: ClaudeLine) -> list[Event]:
+        """The events of a line decoded by ``decode_claude_line`` whose ``type`` is
+        neither ``result`` nor ``system`` (those are read whole by ``feed_record``):
+        the same events ``feed_record`` gives for the same line read as a plain object."""
+        kind = line.type
+        if kind == "assistant":
+            return self._assistant_line(line)
+        if kind == "user":
+            return self._user_line(line)
+        self.ignored += 1
+        return []
+
+    def _assistant_line(self, line: ClaudeLine) -> list[Event]:
+        message = line.message
+        if message is None:
+            self.malformed += 1
+            return []
+        clock = self._clock
+        at = clock() if clock is not None else self._seconds(line.timestamp)
+        events: list[Event] = []
+        key = message.id or None
+        self._open_turn(key, bool(line.parent_tool_use_id), at, events)
+        usage = message.usage
+        if usage is not None:
+            usage_key = key or f"turn-{self._turn}-line-{len(self._usage_ids)}"
+            if usage_key not in self._usage_ids:
+                self._usage_ids.add(usage_key)
+                events.append(
+                    Usage(
+                        message_id=usage_key,
+                        model=message.model or "",
+                        input_tokens=usage.input_tokens,
+                        output_tokens=usage.output_tokens,
+                        cache_read_tokens=usage.cache_read_input_tokens,
+                        cache_write_tokens=usage.cache_creation_input_tokens,
+                        at=at,
+                    )
+                )
+        content = message.content
+        if isinstance(content, list):
+            turn = self._turn
+            for block in content:
+                if type(block) is ToolUseBlock or type(block) is ServerToolUseBlock:
+                    events.append(
+                        self._call(block.id or "", block.name or "", block.input or {}, at)
+                    )
+                elif type(block) is TextBlock:
+                    text = block.text
+                    if text is not None and text.strip():
+                        events.append(Message(text=text, turn=turn, at=at))
+        elif content:
+            events.append(Message(text=content, turn=self._turn, at=at))
+        return events
+
+    def _user_line(self, line: ClaudeLine) -> list[Event]:
+        message = line.message
+        if message is None:
+            self.malformed += 1
+            return []
+        content = message.content
+        if not isinstance(content, list):
+            return []  # a prompt typed by a person, not a tool result
+        clock = self._clock
+        at = clock() if clock is not None else self._seconds(line.timestamp)
+        return [
+            self._result(
+                block.tool_use_id or "",
+                _result_text(block.content),
+                block.is_error is True,
+                at,
+            )
+            for block in content
+            if type(block) is ToolResultBlock
+        ]
 
     def _final(self, record: Mapping[str, Any]) -> Final:
         subtype = record.get("subtype")
@@ -229,16 +343,13 @@ class ClaudeStreamParser(RecordParser):
         )
 
 
-def _usage(message_id: str, usage: Mapping[str, Any], at: float, model: str) -> Usage:
-    return Usage(
-        message_id=message_id,
-        model=model,
-        input_tokens=as_int(usage.get("input_tokens")),
-        output_tokens=as_int(usage.get("output_tokens")),
-        cache_read_tokens=as_int(usage.get("cache_read_input_tokens")),
-        cache_write_tokens=as_int(usage.get("cache_creation_input_tokens")),
-        at=at,
-    )
+def _result_text(content: str | list[ResultPart] | None) -> str:
+    """``flatten_text`` of a typed tool-result content."""
+    if isinstance(content, str):
+        return cap_text(content)
+    if content is None:
+        return ""
+    return cap_text("\n".join([part.text for part in content if part.text is not None]))
 
 
 def _denials(raw: Any) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from coordinator.events import Event
+from coordinator.transcripts._claude_lines import decode_claude_line
 from coordinator.transcripts._common import decode_record, decode_turn_record
 from coordinator.transcripts.claude import ClaudeStreamParser
 from coordinator.transcripts.codex import CODEX_EVENT_TYPES, CodexJsonParser
@@ -39,7 +40,8 @@ class TranscriptFormat(StrEnum):
 class TranscriptReader:
     """Parses a mixed stream of lines into events, choosing a parser per record.
 
-    Duties: decode each JSON line (fast path); unwrap ``[timestamp] [LEVEL] `` log
+    Duties: decode each JSON line (Claude Code's lines straight into typed records,
+    any other or odd line as a plain object); unwrap ``[timestamp] [LEVEL] `` log
     prefixes and reassemble JSON objects pretty-printed over several lines; send Codex
     event types to a ``CodexJsonParser``, Codex rollout records to a
     ``CodexRolloutParser`` and everything else to a ``ClaudeStreamParser``; count text
@@ -75,7 +77,14 @@ class TranscriptReader:
     def feed(self, line: str) -> list[Event]:
         """The events of one physical line."""
         if not self._buffer:
-            record = decode_turn_record(line, _WHOLE_TYPES)
+            typed = decode_claude_line(line)
+            if typed is None:
+                record = decode_turn_record(line, _WHOLE_TYPES)
+            elif typed.type is None or typed.type not in _WHOLE_TYPES:
+                self.records += 1
+                return self.claude.feed_line(typed)
+            else:
+                record = decode_record(line)
             if record is not None:
                 return self.feed_record(record)
             if not line or line.isspace():
