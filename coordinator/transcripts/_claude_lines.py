@@ -6,6 +6,9 @@ field of an unexpected JSON type, a number out of range, text that is not JSON) 
 refused with ``None``, and the parser then reads it as a plain decoded object, so a
 refused line gives exactly the events it would give anyway. Each field's type is the
 one the plain reading accepts; a value of any other type is what refuses the line.
+
+The records are left out of the garbage collector's tracking (``gc=False``): a tree
+decoded from JSON holds no reference cycles.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ __all__ = [
 ]
 
 
-class _Block(msgspec.Struct, tag_field="type"):
+class _Block(msgspec.Struct, tag_field="type", gc=False):
     """A content block, told apart by its ``type``."""
 
 
@@ -45,7 +48,7 @@ class ServerToolUseBlock(ToolUseBlock, tag="server_tool_use"):
     """A tool the API runs itself (web search); read as a tool call."""
 
 
-class ResultPart(msgspec.Struct):
+class ResultPart(msgspec.Struct, gc=False):
     """An item of a list-valued tool result: only its ``text`` is kept."""
 
     text: str | None = None
@@ -80,21 +83,21 @@ Block = (
 )
 
 
-class LineUsage(msgspec.Struct):
+class LineUsage(msgspec.Struct, gc=False):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
 
 
-class LineMessage(msgspec.Struct):
+class LineMessage(msgspec.Struct, gc=False):
     id: str | None = None
     model: str | None = None
     usage: LineUsage | None = None
     content: str | list[Block] | None = None
 
 
-class ClaudeLine(msgspec.Struct):
+class ClaudeLine(msgspec.Struct, gc=False):
     """The fields of a line the parser reads; everything else is checked and skipped."""
 
     type: str | None = None

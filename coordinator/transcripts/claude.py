@@ -20,11 +20,13 @@ from typing import Any
 from coordinator.events import (
     Event,
     Final,
-    Message,
     ToolCall,
     ToolResult,
-    Turn,
-    Usage,
+    new_message,
+    new_tool_call,
+    new_tool_result,
+    new_turn,
+    new_usage,
 )
 from coordinator.transcripts._claude_lines import (
     ClaudeLine,
@@ -161,19 +163,20 @@ class ClaudeStreamParser(RecordParser):
                 self._usage_ids.add(usage_key)
                 model = message.get("model")
                 events.append(
-                    Usage(
-                        message_id=usage_key,
-                        model=model if isinstance(model, str) else "",
-                        input_tokens=as_int(usage.get("input_tokens")),
-                        output_tokens=as_int(usage.get("output_tokens")),
-                        cache_read_tokens=as_int(usage.get("cache_read_input_tokens")),
-                        cache_write_tokens=as_int(usage.get("cache_creation_input_tokens")),
-                        at=at,
+                    new_usage(
+                        usage_key,
+                        model if isinstance(model, str) else "",
+                        as_int(usage.get("input_tokens")),
+                        as_int(usage.get("output_tokens")),
+                        as_int(usage.get("cache_read_input_tokens")),
+                        as_int(usage.get("cache_creation_input_tokens")),
+                        0.0,
+                        at,
                     )
                 )
         content = message.get("content")
         if isinstance(content, str) and content:
-            events.append(Message(text=content, turn=self._turn, at=at))
+            events.append(new_message(content, self._turn, at))
         elif isinstance(content, list):
             for block in content:
                 if isinstance(block, dict):
@@ -188,7 +191,7 @@ class ClaudeStreamParser(RecordParser):
                 self._nested_ids.add(key)
         elif key is None or key not in self._turn_ids:
             self._turn += 1
-            events.append(Turn(number=self._turn, at=at))
+            events.append(new_turn(self._turn, at))
             if key is not None:
                 self._turn_ids.add(key)
 
@@ -197,7 +200,7 @@ class ClaudeStreamParser(RecordParser):
         if kind == "text":
             text = block.get("text")
             if isinstance(text, str) and text.strip():
-                events.append(Message(text=text, turn=self._turn, at=at))
+                events.append(new_message(text, self._turn, at))
         elif kind in ("tool_use", "server_tool_use"):
             arguments = block.get("input")
             events.append(
@@ -211,7 +214,7 @@ class ClaudeStreamParser(RecordParser):
 
     def _call(self, call_id: str, name: str, arguments: dict[str, Any], at: float) -> ToolCall:
         self._call_names[call_id] = name
-        return ToolCall(call_id=call_id, name=name, arguments=arguments, turn=self._turn, at=at)
+        return new_tool_call(call_id, name, arguments, self._turn, at)
 
     def _user(self, record: Mapping[str, Any]) -> list[Event]:
         message = record.get("message")
@@ -235,15 +238,11 @@ class ClaudeStreamParser(RecordParser):
 
     def _result(self, call_id: str, text: str, is_error: bool, at: float) -> ToolResult:
         name = self._call_names.pop(call_id, None)
-        return ToolResult(
-            call_id=call_id,
-            is_error=is_error,
-            text=text,
-            name=name,
-            exit_code=_exit_code(text) if is_error and name == "Bash" else None,
-            cancelled=is_error and SIBLING_ERROR_MARKER in text,
-            at=at,
-        )
+        if is_error:
+            code = _exit_code(text) if name == "Bash" else None
+            cancelled = SIBLING_ERROR_MARKER in text
+            return new_tool_result(call_id, True, text, name, code, cancelled, at)
+        return new_tool_result(call_id, False, text, name, None, False, at)
 
     def feed_line(self, line: ClaudeLine) -> list[Event]:
         """The events of a line decoded by ``decode_claude_line`` whose ``type`` is
@@ -273,14 +272,15 @@ class ClaudeStreamParser(RecordParser):
             if usage_key not in self._usage_ids:
                 self._usage_ids.add(usage_key)
                 events.append(
-                    Usage(
-                        message_id=usage_key,
-                        model=message.model or "",
-                        input_tokens=usage.input_tokens,
-                        output_tokens=usage.output_tokens,
-                        cache_read_tokens=usage.cache_read_input_tokens,
-                        cache_write_tokens=usage.cache_creation_input_tokens,
-                        at=at,
+                    new_usage(
+                        usage_key,
+                        message.model or "",
+                        usage.input_tokens,
+                        usage.output_tokens,
+                        usage.cache_read_input_tokens,
+                        usage.cache_creation_input_tokens,
+                        0.0,
+                        at,
                     )
                 )
         content = message.content
@@ -294,9 +294,9 @@ class ClaudeStreamParser(RecordParser):
                 elif type(block) is TextBlock:
                     text = block.text
                     if text is not None and text.strip():
-                        events.append(Message(text=text, turn=turn, at=at))
+                        events.append(new_message(text, turn, at))
         elif content:
-            events.append(Message(text=content, turn=self._turn, at=at))
+            events.append(new_message(content, self._turn, at))
         return events
 
     def _user_line(self, line: ClaudeLine) -> list[Event]:
