@@ -199,12 +199,10 @@ class Final:
 Event = Turn | ToolCall | ToolResult | Message | Usage | Final
 
 new_turn: Callable[[int, float], Turn] = _positional(Turn)
-new_tool_call: Callable[[str, str, Mapping[str, Any], int, float], ToolCall] = _positional(
-    ToolCall
+new_tool_call: Callable[[str, str, Mapping[str, Any], int, float], ToolCall] = _positional(ToolCall)
+new_tool_result: Callable[[str, bool, str, str | None, int | None, bool, float], ToolResult] = (
+    _positional(ToolResult)
 )
-new_tool_result: Callable[
-    [str, bool, str, str | None, int | None, bool, float], ToolResult
-] = _positional(ToolResult)
 new_message: Callable[[str, int, float], Message] = _positional(Message)
 new_usage: Callable[[str, str, int, int, int, int, float, float], Usage] = _positional(Usage)
 

@@ -13,9 +13,12 @@ decoded from JSON holds no reference cycles.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
+
+from coordinator.transcripts._common import as_int, cap_text
 
 __all__ = [
     "ClaudeLine",
@@ -26,7 +29,9 @@ __all__ = [
     "TextBlock",
     "ToolResultBlock",
     "ToolUseBlock",
+    "claude_line",
     "decode_claude_line",
+    "result_text",
 ]
 
 
@@ -115,3 +120,90 @@ def decode_claude_line(line: str) -> ClaudeLine | None:
         return _decode(line)
     except (ValueError, RecursionError):  # msgspec's DecodeError and ValidationError
         return None
+
+
+def result_text(content: str | list[ResultPart] | None) -> str:
+    """The text of a tool result: its string, or its parts' texts one a line, capped."""
+    if isinstance(content, str):
+        return cap_text(content)
+    if content is None:
+        return ""
+    return cap_text("\n".join([part.text for part in content if part.text is not None]))
+
+
+def claude_line(kind: str, record: Mapping[str, Any]) -> ClaudeLine:
+    """A plain decoded ``assistant`` or ``user`` record as the typed line the parser
+    reads, with the plain reading's tolerance: a message that is not an object reads
+    as absent, so do a block that is not one or of a type the parser does not read,
+    and any field of an unexpected JSON type; ids and names are read as strings, and
+    ``parent_tool_use_id`` only for whether it is set."""
+    message = record.get("message")
+    parent = record.get("parent_tool_use_id")
+    stamp = record.get("timestamp")
+    return ClaudeLine(
+        type=kind,
+        message=_message(message) if isinstance(message, dict) else None,
+        parent_tool_use_id=str(parent) if parent else None,
+        timestamp=stamp if isinstance(stamp, str) else None,
+    )
+
+
+def _message(message: Mapping[str, Any]) -> LineMessage:
+    message_id = message.get("id")
+    model = message.get("model")
+    usage = message.get("usage")
+    content = message.get("content")
+    blocks: str | list[Block] | None = None
+    if isinstance(content, str):
+        blocks = content
+    elif isinstance(content, list):
+        read = (_block(block) for block in content if isinstance(block, dict))
+        blocks = [block for block in read if block is not None]
+    return LineMessage(
+        id=message_id if isinstance(message_id, str) else None,
+        model=model if isinstance(model, str) else None,
+        usage=_usage(usage) if isinstance(usage, dict) else None,
+        content=blocks,
+    )
+
+
+def _usage(usage: Mapping[str, Any]) -> LineUsage:
+    return LineUsage(
+        input_tokens=as_int(usage.get("input_tokens")),
+        output_tokens=as_int(usage.get("output_tokens")),
+        cache_read_input_tokens=as_int(usage.get("cache_read_input_tokens")),
+        cache_creation_input_tokens=as_int(usage.get("cache_creation_input_tokens")),
+    )
+
+
+def _block(block: Mapping[str, Any]) -> Block | None:
+    kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        return TextBlock(text=text if isinstance(text, str) else None)
+    if kind in ("tool_use", "server_tool_use"):
+        arguments = block.get("input")
+        return ToolUseBlock(
+            id=str(block.get("id") or ""),
+            name=str(block.get("name") or ""),
+            input=arguments if isinstance(arguments, dict) else None,
+        )
+    if kind == "tool_result":
+        return ToolResultBlock(
+            tool_use_id=str(block.get("tool_use_id") or ""),
+            content=_result_content(block.get("content")),
+            is_error=block.get("is_error") is True,
+        )
+    return None
+
+
+def _result_content(content: Any) -> str | list[ResultPart] | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return [
+            ResultPart(text=part["text"])
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        ]
+    return None

@@ -20,8 +20,6 @@ from typing import Any
 from coordinator.events import (
     Event,
     Final,
-    ToolCall,
-    ToolResult,
     new_message,
     new_tool_call,
     new_tool_result,
@@ -30,20 +28,14 @@ from coordinator.events import (
 )
 from coordinator.transcripts._claude_lines import (
     ClaudeLine,
-    ResultPart,
-    ServerToolUseBlock,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
+    claude_line,
+    decode_claude_line,
+    result_text,
 )
-from coordinator.transcripts._common import (
-    RecordParser,
-    as_float,
-    as_int,
-    cap_text,
-    flatten_text,
-    iso_seconds,
-)
+from coordinator.transcripts._common import RecordParser, as_float, iso_seconds
 
 __all__ = ["SIBLING_ERROR_MARKER", "ClaudeStreamParser"]
 
@@ -100,20 +92,25 @@ class ClaudeStreamParser(RecordParser):
         self._nested_ids: set[str] = set()
         self._usage_ids: set[str] = set()
         self._call_names: dict[str, str] = {}
-        self._stamp: str | None = None
+        self._stamp: object = None
         self._stamp_seconds = 0.0
         self.malformed = 0
         self.ignored = 0
         self.session_id: str | None = None
         self.model: str | None = None
 
+    def feed(self, line: str) -> list[Event]:
+        """The events of one line (empty for blank, unknown or broken lines)."""
+        typed = decode_claude_line(line)
+        if typed is None or typed.type == "result" or typed.type == "system":
+            return super().feed(line)
+        return self.feed_line(typed)
+
     def feed_record(self, record: Mapping[str, Any]) -> list[Event]:
         """The events of one decoded line."""
         kind = record.get("type")
-        if kind == "assistant":
-            return self._assistant(record)
-        if kind == "user":
-            return self._user(record)
+        if kind == "assistant" or kind == "user":
+            return self.feed_line(claude_line(kind, record))
         if kind == "result":
             return [self._final(record)]
         if kind == "system" and record.get("subtype") == "init":
@@ -122,17 +119,27 @@ class ClaudeStreamParser(RecordParser):
         self.ignored += 1
         return []
 
+    def feed_line(self, line: ClaudeLine) -> list[Event]:
+        """The events of a typed line (``decode_claude_line``, ``claude_line``) whose
+        ``type`` is neither ``result`` nor ``system`` (those are read whole by
+        ``feed_record``)."""
+        kind = line.type
+        if kind == "assistant":
+            return self._assistant(line)
+        if kind == "user":
+            return self._user(line)
+        self.ignored += 1
+        return []
+
     def finish(self) -> list[Event]:
         """Events owed at the end of the stream (none for Claude Code: ``result`` is final)."""
         return []
 
-    def _at(self, record: Mapping[str, Any]) -> float:
+    def _at(self, stamp: object) -> float:
+        """The time of a line: the clock's, else its ``timestamp`` (the lines of one
+        message share theirs, so the last one read is kept)."""
         if self._clock is not None:
             return self._clock()
-        return iso_seconds(record.get("timestamp"))
-
-    def _seconds(self, stamp: str | None) -> float:
-        """``iso_seconds`` of a line's timestamp; the lines of one message share theirs."""
         if stamp is None:
             return 0.0
         if stamp != self._stamp:
@@ -146,47 +153,15 @@ class ClaudeStreamParser(RecordParser):
         self.session_id = session if isinstance(session, str) else None
         self.model = model if isinstance(model, str) else None
 
-    def _assistant(self, record: Mapping[str, Any]) -> list[Event]:
-        message = record.get("message")
-        if not isinstance(message, dict):
+    def _assistant(self, line: ClaudeLine) -> list[Event]:
+        message = line.message
+        if message is None:
             self.malformed += 1
             return []
-        at = self._at(record)
+        at = self._at(line.timestamp)
         events: list[Event] = []
-        message_id = message.get("id")
-        key = message_id if isinstance(message_id, str) and message_id else None
-        self._open_turn(key, bool(record.get("parent_tool_use_id")), at, events)
-        usage = message.get("usage")
-        if isinstance(usage, dict):
-            usage_key = key or f"turn-{self._turn}-line-{len(self._usage_ids)}"
-            if usage_key not in self._usage_ids:
-                self._usage_ids.add(usage_key)
-                model = message.get("model")
-                events.append(
-                    new_usage(
-                        usage_key,
-                        model if isinstance(model, str) else "",
-                        as_int(usage.get("input_tokens")),
-                        as_int(usage.get("output_tokens")),
-                        as_int(usage.get("cache_read_input_tokens")),
-                        as_int(usage.get("cache_creation_input_tokens")),
-                        0.0,
-                        at,
-                    )
-                )
-        content = message.get("content")
-        if isinstance(content, str) and content:
-            events.append(new_message(content, self._turn, at))
-        elif isinstance(content, list):
-            for block in content:
-                if isinstance(block, dict):
-                    self._assistant_block(block, at, events)
-        return events
-
-    def _open_turn(self, key: str | None, nested: bool, at: float, events: list[Event]) -> None:
-        """Count a new turn for a top-level message id not seen before (every message
-        without an id is a new turn); a nested subagent's message ids are only noted."""
-        if nested:
+        key = message.id or None
+        if line.parent_tool_use_id:  # a nested subagent's message: its calls, no turn
             if key is not None:
                 self._nested_ids.add(key)
         elif key is None or key not in self._turn_ids:
@@ -194,81 +169,10 @@ class ClaudeStreamParser(RecordParser):
             events.append(new_turn(self._turn, at))
             if key is not None:
                 self._turn_ids.add(key)
-
-    def _assistant_block(self, block: Mapping[str, Any], at: float, events: list[Event]) -> None:
-        kind = block.get("type")
-        if kind == "text":
-            text = block.get("text")
-            if isinstance(text, str) and text.strip():
-                events.append(new_message(text, self._turn, at))
-        elif kind in ("tool_use", "server_tool_use"):
-            arguments = block.get("input")
-            events.append(
-                self._call(
-                    str(block.get("id") or ""),
-                    str(block.get("name") or ""),
-                    arguments if isinstance(arguments, dict) else {},
-                    at,
-                )
-            )
-
-    def _call(self, call_id: str, name: str, arguments: dict[str, Any], at: float) -> ToolCall:
-        self._call_names[call_id] = name
-        return new_tool_call(call_id, name, arguments, self._turn, at)
-
-    def _user(self, record: Mapping[str, Any]) -> list[Event]:
-        message = record.get("message")
-        if not isinstance(message, dict):
-            self.malformed += 1
-            return []
-        content = message.get("content")
-        if not isinstance(content, list):
-            return []  # a prompt typed by a person, not a tool result
-        at = self._at(record)
-        return [
-            self._result(
-                str(block.get("tool_use_id") or ""),
-                flatten_text(block.get("content")),
-                block.get("is_error") is True,
-                at,
-            )
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "tool_result"
-        ]
-
-    def _result(self, call_id: str, text: str, is_error: bool, at: float) -> ToolResult:
-        name = self._call_names.pop(call_id, None)
-        if is_error:
-            code = _exit_code(text) if name == "Bash" else None
-            cancelled = SIBLING_ERROR_MARKER in text
-            return new_tool_result(call_id, True, text, name, code, cancelled, at)
-        return new_tool_result(call_id, False, text, name, None, False, at)
-
-    def feed_line(self, line: ClaudeLine) -> list[Event]:
-        """The events of a line decoded by ``decode_claude_line`` whose ``type`` is
-        neither ``result`` nor ``system`` (those are read whole by ``feed_record``):
-        the same events ``feed_record`` gives for the same line read as a plain object."""
-        kind = line.type
-        if kind == "assistant":
-            return self._assistant_line(line)
-        if kind == "user":
-            return self._user_line(line)
-        self.ignored += 1
-        return []
-
-    def _assistant_line(self, line: ClaudeLine) -> list[Event]:
-        message = line.message
-        if message is None:
-            self.malformed += 1
-            return []
-        clock = self._clock
-        at = clock() if clock is not None else self._seconds(line.timestamp)
-        events: list[Event] = []
-        key = message.id or None
-        self._open_turn(key, bool(line.parent_tool_use_id), at, events)
+        turn = self._turn
         usage = message.usage
         if usage is not None:
-            usage_key = key or f"turn-{self._turn}-line-{len(self._usage_ids)}"
+            usage_key = key or f"turn-{turn}-line-{len(self._usage_ids)}"
             if usage_key not in self._usage_ids:
                 self._usage_ids.add(usage_key)
                 events.append(
@@ -285,21 +189,21 @@ class ClaudeStreamParser(RecordParser):
                 )
         content = message.content
         if isinstance(content, list):
-            turn = self._turn
             for block in content:
-                if type(block) is ToolUseBlock or type(block) is ServerToolUseBlock:
-                    events.append(
-                        self._call(block.id or "", block.name or "", block.input or {}, at)
-                    )
-                elif type(block) is TextBlock:
+                if isinstance(block, ToolUseBlock):  # or its subclass, a server tool
+                    call_id = block.id or ""
+                    name = block.name or ""
+                    self._call_names[call_id] = name
+                    events.append(new_tool_call(call_id, name, block.input or {}, turn, at))
+                elif isinstance(block, TextBlock):
                     text = block.text
                     if text is not None and text.strip():
                         events.append(new_message(text, turn, at))
         elif content:
-            events.append(new_message(content, self._turn, at))
+            events.append(new_message(content, turn, at))
         return events
 
-    def _user_line(self, line: ClaudeLine) -> list[Event]:
+    def _user(self, line: ClaudeLine) -> list[Event]:
         message = line.message
         if message is None:
             self.malformed += 1
@@ -307,18 +211,21 @@ class ClaudeStreamParser(RecordParser):
         content = message.content
         if not isinstance(content, list):
             return []  # a prompt typed by a person, not a tool result
-        clock = self._clock
-        at = clock() if clock is not None else self._seconds(line.timestamp)
-        return [
-            self._result(
-                block.tool_use_id or "",
-                _result_text(block.content),
-                block.is_error is True,
-                at,
-            )
-            for block in content
-            if type(block) is ToolResultBlock
-        ]
+        at = self._at(line.timestamp)
+        events: list[Event] = []
+        for block in content:
+            if type(block) is not ToolResultBlock:
+                continue
+            call_id = block.tool_use_id or ""
+            name = self._call_names.pop(call_id, None)
+            text = result_text(block.content)
+            if block.is_error is True:
+                code = _exit_code(text) if name == "Bash" else None
+                cancelled = SIBLING_ERROR_MARKER in text
+                events.append(new_tool_result(call_id, True, text, name, code, cancelled, at))
+            else:
+                events.append(new_tool_result(call_id, False, text, name, None, False, at))
+        return events
 
     def _final(self, record: Mapping[str, Any]) -> Final:
         subtype = record.get("subtype")
@@ -339,17 +246,8 @@ class ClaudeStreamParser(RecordParser):
             cost_usd=as_float(cost),
             duration_ms=int(duration_ms) if duration_ms is not None else None,
             denials=_denials(record.get("permission_denials")),
-            at=self._at(record),
+            at=self._at(record.get("timestamp")),
         )
-
-
-def _result_text(content: str | list[ResultPart] | None) -> str:
-    """``flatten_text`` of a typed tool-result content."""
-    if isinstance(content, str):
-        return cap_text(content)
-    if content is None:
-        return ""
-    return cap_text("\n".join([part.text for part in content if part.text is not None]))
 
 
 def _denials(raw: Any) -> tuple[str, ...]:
