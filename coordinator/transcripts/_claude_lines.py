@@ -21,6 +21,7 @@ import msgspec
 from coordinator.transcripts._common import as_int, cap_text
 
 __all__ = [
+    "CLAUDE_LINE_DECODER",
     "ClaudeLine",
     "LineMessage",
     "LineUsage",
@@ -111,13 +112,15 @@ class ClaudeLine(msgspec.Struct, gc=False):
     timestamp: str | None = None
 
 
-_decode = msgspec.json.Decoder(ClaudeLine).decode
+CLAUDE_LINE_DECODER = msgspec.json.Decoder(ClaudeLine)
+"""Decodes a line into a ``ClaudeLine``; raises ``ValueError`` (msgspec's
+``DecodeError``, ``ValidationError``) or ``RecursionError`` for a line it refuses."""
 
 
 def decode_claude_line(line: str) -> ClaudeLine | None:
     """The typed record of ``line``, or None when the line needs the plain reading."""
     try:
-        return _decode(line)
+        return CLAUDE_LINE_DECODER.decode(line)
     except (ValueError, RecursionError):  # msgspec's DecodeError and ValidationError
         return None
 
