@@ -35,7 +35,7 @@ from coordinator.transcripts._claude_lines import (
     decode_claude_line,
     result_text,
 )
-from coordinator.transcripts._common import RecordParser, as_float, iso_seconds
+from coordinator.transcripts._common import MAX_TEXT, RecordParser, as_float, iso_seconds
 
 __all__ = ["SIBLING_ERROR_MARKER", "ClaudeStreamParser"]
 
@@ -158,7 +158,8 @@ class ClaudeStreamParser(RecordParser):
         if message is None:
             self.malformed += 1
             return []
-        at = self._at(line.timestamp)
+        stamp = line.timestamp
+        at = 0.0 if stamp is None and self._clock is None else self._at(stamp)
         events: list[Event] = []
         key = message.id or None
         if line.parent_tool_use_id:  # a nested subagent's message: its calls, no turn
@@ -211,14 +212,17 @@ class ClaudeStreamParser(RecordParser):
         content = message.content
         if not isinstance(content, list):
             return []  # a prompt typed by a person, not a tool result
-        at = self._at(line.timestamp)
+        stamp = line.timestamp
+        at = 0.0 if stamp is None and self._clock is None else self._at(stamp)
         events: list[Event] = []
         for block in content:
             if type(block) is not ToolResultBlock:
                 continue
             call_id = block.tool_use_id or ""
             name = self._call_names.pop(call_id, None)
-            text = result_text(block.content)
+            text = block.content  # short text as is: the common case, without a call
+            if type(text) is not str or len(text) > MAX_TEXT:
+                text = result_text(block.content)
             if block.is_error is True:
                 code = _exit_code(text) if name == "Bash" else None
                 cancelled = SIBLING_ERROR_MARKER in text
