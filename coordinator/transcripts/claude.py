@@ -68,6 +68,11 @@ class ClaudeStreamParser(RecordParser):
 
     ``clock`` stamps events as they are parsed (live streams); without it an event
     carries its line's ``timestamp`` when there is one (files), else 0.0.
+
+    Assistant and user lines are read in one way, from typed records (``ClaudeLine``):
+    ``feed`` decodes a line straight into one; a line the typed decoder refuses, or a
+    record given to ``feed_record`` already decoded, is read into the same record with
+    the plain reading's tolerance (``claude_line``), so both give the same events.
     """
 
     __slots__ = (
