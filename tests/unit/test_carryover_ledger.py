@@ -25,6 +25,7 @@ from coordinator.carryover import (
     parse_issue_suffix,
 )
 from coordinator.cli import main
+from coordinator.codec import to_data
 from coordinator.errors import StateError
 
 
@@ -232,7 +233,7 @@ def test_reads_the_ledger_the_session_loop_writes(
         tracker="memory",
         waves=[wave],
     )
-    data = loop_state.to_dict()
+    data = to_data(loop_state)
     assert [e.task for e in missing_carryovers(ledger_entries(data))] == ["api"]
     write_state(tmp_path, json.loads(json.dumps(data)))
     assert main(["carryover", "validate", "--repo", str(tmp_path)]) == 0
