@@ -18,7 +18,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from coordinator.codec import to_data
+from coordinator.codec import decode_any, encode
 from coordinator.state.ledger import ChecksRecord, Halt, SetAsideRecord
 
 __all__ = [
@@ -34,12 +34,13 @@ __all__ = [
 
 class Document:
     """``to_json()`` for the step-mode types: their fields (``"schema"`` first, for a
-    document a command prints) as JSON data, converted by the one codec."""
+    document a command prints) as JSON data (lists, not tuples, as a JSON Schema
+    validator expects), converted by the one codec."""
 
     __slots__ = ()
 
     def to_json(self) -> dict[str, Any]:
-        result: dict[str, Any] = to_data(self)
+        result: dict[str, Any] = decode_any(encode(self))
         return result
 
 
