@@ -218,18 +218,23 @@ class Journal:
         self._written: _Written | None = None
         self._parts = Parts()
 
-    def loaded(self, state: SessionState, *, base: int, seq: int, journal_size: int) -> None:
-        """Remember what a load read, so the next save appends only what changed."""
+    def loaded(
+        self, state: SessionState, *, base: int, seq: int, journal_size: int
+    ) -> dict[str, bytes]:
+        """Remember what a load read, so the next save appends only what changed;
+        returns the ledger's pieces as read."""
         self._parts = Parts()
         self._parts.stamp(state)
+        parts = self._parts.cut(state)
         self._written = _Written(
-            parts=self._parts.cut(state),
+            parts=parts,
             base=base,
             seq=seq,
             snapshot_size=_size(self.snapshot),
             journal_size=journal_size,
             identity=self._identity(),
         )
+        return parts
 
     def save(self, state: SessionState, *, compact: bool = False) -> dict[str, bytes]:
         """Save ``state``: a journal line of what changed, or a new snapshot. Returns the
