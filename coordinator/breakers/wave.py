@@ -88,7 +88,7 @@ class WaveCheckpoint:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LastReport:
     """What the counters keep of the last wave's report: enough to re-check the cost
-    trigger on ``resume``."""
+    trigger on ``resume`` (and to trip from it)."""
 
     wave: int
     cost_usd: float = 0.0
@@ -182,7 +182,6 @@ class WaveBreaker:
         self._listeners: list[Callable[[WaveTrip], None]] = []
         self.trip: WaveTrip | None = None
         self.counters = WaveCounters()
-        self._last_report: WaveReport | None = None
         if state is not None:
             self._load(state)
 
@@ -196,7 +195,6 @@ class WaveBreaker:
 
     def record(self, report: WaveReport) -> WaveTrip | None:
         """Count one finished wave; return the trip if a trigger fired (first wins)."""
-        self._last_report = report
         checks = (
             self._stall(report),
             self._identical(report),
@@ -235,7 +233,7 @@ class WaveBreaker:
         if cost_budget_usd is not None:
             self.cost_budget_usd = cost_budget_usd
         self.trip = None
-        report = self._last_report
+        report = self.counters.last_report
         if report is None or not self.config.enabled:
             return None
         standing = self._cost(report)
@@ -295,7 +293,7 @@ class WaveBreaker:
                 )
         return fired
 
-    def _cost(self, report: WaveReport) -> tuple[WaveTrigger, str] | None:
+    def _cost(self, report: WaveReport | LastReport) -> tuple[WaveTrigger, str] | None:
         tokens = self.token_budget
         if tokens is not None and report.tokens >= tokens:
             return WaveTrigger.COST_DRIFT, f"used {report.tokens} of a {tokens}-token budget"
@@ -332,7 +330,7 @@ class WaveBreaker:
 
     # -- state --------------------------------------------------------------------------
 
-    def _trip(self, trigger: WaveTrigger, detail: str, report: WaveReport) -> WaveTrip:
+    def _trip(self, trigger: WaveTrigger, detail: str, report: WaveReport | LastReport) -> WaveTrip:
         stamp = dt.datetime.fromtimestamp(self._clock(), tz=dt.UTC)
         trip = WaveTrip(
             trigger=trigger,
@@ -372,18 +370,6 @@ class WaveBreaker:
                 or WaveCheckpoint(wave=self.counters.last_wave or (last.wave if last else 0)),
                 tripped_at=state.tripped_at or "",
             )
-        last = self.counters.last_report
-        self._last_report = (
-            None
-            if last is None
-            else WaveReport(
-                wave=last.wave,
-                cost_usd=last.cost_usd,
-                projected_next_usd=last.projected_next_usd,
-                tokens=last.tokens,
-                head=last.head,
-            )
-        )
 
 
 def _error_key(text: str) -> str:
