@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.codec import to_data
+from coordinator.codec import encode, to_data
 from coordinator.errors import StateError
 from coordinator.model import Status, Task
 from coordinator.session.engine import Session
-from coordinator.state.journal import Parts, ledger_parts
+from coordinator.state.journal import Parts, ledger_parts, snapshot_bytes
 from coordinator.state.ledger import (
     SCHEMA_VERSION,
     AgentRecord,
@@ -246,3 +246,15 @@ def test_the_first_save_of_a_reopened_session_appends(tmp_path: Path) -> None:
     assert store.paths.state.stat().st_ino == snapshot  # not rewritten
     (line,) = store.paths.journal.read_bytes().splitlines()
     assert sorted(json.loads(line)["parts"]) == ["head"]
+
+
+def test_a_snapshot_built_from_the_pieces_is_the_whole_ledger(tmp_path: Path) -> None:
+    state = _state(3)
+    state.task("w2a1").issue = IssueRef(number=4, url="u")
+    state.pending = [Task(id="later", prompt="p")]
+    built = snapshot_bytes(ledger_parts(state), 7)
+    assert built.endswith(b"}\n") and built.count(b"\n") == 1
+    whole = json.loads(encode({"schema": SCHEMA_VERSION, "seq": 7, **to_data(state)}))
+    assert json.loads(built) == whole
+    empty = SessionState(session="s", name="n", repo="/r", target_branch="m", start_commit="0")
+    assert json.loads(snapshot_bytes(ledger_parts(empty), 1))["waves"] == []
