@@ -11,7 +11,7 @@ import pytest
 from coordinator.model import Status, Task
 from coordinator.state import sections
 from coordinator.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
-from coordinator.state.render import render_state_md
+from coordinator.state.render import render_state_md, wave_section
 from coordinator.state.sections import split_sections
 from coordinator.state.store import StateStore
 
@@ -43,7 +43,7 @@ def _state(waves: int) -> SessionState:
 def rendered(monkeypatch: pytest.MonkeyPatch) -> Rendered:
     """The wave numbers whose section was rendered, in order (the real renderer runs)."""
     seen: Rendered = []
-    real: Callable[..., list[str]] = sections.wave_section
+    real: Callable[..., list[str]] = wave_section
 
     def counting(wave: WaveRecord, *, interrupted: bool = False) -> list[str]:
         seen.append(wave.number)
