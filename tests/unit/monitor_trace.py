@@ -6,10 +6,10 @@ trip (kind, count, limit, evidence, time), every finding (all its fields), every
 breaker notice, and at the end the breaker's counters. After a trip the breaker is
 reset and feeding goes on, so a trip never hides what follows. Three ways of
 running: the default limits, tight limits (every breaker and detector fires often),
-and hook mode with the tight limits (``admit`` before each call, the breaker saved
-and resumed between events, as ``seawall hook`` keeps it; reset after three refused
-calls, so the refusals after a trip are traced too). The clock is the event's index in seconds, so
-session-time trips land on fixed events.
+and hook mode: the breaker alone with the tight limits, ``admit`` before each call,
+saved and resumed between events as ``seawall hook`` keeps it, reset after three
+refused calls (so the refusals after a trip are traced too). The clock is the event's
+index in seconds, so session-time trips land on fixed events.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from coordinator.breakers import AgentBreaker, BreakerNotice
+from coordinator.breakers import AgentBreaker, BreakerNotice, Trip
 from coordinator.events import Event, ToolCall
 from coordinator.model import BreakerLimits, StagnationConfig
 from coordinator.stagnation import AgentMonitor, Finding
@@ -57,60 +57,85 @@ def _finding(index: int, finding: Finding) -> str:
     )  # fmt: skip
 
 
+def _events(lines: Iterable[str]) -> Iterator[Event]:
+    reader = TranscriptReader()
+    for line in lines:
+        yield from reader.feed(line)
+    yield from reader.finish()
+
+
+def _trip(index: int, trip: Trip) -> str:
+    return json.dumps(
+        ["trip", index, trip.kind.value, trip.count, trip.limit, trip.evidence, trip.at]
+    )
+
+
+def _hook_trace(lines: Iterable[str], agent: str) -> Iterator[str]:
+    """The breaker alone, as ``seawall hook`` drives it: resumed from its saved record
+    before every event, ``admit`` for calls, reset after three refused calls."""
+    now = [0.0]
+    out: list[str] = []
+    index = refused = 0
+
+    def heard(notice: BreakerNotice) -> None:
+        out.append(json.dumps(["notice", index, notice.kind.value, notice.message]))
+
+    breaker = AgentBreaker(limits=TIGHT_LIMITS, clock=lambda: now[0], agent=agent)
+    for event in _events(lines):
+        index += 1
+        now[0] = float(index)
+        breaker = AgentBreaker.resumed(breaker.saved(), limits=TIGHT_LIMITS, clock=lambda: now[0])
+        breaker.add_listener(heard)
+        if type(event) is ToolCall:
+            admission = breaker.admit(event)
+            if not admission.allowed or admission.warning or admission.cleanup:
+                out.append(json.dumps(["admit", index, admission.allowed, admission.reason,
+                                       admission.warning, admission.cleanup]))  # fmt: skip
+            refused += not admission.allowed
+            if refused >= 3:
+                breaker.reset()
+                refused = 0
+        else:
+            trip = breaker.observe(event)
+            if trip is not None:
+                out.append(_trip(index, trip))
+        yield from out
+        out.clear()
+    stats = breaker.statistics()
+    yield json.dumps([
+        "end", index, stats.state.value, stats.tool_calls, stats.edits_since_verify,
+        stats.files_touched, stats.consecutive_failures, stats.consecutive_polls,
+        stats.warned, stats.cleanup_used,
+    ])  # fmt: skip
+
+
 def trace(lines: Iterable[str], mode: str = "default", agent: str = "a") -> Iterator[str]:
     """The trace of one transcript's ``lines`` in ``mode`` (one of ``MODES``)."""
+    if mode == "hook":
+        yield from _hook_trace(lines, agent)
+        return
     now = [0.0]
-
-    def clock() -> float:
-        return now[0]
-
-    tight = mode != "default"
-    limits = TIGHT_LIMITS if tight else None
+    tight = mode == "tight"
     monitor = AgentMonitor(
         session="trace", wave=1, agent=agent, workspace=WORKSPACE, repo=WORKSPACE,
-        limits=limits, stagnation=TIGHT_STAGNATION if tight else None, clock=clock,
+        limits=TIGHT_LIMITS if tight else None,
+        stagnation=TIGHT_STAGNATION if tight else None, clock=lambda: now[0],
     )  # fmt: skip
     out: list[str] = []
     index = 0
-    refused = 0  # calls refused since the last trip (hook mode resets after 3)
 
     def heard(notice: BreakerNotice) -> None:
         out.append(json.dumps(["notice", index, notice.kind.value, notice.message]))
 
     monitor.breaker.add_listener(heard)
     monitor.add_listener(lambda finding: out.append(_finding(index, finding)))
-    reader = TranscriptReader()
-
-    def events() -> Iterator[Event]:
-        for line in lines:
-            yield from reader.feed(line)
-        yield from reader.finish()
-
-    for event in events():
+    for event in _events(lines):
         index += 1
         now[0] = float(index)
-        if mode == "hook":
-            breaker = AgentBreaker.resumed(monitor.breaker.saved(), limits=limits, clock=clock)
-            breaker.add_listener(heard)
-            monitor.breaker = breaker
-            if type(event) is ToolCall:
-                admission = breaker.admit(event)
-                if not admission.allowed or admission.warning or admission.cleanup:
-                    out.append(json.dumps(["admit", index, admission.allowed, admission.reason,
-                                           admission.warning, admission.cleanup]))  # fmt: skip
-                refused += not admission.allowed
-                if refused >= 3:
-                    breaker.reset()
-                    refused = 0
-                yield from out
-                out.clear()
-                continue
         trip = monitor.observe(event)
         if trip is not None:
-            out.append(json.dumps(["trip", index, trip.kind.value, trip.count, trip.limit,
-                                   trip.evidence, trip.at]))  # fmt: skip
-            if mode != "hook":
-                monitor.breaker.reset()
+            out.append(_trip(index, trip))
+            monitor.breaker.reset()
         yield from out
         out.clear()
     monitor.finish()  # the post-wave findings reach the listener
