@@ -13,7 +13,7 @@ from typing import Any
 
 from coordinator.breakers._memory import FailureCounts, Repeat
 from coordinator.breakers.commands import command_key
-from coordinator.breakers.keys import PAGINATION_ARGS, canonical_json, split_pagination, turn_key
+from coordinator.breakers.keys import PAGINATION_ARGS, canonical_json, turn_key
 from coordinator.breakers.polls import BackgroundWatch, CallFacts, backgrounds
 from coordinator.events import (
     EDIT_TOOLS,
@@ -94,15 +94,15 @@ class PaginationDetector:
                 del self._candidates[candidate]
 
     def _read(self, call: ToolCall, read: str | None, key: str | None) -> None:
+        """``key``, the turn key, is the read without its pagination arguments."""
         if read is None:
             return
-        if PAGINATION_ARGS.isdisjoint(call.arguments):
+        arguments = call.arguments
+        if PAGINATION_ARGS.isdisjoint(arguments):
             pages = "{}"
-            rest = key if key is not None else turn_key(call.name, call.arguments)
         else:
-            rest_args, page_args = split_pagination(call.arguments)
-            pages = canonical_json(page_args)
-            rest = call.name + ":" + canonical_json(rest_args)
+            pages = canonical_json({n: v for n, v in arguments.items() if n in PAGINATION_ARGS})
+        rest = key if key is not None else turn_key(call.name, arguments)
         self._pending[call.call_id] = ((read, rest), pages)
 
     def observe_result(self, result: ToolResult) -> None:
