@@ -30,6 +30,7 @@ from coordinator.breakers.admission import Effect, after_trip
 from coordinator.breakers.commands import (
     command_key,
     is_verify_command,
+    may_have_key,
     verify_passed,
     verify_run,
 )
@@ -358,8 +359,9 @@ class AgentBreaker:
     def _count_outcome(self, ok: bool, command: str | None, text: str) -> Trip | None:
         if ok:
             self.consecutive_failures = 0
-            if command is not None and self._command_failures:
-                self._command_failures.pop(command_key(command), None)
+            failures = self._command_failures
+            if command is not None and failures and may_have_key(command, failures):
+                failures.pop(command_key(command), None)
             return self._check_time()
         self.consecutive_failures += 1
         if command is not None:
