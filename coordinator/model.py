@@ -324,6 +324,19 @@ class Wave:
     def task_ids(self) -> tuple[str, ...]:
         return tuple(task.id for task in self.tasks)
 
+    def renumbered(self, number: int, tasks: tuple[Task, ...]) -> Wave:
+        """A wave of ``tasks`` numbered ``number`` with this wave's decisions (planning
+        decides once per wave shape and gives every wave of that shape the same)."""
+        return Wave(
+            number=number,
+            tasks=tasks,
+            isolation=self.isolation,
+            enforcement=self.enforcement,
+            max_turns=self.max_turns,
+            isolation_reason=self.isolation_reason,
+            enforcement_reason=self.enforcement_reason,
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StatusReport:

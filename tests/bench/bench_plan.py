@@ -37,14 +37,17 @@ def _alternating(rounds: int, *funcs: Callable[[], object]) -> list[float]:
     """The best time of each function over ``rounds`` rounds, run one after the other.
 
     Each call starts from a collected heap, so one function's garbage is not another's
-    collection pause.
+    collection pause, and the order turns every round: the function that runs right
+    after another's large heap was freed is measurably slower (the freed arenas are
+    mapped again), so a fixed order would favour one side.
     """
     best = [float("inf")] * len(funcs)
-    for _ in range(rounds):
-        for index, func in enumerate(funcs):
+    for round_ in range(rounds):
+        shift = round_ % len(funcs)
+        for index in (*range(shift, len(funcs)), *range(shift)):
             gc.collect()
             start = time.process_time()
-            func()
+            funcs[index]()
             best[index] = min(best[index], time.process_time() - start)
     return best
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -277,6 +278,31 @@ def test_plan_is_deterministic() -> None:
     first = [w.task_ids for w in plan_waves(parse_plan(text))]
     for _ in range(5):
         assert [w.task_ids for w in plan_waves(parse_plan(text))] == first
+
+
+@pytest.mark.parametrize("running", [True, False])
+def test_planning_leaves_the_garbage_collector_as_it_found_it(running: bool) -> None:
+    tasks = [f'id="t{i}"\nprompt="x"\ndepends_on=["t{i - 1}"]' for i in range(1, 30)]
+    plan = parse_plan(plan_text('id="t0"\nprompt="x"', *tasks))
+    was = gc.isenabled()
+    try:
+        (gc.enable if running else gc.disable)()
+        waves = plan_waves(plan)
+        assert gc.isenabled() is running
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert [w.task_ids for w in waves] == [(f"t{i}",) for i in range(30)]
+
+
+def test_waves_of_one_shape_share_its_decision_under_their_own_numbers() -> None:
+    tasks = [f'id="t{i}"\nprompt="x"' + (f'\ndepends_on=["t{i - 2}"]' if i > 1 else "")
+             for i in range(8)]  # fmt: skip
+    waves = plan_waves(parse_plan(plan_text(*tasks)))
+    assert [w.task_ids for w in waves] == [("t0", "t1"), ("t2", "t3"), ("t4", "t5"), ("t6", "t7")]
+    assert [w.number for w in waves] == [1, 2, 3, 4]
+    decisions = {(w.isolation, w.enforcement, w.max_turns, w.isolation_reason,
+                  w.enforcement_reason) for w in waves}  # fmt: skip
+    assert len(decisions) == 1
 
 
 def test_runner_script_paths_are_relative_to_the_plan(tmp_path: Path) -> None:
