@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 
 import pytest
@@ -278,20 +277,6 @@ def test_plan_is_deterministic() -> None:
     first = [w.task_ids for w in plan_waves(parse_plan(text))]
     for _ in range(5):
         assert [w.task_ids for w in plan_waves(parse_plan(text))] == first
-
-
-@pytest.mark.parametrize("running", [True, False])
-def test_planning_leaves_the_garbage_collector_as_it_found_it(running: bool) -> None:
-    tasks = [f'id="t{i}"\nprompt="x"\ndepends_on=["t{i - 1}"]' for i in range(1, 30)]
-    plan = parse_plan(plan_text('id="t0"\nprompt="x"', *tasks))
-    was = gc.isenabled()
-    try:
-        (gc.enable if running else gc.disable)()
-        waves = plan_waves(plan)
-        assert gc.isenabled() is running
-    finally:
-        (gc.enable if was else gc.disable)()
-    assert [w.task_ids for w in waves] == [(f"t{i}",) for i in range(30)]
 
 
 def test_waves_of_one_shape_share_its_decision_under_their_own_numbers() -> None:
