@@ -21,6 +21,8 @@ import pygit2
 from pygit2.enums import FileMode, FileStatus
 from pygit2.ffi import C
 
+from coordinator.git.index_file import read_skipped
+
 __all__ = ["checkout_problem", "disk_blob", "skipped_paths", "worktree_status"]
 
 # git's on-disk flag (index format v3+); libgit2 keeps it in ``flags_extended``
@@ -29,19 +31,42 @@ _WT_DELETED = int(FileStatus.WT_DELETED)
 
 
 def skipped_paths(repo: pygit2.Repository) -> frozenset[str]:
-    """Paths the index marks skip-worktree (left out of a sparse checkout).
+    """Paths the index marks skip-worktree (left out of a sparse checkout)."""
+    return frozenset(path for group in _skipped_groups(repo).values() for path in group)
 
-    pygit2's ``IndexEntry`` does not carry the entry's flags, so they are read from
-    libgit2's own entries through the binding pygit2 ships."""
+
+def _skipped_groups(repo: pygit2.Repository) -> dict[str, tuple[str, ...]]:
+    """The skip-worktree paths of ``repo``'s index, grouped by their folder.
+
+    The index file's bytes are read in one pass (:mod:`coordinator.git.index_file`)
+    and the answer kept while the file is unchanged; an index that reader does not
+    take (format 4, a split or sparse index) is read through libgit2 instead."""
+    index_path = Path(repo.path) / "index"
+    groups = read_skipped(index_path)
+    if groups is None:
+        groups = _group(_libgit2_skipped(repo))
+    return groups
+
+
+def _libgit2_skipped(repo: pygit2.Repository) -> list[str]:
+    """The skip-worktree paths, read from libgit2's own entries through the binding
+    pygit2 ships (pygit2's ``IndexEntry`` does not carry the entry's flags)."""
     index = repo.index
     index.read(False)
     handle = index._index
-    skipped: set[str] = set()
+    skipped: list[str] = []
     for position in range(C.git_index_entrycount(handle)):
         entry = C.git_index_get_byindex(handle, position)
         if entry.flags_extended & _SKIP_WORKTREE:
-            skipped.add(os.fsdecode(pygit2.ffi.string(entry.path)))
-    return frozenset(skipped)
+            skipped.append(os.fsdecode(pygit2.ffi.string(entry.path)))
+    return skipped
+
+
+def _group(paths: list[str]) -> dict[str, tuple[str, ...]]:
+    grouped: dict[str, list[str]] = {}
+    for path in paths:
+        grouped.setdefault(path.rpartition("/")[0], []).append(path)
+    return {folder: tuple(group) for folder, group in grouped.items()}
 
 
 def checkout_problem(repo: pygit2.Repository) -> str | None:
@@ -85,28 +110,29 @@ def worktree_status(
     status = repo.status(untracked_files=untracked_files, ignored=ignored)
     if repo.workdir is None or not _has_extended_flags(Path(repo.path) / "index"):
         return status
-    skipped = skipped_paths(repo)
-    if not skipped:
+    groups = _skipped_groups(repo)
+    if not groups:
         return status
     root = repo.workdir.rstrip("/") + "/"
-    folders: dict[str, bool] = {"": True}  # plain strings: this loop sees every skipped file
-    for path in skipped:
-        folder = path.rpartition("/")[0]
-        present = folders.get(folder)
-        if present is None:
-            present = folders[folder] = Path(root + folder).is_dir()
-        if present and os.path.lexists(root + path):
+    for folder, paths in groups.items():
+        if folder and not Path(root + folder).is_dir():
+            on_disk: tuple[str, ...] = ()
+            gone = paths
+        else:
+            present = [os.path.lexists(root + path) for path in paths]
+            on_disk = tuple(path for path, here in zip(paths, present, strict=True) if here)
+            gone = tuple(path for path, here in zip(paths, present, strict=True) if not here)
+        for path in on_disk:
             if path not in status and _differs(repo, Path(root + path), path):
                 status[path] = FileStatus.WT_MODIFIED
-            continue
-        flags = status.get(path)
-        if flags is None or not int(flags) & _WT_DELETED:
-            continue
-        rest = int(flags) & ~_WT_DELETED
-        if rest:
-            status[path] = FileStatus(rest)
-        else:
-            del status[path]
+        for path in gone:
+            flags = status.get(path)
+            if flags is None:
+                continue
+            if flags == _WT_DELETED:
+                del status[path]
+            elif int(flags) & _WT_DELETED:
+                status[path] = FileStatus(int(flags) & ~_WT_DELETED)
     return status
 
 

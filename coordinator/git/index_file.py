@@ -1,0 +1,115 @@
+"""The skip-worktree entries of a git index file, read from its bytes in one pass.
+
+libgit2 reads the index too, but reaching each entry's flags through pygit2's binding
+costs a call per entry; a sparse worktree's index holds every file of the repository.
+This reader walks the file's entries (formats 2 and 3: a fixed 62-byte header whose
+flags word sits at offset 60, the extended-flags word that follows it when bit 0x4000
+is set, then the NUL-terminated path padded to a multiple of 8 bytes) and keeps the
+paths whose extended flags carry skip-worktree. The answer is kept per index file while
+the file's inode, size and modification time are unchanged (git replaces an index by
+renaming a new file over it, so any write changes the inode).
+
+Anything it does not take (format 4's prefix-compressed paths, a split index, a sparse
+index's folder entries, a file cut short or with an unknown shape) returns None, and
+the caller reads the index through libgit2 instead.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["read_skipped"]
+
+_HEADER = 62  # stat data (40), object id (20), flags (2)
+_NAME_MASK = 0x0FFF  # flags: the path's length, when shorter
+_UNTAKEN = (b"link", b"sdir")  # split index, sparse index
+_KEEP = 64  # index files remembered
+
+_memo: dict[str, tuple[tuple[int, int, int], dict[str, tuple[str, ...]]]] = {}
+
+
+def read_skipped(index: Path) -> dict[str, tuple[str, ...]] | None:
+    """The skip-worktree paths of the index file ``index`` grouped by folder (the
+    folder's path, "" for the top level, to its paths in index order); {} when the file
+    is missing; None when this reader does not take the file."""
+    key = str(index)
+    try:
+        stamp = _stamp(index.stat())
+    except FileNotFoundError:
+        return {}
+    except OSError:
+        return None
+    known = _memo.get(key)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    try:
+        with index.open("rb") as handle:
+            stamp = _stamp(os.fstat(handle.fileno()))  # the file read, even if replaced since
+            data = handle.read()
+    except FileNotFoundError:
+        return {}
+    except OSError:
+        return None
+    groups = _parse(data)
+    if groups is not None:
+        if len(_memo) >= _KEEP:
+            _memo.pop(next(iter(_memo)))
+        _memo[key] = (stamp, groups)
+    return groups
+
+
+def _stamp(info: os.stat_result) -> tuple[int, int, int]:
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _parse(data: bytes) -> dict[str, tuple[str, ...]] | None:
+    if len(data) < 12 + 20 or data[:4] != b"DIRC":
+        return None
+    version = int.from_bytes(data[4:8], "big")
+    if version not in (2, 3):
+        return None
+    count = int.from_bytes(data[8:12], "big")
+    end = len(data) - 20  # the trailing SHA-1 checksum
+    grouped: dict[str, list[str]] = {}
+    offset = 12
+    try:
+        for _ in range(count):
+            high = data[offset + 60]
+            start = offset + _HEADER
+            length = (high & 0x0F) << 8 | data[offset + 61]
+            if high & 0x40:  # extended flags: skip-worktree is bit 0x4000 of the word
+                if version < 3:
+                    return None
+                skipped = data[start] & 0x40
+                start += 2
+            else:
+                skipped = 0
+            stop = start + length if length < _NAME_MASK else data.index(0, start)
+            if skipped:
+                if data[offset + 26] & 0xF0 == 0x40:  # a folder entry (mode 040000)
+                    return None
+                path = data[start:stop].decode("utf-8", "surrogateescape")
+                grouped.setdefault(path.rpartition("/")[0], []).append(path)
+            offset = (stop - offset + 8 & ~7) + offset
+    except (IndexError, ValueError):
+        return None
+    if offset > end or data[offset - 1] != 0:
+        return None
+    if not _extensions_taken(data, offset, end):
+        return None
+    return {folder: tuple(paths) for folder, paths in grouped.items()}
+
+
+def _extensions_taken(data: bytes, offset: int, end: int) -> bool:
+    """Whether the extensions from ``offset`` to ``end`` fit and none changes what the
+    entries mean (a split index keeps entries elsewhere; a sparse index folds them)."""
+    while offset < end:
+        if offset + 8 > end:
+            return False
+        name = data[offset : offset + 4]
+        size = int.from_bytes(data[offset + 4 : offset + 8], "big")
+        if name in _UNTAKEN:
+            return False
+        offset += 8 + size
+    return offset == end
