@@ -17,27 +17,41 @@ the caller reads the index through libgit2 instead.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["read_skipped"]
+__all__ = ["IndexPaths", "read_skipped"]
 
 _HEADER = 62  # stat data (40), object id (20), flags (2)
 _NAME_MASK = 0x0FFF  # flags: the path's length, when shorter
 _UNTAKEN = (b"link", b"sdir")  # split index, sparse index
 _KEEP = 64  # index files remembered
 
-_memo: dict[str, tuple[tuple[int, int, int], dict[str, tuple[str, ...]]]] = {}
+
+@dataclass(frozen=True, slots=True)
+class IndexPaths:
+    """What one index file holds, as :func:`worktree_status` needs it."""
+
+    skipped: dict[str, tuple[str, ...]]
+    """skip-worktree paths by folder (its path, "" for the top level), in index order"""
+    kept: tuple[str, ...] = ()
+    """the other paths, each once, in index order"""
+    conflicted: bool = False
+    """whether some entry is a conflict stage (1, 2 or 3)"""
 
 
-def read_skipped(index: Path) -> dict[str, tuple[str, ...]] | None:
-    """The skip-worktree paths of the index file ``index`` grouped by folder (the
-    folder's path, "" for the top level, to its paths in index order); {} when the file
-    is missing; None when this reader does not take the file."""
+_EMPTY = IndexPaths({})
+_memo: dict[str, tuple[tuple[int, int, int], IndexPaths]] = {}
+
+
+def read_skipped(index: Path) -> IndexPaths | None:
+    """The paths of the index file ``index``; empty when the file is missing; None when
+    this reader does not take the file."""
     key = str(index)
     try:
         stamp = _stamp(index.stat())
     except FileNotFoundError:
-        return {}
+        return _EMPTY
     except OSError:
         return None
     known = _memo.get(key)
@@ -48,7 +62,7 @@ def read_skipped(index: Path) -> dict[str, tuple[str, ...]] | None:
             stamp = _stamp(os.fstat(handle.fileno()))  # the file read, even if replaced since
             data = handle.read()
     except FileNotFoundError:
-        return {}
+        return _EMPTY
     except OSError:
         return None
     groups = _parse(data)
@@ -63,7 +77,7 @@ def _stamp(info: os.stat_result) -> tuple[int, int, int]:
     return info.st_ino, info.st_size, info.st_mtime_ns
 
 
-def _parse(data: bytes) -> dict[str, tuple[str, ...]] | None:
+def _parse(data: bytes) -> IndexPaths | None:
     if len(data) < 12 + 20 or data[:4] != b"DIRC":
         return None
     version = int.from_bytes(data[4:8], "big")
@@ -72,6 +86,8 @@ def _parse(data: bytes) -> dict[str, tuple[str, ...]] | None:
     count = int.from_bytes(data[8:12], "big")
     end = len(data) - 20  # the trailing SHA-1 checksum
     grouped: dict[str, list[str]] = {}
+    kept: list[str] = []
+    conflicted = False
     offset = 12
     try:
         for _ in range(count):
@@ -91,6 +107,10 @@ def _parse(data: bytes) -> dict[str, tuple[str, ...]] | None:
                     return None
                 path = data[start:stop].decode("utf-8", "surrogateescape")
                 grouped.setdefault(path.rpartition("/")[0], []).append(path)
+            elif high & 0x30:  # a conflict stage
+                conflicted = True
+            else:
+                kept.append(data[start:stop].decode("utf-8", "surrogateescape"))
             offset = (stop - offset + 8 & ~7) + offset
     except (IndexError, ValueError):
         return None
@@ -98,7 +118,8 @@ def _parse(data: bytes) -> dict[str, tuple[str, ...]] | None:
         return None
     if not _extensions_taken(data, offset, end):
         return None
-    return {folder: tuple(paths) for folder, paths in grouped.items()}
+    groups = {folder: tuple(paths) for folder, paths in grouped.items()}
+    return IndexPaths(groups, tuple(kept), conflicted)
 
 
 def _extensions_taken(data: bytes, offset: int, end: int) -> bool:

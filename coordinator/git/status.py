@@ -21,7 +21,8 @@ import pygit2
 from pygit2.enums import FileMode, FileStatus
 from pygit2.ffi import C
 
-from coordinator.git.index_file import read_skipped
+from coordinator.git.index_file import IndexPaths, read_skipped
+from coordinator.git.status_scan import scoped_status
 
 __all__ = ["checkout_problem", "disk_blob", "skipped_paths", "worktree_status"]
 
@@ -36,16 +37,13 @@ def skipped_paths(repo: pygit2.Repository) -> frozenset[str]:
 
 
 def _skipped_groups(repo: pygit2.Repository) -> dict[str, tuple[str, ...]]:
-    """The skip-worktree paths of ``repo``'s index, grouped by their folder.
-
-    The index file's bytes are read in one pass (:mod:`coordinator.git.index_file`)
-    and the answer kept while the file is unchanged; an index that reader does not
-    take (format 4, a split or sparse index) is read through libgit2 instead."""
-    index_path = Path(repo.path) / "index"
-    groups = read_skipped(index_path)
-    if groups is None:
-        groups = _group(_libgit2_skipped(repo))
-    return groups
+    """The skip-worktree paths of ``repo``'s index, grouped by their folder: read from
+    the index file's bytes (:mod:`coordinator.git.index_file`), or through libgit2 for
+    an index that reader does not take (format 4, a split or sparse index)."""
+    found = read_skipped(Path(repo.path) / "index")
+    if found is None:
+        return _group(_libgit2_skipped(repo))
+    return found.skipped
 
 
 def _libgit2_skipped(repo: pygit2.Repository) -> list[str]:
@@ -107,10 +105,14 @@ def worktree_status(
     (and is dropped when nothing else is left). One present on disk (written by an
     agent), which libgit2 and git both pass over, is reported modified when its content
     or executable bit differs from the index. Anything else is as libgit2 reports it."""
-    status = repo.status(untracked_files=untracked_files, ignored=ignored)
     if repo.workdir is None or not _has_extended_flags(Path(repo.path) / "index"):
-        return status
-    groups = _skipped_groups(repo)
+        return repo.status(untracked_files=untracked_files, ignored=ignored)
+    found = read_skipped(Path(repo.path) / "index")
+    if found is None or found.conflicted or repo.head_is_unborn:
+        status = repo.status(untracked_files=untracked_files, ignored=ignored)
+        groups = _group(_libgit2_skipped(repo)) if found is None else found.skipped
+    else:
+        status, groups = _scoped(repo, found, untracked_files, ignored), found.skipped
     if not groups:
         return status
     root = repo.workdir.rstrip("/") + "/"
@@ -133,6 +135,26 @@ def worktree_status(
                 del status[path]
             elif int(flags) & _WT_DELETED:
                 status[path] = FileStatus(int(flags) & ~_WT_DELETED)
+    return status
+
+
+def _scoped(
+    repo: pygit2.Repository, found: IndexPaths, untracked_files: str, ignored: bool
+) -> dict[str, int]:
+    """``repo.status(...)`` of a worktree whose index holds skip-worktree entries, with
+    the working tree read only under the top-level names on disk: an index entry under
+    any other name is absent, so deleted unless it is skip-worktree (which the caller
+    then drops anyway)."""
+    assert repo.workdir is not None
+    root = repo.workdir.rstrip("/") + "/"
+    with os.scandir(root) as entries:
+        names = sorted(entry.name for entry in entries if entry.name != ".git")
+    tree = repo.head.peel(pygit2.Commit).tree
+    status = scoped_status(repo, tree, names, untracked_files=untracked_files, ignored=ignored)
+    present = set(names)
+    for path in found.kept:
+        if path.partition("/")[0] not in present:
+            status[path] = FileStatus(int(status.get(path, 0)) | _WT_DELETED)
     return status
 
 

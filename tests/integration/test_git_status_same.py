@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -147,6 +148,8 @@ def _change(w: Path, name: str) -> None:
         _write(w / "src/a/x.py", "x = 2\n")
     elif name == "delete in cone":
         (w / "src/a/x.py").unlink()
+    elif name == "delete the cone's top folder":
+        shutil.rmtree(w / "src")
     elif name == "delete top-level":
         (w / "README.md").unlink()
     elif name == "add in cone":
@@ -202,7 +205,8 @@ def _change(w: Path, name: str) -> None:
 
 
 CHANGES = [
-    "nothing", "edit in cone", "delete in cone", "delete top-level", "add in cone",
+    "nothing", "edit in cone", "delete in cone", "delete the cone's top folder",
+    "delete top-level", "add in cone",
     "untracked folder", "out-of-cone new file", "out-of-cone new folder",
     "skipped file written, same", "skipped file written, differs",
     "skipped folder partly written", "skipped file made executable",
@@ -268,7 +272,7 @@ def test_indexes_the_reader_does_not_take_read_as_before(tmp_path: Path) -> None
     worktree = _git_sparse(repo)
     _write(worktree / "pkg/m2.py", "changed\n")
     index = Path(pygit2.Repository(str(worktree)).path) / "index"
-    assert read_skipped(index)
+    assert read_skipped(index) is not None
     git(worktree, "update-index", "--index-version", "4")
     assert read_skipped(index) is None
     _assert_same(worktree)
