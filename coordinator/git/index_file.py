@@ -32,15 +32,15 @@ _KEEP = 64  # index files remembered
 class IndexPaths:
     """What one index file holds, as :func:`worktree_status` needs it."""
 
-    skipped: dict[str, tuple[str, ...]]
-    """skip-worktree paths by folder (its path, "" for the top level), in index order"""
+    skipped: tuple[str, ...]
+    """the skip-worktree paths, in index order (sorted)"""
     kept: tuple[str, ...] = ()
     """the other paths, each once, in index order"""
     conflicted: bool = False
     """whether some entry is a conflict stage (1, 2 or 3)"""
 
 
-_EMPTY = IndexPaths({})
+_EMPTY = IndexPaths(())
 _memo: dict[str, tuple[tuple[int, int, int], IndexPaths]] = {}
 
 
@@ -85,7 +85,7 @@ def _parse(data: bytes) -> IndexPaths | None:
         return None
     count = int.from_bytes(data[8:12], "big")
     end = len(data) - 20  # the trailing SHA-1 checksum
-    grouped: dict[str, list[str]] = {}
+    skipped_paths: list[str] = []
     kept: list[str] = []
     conflicted = False
     offset = 12
@@ -105,21 +105,19 @@ def _parse(data: bytes) -> IndexPaths | None:
             if skipped:
                 if data[offset + 26] & 0xF0 == 0x40:  # a folder entry (mode 040000)
                     return None
-                path = data[start:stop].decode("utf-8", "surrogateescape")
-                grouped.setdefault(path.rpartition("/")[0], []).append(path)
+                skipped_paths.append(data[start:stop].decode())
             elif high & 0x30:  # a conflict stage
                 conflicted = True
             else:
-                kept.append(data[start:stop].decode("utf-8", "surrogateescape"))
+                kept.append(data[start:stop].decode())
             offset = (stop - offset + 8 & ~7) + offset
-    except (IndexError, ValueError):
+    except (IndexError, ValueError):  # cut short, or a path that is not UTF-8
         return None
     if offset > end or data[offset - 1] != 0:
         return None
     if not _extensions_taken(data, offset, end):
         return None
-    groups = {folder: tuple(paths) for folder, paths in grouped.items()}
-    return IndexPaths(groups, tuple(kept), conflicted)
+    return IndexPaths(tuple(skipped_paths), tuple(kept), conflicted)
 
 
 def _extensions_taken(data: bytes, offset: int, end: int) -> bool:

@@ -14,7 +14,9 @@ its content there is what counts, as for any other file.
 from __future__ import annotations
 
 import os
+import re
 import stat
+from bisect import bisect_left
 from pathlib import Path
 
 import pygit2
@@ -29,21 +31,15 @@ __all__ = ["checkout_problem", "disk_blob", "skipped_paths", "worktree_status"]
 # git's on-disk flag (index format v3+); libgit2 keeps it in ``flags_extended``
 _SKIP_WORKTREE = 1 << 14
 _WT_DELETED = int(FileStatus.WT_DELETED)
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.+,=@%-]+")  # no glob, negation, escape or space
 
 
 def skipped_paths(repo: pygit2.Repository) -> frozenset[str]:
-    """Paths the index marks skip-worktree (left out of a sparse checkout)."""
-    return frozenset(path for group in _skipped_groups(repo).values() for path in group)
-
-
-def _skipped_groups(repo: pygit2.Repository) -> dict[str, tuple[str, ...]]:
-    """The skip-worktree paths of ``repo``'s index, grouped by their folder: read from
+    """Paths the index marks skip-worktree (left out of a sparse checkout): read from
     the index file's bytes (:mod:`coordinator.git.index_file`), or through libgit2 for
     an index that reader does not take (format 4, a split or sparse index)."""
     found = read_skipped(Path(repo.path) / "index")
-    if found is None:
-        return _group(_libgit2_skipped(repo))
-    return found.skipped
+    return frozenset(_libgit2_skipped(repo) if found is None else found.skipped)
 
 
 def _libgit2_skipped(repo: pygit2.Repository) -> list[str]:
@@ -108,15 +104,16 @@ def worktree_status(
     if repo.workdir is None or not _has_extended_flags(Path(repo.path) / "index"):
         return repo.status(untracked_files=untracked_files, ignored=ignored)
     found = read_skipped(Path(repo.path) / "index")
-    if found is None or found.conflicted or repo.head_is_unborn:
+    names = _top_names(repo.workdir)
+    if found is None or found.conflicted or repo.head_is_unborn or names is None:
         status = repo.status(untracked_files=untracked_files, ignored=ignored)
-        groups = _group(_libgit2_skipped(repo)) if found is None else found.skipped
+        skipped = _libgit2_skipped(repo) if found is None else list(found.skipped)
     else:
-        status, groups = _scoped(repo, found, untracked_files, ignored), found.skipped
-    if not groups:
+        status, skipped = _scoped(repo, found, names, untracked_files, ignored)
+    if not skipped:
         return status
     root = repo.workdir.rstrip("/") + "/"
-    for folder, paths in groups.items():
+    for folder, paths in _group(skipped).items():
         if folder and not Path(root + folder).is_dir():
             on_disk: tuple[str, ...] = ()
             gone = paths
@@ -138,24 +135,44 @@ def worktree_status(
     return status
 
 
-def _scoped(
-    repo: pygit2.Repository, found: IndexPaths, untracked_files: str, ignored: bool
-) -> dict[str, int]:
-    """``repo.status(...)`` of a worktree whose index holds skip-worktree entries, with
-    the working tree read only under the top-level names on disk: an index entry under
-    any other name is absent, so deleted unless it is skip-worktree (which the caller
-    then drops anyway)."""
-    assert repo.workdir is not None
-    root = repo.workdir.rstrip("/") + "/"
-    with os.scandir(root) as entries:
+def _top_names(workdir: str) -> list[str] | None:
+    """The names at the top of the working tree (``.git`` aside), sorted; None when
+    one holds a character git's pathspec patterns would read as more than itself."""
+    with os.scandir(workdir) as entries:
         names = sorted(entry.name for entry in entries if entry.name != ".git")
+    if all(_PLAIN_NAME.fullmatch(name) for name in names):
+        return names
+    return None
+
+
+def _scoped(
+    repo: pygit2.Repository,
+    found: IndexPaths,
+    names: list[str],
+    untracked_files: str,
+    ignored: bool,
+) -> tuple[dict[str, int], list[str]]:
+    """``repo.status(...)`` of a worktree whose index holds skip-worktree entries, with
+    the working tree read only under the top-level names on disk, and the skip-worktree
+    paths under those names. An index entry under any other name is absent from disk:
+    deleted unless it is skip-worktree (whose deletion would be dropped anyway)."""
     tree = repo.head.peel(pygit2.Commit).tree
     status = scoped_status(repo, tree, names, untracked_files=untracked_files, ignored=ignored)
     present = set(names)
     for path in found.kept:
         if path.partition("/")[0] not in present:
             status[path] = FileStatus(int(status.get(path, 0)) | _WT_DELETED)
-    return status
+    return status, [path for name in names for path in _under(found.skipped, name)]
+
+
+def _under(paths: tuple[str, ...], name: str) -> tuple[str, ...]:
+    """The paths of the sorted ``paths`` that are ``name`` or lie under it."""
+    exact = bisect_left(paths, name)
+    start = bisect_left(paths, name + "/", exact)
+    stop = bisect_left(paths, name + "0", start)  # "0" follows "/"
+    if exact < len(paths) and paths[exact] == name:
+        return (name, *paths[start:stop])
+    return paths[start:stop]
 
 
 def _has_extended_flags(index: Path) -> bool:

@@ -5,8 +5,9 @@ worktree nearly all of them are absent, and each absent one costs a reported del
 (a Python object per entry). :func:`scoped_status` computes the same two comparisons
 libgit2's status makes, with the same options: HEAD's tree against the index, over the
 whole index, and the index against the working tree limited to the top-level names
-given (literal paths, each with everything under it). Entries outside those names are
-not looked at in the working tree; the caller accounts for them.
+given (pathspec patterns without wildcards: each name with everything under it).
+Entries outside those names are not looked at in the working tree; the caller
+accounts for them.
 """
 
 from __future__ import annotations
@@ -87,10 +88,12 @@ def scoped_status(
 def _workdir_diff(
     repo: pygit2.Repository, index: pygit2.Index, flags: DiffOption, names: Sequence[str]
 ) -> pygit2.Diff:
-    """``index.diff_to_workdir`` limited to the literal paths ``names``."""
+    """``index.diff_to_workdir`` limited to ``names`` as pathspec patterns. (Passed as
+    literal paths instead, libgit2 1.9 reports tracked files under ``src`` as new when
+    ``src-b`` and ``src.md`` sit beside it.)"""
     options = ffi.new("git_diff_options *")
     check_error(C.git_diff_options_init(options, 1))
-    options.flags = int(flags | DiffOption.DISABLE_PATHSPEC_MATCH)
+    options.flags = int(flags)
     keep = [ffi.new("char[]", name.encode("utf-8", "surrogateescape")) for name in names]
     strings = ffi.new("char *[]", keep)
     options.pathspec.strings = strings

@@ -35,6 +35,8 @@ FILES = {
     "src/a/deep/z.py": "z = 1\n",
     "src/b/y.py": "y = 1\n",
     "src/top.py": "t = 1\n",
+    "src.md": "names that sort around src/\n",
+    "src-b/k.py": "k = 1\n",
     **{f"pkg/m{i}.py": f"n = {i}\n" for i in range(12)},
     **{f"lib/q/r{i}.py": f"r = {i}\n" for i in range(6)},
     "docs/guide.md": "guide\n",
@@ -195,6 +197,13 @@ def _change(w: Path, name: str) -> None:
         git(w, "rm", "-q", "--cached", "--sparse", "pkg/m1.py")
     elif name == "rm --cached in cone":
         git(w, "rm", "-q", "--cached", "src/a/x.py")
+    elif name == "a top-level name like a pattern":
+        _write(w / "!we[i]rd*" / "f.py", "f\n")
+        _write(w / "pkg/m5.py", "changed\n")
+    elif name == "top-level files skipped by hand":
+        git(w, "update-index", "--skip-worktree", "src.md", "README.md", ".gitignore")
+        (w / "src.md").unlink()
+        _write(w / "README.md", "changed\n")
     elif name == "skip-worktree by hand":
         git(w, "update-index", "--skip-worktree", "src/a/x.py")
         (w / "src/a/x.py").unlink()
@@ -213,6 +222,7 @@ CHANGES = [
     "skipped file as symlink", "chmod in cone", "symlink in cone", "type change in cone",
     "ignored files", "staged in cone", "staged new file", "staged out of cone",
     "rm --cached out of cone", "rm --cached in cone", "skip-worktree by hand",
+    "top-level files skipped by hand", "a top-level name like a pattern",
 ]  # fmt: skip
 
 
