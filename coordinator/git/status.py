@@ -9,6 +9,14 @@ out on purpose is unchanged, never deleted, set aside or merged as a deletion.
 
 A skip-worktree file that is on disk after all (an agent wrote it) is read from disk:
 its content there is what counts, as for any other file.
+
+A sparse worktree costs what it holds, not what the repository holds: the index file
+is read once from its bytes (and remembered while unchanged), and the working tree is
+compared with the index only under the top-level names on disk. An index entry under
+any other name is not on disk: a deletion, unless git left it out on purpose. HEAD's
+tree against the index is compared whole, as libgit2 does it. An index with conflicts,
+one the byte reader does not take, an unborn HEAD or a top-level name that reads as a
+pattern get libgit2's whole status, filtered the same way.
 """
 
 from __future__ import annotations
