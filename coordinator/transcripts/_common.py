@@ -19,7 +19,6 @@ __all__ = [
     "cap_text",
     "decode_record",
     "decode_turn_record",
-    "flatten_text",
     "iso_seconds",
 ]
 
@@ -85,20 +84,6 @@ def cap_text(text: str) -> str:
         return text
     half = MAX_TEXT // 2
     return f"{text[:half]}\n…\n{text[-half:]}"
-
-
-def flatten_text(content: Any) -> str:
-    """The text of a tool-result ``content``: a string, or a list of text blocks."""
-    if isinstance(content, str):
-        return cap_text(content)
-    if isinstance(content, list):
-        parts = [
-            block["text"]
-            for block in content
-            if isinstance(block, dict) and isinstance(block.get("text"), str)
-        ]
-        return cap_text("\n".join(parts))
-    return ""
 
 
 def iso_seconds(value: Any) -> float:

@@ -20,19 +20,22 @@ from typing import Any
 from coordinator.events import (
     Event,
     Final,
-    Message,
-    ToolCall,
-    ToolResult,
-    Turn,
-    Usage,
+    new_message,
+    new_tool_call,
+    new_tool_result,
+    new_turn,
+    new_usage,
 )
-from coordinator.transcripts._common import (
-    RecordParser,
-    as_float,
-    as_int,
-    flatten_text,
-    iso_seconds,
+from coordinator.transcripts._claude_lines import (
+    ClaudeLine,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    claude_line,
+    decode_claude_line,
+    result_text,
 )
+from coordinator.transcripts._common import MAX_TEXT, RecordParser, as_float, iso_seconds
 
 __all__ = ["SIBLING_ERROR_MARKER", "ClaudeStreamParser"]
 
@@ -65,12 +68,19 @@ class ClaudeStreamParser(RecordParser):
 
     ``clock`` stamps events as they are parsed (live streams); without it an event
     carries its line's ``timestamp`` when there is one (files), else 0.0.
+
+    Assistant and user lines are read in one way, from typed records (``ClaudeLine``):
+    ``feed`` decodes a line straight into one; a line the typed decoder refuses, or a
+    record given to ``feed_record`` already decoded, is read into the same record with
+    the plain reading's tolerance (``claude_line``), so both give the same events.
     """
 
     __slots__ = (
         "_call_names",
         "_clock",
         "_nested_ids",
+        "_stamp",
+        "_stamp_seconds",
         "_turn",
         "_turn_ids",
         "_usage_ids",
@@ -87,18 +97,25 @@ class ClaudeStreamParser(RecordParser):
         self._nested_ids: set[str] = set()
         self._usage_ids: set[str] = set()
         self._call_names: dict[str, str] = {}
+        self._stamp: object = None
+        self._stamp_seconds = 0.0
         self.malformed = 0
         self.ignored = 0
         self.session_id: str | None = None
         self.model: str | None = None
 
+    def feed(self, line: str) -> list[Event]:
+        """The events of one line (empty for blank, unknown or broken lines)."""
+        typed = decode_claude_line(line)
+        if typed is None or typed.type == "result" or typed.type == "system":
+            return super().feed(line)
+        return self.feed_line(typed)
+
     def feed_record(self, record: Mapping[str, Any]) -> list[Event]:
         """The events of one decoded line."""
         kind = record.get("type")
-        if kind == "assistant":
-            return self._assistant(record)
-        if kind == "user":
-            return self._user(record)
+        if kind == "assistant" or kind == "user":
+            return self.feed_line(claude_line(kind, record))
         if kind == "result":
             return [self._final(record)]
         if kind == "system" and record.get("subtype") == "init":
@@ -107,14 +124,33 @@ class ClaudeStreamParser(RecordParser):
         self.ignored += 1
         return []
 
+    def feed_line(self, line: ClaudeLine) -> list[Event]:
+        """The events of a typed line (``decode_claude_line``, ``claude_line``) whose
+        ``type`` is neither ``result`` nor ``system`` (those are read whole by
+        ``feed_record``)."""
+        kind = line.type
+        if kind == "assistant":
+            return self._assistant(line)
+        if kind == "user":
+            return self._user(line)
+        self.ignored += 1
+        return []
+
     def finish(self) -> list[Event]:
         """Events owed at the end of the stream (none for Claude Code: ``result`` is final)."""
         return []
 
-    def _at(self, record: Mapping[str, Any]) -> float:
+    def _at(self, stamp: object) -> float:
+        """The time of a line: the clock's, else its ``timestamp`` (the lines of one
+        message share theirs, so the last one read is kept)."""
         if self._clock is not None:
             return self._clock()
-        return iso_seconds(record.get("timestamp"))
+        if stamp is None:
+            return 0.0
+        if stamp != self._stamp:
+            self._stamp = stamp
+            self._stamp_seconds = iso_seconds(stamp)
+        return self._stamp_seconds
 
     def _init(self, record: Mapping[str, Any]) -> None:
         session = record.get("session_id")
@@ -122,89 +158,83 @@ class ClaudeStreamParser(RecordParser):
         self.session_id = session if isinstance(session, str) else None
         self.model = model if isinstance(model, str) else None
 
-    def _assistant(self, record: Mapping[str, Any]) -> list[Event]:
-        message = record.get("message")
-        if not isinstance(message, dict):
+    def _assistant(self, line: ClaudeLine) -> list[Event]:
+        message = line.message
+        if message is None:
             self.malformed += 1
             return []
-        at = self._at(record)
+        stamp = line.timestamp
+        at = 0.0 if stamp is None and self._clock is None else self._at(stamp)
         events: list[Event] = []
-        message_id = message.get("id")
-        nested = bool(record.get("parent_tool_use_id"))
-        key = message_id if isinstance(message_id, str) and message_id else None
-        if not nested:
-            if key is None or key not in self._turn_ids:
-                self._turn += 1
-                events.append(Turn(number=self._turn, at=at))
-                if key is not None:
-                    self._turn_ids.add(key)
-        elif key is not None:
-            self._nested_ids.add(key)
-        usage = message.get("usage")
-        usage_key = key or f"turn-{self._turn}-line-{len(self._usage_ids)}"
-        if isinstance(usage, dict) and usage_key not in self._usage_ids:
-            self._usage_ids.add(usage_key)
-            model = message.get("model")
-            events.append(_usage(usage_key, usage, at, model if isinstance(model, str) else ""))
-        content = message.get("content")
-        if isinstance(content, str) and content:
-            events.append(Message(text=content, turn=self._turn, at=at))
-        elif isinstance(content, list):
+        key = message.id or None
+        if line.parent_tool_use_id:  # a nested subagent's message: its calls, no turn
+            if key is not None:
+                self._nested_ids.add(key)
+        elif key is None or key not in self._turn_ids:
+            self._turn += 1
+            events.append(new_turn(self._turn, at))
+            if key is not None:
+                self._turn_ids.add(key)
+        turn = self._turn
+        usage = message.usage
+        if usage is not None:
+            usage_key = key or f"turn-{turn}-line-{len(self._usage_ids)}"
+            if usage_key not in self._usage_ids:
+                self._usage_ids.add(usage_key)
+                events.append(
+                    new_usage(
+                        usage_key,
+                        message.model or "",
+                        usage.input_tokens,
+                        usage.output_tokens,
+                        usage.cache_read_input_tokens,
+                        usage.cache_creation_input_tokens,
+                        0.0,
+                        at,
+                    )
+                )
+        content = message.content
+        if isinstance(content, list):
             for block in content:
-                if isinstance(block, dict):
-                    self._assistant_block(block, at, events)
+                if isinstance(block, ToolUseBlock):  # or its subclass, a server tool
+                    call_id = block.id or ""
+                    name = block.name or ""
+                    self._call_names[call_id] = name
+                    events.append(new_tool_call(call_id, name, block.input or {}, turn, at))
+                elif isinstance(block, TextBlock):
+                    text = block.text
+                    if text is not None and text.strip():
+                        events.append(new_message(text, turn, at))
+        elif content:
+            events.append(new_message(content, turn, at))
         return events
 
-    def _assistant_block(self, block: Mapping[str, Any], at: float, events: list[Event]) -> None:
-        kind = block.get("type")
-        if kind == "text":
-            text = block.get("text")
-            if isinstance(text, str) and text.strip():
-                events.append(Message(text=text, turn=self._turn, at=at))
-        elif kind in ("tool_use", "server_tool_use"):
-            call_id = str(block.get("id") or "")
-            name = str(block.get("name") or "")
-            arguments = block.get("input")
-            self._call_names[call_id] = name
-            events.append(
-                ToolCall(
-                    call_id=call_id,
-                    name=name,
-                    arguments=arguments if isinstance(arguments, dict) else {},
-                    turn=self._turn,
-                    at=at,
-                )
-            )
-
-    def _user(self, record: Mapping[str, Any]) -> list[Event]:
-        message = record.get("message")
-        if not isinstance(message, dict):
+    def _user(self, line: ClaudeLine) -> list[Event]:
+        message = line.message
+        if message is None:
             self.malformed += 1
             return []
-        content = message.get("content")
+        content = message.content
         if not isinstance(content, list):
             return []  # a prompt typed by a person, not a tool result
-        at = self._at(record)
-        return [
-            self._tool_result(block, at)
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "tool_result"
-        ]
-
-    def _tool_result(self, block: Mapping[str, Any], at: float) -> ToolResult:
-        call_id = str(block.get("tool_use_id") or "")
-        name = self._call_names.pop(call_id, None)
-        text = flatten_text(block.get("content"))
-        is_error = block.get("is_error") is True
-        return ToolResult(
-            call_id=call_id,
-            is_error=is_error,
-            text=text,
-            name=name,
-            exit_code=_exit_code(text) if is_error and name == "Bash" else None,
-            cancelled=is_error and SIBLING_ERROR_MARKER in text,
-            at=at,
-        )
+        stamp = line.timestamp
+        at = 0.0 if stamp is None and self._clock is None else self._at(stamp)
+        events: list[Event] = []
+        for block in content:
+            if type(block) is not ToolResultBlock:
+                continue
+            call_id = block.tool_use_id or ""
+            name = self._call_names.pop(call_id, None)
+            text = block.content  # short text as is: the common case, without a call
+            if type(text) is not str or len(text) > MAX_TEXT:
+                text = result_text(block.content)
+            if block.is_error is True:
+                code = _exit_code(text) if name == "Bash" else None
+                cancelled = SIBLING_ERROR_MARKER in text
+                events.append(new_tool_result(call_id, True, text, name, code, cancelled, at))
+            else:
+                events.append(new_tool_result(call_id, False, text, name, None, False, at))
+        return events
 
     def _final(self, record: Mapping[str, Any]) -> Final:
         subtype = record.get("subtype")
@@ -225,20 +255,8 @@ class ClaudeStreamParser(RecordParser):
             cost_usd=as_float(cost),
             duration_ms=int(duration_ms) if duration_ms is not None else None,
             denials=_denials(record.get("permission_denials")),
-            at=self._at(record),
+            at=self._at(record.get("timestamp")),
         )
-
-
-def _usage(message_id: str, usage: Mapping[str, Any], at: float, model: str) -> Usage:
-    return Usage(
-        message_id=message_id,
-        model=model,
-        input_tokens=as_int(usage.get("input_tokens")),
-        output_tokens=as_int(usage.get("output_tokens")),
-        cache_read_tokens=as_int(usage.get("cache_read_input_tokens")),
-        cache_write_tokens=as_int(usage.get("cache_creation_input_tokens")),
-        at=at,
-    )
 
 
 def _denials(raw: Any) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from coordinator.events import Event
+from coordinator.transcripts._claude_lines import CLAUDE_LINE_DECODER
 from coordinator.transcripts._common import decode_record, decode_turn_record
 from coordinator.transcripts.claude import ClaudeStreamParser
 from coordinator.transcripts.codex import CODEX_EVENT_TYPES, CodexJsonParser
@@ -22,6 +23,7 @@ _MAX_OBJECT_LINES = 50_000
 _SNIFF_LINES = 50
 _WHOLE_TYPES = CODEX_EVENT_TYPES | ROLLOUT_RECORD_TYPES | {"result", "system"}
 """Record types whose parsers read more than the turn fields (``decode_turn_record``)."""
+_decode_line = CLAUDE_LINE_DECODER.decode
 
 
 class TranscriptFormat(StrEnum):
@@ -39,7 +41,8 @@ class TranscriptFormat(StrEnum):
 class TranscriptReader:
     """Parses a mixed stream of lines into events, choosing a parser per record.
 
-    Duties: decode each JSON line (fast path); unwrap ``[timestamp] [LEVEL] `` log
+    Duties: decode each JSON line (Claude Code's lines straight into typed records,
+    any other or odd line as a plain object); unwrap ``[timestamp] [LEVEL] `` log
     prefixes and reassemble JSON objects pretty-printed over several lines; send Codex
     event types to a ``CodexJsonParser``, Codex rollout records to a
     ``CodexRolloutParser`` and everything else to a ``ClaudeStreamParser``; count text
@@ -49,6 +52,7 @@ class TranscriptReader:
 
     __slots__ = (
         "_buffer",
+        "_feed_line",
         "claude",
         "codex",
         "records",
@@ -59,6 +63,7 @@ class TranscriptReader:
 
     def __init__(self) -> None:
         self.claude = ClaudeStreamParser()
+        self._feed_line = self.claude.feed_line
         self.codex = CodexJsonParser()
         self.rollout = CodexRolloutParser()
         self._buffer: list[str] = []
@@ -75,7 +80,15 @@ class TranscriptReader:
     def feed(self, line: str) -> list[Event]:
         """The events of one physical line."""
         if not self._buffer:
-            record = decode_turn_record(line, _WHOLE_TYPES)
+            try:
+                typed = _decode_line(line)
+            except (ValueError, RecursionError):  # not a line the typed decoder reads
+                record = decode_turn_record(line, _WHOLE_TYPES)
+            else:
+                if typed.type not in _WHOLE_TYPES:
+                    self.records += 1
+                    return self._feed_line(typed)
+                record = decode_record(line)
             if record is not None:
                 return self.feed_record(record)
             if not line or line.isspace():

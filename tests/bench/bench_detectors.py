@@ -10,6 +10,7 @@
     synthetic agents never trip (the count of trips is printed), so no monitor skips
     its checks after a trip. Both sides are timed in CPU time of this process, the
     best of five runs, the two run in turn.
+    The parse alone (no monitor) is measured the same way, against the same baseline.
 (b) Latency from a transcript line being appended to its record being written, p95,
     for the live tailer against the same tailer polling every 2 s (the baseline).
 """
@@ -221,6 +222,39 @@ def _throughput(name: str, files: list[list[str]], target: str) -> BenchResult:
     )
 
 
+def parse_only(files: list[list[str]]) -> int:
+    """Parse every line into events, no monitor: the number of events."""
+    events = 0
+    for lines in files:
+        feed = TranscriptReader().feed
+        for line in lines:
+            events += len(feed(line))
+    return events
+
+
+def _parse_throughput(name: str, files: list[list[str]], target: str) -> BenchResult:
+    """The parse alone (``TranscriptReader().feed`` over every line) against ``json.loads``
+    of the same lines, timed as ``_throughput`` times the whole watch."""
+    lines = [line for file_lines in files for line in file_lines]
+    loads = json.loads
+
+    def baseline() -> None:
+        for line in lines:
+            loads(line)
+
+    events = parse_only(files)
+    base, figure = best_cpu_pair(5, baseline, lambda: parse_only(files))
+    return BenchResult(
+        name=f"parse only ({name}: {len(lines)} lines, {events} events)",
+        figure=figure,
+        baseline=base,
+        unit="s",
+        baseline_name="json.loads of the same lines",
+        target=target,
+        note=f"{events / figure:,.0f} events/s",
+    )
+
+
 def _line(n: int) -> str:
     text = f"Stopping here.\nSTATUS: partial — step {n} | REMAINING: the rest"
     return json.dumps({
@@ -288,10 +322,14 @@ def _latency() -> BenchResult:
 
 
 def run() -> list[BenchResult]:
-    results = [_throughput("synthetic mix", synthetic_mix(), "ratio <= 3 and >= 250,000 events/s")]
+    synthetic = synthetic_mix()
+    results = [_throughput("synthetic mix", synthetic, "ratio <= 3 and >= 250,000 events/s")]
     real = real_corpus()
     if real:
         results.append(_throughput("real transcripts", real, "ratio <= 2"))
+    results.append(_parse_throughput("synthetic mix", synthetic, "ratio <= 1"))
+    if real:
+        results.append(_parse_throughput("real transcripts", real, "ratio <= 1"))
     results.append(_latency())
     return results
 
