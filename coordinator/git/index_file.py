@@ -36,6 +36,8 @@ class IndexPaths:
     """the skip-worktree paths, in index order (sorted)"""
     kept: tuple[str, ...] = ()
     """the other paths, each once, in index order"""
+    sizes: tuple[int, ...] = ()
+    """the size each of ``kept`` had when written (its low 32 bits); -1 for a submodule"""
     conflicted: bool = False
     """whether some entry is a conflict stage (1, 2 or 3)"""
 
@@ -87,8 +89,10 @@ def _parse(data: bytes) -> IndexPaths | None:
     end = len(data) - 20  # the trailing SHA-1 checksum
     skipped_paths: list[str] = []
     kept: list[str] = []
+    sizes: list[int] = []
     conflicted = False
     offset = 12
+    from_bytes = int.from_bytes
     try:
         for _ in range(count):
             high = data[offset + 60]
@@ -110,6 +114,8 @@ def _parse(data: bytes) -> IndexPaths | None:
                 conflicted = True
             else:
                 kept.append(data[start:stop].decode())
+                gitlink = data[offset + 26] & 0xF0 == 0xE0  # mode 160000
+                sizes.append(-1 if gitlink else from_bytes(data[offset + 36 : offset + 40], "big"))
             offset = (stop - offset + 8 & ~7) + offset
     except (IndexError, ValueError):  # cut short, or a path that is not UTF-8
         return None
@@ -117,7 +123,7 @@ def _parse(data: bytes) -> IndexPaths | None:
         return None
     if not _extensions_taken(data, offset, end):
         return None
-    return IndexPaths(tuple(skipped_paths), tuple(kept), conflicted)
+    return IndexPaths(tuple(skipped_paths), tuple(kept), tuple(sizes), conflicted)
 
 
 def _extensions_taken(data: bytes, offset: int, end: int) -> bool:

@@ -85,6 +85,17 @@ def checkout_problem(repo: pygit2.Repository) -> str | None:
     if len(index.diff_to_tree(repo.head.peel(pygit2.Commit).tree)):
         return "its index is not HEAD's tree"
     root = repo.workdir.rstrip("/") + "/"
+    found = read_skipped(Path(repo.path) / "index")
+    if found is not None and not found.conflicted:
+        for path, size in zip(found.kept, found.sizes, strict=True):
+            if size < 0:
+                continue
+            try:
+                if Path(root + path).lstat().st_size & 0xFFFFFFFF != size:
+                    return f"{path} is not whole"
+            except OSError:
+                return f"{path} is missing"
+        return None
     handle = index._index
     for position in range(C.git_index_entrycount(handle)):
         entry = C.git_index_get_byindex(handle, position)

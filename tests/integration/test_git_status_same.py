@@ -18,12 +18,12 @@ from pathlib import Path
 import anyio
 import pygit2
 import pytest
-from pygit2.enums import FileStatus
+from pygit2.enums import FileMode, FileStatus
 from pygit2.ffi import C
 
 from coordinator.git import prepare_workspaces
 from coordinator.git.index_file import read_skipped
-from coordinator.git.status import disk_blob, skipped_paths, worktree_status
+from coordinator.git.status import checkout_problem, disk_blob, skipped_paths, worktree_status
 from coordinator.model import Isolation
 from tests.integration.sessionkit import git, make_repo
 
@@ -86,6 +86,29 @@ def _reference(repo: pygit2.Repository, untracked_files: str, ignored: bool) -> 
     return status
 
 
+def _reference_checkout_problem(repo: pygit2.Repository) -> str | None:
+    if repo.workdir is None or repo.head_is_unborn:
+        return "it has no working tree or no HEAD"
+    index = repo.index
+    index.read(False)
+    if len(index.diff_to_tree(repo.head.peel(pygit2.Commit).tree)):
+        return "its index is not HEAD's tree"
+    root = repo.workdir.rstrip("/") + "/"
+    handle = index._index
+    for position in range(C.git_index_entrycount(handle)):
+        entry = C.git_index_get_byindex(handle, position)
+        if entry.flags_extended & (1 << 14) or entry.mode == FileMode.COMMIT:
+            continue
+        path = os.fsdecode(pygit2.ffi.string(entry.path))
+        try:
+            size = Path(root + path).lstat().st_size
+        except OSError:
+            return f"{path} is missing"
+        if size & 0xFFFFFFFF != entry.file_size:
+            return f"{path} is not whole"
+    return None
+
+
 def _assert_same(worktree: Path) -> None:
     for untracked, ignored in MODES:
         repo = pygit2.Repository(str(worktree))
@@ -99,6 +122,7 @@ def _assert_same(worktree: Path) -> None:
         }
     repo = pygit2.Repository(str(worktree))
     assert skipped_paths(repo) == _reference_skipped(repo)
+    assert checkout_problem(repo) == _reference_checkout_problem(pygit2.Repository(str(worktree)))
 
 
 def _seawall_sparse(repo: Path) -> Path:
