@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coordinator.breakers._memory import (
+    KEY_CHARS,
     FailureCounts,
     Pending,
     Repeat,
@@ -29,11 +30,12 @@ from coordinator.breakers.admission import Effect, after_trip
 from coordinator.breakers.commands import (
     command_key,
     is_verify_command,
+    may_have_key,
     verify_passed,
     verify_run,
 )
 from coordinator.breakers.keys import call_key
-from coordinator.breakers.polls import BackgroundWatch, backgrounds, timed_out
+from coordinator.breakers.polls import BackgroundWatch, CallFacts, timed_out
 from coordinator.breakers.trip import (
     Admission,
     BreakerKind,
@@ -43,16 +45,12 @@ from coordinator.breakers.trip import (
     Trip,
 )
 from coordinator.events import (
-    EDIT_TOOLS,
-    SHELL_TOOLS,
     Event,
     Final,
     Message,
     ToolCall,
     ToolResult,
     Usage,
-    edited_paths,
-    shell_command,
 )
 from coordinator.model import BreakerLimits
 
@@ -156,6 +154,11 @@ class AgentBreaker:
         """``observe`` for a call whose ``call_key`` the caller already computed."""
         return self._on_call(call, key)
 
+    def observe_judged(self, call: ToolCall, full_key: str, facts: CallFacts) -> Trip | None:
+        """``observe`` for a call whose ``call_key`` and facts (``background.judge``)
+        the caller already derived."""
+        return self._on_call(call, full_key, facts)
+
     def observe_result(self, result: ToolResult) -> Trip | None:
         """``observe`` for a result (skips the type dispatch)."""
         return self._on_result(result)
@@ -197,51 +200,45 @@ class AgentBreaker:
 
     # -- calls ----------------------------------------------------------------------
 
-    def _on_call(self, call: ToolCall, full_key: str | None) -> Trip | None:
+    def _on_call(
+        self, call: ToolCall, full_key: str | None, facts: CallFacts | None = None
+    ) -> Trip | None:
+        """Count a call; ``full_key`` and ``facts`` when the caller already has them."""
         self.tool_calls += 1
         name = call.name
-        arguments = call.arguments
-        key = compact_key(full_key if full_key is not None else call_key(name, arguments))
-        command: str | None = None
-        paths: tuple[str, ...] = ()
-        if name in SHELL_TOOLS:
-            command = shell_command(call)
-            poll = False
-            if command is not None:
-                if backgrounds(call, command):
-                    self._background.started(command)
-                else:
-                    poll = self._background.is_wait(call, command)
-        elif name in EDIT_TOOLS:
-            paths = edited_paths(call)
-            poll = False
-        else:
-            poll = self._background.is_wait(call)
-        self._pending[call.call_id] = Pending(key, name, command, paths, poll)
+        key = full_key if full_key is not None else call_key(name, call.arguments)
+        if len(key) > KEY_CHARS:
+            key = compact_key(key)
+        if facts is None:
+            facts = self._background.judge(call)
+        poll = facts.poll
+        self._pending[call.call_id] = Pending(key, name, facts.command, facts.paths, poll)
         if self.trip is not None:
             return None
+        limits = self.limits
         if self.tool_calls >= self._warn_at and not self.warned:
             self.warned = True
             self._notify(BreakerNotice(kind=NoticeKind.WARNED, message=self._warning_text()))
         if not poll:
             repeat = self._repeats.get(key)
-            if repeat is not None and repeat.streak + 1 >= self.limits.max_repeat_identical:
-                shown = short(command or call_key(name, arguments))
+            if repeat is not None and repeat.streak + 1 >= limits.max_repeat_identical:
+                shown = short(facts.command or call_key(name, call.arguments))
                 return self._trip(
                     BreakerKind.LOOP,
                     f"the identical {name} call `{shown}` ran {repeat.streak + 1} times with "
                     "the same result",
                     repeat.streak + 1,
-                    self.limits.max_repeat_identical,
+                    limits.max_repeat_identical,
                 )
-        if self.tool_calls > self.limits.max_tool_calls:
+        if self.tool_calls > limits.max_tool_calls:
             return self._trip(
                 BreakerKind.TOOL_BUDGET,
-                f"{self.tool_calls} tool calls, over the budget of {self.limits.max_tool_calls}",
+                f"{self.tool_calls} tool calls, over the budget of {limits.max_tool_calls}",
                 self.tool_calls,
-                self.limits.max_tool_calls,
+                limits.max_tool_calls,
             )
-        return self._check_time()
+        now = self._clock()
+        return None if now <= self._deadline else self._time_trip(now)
 
     def _warning_text(self) -> str:
         return (
@@ -362,8 +359,9 @@ class AgentBreaker:
     def _count_outcome(self, ok: bool, command: str | None, text: str) -> Trip | None:
         if ok:
             self.consecutive_failures = 0
-            if command is not None and self._command_failures:
-                self._command_failures.pop(command_key(command), None)
+            failures = self._command_failures
+            if command is not None and failures and may_have_key(command, failures):
+                failures.pop(command_key(command), None)
             return self._check_time()
         self.consecutive_failures += 1
         if command is not None:
@@ -407,8 +405,9 @@ class AgentBreaker:
         if self.trip is not None:
             return None
         now = self._clock()
-        if now <= self._deadline:
-            return None
+        return None if now <= self._deadline else self._time_trip(now)
+
+    def _time_trip(self, now: float) -> Trip:
         minutes = (now - self._started) / 60.0
         return self._trip(
             BreakerKind.SESSION_TIME,

@@ -7,7 +7,7 @@ searching its text: ``echo "git commit"`` runs ``echo``, and a heredoc body is d
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -22,6 +22,7 @@ __all__ = [
     "git_invocations",
     "is_verify_command",
     "is_wait_command",
+    "may_have_key",
     "parse_commands",
     "reads_only",
     "verify_passed",
@@ -259,6 +260,19 @@ def command_key(command: str) -> str:
         operands = [word for word in cmd.argv[1:] if not word.startswith("-")]
         parts.append(" ".join((cmd.name, *operands, *options)))
     return " ; ".join(parts)
+
+
+_NOT_PLAIN = re.compile(r"[\"'`$\\(){}~]")  # quoting, escapes, expansions: words change
+_KEYS_SCANNED = 16
+
+
+def may_have_key(command: str, keys: Collection[str]) -> bool:
+    """Whether ``command_key(command)`` may be one of ``keys``, told without parsing
+    when it can: in plain text (no quoting, escape or expansion) every word the shell
+    passes is a piece of the text, so a key with a word the text lacks is not its key."""
+    if len(keys) > _KEYS_SCANNED or _NOT_PLAIN.search(command) is not None:
+        return True
+    return any(all(word in command for word in key.split(" ") if word != ";") for key in keys)
 
 
 def verify_passed(command: str, *, exit_ok: bool, output: str) -> bool:

@@ -14,10 +14,24 @@ from pathlib import PurePath
 
 from coordinator.breakers.commands import is_wait_command as pure_wait
 from coordinator.breakers.commands import parse_commands
-from coordinator.events import SHELL_TOOLS, ToolCall, read_path, shell_command
+from coordinator.events import (
+    EDIT_TOOLS,
+    SHELL_TOOLS,
+    ToolCall,
+    edited_paths,
+    read_path,
+    shell_command,
+)
 from coordinator.shell import SimpleCommand
 
-__all__ = ["POLL_TOOLS", "BackgroundWatch", "backgrounds", "is_poll_tool", "timed_out"]
+__all__ = [
+    "POLL_TOOLS",
+    "BackgroundWatch",
+    "CallFacts",
+    "backgrounds",
+    "is_poll_tool",
+    "timed_out",
+]
 
 POLL_TOOLS = frozenset({"BashOutput", "TaskOutput", "AgentOutputTool"})
 _TIMEOUT_PREFIXES = ("Command timed out after", "command timed out", "Timed out after")
@@ -94,6 +108,31 @@ def _operands(cmd: SimpleCommand) -> list[str]:
     return operands[1:] if cmd.name in _PATTERN_FIRST else operands
 
 
+class CallFacts:
+    """What one call is for the breaker and the detectors, derived once per call: its
+    shell command, whether it starts a background job, whether the breaker takes it
+    for a poll (``poll``) and the detectors for a wait (``wait``; they also ask about
+    edits), the paths it edits and the path it reads."""
+
+    __slots__ = ("background", "command", "paths", "poll", "read", "wait")
+
+    def __init__(
+        self,
+        command: str | None,
+        background: bool,
+        poll: bool,
+        wait: bool,
+        paths: tuple[str, ...],
+        read: str | None,
+    ) -> None:
+        self.command = command
+        self.background = background
+        self.poll = poll
+        self.wait = wait
+        self.paths = paths
+        self.read = read
+
+
 class BackgroundWatch:
     """The files the agent's background commands were told to write, and what a wait is."""
 
@@ -121,6 +160,45 @@ class BackgroundWatch:
         if path.endswith(".output") and "tasks" in PurePath(path).parts:
             return True  # Claude Code's own background task output files
         return bool(self._names) and path.rsplit("/", 1)[-1] in self._names
+
+    def judge(self, call: ToolCall, *, every: bool = False) -> CallFacts:
+        """The facts of ``call``, with the answer ``is_wait`` gives (and keeps) for it.
+        A call that starts a background job is remembered (``started``) and is no wait.
+        ``every``: judge edits and shell calls without a command too (the detectors
+        ask about every call, the breaker only about the ones that may be polls)."""
+        name = call.name
+        if name in SHELL_TOOLS:
+            command = shell_command(call)
+            if command is not None and backgrounds(call, command):
+                self.started(command)
+                return CallFacts(command, True, False, False, (), None)
+            if command is None and not every:
+                return CallFacts(None, False, False, False, (), None)
+            wait = self._remembered(call.call_id)
+            if wait is None:
+                wait = command is not None and self.is_wait_command(command)
+                self._memo = (call.call_id, wait)
+            return CallFacts(command, False, wait and command is not None, wait, (), None)
+        if name in EDIT_TOOLS:  # the breaker never takes an edit for a poll
+            paths = edited_paths(call)
+            if not every:
+                return CallFacts(None, False, False, False, paths, None)
+            wait = self._remembered(call.call_id)
+            if wait is None:
+                wait = False
+                self._memo = (call.call_id, False)
+            return CallFacts(None, False, False, wait, paths, None)
+        read = read_path(call)
+        wait = self._remembered(call.call_id)
+        if wait is None:
+            wait = is_poll_tool(call) or self.is_watched_read(read)
+            self._memo = (call.call_id, wait)
+        return CallFacts(None, False, wait, wait, (), read)
+
+    def _remembered(self, call_id: str) -> bool | None:
+        """The kept answer for the last call judged, when ``call_id`` is that call's."""
+        memo = self._memo
+        return memo[1] if call_id and memo[0] == call_id else None
 
     def is_wait(self, call: ToolCall, command: str | None = None) -> bool:
         """Whether ``call`` is a poll or a wait (see the module's rule). The answer for

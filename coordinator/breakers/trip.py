@@ -5,9 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
-
-from coordinator.codec import from_data, to_data
 
 __all__ = [
     "CLEANUP_ALLOWANCE",
@@ -111,15 +108,6 @@ class Trip:
             f"seawall {self.kind.label} tripped ({self.count:g}/{self.limit:g}): {self.evidence}. "
             f"{recovery}{self.next_action(agent)}."
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        """``kind`` (its value), ``evidence``, ``count``, ``limit``, ``at``."""
-        data: dict[str, Any] = to_data(self)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Trip:
-        return from_data(data, cls)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,10 +12,9 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
 
 from coordinator.breakers.signature import (
     FailurePrint,
@@ -26,7 +25,16 @@ from coordinator.breakers.signature import (
 from coordinator.errors import StateError
 from coordinator.model import WaveBreakerConfig
 
-__all__ = ["WaveBreaker", "WaveReport", "WaveTrigger", "WaveTrip"]
+__all__ = [
+    "LastReport",
+    "WaveBreaker",
+    "WaveBreakerState",
+    "WaveCheckpoint",
+    "WaveCounters",
+    "WaveReport",
+    "WaveTrigger",
+    "WaveTrip",
+]
 
 
 class WaveTrigger(StrEnum):
@@ -69,32 +77,83 @@ class WaveReport:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WaveCheckpoint:
+    """Where a tripped session stands: after wave ``wave``, on commit ``head`` (None
+    when the trip did not know it)."""
+
+    wave: int
+    head: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LastReport:
+    """What the counters keep of the last wave's report: enough to re-check the cost
+    trigger on ``resume`` (and to trip from it)."""
+
+    wave: int
+    cost_usd: float = 0.0
+    projected_next_usd: float | None = None
+    tokens: int = 0
+    head: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class WaveCounters:
+    """The breaker's counts across waves: consecutive waves without progress, rework
+    cycles and identical-failure cycles per task, each task's last failure signatures,
+    and the last wave counted."""
+
+    stall_waves: int = 0
+    rework_cycles: dict[str, int] = field(default_factory=dict)
+    identical_failure_cycles: dict[str, int] = field(default_factory=dict)
+    last_signatures: dict[str, list[str]] = field(default_factory=dict)
+    last_wave: int | None = None
+    last_report: LastReport | None = None
+
+    def copy(self) -> WaveCounters:
+        """A copy sharing no mutable part with this one."""
+        return WaveCounters(
+            stall_waves=self.stall_waves,
+            rework_cycles=dict(self.rework_cycles),
+            identical_failure_cycles=dict(self.identical_failure_cycles),
+            last_signatures={task: list(sigs) for task, sigs in self.last_signatures.items()},
+            last_wave=self.last_wave,
+            last_report=self.last_report,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaveBreakerState:
+    """The wave breaker as the ledger keeps it: its trip, if any, and its counters.
+
+    ``trigger``, ``detail``, ``checkpoint`` and ``tripped_at`` are set while it is
+    tripped; ``counters`` are the breaker's own (``WaveBreaker`` reads and writes them).
+    """
+
+    tripped: bool = False
+    trigger: WaveTrigger | None = None
+    detail: str | None = None
+    checkpoint: WaveCheckpoint | None = None
+    tripped_at: str | None = None
+    counters: WaveCounters = field(default_factory=WaveCounters)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WaveTrip:
     """A wave-level trip: the trigger, its evidence and the checkpoint to resume from."""
 
     trigger: WaveTrigger
     detail: str
-    checkpoint: Mapping[str, Any]
+    checkpoint: WaveCheckpoint
     tripped_at: str
 
     def line(self) -> str:
         """The one actionable line: what tripped, the evidence, the next action."""
-        wave = self.checkpoint.get("wave")
+        wave = self.checkpoint.wave
         return (
             f"seawall: wave breaker tripped after wave {wave}: {self.trigger.value}: "
             f"{self.detail}. Fix the cause, then `seawall resume`; or stop with `seawall kill`."
         )
-
-
-def _counters() -> dict[str, Any]:
-    return {
-        "stall_waves": 0,
-        "rework_cycles": {},
-        "identical_failure_cycles": {},
-        "last_signatures": {},
-        "last_wave": None,
-        "last_report": None,
-    }
 
 
 class WaveBreaker:
@@ -102,8 +161,8 @@ class WaveBreaker:
     disables tripping; counting goes on).
 
     Duties: keep the counters of the five triggers across waves; trip on the first
-    trigger that fires and hold that trip until ``resume``; produce the state dict of
-    ``state.json`` (``tripped, trigger, detail, checkpoint, tripped_at, counters``);
+    trigger that fires and hold that trip until ``resume``; produce the state the
+    ledger keeps (``WaveBreakerState``);
     never change anything outside itself.
     """
 
@@ -114,7 +173,7 @@ class WaveBreaker:
         cost_budget_usd: float | None = None,
         token_budget: int | None = None,
         clock: Callable[[], float] = time.time,
-        state: Mapping[str, Any] | None = None,
+        state: WaveBreakerState | None = None,
     ) -> None:
         self.config = config or WaveBreakerConfig()
         self.cost_budget_usd = cost_budget_usd
@@ -122,8 +181,7 @@ class WaveBreaker:
         self._clock = clock
         self._listeners: list[Callable[[WaveTrip], None]] = []
         self.trip: WaveTrip | None = None
-        self.counters: dict[str, Any] = _counters()
-        self._last_report: WaveReport | None = None
+        self.counters = WaveCounters()
         if state is not None:
             self._load(state)
 
@@ -137,7 +195,6 @@ class WaveBreaker:
 
     def record(self, report: WaveReport) -> WaveTrip | None:
         """Count one finished wave; return the trip if a trigger fired (first wins)."""
-        self._last_report = report
         checks = (
             self._stall(report),
             self._identical(report),
@@ -145,8 +202,14 @@ class WaveBreaker:
             self._cost(report),
             self._conflict(report),
         )
-        self.counters["last_wave"] = report.wave
-        self.counters["last_report"] = _report_dict(report)
+        self.counters.last_wave = report.wave
+        self.counters.last_report = LastReport(
+            wave=report.wave,
+            cost_usd=report.cost_usd,
+            projected_next_usd=report.projected_next_usd,
+            tokens=report.tokens,
+            head=report.head,
+        )
         if self.trip is not None or not self.config.enabled:
             return None
         for check in checks:
@@ -170,7 +233,7 @@ class WaveBreaker:
         if cost_budget_usd is not None:
             self.cost_budget_usd = cost_budget_usd
         self.trip = None
-        report = self._last_report
+        report = self.counters.last_report
         if report is None or not self.config.enabled:
             return None
         standing = self._cost(report)
@@ -182,10 +245,10 @@ class WaveBreaker:
 
     def _stall(self, report: WaveReport) -> tuple[WaveTrigger, str] | None:
         if report.merged or report.new_commits:
-            self.counters["stall_waves"] = 0
+            self.counters.stall_waves = 0
             return None
-        self.counters["stall_waves"] += 1
-        stalled = self.counters["stall_waves"]
+        self.counters.stall_waves += 1
+        stalled = self.counters.stall_waves
         if stalled < self.config.stall_waves:
             return None
         return WaveTrigger.STALL, f"{stalled} consecutive waves merged nothing and made no commit"
@@ -193,8 +256,8 @@ class WaveBreaker:
     def _identical(self, report: WaveReport) -> tuple[WaveTrigger, str] | None:
         """Errors repeat when they are the same failure (``same_failure``: one added
         warning line does not make a new error); review findings when equal."""
-        last: dict[str, list[str]] = self.counters["last_signatures"]
-        cycles: dict[str, int] = self.counters["identical_failure_cycles"]
+        last = self.counters.last_signatures
+        cycles = self.counters.identical_failure_cycles
         fired: tuple[WaveTrigger, str] | None = None
         for task in sorted({*report.failures, *report.fingerprints, *report.redispatched}):
             # a task that ran this wave without failing ends its chain of identical cycles
@@ -218,7 +281,7 @@ class WaveBreaker:
         return fired
 
     def _rework(self, report: WaveReport) -> tuple[WaveTrigger, str] | None:
-        cycles: dict[str, int] = self.counters["rework_cycles"]
+        cycles = self.counters.rework_cycles
         fired: tuple[WaveTrigger, str] | None = None
         for task in report.redispatched:
             cycles[task] = cycles.get(task, 0) + 1
@@ -230,7 +293,7 @@ class WaveBreaker:
                 )
         return fired
 
-    def _cost(self, report: WaveReport) -> tuple[WaveTrigger, str] | None:
+    def _cost(self, report: WaveReport | LastReport) -> tuple[WaveTrigger, str] | None:
         tokens = self.token_budget
         if tokens is not None and report.tokens >= tokens:
             return WaveTrigger.COST_DRIFT, f"used {report.tokens} of a {tokens}-token budget"
@@ -267,15 +330,12 @@ class WaveBreaker:
 
     # -- state --------------------------------------------------------------------------
 
-    def _trip(self, trigger: WaveTrigger, detail: str, report: WaveReport) -> WaveTrip:
+    def _trip(self, trigger: WaveTrigger, detail: str, report: WaveReport | LastReport) -> WaveTrip:
         stamp = dt.datetime.fromtimestamp(self._clock(), tz=dt.UTC)
-        checkpoint: dict[str, Any] = {"wave": report.wave}
-        if report.head is not None:
-            checkpoint["head"] = report.head
         trip = WaveTrip(
             trigger=trigger,
             detail=detail,
-            checkpoint=MappingProxyType(checkpoint),
+            checkpoint=WaveCheckpoint(wave=report.wave, head=report.head),
             tripped_at=stamp.isoformat(timespec="seconds").replace("+00:00", "Z"),
         )
         self.trip = trip
@@ -283,35 +343,33 @@ class WaveBreaker:
             listener(trip)
         return trip
 
-    def state(self) -> dict[str, Any]:
-        """The ``state.json`` shape: ``tripped, trigger, detail, checkpoint, tripped_at,
-        counters``."""
+    def state(self) -> WaveBreakerState:
+        """What the ledger keeps: the trip, if any, and a copy of the counters."""
         trip = self.trip
-        return {
-            "tripped": trip is not None,
-            "trigger": None if trip is None else trip.trigger.value,
-            "detail": None if trip is None else trip.detail,
-            "checkpoint": None if trip is None else dict(trip.checkpoint),
-            "tripped_at": None if trip is None else trip.tripped_at,
-            "counters": _copy_counters(self.counters),
-        }
+        if trip is None:
+            return WaveBreakerState(counters=self.counters.copy())
+        return WaveBreakerState(
+            tripped=True,
+            trigger=trip.trigger,
+            detail=trip.detail,
+            checkpoint=trip.checkpoint,
+            tripped_at=trip.tripped_at,
+            counters=self.counters.copy(),
+        )
 
-    def _load(self, state: Mapping[str, Any]) -> None:
-        try:
-            counters = _counters()
-            counters.update(_copy_counters(state.get("counters") or {}))
-            self.counters = counters
-            if state.get("tripped"):
-                self.trip = WaveTrip(
-                    trigger=WaveTrigger(state["trigger"]),
-                    detail=str(state["detail"]),
-                    checkpoint=MappingProxyType(dict(state.get("checkpoint") or {})),
-                    tripped_at=str(state.get("tripped_at") or ""),
-                )
-            last = counters.get("last_report")
-            self._last_report = None if last is None else _report_from(last)
-        except (KeyError, ValueError, TypeError) as exc:
-            raise StateError(f"the wave breaker state is unreadable: {exc}") from exc
+    def _load(self, state: WaveBreakerState) -> None:
+        self.counters = state.counters.copy()
+        if state.tripped:
+            if state.trigger is None:
+                raise StateError("the wave breaker state is unreadable: tripped without a trigger")
+            last = self.counters.last_report
+            self.trip = WaveTrip(
+                trigger=state.trigger,
+                detail=str(state.detail),
+                checkpoint=state.checkpoint
+                or WaveCheckpoint(wave=self.counters.last_wave or (last.wave if last else 0)),
+                tripped_at=state.tripped_at or "",
+            )
 
 
 def _error_key(text: str) -> str:
@@ -327,30 +385,3 @@ def _same(key: str, old: str) -> bool:
 
 def _print(key: str) -> FailurePrint:
     return FailurePrint(frozenset(key.removeprefix("error:").split()))
-
-
-def _copy_counters(counters: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        key: dict(value) if isinstance(value, Mapping) else value for key, value in counters.items()
-    }
-
-
-def _report_dict(report: WaveReport) -> dict[str, Any]:
-    return {
-        "wave": report.wave,
-        "cost_usd": report.cost_usd,
-        "projected_next_usd": report.projected_next_usd,
-        "tokens": report.tokens,
-        "head": report.head,
-    }
-
-
-def _report_from(data: Mapping[str, Any]) -> WaveReport:
-    projected = data.get("projected_next_usd")
-    return replace(
-        WaveReport(wave=int(data["wave"])),
-        cost_usd=float(data.get("cost_usd") or 0.0),
-        projected_next_usd=None if projected is None else float(projected),
-        tokens=int(data.get("tokens") or 0),
-        head=data.get("head"),
-    )

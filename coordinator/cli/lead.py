@@ -56,8 +56,8 @@ def _next(args: argparse.Namespace) -> int:
             data = read_outputs(Path(args.input))
     session = open_for_lead(args.repo, plan=args.plan, session_id=args.session)
     answer = anyio.run(next_step, session, data)
-    print(json.dumps(answer, indent=2))
-    return ExitCode.HALTED if answer["action"] == "halted" else ExitCode.OK
+    print(json.dumps(answer.to_json(), indent=2))
+    return ExitCode.HALTED if answer.action == "halted" else ExitCode.OK
 
 
 def _mcp(args: argparse.Namespace) -> int:

@@ -20,17 +20,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from coordinator.codec import to_data
+from msgspec import UNSET, UnsetType
+
 from coordinator.config.fields import suggest
 from coordinator.errors import ConfigurationError, StateError
-from coordinator.lead.types import PreparedWave, WaveReport
+from coordinator.lead.types import Document, PreparedWave, WaveReport
 from coordinator.session.engine import Session
-from coordinator.state.ledger import SessionPhase, WavePhase
+from coordinator.state.ledger import Halt, SessionPhase, WavePhase
 
-__all__ = ["NEXT_SCHEMA", "dispatched_tasks", "next_step", "parse_outputs", "read_outputs"]
+__all__ = [
+    "NEXT_SCHEMA",
+    "NextAnswer",
+    "dispatched_tasks",
+    "next_step",
+    "parse_outputs",
+    "read_outputs",
+]
 
 NEXT_SCHEMA = "seawall.next/1"
 
@@ -110,7 +118,7 @@ def dispatched_tasks(session: Session) -> list[str] | None:
     return [agent.task for agent in wave.agents]
 
 
-async def next_step(session: Session, data: object | None = None) -> dict[str, Any]:
+async def next_step(session: Session, data: object | None = None) -> NextAnswer:
     """Move the lead's loop one step; ``data`` is the lead's outputs document, if any."""
     waiting = dispatched_tasks(session)
     review: WaveReport | None = None
@@ -139,6 +147,25 @@ async def next_step(session: Session, data: object | None = None) -> dict[str, A
     return _answer(session, "dispatch", prepared=prepared, review=review)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NextAnswer(Document):
+    """One answer of ``seawall next``: what the lead does now (``action``: ``dispatch``,
+    ``halted`` or ``done``), the wave just reviewed, the wave to dispatch (``again``
+    when it is the one already dispatched), why the session halted, and the next step
+    in words. A field that does not belong to the action is left out of the document."""
+
+    schema: str = field(default=NEXT_SCHEMA, init=False)
+    session: str
+    action: str
+    done: bool
+    phase: str
+    reviewed: WaveReport | UnsetType = UNSET
+    wave: PreparedWave | UnsetType = UNSET
+    again: bool | UnsetType = UNSET
+    halt: Halt | UnsetType | None = UNSET
+    then: str
+
+
 def _answer(
     session: Session,
     action: str,
@@ -146,32 +173,30 @@ def _answer(
     prepared: PreparedWave | None = None,
     review: WaveReport | None = None,
     again: bool = False,
-) -> dict[str, Any]:
+) -> NextAnswer:
     phase = str(session.state.phase) if session.state is not None else "running"
-    answer: dict[str, Any] = {
-        "schema": NEXT_SCHEMA,
-        "session": session.session_id,
-        "action": action,
-        "done": action == "done",
-        "phase": phase,
-    }
-    if review is not None:
-        answer["reviewed"] = review.to_json()
+    answer = NextAnswer(
+        session=session.session_id,
+        action=action,
+        done=action == "done",
+        phase=phase,
+        reviewed=UNSET if review is None else review,
+        then="nothing is left: the session is finished",
+    )
     if prepared is not None:
-        answer["wave"] = prepared.to_json()
-        answer["again"] = again
-        answer["then"] = (
-            "dispatch every agent with its prompt in its workspace, then run "
+        return replace(
+            answer,
+            wave=prepared,
+            again=again,
+            then="dispatch every agent with its prompt in its workspace, then run "
             f"`seawall next --session {session.session_id} --input OUTPUTS.json` with "
-            '{"outputs": {"TASK": "the agent\'s final message"}}'
+            '{"outputs": {"TASK": "the agent\'s final message"}}',
         )
-    elif action == "halted":
-        halt = session.state.halt if session.state is not None else None
-        answer["halt"] = to_data(halt)
-        answer["then"] = (
-            "the session halted (see halt): fix the cause, then "
-            f"`seawall resume --session {session.session_id}`"
+    if action == "halted":
+        return replace(
+            answer,
+            halt=session.state.halt if session.state is not None else None,
+            then="the session halted (see halt): fix the cause, then "
+            f"`seawall resume --session {session.session_id}`",
         )
-    else:
-        answer["then"] = "nothing is left: the session is finished"
     return answer

@@ -11,59 +11,41 @@ breaks readers changes the number after the slash.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any, ClassVar
+from typing import Any
 
-from coordinator.state.ledger import ChecksRecord, SetAsideRecord
+from coordinator.codec import decode_any, encode
+from coordinator.state.ledger import ChecksRecord, Halt, SetAsideRecord
 
 __all__ = [
     "SCHEMAS",
     "AgentAssignment",
     "AgentReview",
+    "Document",
     "PreparedWave",
     "WaveReport",
     "load_schema",
-    "to_plain",
 ]
 
 
-def to_plain(value: object) -> Any:
-    """``value`` as JSON data: dataclasses by field, tuples as lists, mappings as objects.
-
-    The one conversion the step-mode types use, so no type writes its own dict."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out: dict[str, Any] = {}
-        schema = getattr(value, "SCHEMA", None)
-        if schema:
-            out["schema"] = schema
-        for item in dataclasses.fields(value):
-            out[item.name] = to_plain(getattr(value, item.name))
-        return out
-    if isinstance(value, Mapping):
-        return {str(key): to_plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_plain(item) for item in value]
-    return value
-
-
-class _Document:
-    """``to_json()`` for the step-mode types: their fields (and ``"schema"``, for a
-    document a command prints) as JSON data."""
+class Document:
+    """``to_json()`` for the step-mode types: their fields (``"schema"`` first, for a
+    document a command prints) as JSON data (lists, not tuples, as a JSON Schema
+    validator expects), converted by the one codec."""
 
     __slots__ = ()
 
     def to_json(self) -> dict[str, Any]:
-        result: dict[str, Any] = to_plain(self)
+        result: dict[str, Any] = decode_any(encode(self))
         return result
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AgentAssignment(_Document):
+class AgentAssignment(Document):
     """One agent a lead dispatches: give it ``prompt`` verbatim, working in ``workspace``.
 
     ``scope`` is what it may write (globs relative to the workspace); ``branch`` is the
@@ -78,10 +60,10 @@ class AgentAssignment(_Document):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PreparedWave(_Document):
+class PreparedWave(Document):
     """A wave ready for the lead to dispatch (``seawall wave prepare``)."""
 
-    SCHEMA: ClassVar[str] = "seawall.wave-prepare/1"
+    schema: str = field(default="seawall.wave-prepare/1", init=False)
 
     session: str
     wave: int
@@ -100,7 +82,7 @@ class PreparedWave(_Document):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AgentReview(_Document):
+class AgentReview(Document):
     """What the review made of one agent's work."""
 
     task: str
@@ -112,14 +94,14 @@ class AgentReview(_Document):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WaveReport(_Document):
+class WaveReport(Document):
     """A reviewed wave (``seawall wave review``): each agent's review, what is pending.
 
     ``set_aside`` names the files changed outside every scope that were put on a ref
     (with the command that restores them); ``checks`` the checks' verdict; ``halt`` why
     the session stopped, if it did."""
 
-    SCHEMA: ClassVar[str] = "seawall.wave-review/1"
+    schema: str = field(default="seawall.wave-review/1", init=False)
 
     session: str
     wave: int
@@ -128,7 +110,7 @@ class WaveReport(_Document):
     pending: tuple[str, ...]
     set_aside: SetAsideRecord | None = None
     checks: ChecksRecord | None = None
-    halt: Mapping[str, Any] | None = None
+    halt: Halt | None = None
 
     def agent(self, task: str) -> AgentReview:
         """The review of ``task``; KeyError when the wave has none."""

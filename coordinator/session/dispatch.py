@@ -12,7 +12,6 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import anyio
 
@@ -90,6 +89,24 @@ async def dispatch_wave(
     return [runs[job.task_id] for job in jobs]
 
 
+@dataclass(slots=True)
+class _Watch:
+    """What the coordinator saw of one running agent besides its counts: the trip that
+    stopped it, why it was stopped, its errors, edits and guard denials."""
+
+    trip: Trip | None = None
+    stop: str = ""
+    saw_errors: bool = False
+    last_error: str = ""
+    checkpoint_error: str = ""
+    failed_edits: int = 0
+    last_failed_edit: str = ""
+    writes: int = 0
+    guard_denials: int = 0
+    last_guard_denial: str = ""
+    events: int = 0  # events of the run, not counting a runner's own end-of-run note
+
+
 async def run_agent(
     job: AgentJob,
     *,
@@ -111,23 +128,11 @@ async def run_agent(
     )
     pending_edits: dict[str, tuple[str, ...]] = {}
     touched: set[str] = set()
-    state: dict[str, Any] = {
-        "trip": None,
-        "stop": "",
-        "saw_errors": False,
-        "last_error": "",
-        "checkpoint_error": "",
-        "failed_edits": 0,
-        "last_failed_edit": "",
-        "writes": 0,
-        "guard_denials": 0,
-        "last_guard_denial": "",
-        "events": 0,
-    }
+    watch = _Watch()
 
     async def emit(event: Event) -> None:
         if not (type(event) is Final and not event.text):  # a runner's own end-of-run note
-            state["events"] += 1
+            watch.events += 1
         counter.observe(event)
         if on_event is not None:
             on_event(job.task_id, event, counter)
@@ -138,28 +143,28 @@ async def run_agent(
         elif type(event) is ToolResult:
             denied = False
             if event.is_error and not event.cancelled:
-                state["saw_errors"] = True
-                state["last_error"] = event.text[-2000:]
+                watch.saw_errors = True
+                watch.last_error = event.text[-2000:]
                 denied = is_guard_denial(event.text)
                 if denied:
-                    state["guard_denials"] += 1
-                    state["last_guard_denial"] = event.text[:500]
+                    watch.guard_denials += 1
+                    watch.last_guard_denial = event.text[:500]
             paths = pending_edits.pop(event.call_id, ())
             if paths and event.is_error and not event.cancelled and not denied:
-                state["failed_edits"] += 1
-                state["last_failed_edit"] = event.text[:500]
+                watch.failed_edits += 1
+                watch.last_failed_edit = event.text[:500]
             if paths and not event.is_error:
-                state["writes"] += 1
+                watch.writes += 1
                 touched.update(_relative(job.request.workspace, path) for path in paths)
-                await _guarded(state, job.checkpointer.acheckpoint(paths if job.in_place else None))
+                await _guarded(watch, job.checkpointer.acheckpoint(paths if job.in_place else None))
         trip = monitor.observe(event)
-        if trip is not None and state["trip"] is None and not trip.self_service:
-            state["trip"] = trip
-            _stop(job, f"breaker {trip.kind.label}: {trip.evidence}", state)
+        if trip is not None and watch.trip is None and not trip.self_service:
+            watch.trip = trip
+            _stop(job, f"breaker {trip.kind.label}: {trip.evidence}", watch)
             if on_trip is not None:
                 on_trip(job, trip)
-        if type(event) is Turn and counter.turns > job.max_turns and not state["stop"]:
-            _stop(job, f"turn limit: {counter.turns} turns > max {job.max_turns}", state)
+        if type(event) is Turn and counter.turns > job.max_turns and not watch.stop:
+            _stop(job, f"turn limit: {counter.turns} turns > max {job.max_turns}", watch)
 
     result: AgentResult | None = None
     runner_error = ""
@@ -172,25 +177,25 @@ async def run_agent(
         runner_error = f"{type(exc).__name__}: {exc}"
     final_paths = tuple(sorted(touched.union(job.scope_paths() if job.in_place else ())))
     checkpoint = await _guarded(
-        state, job.checkpointer.acheckpoint(final_paths if job.in_place else None)
+        watch, job.checkpointer.acheckpoint(final_paths if job.in_place else None)
     )
     final = counter.final
-    if final is not None and final.turn_limit and not state["stop"]:
+    if final is not None and final.turn_limit and not watch.stop:
         turns = final.num_turns if final.num_turns is not None else counter.turns
-        state["stop"] = f"turn limit: the agent stopped after {turns} turns (max {job.max_turns})"
-    interrupted = result is None or result.interrupted or bool(state["stop"])
+        watch.stop = f"turn limit: the agent stopped after {turns} turns (max {job.max_turns})"
+    interrupted = result is None or result.interrupted or bool(watch.stop)
     wip = None
-    trip: Trip | None = state["trip"]
+    trip = watch.trip
     if interrupted and (trip is None or trip.wants_snapshot):
-        reason = state["stop"] or (result.stop_reason if result else "") or runner_error
+        reason = watch.stop or (result.stop_reason if result else "") or runner_error
         wip = await _guarded(
-            state, job.checkpointer.awip(reason or "stopped", final_paths if job.in_place else None)
+            watch, job.checkpointer.awip(reason or "stopped", final_paths if job.in_place else None)
         )
     final_text = result.final_text if result else ""
     if not final_text and counter.final is not None:
         final_text = counter.final.text
     if result is not None and checkpoint is None and job.checkpointer.tip is None:
-        start_failure = _died_at_start(result, events=int(state["events"]), touched=touched)
+        start_failure = _died_at_start(result, events=watch.events, touched=touched)
     return AgentRun(
         task_id=job.task_id,
         is_error=bool(result and result.is_error) or bool(runner_error),
@@ -207,23 +212,23 @@ async def run_agent(
             last_tool=counter.last_tool or "",
         ),
         trip=trip,
-        stop_reason=state["stop"] or (result.stop_reason if result else ""),
+        stop_reason=watch.stop or (result.stop_reason if result else ""),
         final_text=final_text,
         checkpoint=checkpoint or job.checkpointer.tip,
         wip=wip,
         touched=final_paths,
         findings=list(monitor.finish()),
         runner_error=runner_error,
-        checkpoint_error=str(state["checkpoint_error"]),
+        checkpoint_error=watch.checkpoint_error,
         truncated=interrupted and not runner_error,
-        saw_errors=bool(state["saw_errors"]) or bool(result and result.is_error),
-        last_error=str(state["last_error"]),
+        saw_errors=watch.saw_errors or bool(result and result.is_error),
+        last_error=watch.last_error,
         denials=final.denials if final is not None else (),
-        failed_edits=int(state["failed_edits"]),
-        last_failed_edit=str(state["last_failed_edit"]),
-        writes=int(state["writes"]),
-        guard_denials=int(state["guard_denials"]),
-        last_guard_denial=str(state["last_guard_denial"]),
+        failed_edits=watch.failed_edits,
+        last_failed_edit=watch.last_failed_edit,
+        writes=watch.writes,
+        guard_denials=watch.guard_denials,
+        last_guard_denial=watch.last_guard_denial,
         start_failure=start_failure,
         stderr_tail=result.stderr_tail[-2000:] if result else "",
     )
@@ -239,19 +244,19 @@ def _died_at_start(result: AgentResult, *, events: int, touched: set[str]) -> st
     return f"the agent {how} before its first event"
 
 
-async def _guarded(state: dict[str, Any], step: Awaitable[str | None]) -> str | None:
+async def _guarded(watch: _Watch, step: Awaitable[str | None]) -> str | None:
     """Run one checkpoint step; a git failure (a full disk) is kept for the session to
     report once the wave's agents have ended, instead of cancelling the whole wave. The
     agent's files stay in its workspace, where a resume records them."""
     try:
         return await step
     except GitError as exc:
-        state["checkpoint_error"] = state["checkpoint_error"] or str(exc)
+        watch.checkpoint_error = watch.checkpoint_error or str(exc)
         return None
 
 
-def _stop(job: AgentJob, reason: str, state: dict[str, Any]) -> None:
-    state["stop"] = reason
+def _stop(job: AgentJob, reason: str, watch: _Watch) -> None:
+    watch.stop = reason
     job.request.stop.stop(reason)
 
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pygit2
 
 from coordinator.git.baseline import Baseline
 from coordinator.git.checks import CheckRun, WaveIntegration, integrate_wave
-from coordinator.git.merge import AgentChange, AgentMerge
+from coordinator.git.merge import AgentChange, AgentMerge, FixTask
 from coordinator.git.repo import open_repository, run_git
 from coordinator.git.target import advance_target, restore_agent_files
 from coordinator.model import ChecksPolicy, Status
@@ -172,7 +171,7 @@ def run_integration(
     )
 
 
-def record_integration(wave: WaveRecord, result: WaveIntegration) -> list[dict[str, Any]]:
+def record_integration(wave: WaveRecord, result: WaveIntegration) -> tuple[FixTask, ...]:
     """Copy the merge outcome into the wave's ledger record; return the conflict fix tasks."""
     merge = result.merge
     # a merge the checks refused is not kept: a resume merges and checks again
@@ -195,18 +194,7 @@ def record_integration(wave: WaveRecord, result: WaveIntegration) -> list[dict[s
         Dropped(task=a.task_id, reason=a.reason) for a in merge.agents if a.status == "dropped"
     ]
     wave.checks = checks_record(result)
-    return [
-        {
-            "id": fix.id,
-            "source": fix.source_task,
-            "against": list(fix.against_tasks),
-            "files": list(fix.files),
-            "commit": fix.source_commit,
-            "hunks": fix.hunks,
-            "prompt": fix.prompt(),
-        }
-        for fix in merge.fix_tasks
-    ]
+    return merge.fix_tasks
 
 
 def checks_record(result: WaveIntegration) -> ChecksRecord | None:

@@ -8,9 +8,8 @@ line, and ``seawall resume`` clears it, keeping the counters.
 from __future__ import annotations
 
 from coordinator.breakers.wave import WaveBreaker, WaveReport
-from coordinator.codec import from_data, to_data
 from coordinator.model import SessionConfig, Status
-from coordinator.state.ledger import SessionState, WaveBreakerState, WaveRecord
+from coordinator.state.ledger import SessionState, WaveRecord
 
 __all__ = ["clear_for_resume", "evaluate_wave", "wave_report"]
 
@@ -20,12 +19,12 @@ def _breaker(state: SessionState, config: SessionConfig) -> WaveBreaker:
         config.wave_breaker,
         cost_budget_usd=config.budgets.cost_usd,
         token_budget=config.budgets.tokens,
-        state=None if state.breaker is None else to_data(state.breaker),
+        state=state.breaker,
     )
 
 
 def _keep(state: SessionState, breaker: WaveBreaker) -> None:
-    state.breaker = from_data(breaker.state(), WaveBreakerState)
+    state.breaker = breaker.state()
 
 
 def wave_report(state: SessionState, wave: WaveRecord, config: SessionConfig) -> WaveReport:

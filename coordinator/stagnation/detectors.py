@@ -13,8 +13,8 @@ from typing import Any
 
 from coordinator.breakers._memory import FailureCounts, Repeat
 from coordinator.breakers.commands import command_key
-from coordinator.breakers.keys import PAGINATION_ARGS, canonical_json, split_pagination, turn_key
-from coordinator.breakers.polls import BackgroundWatch, backgrounds
+from coordinator.breakers.keys import PAGINATION_ARGS, canonical_json, turn_key
+from coordinator.breakers.polls import BackgroundWatch, CallFacts, backgrounds
 from coordinator.events import (
     EDIT_TOOLS,
     SHELL_TOOLS,
@@ -75,21 +75,34 @@ class PaginationDetector:
     def observe_call(self, call: ToolCall, key: str | None = None) -> None:
         """``key`` is the call's turn key when the caller has it (it saves the work)."""
         if call.name in EDIT_TOOLS:
-            edited = set(edited_paths(call))
-            self._streaks.clear()  # an edit between the reads ends every streak
+            self._edited(edited_paths(call))
+            return
+        self._read(call, read_path(call), key)
+
+    def observe_judged(self, call: ToolCall, key: str, facts: CallFacts) -> None:
+        """``observe_call`` with the call's facts (its edited and read paths) at hand."""
+        if call.name in EDIT_TOOLS:
+            self._edited(facts.paths)
+        elif facts.read is not None:
+            self._read(call, facts.read, key)
+
+    def _edited(self, paths: tuple[str, ...]) -> None:
+        self._streaks.clear()  # an edit between the reads ends every streak
+        if self._candidates:
+            edited = set(paths)
             for candidate in [c for c in self._candidates if c[0] in edited]:
                 del self._candidates[candidate]
-            return
-        read = read_path(call)
+
+    def _read(self, call: ToolCall, read: str | None, key: str | None) -> None:
+        """``key``, the turn key, is the read without its pagination arguments."""
         if read is None:
             return
-        if PAGINATION_ARGS.isdisjoint(call.arguments):
+        arguments = call.arguments
+        if PAGINATION_ARGS.isdisjoint(arguments):
             pages = "{}"
-            rest = key if key is not None else turn_key(call.name, call.arguments)
         else:
-            rest_args, page_args = split_pagination(call.arguments)
-            pages = canonical_json(page_args)
-            rest = call.name + ":" + canonical_json(rest_args)
+            pages = canonical_json({n: v for n, v in arguments.items() if n in PAGINATION_ARGS})
+        rest = key if key is not None else turn_key(call.name, arguments)
         self._pending[call.call_id] = ((read, rest), pages)
 
     def observe_result(self, result: ToolResult) -> None:
@@ -156,6 +169,11 @@ class TurnKeyDetector:
         self._shared = background is not None
         self._background = background if background is not None else BackgroundWatch()
 
+    @property
+    def background(self) -> BackgroundWatch:
+        """The watch of the agent's background jobs this detector asks."""
+        return self._background
+
     def observe_call(self, call: ToolCall, key: str | None = None) -> None:
         command = shell_command(call) if call.name in SHELL_TOOLS else None
         if command is not None and backgrounds(call, command):
@@ -163,7 +181,10 @@ class TurnKeyDetector:
                 self._background.started(command)
         elif self._background.is_wait(call, command):
             return
-        key = key if key is not None else turn_key(call.name, call.arguments)
+        self.observe_key(call, key if key is not None else turn_key(call.name, call.arguments))
+
+    def observe_key(self, call: ToolCall, key: str) -> None:
+        """Count a call that is no wait, by its turn key."""
         if key == self._key:
             self._run += 1
         else:

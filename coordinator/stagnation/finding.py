@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from coordinator.codec import from_data
+from coordinator.codec import to_data
 from coordinator.model import Status
 from coordinator.telemetry import EventLog
 
 __all__ = [
     "ErrorClass",
     "Finding",
+    "FindingEvent",
     "Pattern",
     "Source",
     "Verdict",
@@ -81,33 +81,33 @@ class Finding:
     def status(self) -> Status | None:
         return _STATUS[self.verdict]
 
-    def record(self, *, wave: int) -> dict[str, Any]:
-        """The fields of this finding's ``stagnation_detected`` record (without ts/session)."""
-        fields: dict[str, Any] = {
-            "wave": wave,
-            **self._schema_fields(),
-        }
-        return fields
+    def event(self, *, wave: int) -> FindingEvent:
+        """This finding as its ``stagnation_detected`` record (without ts/session)."""
+        return FindingEvent(
+            wave=wave,
+            agent=self.agent,
+            pattern=self.pattern,
+            source=self.source,
+            occurrences=self.occurrences,
+            evidence=self.evidence,
+            error_class=(self.error_class or ErrorClass.OTHER)
+            if self.pattern is Pattern.ERROR_ECHO
+            else None,
+        )
 
-    def to_record(self) -> dict[str, Any]:
-        """Every field, JSON-safe, for the ledger (``from_record`` reads it back)."""
-        return {**self._schema_fields(), "verdict": self.verdict.value, "subject": self.subject}
 
-    @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> Finding:
-        return from_data(data, cls)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FindingEvent:
+    """The fields of one ``stagnation_detected`` record: the finding as telemetry
+    readers see it (no verdict or subject; an error class for error echo only)."""
 
-    def _schema_fields(self) -> dict[str, Any]:
-        fields: dict[str, Any] = {
-            "agent": self.agent,
-            "pattern": self.pattern.value,
-            "source": self.source.value,
-            "occurrences": self.occurrences,
-            "evidence": self.evidence,
-        }
-        if self.pattern is Pattern.ERROR_ECHO:
-            fields["error_class"] = (self.error_class or ErrorClass.OTHER).value
-        return fields
+    wave: int
+    agent: str
+    pattern: Pattern
+    source: Source
+    occurrences: int
+    evidence: str
+    error_class: ErrorClass | None = None  # not written when None
 
 
 _STATUS: dict[Verdict, Status | None] = {
@@ -121,7 +121,11 @@ _STATUS: dict[Verdict, Status | None] = {
 
 def write_finding(log: EventLog, finding: Finding, *, wave: int) -> dict[str, Any]:
     """Append ``finding`` to ``events.jsonl`` as one ``stagnation_detected`` record."""
-    return log.append("stagnation_detected", **finding.record(wave=wave))
+    event = finding.event(wave=wave)
+    fields: dict[str, Any] = to_data(event)
+    if event.error_class is None:
+        del fields["error_class"]
+    return log.append("stagnation_detected", **fields)
 
 
 _EDIT_FRICTION = re.compile(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coordinator.breakers.agent import AgentBreaker, BreakerStatistics
+from coordinator.breakers.keys import call_key
 from coordinator.breakers.trip import Trip
 from coordinator.events import Event, Message, ToolCall, ToolResult, Turn, Usage
 from coordinator.model import BreakerLimits, Isolation, StagnationConfig, Status
@@ -76,6 +77,7 @@ class AgentMonitor:
             isolation=isolation,
             background=self.breaker.background,  # one watch of background jobs per agent
         )
+        self._watch = self.breaker.background
         self._findings: list[Finding] = []
         self._listeners: list[FindingListener] = []
         self._events = 0
@@ -100,20 +102,25 @@ class AgentMonitor:
         breaker = self.breaker
         already = breaker.trip is not None
         if type(event) is ToolCall:
-            key, found = self.stagnation.observe_call(event)
-            for finding in found:
-                self._record(finding)
-            trip = breaker.observe_call(event, key)
+            full = call_key(event.name, event.arguments)
+            facts = self._watch.judge(event, every=True)  # one judgement for all
+            found = self.stagnation.observe_judged(event, full, facts)
+            if found:
+                for finding in found:
+                    self._record(finding)
+            trip = breaker.observe_judged(event, full, facts)
         elif type(event) is ToolResult:
-            self._record(self.stagnation.observe_result(event))
+            echoed = self.stagnation.observe_result(event)
+            if echoed is not None:
+                self._record(echoed)
             trip = breaker.observe_result(event)
-        elif type(event) is Message:
-            self._record(self.stagnation.observe_message(event))
-            return None
         elif type(event) is Usage:
             return None
         elif type(event) is Turn:  # a turn only checks the clock
             trip = breaker.check_time()
+        elif type(event) is Message:
+            self._record(self.stagnation.observe_message(event))
+            return None
         else:  # a failed run counts as a failure
             trip = breaker.observe(event)
         if trip is not None and not already:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from coordinator.breakers.keys import PAGINATION_ARGS, call_key, turn_key
-from coordinator.breakers.polls import BackgroundWatch
-from coordinator.events import SHELL_TOOLS, Event, Message, ToolCall, ToolResult
+from coordinator.breakers.polls import BackgroundWatch, CallFacts
+from coordinator.events import Event, Message, ToolCall, ToolResult
 from coordinator.model import Isolation, StagnationConfig, Status
 from coordinator.stagnation.detectors import (
     ErrorEchoDetector,
@@ -88,15 +88,24 @@ class AgentStagnation:
         canonical JSON again) and the git-write findings it produced (one per kind)."""
         arguments = call.arguments
         full = call_key(call.name, arguments)
+        facts = self._turn_keys.background.judge(call, every=True)
+        return full, self.observe_judged(call, full, facts)
+
+    def observe_judged(self, call: ToolCall, full: str, facts: CallFacts) -> tuple[Finding, ...]:
+        """``observe_call`` for a call whose full key and facts the caller derived
+        (``BackgroundWatch.judge`` with ``every``); returns the git-write findings."""
+        arguments = call.arguments
         key = full if PAGINATION_ARGS.isdisjoint(arguments) else turn_key(call.name, arguments)
-        self._pagination.observe_call(call, key)
-        self._turn_keys.observe_call(call, key)
+        self._pagination.observe_judged(call, key, facts)
+        if not facts.wait:
+            self._turn_keys.observe_key(call, key)
         self._echo.observe_call(call, key)
-        if self._git is None or call.name not in SHELL_TOOLS:
-            return full, ()
+        if self._git is None or facts.command is None:  # git writes are shell commands
+            return ()
         found = tuple(self._git.observe_all(call))
-        self._findings.extend(found)
-        return full, found
+        if found:
+            self._findings.extend(found)
+        return found
 
     def observe_result(self, result: ToolResult) -> Finding | None:
         """Feed a result; returns the error-echo finding it completed, if any."""

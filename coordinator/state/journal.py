@@ -36,12 +36,12 @@ from typing import Any
 
 import msgspec
 
-from coordinator.codec import decode_any, encode, to_data
+from coordinator.codec import decode_any, encode
 from coordinator.errors import StateError
 from coordinator.fsutil import fsync_dir, write_temp
 from coordinator.state.ledger import SCHEMA_VERSION, SessionState, WavePhase, version
 
-__all__ = ["Journal", "Parts", "apply_line", "ledger_parts", "read_lines"]
+__all__ = ["Journal", "Parts", "apply_line", "ledger_parts", "read_lines", "snapshot_bytes"]
 
 HEAD = "head"
 PLAN = "plan"
@@ -138,6 +138,34 @@ def _plan(state: SessionState) -> bytes:
     return encode({name: getattr(state, name) for name in _PLAN_FIELDS})
 
 
+def snapshot_bytes(parts: dict[str, bytes], seq: int) -> bytes:
+    """The snapshot of a ledger cut into ``parts``, as save ``seq``: one JSON object
+    (``schema``, ``seq``, then every field) built from the pieces' bytes, encoding
+    nothing again; ends with a newline."""
+    tasks: list[bytes] = []
+    waves: list[bytes] = []
+    for key, data in parts.items():
+        if key.startswith("task/"):
+            tasks.append(encode(key.removeprefix("task/")) + b":" + data)
+        elif key.startswith("wave/"):
+            waves.append(data)
+    return b"".join(
+        (
+            b'{"schema":%d,"seq":%d,' % (SCHEMA_VERSION, seq),
+            parts[HEAD][1:-1],
+            b",",
+            parts[PLAN][1:-1],
+            b',"pending":',
+            parts[PENDING],
+            b',"tasks":{',
+            b",".join(tasks),
+            b'},"waves":[',
+            b",".join(waves),
+            b"]}\n",
+        )
+    )
+
+
 def apply_line(data: dict[str, Any], line: dict[str, Any]) -> None:
     """Apply one journal line to a ledger held as JSON-shaped values."""
     for key in line.get("drop", ()):
@@ -218,18 +246,23 @@ class Journal:
         self._written: _Written | None = None
         self._parts = Parts()
 
-    def loaded(self, state: SessionState, *, base: int, seq: int, journal_size: int) -> None:
-        """Remember what a load read, so the next save appends only what changed."""
+    def loaded(
+        self, state: SessionState, *, base: int, seq: int, journal_size: int
+    ) -> dict[str, bytes]:
+        """Remember what a load read, so the next save appends only what changed;
+        returns the ledger's pieces as read."""
         self._parts = Parts()
         self._parts.stamp(state)
+        parts = self._parts.cut(state)
         self._written = _Written(
-            parts=self._parts.cut(state),
+            parts=parts,
             base=base,
             seq=seq,
             snapshot_size=_size(self.snapshot),
             journal_size=journal_size,
             identity=self._identity(),
         )
+        return parts
 
     def save(self, state: SessionState, *, compact: bool = False) -> dict[str, bytes]:
         """Save ``state``: a journal line of what changed, or a new snapshot. Returns the
@@ -242,7 +275,7 @@ class Journal:
             or written.identity != self._identity()
             or written.journal_size > max(_MIN_JOURNAL, 2 * written.snapshot_size)
         ):
-            self._compact(state, parts)
+            self._compact(parts)
             return parts
         changed = {k: msgspec.Raw(v) for k, v in parts.items() if written.parts.get(k) != v}
         dropped = [key for key in written.parts if key not in parts]
@@ -276,12 +309,12 @@ class Journal:
         finally:
             os.close(fd)
 
-    def _compact(self, state: SessionState, parts: dict[str, bytes]) -> None:
+    def _compact(self, parts: dict[str, bytes]) -> None:
         """A new snapshot and an empty journal. Both are written before either replaces
         its file, so a full disk changes nothing; a crash between the two renames leaves
         the new snapshot and lines of the old base, which reading ignores."""
         seq = self._written.seq + 1 if self._written is not None else _seq_on_disk(self.snapshot)
-        data = encode({"schema": SCHEMA_VERSION, "seq": seq, **to_data(state)}) + b"\n"
+        data = snapshot_bytes(parts, seq)
         snapshot = write_temp(self.snapshot, data)
         try:
             journal = write_temp(self.journal, b"")

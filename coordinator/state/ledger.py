@@ -11,11 +11,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from coordinator.breakers.trip import Trip
-from coordinator.breakers.wave import WaveTrigger
-from coordinator.codec import from_data, to_data
+from coordinator.breakers.wave import WaveBreakerState
 from coordinator.model import ChecksPolicy, IssueRef, Status, Task
 from coordinator.stagnation.finding import Finding
 from coordinator.state.runs import AgentRun
@@ -262,22 +260,6 @@ class TaskRecord(Tracked):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WaveBreakerState:
-    """The wave breaker as the ledger keeps it: its trip, if any, and its counters.
-
-    ``trigger``, ``detail``, ``checkpoint`` and ``tripped_at`` are set while it is
-    tripped; ``counters`` are the breaker's own (``WaveBreaker`` reads and writes them).
-    """
-
-    tripped: bool = False
-    trigger: WaveTrigger | None = None
-    detail: str | None = None
-    checkpoint: dict[str, Any] | None = None
-    tripped_at: str | None = None
-    counters: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class HaltedAgent:
     """An agent that could not start, as a halt on agent start names it."""
 
@@ -340,12 +322,3 @@ class SessionState:
     @property
     def current_wave(self) -> WaveRecord | None:
         return self.waves[-1] if self.waves else None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The whole ledger as JSON-shaped values, ``schema`` first."""
-        return {"schema": SCHEMA_VERSION, **to_data(self)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SessionState:
-        """The ledger ``to_dict`` returned (any ``schema`` key is the caller's to check)."""
-        return from_data(data, cls)

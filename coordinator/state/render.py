@@ -1,4 +1,6 @@
-"""STATE.md: the ledger rendered for people. Never read back; ``state.json`` is the truth.
+"""STATE.md: the ledger rendered for people. ``state.json`` is the truth: STATE.md is
+never read back as data (a resume reuses its wave sections only where digests prove
+them current, see ``state.sections``).
 
 A status the agent did not report (no STATUS line) is marked ``*`` with the ground it
 was inferred on. The wave graph and the per-agent timeline are in the HTML report
@@ -7,13 +9,12 @@ was inferred on. The wave graph and the per-agent timeline are in the HTML repor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from coordinator.state.ledger import AgentRecord, SessionState, SetAsideRecord, WaveRecord
 from coordinator.state.runs import AgentRun
 
 __all__ = [
-    "SectionMemo",
     "agent_figures",
     "checks_line",
     "checks_summary",
@@ -102,7 +103,8 @@ def render_state_md(
 ) -> str:
     """STATE.md of ``state``; ``interrupted`` when it is recorded as running but no
     coordinator holds its lock any more (the phase then says so, with the way on).
-    ``sections`` renders one wave's lines (a ``SectionMemo`` reuses unchanged ones)."""
+    ``sections`` renders one wave's lines (``state.sections.SectionMemo`` reuses
+    unchanged ones)."""
     phase = "interrupted: run `seawall resume`" if interrupted else str(state.phase)
     lines = [
         f"# Session {state.session}",
@@ -172,25 +174,6 @@ def wave_section(wave: WaveRecord, *, interrupted: bool = False) -> list[str]:
     lines.extend(_set_aside_lines(wave.set_aside))
     lines.append("")
     return lines
-
-
-class SectionMemo:
-    """Each wave's STATE.md section, rendered again only when the wave's record changed
-    (``parts`` maps ``wave/<n>`` to the record's JSON bytes, as the ledger's save cut it)."""
-
-    def __init__(self) -> None:
-        self._memo: dict[tuple[int, bool], tuple[bytes, list[str]]] = {}
-        self.parts: Mapping[str, bytes] = {}
-
-    def __call__(self, wave: WaveRecord, interrupted: bool) -> list[str]:
-        key = self.parts.get(f"wave/{wave.number}")
-        held = self._memo.get((wave.number, interrupted))
-        if key is not None and held is not None and held[0] == key:
-            return held[1]
-        lines = wave_section(wave, interrupted=interrupted)
-        if key is not None:
-            self._memo[(wave.number, interrupted)] = (key, lines)
-        return lines
 
 
 def _wave_details(wave: WaveRecord) -> list[str]:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from coordinator.breakers.trip import Trip
-from coordinator.codec import from_data, to_data
 from coordinator.runner import RunCounts
 from coordinator.stagnation.finding import Finding
 
@@ -47,13 +44,3 @@ class AgentRun:
     def for_ledger(self) -> AgentRun:
         """This run as the ledger keeps it: the final text's last 8,000 characters."""
         return replace(self, final_text=self.final_text[-8000:])
-
-    def to_dict(self) -> dict[str, Any]:
-        """Every field of ``for_ledger`` but ``task_id`` (the record's key)."""
-        data: dict[str, Any] = to_data(self.for_ledger())
-        del data["task_id"]
-        return data
-
-    @classmethod
-    def from_dict(cls, task_id: str, data: Mapping[str, Any]) -> AgentRun:
-        return from_data({**data, "task_id": task_id}, cls)

@@ -2,7 +2,8 @@
 
 Everything lives under ``<repo>/.seawall/<session>/``: ``state.json`` and ``state.jsonl``
 (the ledger: a snapshot and the journal of the saves since, see ``state.journal``),
-``events.jsonl`` (telemetry), ``STATE.md`` (rendered for people), ``BLOCKED.md``,
+``events.jsonl`` (telemetry), ``STATE.md`` (rendered for people; ``STATE.md.digests``
+says which of its wave sections a resume may reuse, see ``state.sections``), ``BLOCKED.md``,
 ``agents/<task>/`` (transcripts, breaker state) and ``wave-<n>/scope.json``.
 """
 
@@ -24,7 +25,8 @@ from coordinator.fsutil import file_lock, write_in_place
 from coordinator.state.journal import Journal, apply_line, read_lines
 from coordinator.state.ledger import SessionPhase, SessionState
 from coordinator.state.migrate import after_journal, migrate
-from coordinator.state.render import SectionMemo, render_state_md
+from coordinator.state.render import render_state_md
+from coordinator.state.sections import SectionMemo
 from coordinator.telemetry import EventLog
 
 __all__ = [
@@ -82,6 +84,11 @@ class SessionPaths:
         return self.root / "STATE.md"
 
     @property
+    def state_md_digests(self) -> Path:
+        """Which of STATE.md's wave sections were rendered from which wave record."""
+        return self.root / "STATE.md.digests"
+
+    @property
     def blocked(self) -> Path:
         return self.root / "BLOCKED.md"
 
@@ -108,7 +115,7 @@ class StateStore:
         self.paths = SessionPaths(repo=repo, session=session)
         self.events = EventLog(self.paths.events, session=session)
         self._journal = Journal(self.paths.state, kill_point=_kill_while_writing)
-        self._sections = SectionMemo()
+        self._sections = SectionMemo(self.paths.state_md_digests)
         self._state_md = ""
 
     def lock(self) -> AbstractContextManager[None]:
@@ -120,7 +127,10 @@ class StateStore:
 
     def load(self) -> SessionState:
         read = read_ledger(self.paths.state)
-        self._journal.loaded(read.state, base=read.base, seq=read.seq, journal_size=read.size)
+        parts = self._journal.loaded(
+            read.state, base=read.base, seq=read.seq, journal_size=read.size
+        )
+        self._sections.seed(parts, self.paths.state_md)
         return read.state
 
     def save(self, state: SessionState) -> None:
@@ -133,6 +143,7 @@ class StateStore:
         if text != self._state_md or not self.paths.state_md.exists():
             write_in_place(self.paths.state_md, text)
             self._state_md = text
+        self._sections.write_digests()
 
 
 def _kill_while_writing() -> None:

@@ -191,7 +191,7 @@ def test_the_library_is_typed_silent_and_closes_the_tracker_it_opened(
     prepared, report, fresh = anyio.run(main)
     assert prepared is not None and prepared.to_json()["schema"] == "seawall.wave-prepare/1"
     assert report.agent("app").merged and report.pending == ("notes",)
-    jsonschema.validate(report.to_json(), load_schema(WaveReport.SCHEMA))
+    jsonschema.validate(report.to_json(), load_schema(report.schema))
     assert fresh
     assert capsys.readouterr() == ("", "")  # no progress sink given: nothing printed
     assert show(repo, "main", "src/app.py") == "x = 3\n"

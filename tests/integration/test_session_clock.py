@@ -10,6 +10,7 @@ import anyio
 import jsonschema
 
 from adapters.runners.callable import CallableRunner
+from coordinator.codec import decode, encode
 from coordinator.exitcodes import ExitCode
 from coordinator.lead.types import load_schema
 from coordinator.plan import parse_plan
@@ -145,7 +146,7 @@ def test_the_count_goes_on_across_processes_and_skips_the_time_between() -> None
     SessionClock.grant(state)
     assert SessionClock.elapsed(state) == 0.0 and state.clock_start_s == 180.0
     # the ledger keeps both through its file format
-    again = SessionState.from_dict(json.loads(json.dumps(state.to_dict())))
+    again = decode(encode(state), SessionState)
     assert (again.running_s, again.clock_start_s) == (180.0, 180.0)
 
 

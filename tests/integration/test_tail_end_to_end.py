@@ -23,6 +23,8 @@ from coordinator.breakers import (
     append_blocked,
     blocked_path,
 )
+from coordinator.breakers.wave import WaveBreakerState
+from coordinator.codec import from_data, to_data
 from coordinator.fsutil import atomic_write_text
 from coordinator.stagnation import AgentMonitor
 from coordinator.tail import TranscriptTailer
@@ -130,15 +132,16 @@ async def test_a_looping_agent_is_stopped_and_the_others_go_on(tmp_path: Path) -
     assert breaker.record(WaveReport(wave=2)) is None
     trip = breaker.record(WaveReport(wave=3))
     assert trip is not None and trip.trigger is WaveTrigger.STALL
-    atomic_write_text(state_file, json.dumps({"wave_breaker": breaker.state()}))
+    atomic_write_text(state_file, json.dumps({"wave_breaker": to_data(breaker.state())}))
 
     # `seawall resume`: load, clear the trip keeping the counters, and the same stall
     # re-trips at once on the next idle wave.
-    restored = WaveBreaker(state=json.loads(state_file.read_text())["wave_breaker"])
+    saved = json.loads(state_file.read_text())["wave_breaker"]
+    restored = WaveBreaker(state=from_data(saved, WaveBreakerState))
     assert restored.tripped and restored.trip is not None
     assert "seawall resume" in restored.trip.line()
     assert restored.resume() is None
-    assert restored.state()["tripped"] is False
+    assert restored.state().tripped is False
     again = restored.record(WaveReport(wave=4))
     assert again is not None and again.trigger is WaveTrigger.STALL
-    assert again.checkpoint["wave"] == 4
+    assert again.checkpoint.wave == 4

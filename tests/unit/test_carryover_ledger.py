@@ -25,6 +25,7 @@ from coordinator.carryover import (
     parse_issue_suffix,
 )
 from coordinator.cli import main
+from coordinator.codec import encode, to_data
 from coordinator.errors import StateError
 
 
@@ -214,7 +215,7 @@ def test_reads_the_ledger_the_session_loop_writes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from coordinator.model import Status
-    from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
+    from coordinator.state.ledger import SCHEMA_VERSION, AgentRecord, SessionState, WaveRecord
     from coordinator.state.ledger import IssueRef as LoopRef
 
     wave = WaveRecord(number=2, tasks=[], isolation="none", enforcement="strict", max_turns=8)
@@ -232,8 +233,8 @@ def test_reads_the_ledger_the_session_loop_writes(
         tracker="memory",
         waves=[wave],
     )
-    data = loop_state.to_dict()
+    data = to_data(loop_state)
     assert [e.task for e in missing_carryovers(ledger_entries(data))] == ["api"]
-    write_state(tmp_path, json.loads(json.dumps(data)))
+    write_state(tmp_path, json.loads(encode({"schema": SCHEMA_VERSION, **data})))
     assert main(["carryover", "validate", "--repo", str(tmp_path)]) == 0
     assert "wave 2  api  FAILED  → issue #1" in capsys.readouterr().out

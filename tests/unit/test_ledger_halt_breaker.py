@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from coordinator.breakers.wave import WaveTrigger
+from coordinator.breakers.wave import WaveCheckpoint, WaveCounters, WaveTrigger
 from coordinator.errors import StateError
 from coordinator.state.ledger import Halt, HaltedAgent, WaveBreakerState
 from coordinator.state.store import load_state
@@ -84,9 +84,9 @@ def test_a_schema_2_wave_breaker_is_read_as_its_record(tmp_path: Path) -> None:
         tripped=True,
         trigger=WaveTrigger.STALL,
         detail="2 waves without progress",
-        checkpoint={"wave": 2, "head": "a" * 40},
+        checkpoint=WaveCheckpoint(wave=2, head="a" * 40),
         tripped_at="2026-01-01T00:00:00Z",
-        counters={"stall_waves": 2},
+        counters=WaveCounters(stall_waves=2),
     )
     path = _ledger(tmp_path, {"schema": 2, "seq": 0, **_SESSION, "breaker": {}})
     assert load_state(path).breaker is None

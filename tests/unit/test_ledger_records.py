@@ -8,6 +8,7 @@ import msgspec
 import pytest
 
 from coordinator.breakers.trip import BreakerKind, Trip
+from coordinator.codec import decode, encode, from_data
 from coordinator.model import Status
 from coordinator.runner import RunCounts
 from coordinator.session.dispatch import AgentRun
@@ -40,11 +41,11 @@ def test_an_agent_run_round_trips_with_its_trip_and_findings_as_json() -> None:
         findings=[_finding(Pattern.ERROR_ECHO, Verdict.FAILED)],
         counts=RunCounts(turns=3, last_tool="Bash"),
     )
-    data = json.loads(json.dumps(run.to_dict()))
-    assert "task_id" not in data and len(data["final_text"]) == 8000
+    data = json.loads(encode(run.for_ledger()))
+    assert data["task_id"] == "a" and len(data["final_text"]) == 8000
     assert data["trip"] == {"kind": "loop", "evidence": "Bash:ls 3x", "count": 3.0,
                             "limit": 3.0, "at": 12.5}  # fmt: skip
-    again = AgentRun.from_dict("a", data)
+    again = decode(encode(run.for_ledger()), AgentRun)
     assert again.trip == TRIP and again.touched == ("src/a.py",)
     assert again.findings == run.findings and again.counts == run.counts
     assert data["counts"]["turns"] == 3 and data["counts"]["last_tool"] == "Bash"
@@ -54,13 +55,13 @@ def test_a_recorded_run_of_the_schema_2_shape_reads_its_counts() -> None:
     counts = {"turns": 2, "tool_calls": 5, "cost_usd": 0.5, "cost_estimated": True,
               "input_tokens": 10, "output_tokens": 20, "elapsed_s": 1.5,
               "last_tool": ""}  # fmt: skip
-    run = AgentRun.from_dict("a", {"counts": counts})
+    run = from_data({"task_id": "a", "counts": counts}, AgentRun)
     assert run.counts == RunCounts(
         turns=2, tool_calls=5, cost_usd=0.5, cost_estimated=True, input_tokens=10,
         output_tokens=20, elapsed_s=1.5, last_tool="",
     )  # fmt: skip
     with pytest.raises(msgspec.ValidationError, match=r"counts\.turns"):
-        AgentRun.from_dict("a", {"counts": {"turns": "many"}})
+        from_data({"task_id": "a", "counts": {"turns": "many"}}, AgentRun)
 
 
 def test_the_ledger_holds_statuses_trips_findings_and_issues_as_their_types() -> None:
@@ -78,7 +79,7 @@ def test_the_ledger_holds_statuses_trips_findings_and_issues_as_their_types() ->
         session="s", name="n", repo="/r", target_branch="main", start_commit="0", waves=[wave]
     )
     state.task("a").status = Status.BLOCKED
-    again = SessionState.from_dict(json.loads(json.dumps(state.to_dict())))
+    again = decode(encode(state), SessionState)
     (record,) = again.waves[0].agents
     assert record.status is Status.BLOCKED and again.tasks["a"].status is Status.BLOCKED
     assert record.trip == TRIP and record.issue == IssueRef(number=4, url="u")

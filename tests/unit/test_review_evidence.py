@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from coordinator.codec import decode, encode
 from coordinator.model import Status, Task, TaskKind
 from coordinator.session.dispatch import AgentRun
 from coordinator.session.evidence import accepts_no_change, verdict_note
@@ -93,7 +94,7 @@ def test_which_tasks_may_change_nothing() -> None:
 
 def test_the_evidence_survives_the_ledger() -> None:
     original = run(writes=3, guard_denials=2, last_guard_denial="seawall scope-denied: x")
-    again = AgentRun.from_dict("t", original.to_dict())
+    again = decode(encode(original), AgentRun)
     assert (again.writes, again.guard_denials, again.last_guard_denial) == (
         3,
         2,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from coordinator.codec import decode, encode, to_data
 from coordinator.events import Event, Message, ToolCall, ToolResult
 from coordinator.model import StagnationConfig, Status
 from coordinator.stagnation import (
@@ -20,6 +22,7 @@ from coordinator.stagnation import (
     Source,
     Verdict,
     classify_error,
+    write_finding,
 )
 from coordinator.telemetry import EventLog, read_events
 
@@ -309,11 +312,23 @@ def test_without_a_workspace_git_write_detection_is_off() -> None:
     assert all(watcher.observe(e) is None for e in pair("Bash", "ok", command="git push"))
 
 
-def test_a_finding_round_trips_through_its_ledger_record() -> None:
+def test_a_finding_round_trips_through_its_ledger_record(tmp_path: Path) -> None:
     finding = Finding(
         agent="t1", pattern=Pattern.ERROR_ECHO, source=Source.TAIL, verdict=Verdict.FAILED,
         occurrences=3, evidence="e", error_class=ErrorClass.SCOPE_DENIED, subject="Edit:a",
     )  # fmt: skip
-    record = json.loads(json.dumps(finding.to_record()))
+    record = json.loads(encode(finding))
     assert record["error_class"] == "scope-denied" and record["verdict"] == "failed"
-    assert Finding.from_record(record) == finding
+    assert decode(encode(finding), Finding) == finding
+    event = to_data(finding.event(wave=2))
+    assert event == {"wave": 2, "agent": "t1", "pattern": "error-echo", "source": "tail",
+                     "occurrences": 3, "evidence": "e", "error_class": "scope-denied"}  # fmt: skip
+    log = EventLog(tmp_path / "events.jsonl", session="s")
+    write_finding(log, replace(finding, pattern=Pattern.GIT_WRITE, error_class=None), wave=2)
+    write_finding(log, finding, wave=2)
+    written = [{k: v for k, v in r.items() if k != "ts"} for r in read_events(log.path)]
+    assert written == [
+        {"event": "stagnation_detected", "session": "s", "wave": 2, "agent": "t1",
+         "pattern": "git-write", "source": "tail", "occurrences": 3, "evidence": "e"},
+        {"event": "stagnation_detected", "session": "s", **event},
+    ]  # fmt: skip

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from coordinator.codec import encode, to_data
 from coordinator.errors import StateError
 from coordinator.model import Status, Task
 from coordinator.session.engine import Session
-from coordinator.state.journal import Parts, ledger_parts
+from coordinator.state.journal import Parts, ledger_parts, snapshot_bytes
 from coordinator.state.ledger import (
     SCHEMA_VERSION,
     AgentRecord,
@@ -76,7 +77,7 @@ def test_a_save_appends_only_what_changed_however_long_the_history(tmp_path: Pat
         parts = json.loads(line)["parts"]
         assert sorted(parts) == ["head", f"wave/{waves}"]
         sizes.append(len(line))
-        assert load_state(store.paths.state).to_dict() == state.to_dict()
+        assert to_data(load_state(store.paths.state)) == to_data(state)
     assert sizes[1] < sizes[0] * 1.1  # the same change costs the same at 2 and 40 waves
 
 
@@ -90,7 +91,7 @@ def test_new_tasks_waves_and_dropped_tasks_round_trip(tmp_path: Path) -> None:
     state.pending = [Task(id="later", prompt="p")]
     store.save(state)
     again = load_state(store.paths.state)
-    assert again.to_dict() == state.to_dict()
+    assert to_data(again) == to_data(state)
     assert again.waves[1].agents[0].issue == IssueRef(number=7, url="u", existing=True)
     assert "w1a3" not in again.tasks
 
@@ -175,7 +176,7 @@ def test_a_save_by_another_process_in_between_makes_the_next_save_whole(
     state.waves[0].agents[0].summary = "mine"
     first.save(state)  # not a line on top of theirs: the whole ledger, as before
     read = read_ledger(first.paths.state)
-    assert read.state.to_dict() == state.to_dict()
+    assert to_data(read.state) == to_data(state)
     assert read.base == read.seq  # a fresh snapshot
 
 
@@ -226,7 +227,7 @@ def test_a_done_wave_changed_after_a_load_is_saved(tmp_path: Path) -> None:
     reader.save(state)
     (line,) = reader.paths.journal.read_bytes().splitlines()
     assert sorted(json.loads(line)["parts"]) == ["head", "wave/1"]
-    assert load_state(reader.paths.state).to_dict() == state.to_dict()
+    assert to_data(load_state(reader.paths.state)) == to_data(state)
 
 
 def test_the_first_save_of_a_reopened_session_appends(tmp_path: Path) -> None:
@@ -245,3 +246,15 @@ def test_the_first_save_of_a_reopened_session_appends(tmp_path: Path) -> None:
     assert store.paths.state.stat().st_ino == snapshot  # not rewritten
     (line,) = store.paths.journal.read_bytes().splitlines()
     assert sorted(json.loads(line)["parts"]) == ["head"]
+
+
+def test_a_snapshot_built_from_the_pieces_is_the_whole_ledger(tmp_path: Path) -> None:
+    state = _state(3)
+    state.task("w2a1").issue = IssueRef(number=4, url="u")
+    state.pending = [Task(id="later", prompt="p")]
+    built = snapshot_bytes(ledger_parts(state), 7)
+    assert built.endswith(b"}\n") and built.count(b"\n") == 1
+    whole = json.loads(encode({"schema": SCHEMA_VERSION, "seq": 7, **to_data(state)}))
+    assert json.loads(built) == whole
+    empty = SessionState(session="s", name="n", repo="/r", target_branch="m", start_commit="0")
+    assert json.loads(snapshot_bytes(ledger_parts(empty), 1))["waves"] == []

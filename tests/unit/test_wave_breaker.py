@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 from coordinator.breakers import WaveBreaker, WaveReport, WaveTrigger, WaveTrip
+from coordinator.breakers.wave import WaveBreakerState, WaveCounters
+from coordinator.codec import decode, encode, from_data, to_data
 from coordinator.errors import StateError
 from coordinator.model import WaveBreakerConfig
 
@@ -24,7 +27,7 @@ def test_two_waves_without_progress_trip_the_stall() -> None:
     assert breaker.record(wave(1)) is None
     trip = breaker.record(wave(2))
     assert trip is not None and trip.trigger is WaveTrigger.STALL
-    assert trip.checkpoint["wave"] == 2
+    assert trip.checkpoint.wave == 2
 
 
 def test_progress_between_idle_waves_is_no_stall() -> None:
@@ -142,27 +145,45 @@ def test_disabled_never_trips_but_keeps_counting() -> None:
     breaker = WaveBreaker(WaveBreakerConfig(enabled=False))
     for n in range(1, 5):
         assert breaker.record(wave(n)) is None
-    assert breaker.counters["stall_waves"] == 4
+    assert breaker.counters.stall_waves == 4
 
 
 def test_state_shape_is_the_spec_shape_and_round_trips_through_json() -> None:
     breaker = WaveBreaker(clock=lambda: 0.0)
     breaker.record(wave(1, redispatched=("t1",)))
     breaker.record(wave(2, head="abc123"))
-    state = json.loads(json.dumps(breaker.state()))
+    state = json.loads(encode(breaker.state()))
     assert set(state) == {"tripped", "trigger", "detail", "checkpoint", "tripped_at", "counters"}
     assert state["tripped"] is True and state["trigger"] == "stall"
     assert state["checkpoint"] == {"wave": 2, "head": "abc123"}
     assert state["tripped_at"] == "1970-01-01T00:00:00Z"
     assert state["counters"]["rework_cycles"] == {"t1": 1}
-    again = WaveBreaker(state=state)
+    assert state["counters"]["last_report"]["head"] == "abc123"
+    again = WaveBreaker(state=decode(json.dumps(state), WaveBreakerState))
     assert again.trip is not None and again.trip.trigger is WaveTrigger.STALL
-    assert again.state()["counters"] == state["counters"]
+    assert to_data(again.state()) == state
+
+
+def test_the_saved_state_is_a_copy_the_breaker_does_not_change() -> None:
+    breaker = WaveBreaker()
+    breaker.record(wave(1, redispatched=("t1",)))
+    saved = breaker.state()
+    breaker.record(wave(2, redispatched=("t1",)))
+    assert saved.counters.rework_cycles == {"t1": 1}
+    assert breaker.counters.rework_cycles == {"t1": 2}
+
+
+def test_counters_of_an_older_ledger_take_their_defaults() -> None:
+    state = from_data({"tripped": False, "counters": {"stall_waves": 1}}, WaveBreakerState)
+    assert state.counters == WaveCounters(stall_waves=1)
+    assert WaveBreaker(state=state).counters.last_report is None
 
 
 def test_an_unreadable_state_is_a_state_error() -> None:
-    with pytest.raises(StateError):
-        WaveBreaker(state={"tripped": True, "trigger": "nonsense", "counters": {}})
+    with pytest.raises(msgspec.ValidationError, match="trigger"):
+        from_data({"tripped": True, "trigger": "nonsense", "counters": {}}, WaveBreakerState)
+    with pytest.raises(StateError, match="without a trigger"):
+        WaveBreaker(state=WaveBreakerState(tripped=True))
 
 
 def test_the_trip_line_names_resume_and_kill() -> None:
@@ -180,7 +201,7 @@ def test_resume_keeps_counters_and_the_same_stall_re_trips_at_once() -> None:
     breaker.record(wave(1))
     breaker.record(wave(2))
     assert breaker.resume() is None
-    assert not breaker.tripped and breaker.counters["stall_waves"] == 2
+    assert not breaker.tripped and breaker.counters.stall_waves == 2
     trip = breaker.record(wave(3))
     assert trip is not None and trip.trigger is WaveTrigger.STALL
 
@@ -191,7 +212,7 @@ def test_resume_after_a_fix_continues() -> None:
     breaker.record(wave(2))
     breaker.resume()
     assert breaker.record(wave(3, **PROGRESS)) is None
-    assert breaker.counters["stall_waves"] == 0
+    assert breaker.counters.stall_waves == 0
 
 
 def test_resume_with_cost_still_over_budget_re_trips_immediately() -> None:
@@ -206,7 +227,9 @@ def test_resume_with_cost_still_over_budget_re_trips_immediately() -> None:
 def test_resume_from_saved_state_re_trips_on_standing_cost() -> None:
     breaker = WaveBreaker(cost_budget_usd=10.0)
     breaker.record(wave(1, cost_usd=12.0, **PROGRESS))
-    restored = WaveBreaker(cost_budget_usd=10.0, state=json.loads(json.dumps(breaker.state())))
+    restored = WaveBreaker(
+        cost_budget_usd=10.0, state=decode(encode(breaker.state()), WaveBreakerState)
+    )
     trip = restored.resume()
     assert trip is not None and trip.trigger is WaveTrigger.COST_DRIFT
 
@@ -225,4 +248,4 @@ def test_a_clean_rework_cycle_between_two_identical_failures_breaks_the_chain() 
     assert breaker.record(wave(2, redispatched=("t1",), **PROGRESS)) is None  # ran, passed
     report = wave(3, failures={"t1": ("error: boom",)}, redispatched=("t1",), **PROGRESS)
     assert breaker.record(report) is None
-    assert breaker.counters["identical_failure_cycles"]["t1"] == 1
+    assert breaker.counters.identical_failure_cycles["t1"] == 1

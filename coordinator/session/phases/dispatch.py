@@ -4,7 +4,6 @@ coordinator never heard back from."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,11 +11,11 @@ import anyio
 
 from coordinator.breakers.blocked import append_blocked_note
 from coordinator.breakers.trip import Trip
-from coordinator.codec import to_data
+from coordinator.codec import decode_any, encode, from_data, to_data
 from coordinator.errors import GitError, RunnerError, StateError
 from coordinator.events import Event, ToolCall
 from coordinator.faults import kill_point
-from coordinator.fsutil import atomic_write_text
+from coordinator.fsutil import atomic_write_bytes
 from coordinator.git.sparse import task_sparse_dirs
 from coordinator.git.workspaces import restore_worktree
 from coordinator.model import Enforcement, Isolation, Task
@@ -170,9 +169,9 @@ async def _finished(ctx: WaveContext, wave: WaveRecord, run: AgentRun) -> None:
         # no run record: a resume then records the agent's files from its workspace
         ctx.progress.log(f"W{wave.number} {run.task_id}: {run.checkpoint_error}")
     else:
-        path, text = ctx.run_file(wave, run.task_id), json.dumps(run.to_dict())
+        path, data = ctx.run_file(wave, run.task_id), encode(run.for_ledger())
         try:
-            await anyio.to_thread.run_sync(lambda: atomic_write_text(path, text))
+            await anyio.to_thread.run_sync(lambda: atomic_write_bytes(path, data))
         except StateError as exc:  # the ledger save after the wave reports the disk
             ctx.progress.log(f"warning: W{wave.number} {run.task_id}: {exc}")
     kill_point("after-agent-finished")
@@ -189,7 +188,9 @@ async def salvage(ctx: WaveContext, wave: WaveRecord) -> None:
         salvaged = True
         recorded = ctx.run_file(wave, record.task)
         if recorded.exists():
-            run = AgentRun.from_dict(record.task, json.loads(recorded.read_text()))
+            # a run recorded before runs named their task takes the record's
+            data = {"task_id": record.task, **decode_any(recorded.read_bytes())}
+            run = from_data(data, AgentRun)
             apply_run(ctx, record, run)
             continue
         reason = "the coordinator stopped before the agent reported"

@@ -13,6 +13,7 @@ from coordinator.carryover import (
     ledger_entries,
     plan_identity,
 )
+from coordinator.codec import to_data
 from coordinator.model import Status
 from coordinator.publish import PublishResult, publish_session, render_summary
 from coordinator.session.context import WaveContext
@@ -27,7 +28,7 @@ async def finish_session(ctx: WaveContext) -> None:
     if _has_unfiled(ctx):
 
         def file_all() -> list[tuple[LedgerEntry, CarryoverResult]]:
-            ledger = state.to_dict()
+            ledger = to_data(state)
             return file_missing(
                 ctx.filer(),
                 ledger_entries(ledger),

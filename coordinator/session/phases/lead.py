@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from coordinator.codec import to_data
 from coordinator.errors import StateError
 from coordinator.lead.types import AgentAssignment, AgentReview, PreparedWave, WaveReport
 from coordinator.session.context import WaveContext
@@ -110,7 +109,7 @@ async def review_from_lead(ctx: WaveContext, outputs: Mapping[str, str]) -> Wave
         pending=tuple(t.id for t in state.pending),
         set_aside=wave.set_aside,
         checks=wave.checks,
-        halt=to_data(state.halt),
+        halt=state.halt,
     )
 
 

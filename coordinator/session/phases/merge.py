@@ -5,7 +5,7 @@ close their open carryovers and conflicts become fix tasks."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from collections.abc import Sequence
 
 import anyio
 
@@ -14,6 +14,7 @@ from coordinator.closing import close_landed_wave
 from coordinator.errors import GitError
 from coordinator.faults import kill_point
 from coordinator.git.checks import WaveIntegration
+from coordinator.git.merge import FixTask
 from coordinator.model import Enforcement, Task
 from coordinator.plan.loader import validate_task_id
 from coordinator.prompting import render_conflict_fix_prompt
@@ -135,20 +136,20 @@ def _halt_on_conflict(ctx: WaveContext, wave: WaveRecord, detail: str, head: str
     return True
 
 
-def _queue_conflict_fixes(ctx: WaveContext, wave: WaveRecord, fixes: list[dict[str, Any]]) -> None:
+def _queue_conflict_fixes(ctx: WaveContext, wave: WaveRecord, fixes: Sequence[FixTask]) -> None:
     tasks: list[Task] = []
     for fix in fixes:
-        source = next((t for t in wave.tasks if t.id == fix["source"]), None)
+        source = next((t for t in wave.tasks if t.id == fix.source_task), None)
         prompt = render_conflict_fix_prompt(
             wave=wave.number,
-            earlier=", ".join(fix["against"]),
-            later=fix["source"],
-            hunks=[(path, fix["hunks"]) for path in fix["files"][:1]],
+            earlier=", ".join(fix.against_tasks),
+            later=fix.source_task,
+            hunks=[(path, fix.hunks) for path in fix.files[:1]],
         )
         task = Task(
-            id=_fix_id(fix["id"]),
+            id=_fix_id(fix.id),
             prompt=prompt,
-            scope=tuple(fix["files"]),
+            scope=fix.files,
             agent=source.agent if source else None,
         )
         tasks.append(task)
