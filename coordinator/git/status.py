@@ -9,39 +9,66 @@ out on purpose is unchanged, never deleted, set aside or merged as a deletion.
 
 A skip-worktree file that is on disk after all (an agent wrote it) is read from disk:
 its content there is what counts, as for any other file.
+
+A sparse worktree costs what it holds, not what the repository holds: the index file
+is read once from its bytes (and remembered while unchanged), and the working tree is
+compared with the index only under the top-level names on disk. An index entry under
+any other name is not on disk: a deletion, unless git left it out on purpose. HEAD's
+tree against the index is compared whole, as libgit2 does it. An index with conflicts,
+one the byte reader does not take, an unborn HEAD or a top-level name that reads as a
+pattern get libgit2's whole status, filtered the same way.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
+from bisect import bisect_left
 from pathlib import Path
 
 import pygit2
 from pygit2.enums import FileMode, FileStatus
 from pygit2.ffi import C
 
+from coordinator.git.index_file import IndexPaths, read_skipped
+from coordinator.git.status_scan import scoped_status
+
 __all__ = ["checkout_problem", "disk_blob", "skipped_paths", "worktree_status"]
 
 # git's on-disk flag (index format v3+); libgit2 keeps it in ``flags_extended``
 _SKIP_WORKTREE = 1 << 14
 _WT_DELETED = int(FileStatus.WT_DELETED)
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.+,=@%-]+")  # no glob, negation, escape or space
 
 
 def skipped_paths(repo: pygit2.Repository) -> frozenset[str]:
-    """Paths the index marks skip-worktree (left out of a sparse checkout).
+    """Paths the index marks skip-worktree (left out of a sparse checkout): read from
+    the index file's bytes (:mod:`coordinator.git.index_file`), or through libgit2 for
+    an index that reader does not take (format 4, a split or sparse index)."""
+    found = read_skipped(Path(repo.path) / "index")
+    return frozenset(_libgit2_skipped(repo) if found is None else found.skipped)
 
-    pygit2's ``IndexEntry`` does not carry the entry's flags, so they are read from
-    libgit2's own entries through the binding pygit2 ships."""
+
+def _libgit2_skipped(repo: pygit2.Repository) -> list[str]:
+    """The skip-worktree paths, read from libgit2's own entries through the binding
+    pygit2 ships (pygit2's ``IndexEntry`` does not carry the entry's flags)."""
     index = repo.index
     index.read(False)
     handle = index._index
-    skipped: set[str] = set()
+    skipped: list[str] = []
     for position in range(C.git_index_entrycount(handle)):
         entry = C.git_index_get_byindex(handle, position)
         if entry.flags_extended & _SKIP_WORKTREE:
-            skipped.add(os.fsdecode(pygit2.ffi.string(entry.path)))
-    return frozenset(skipped)
+            skipped.append(os.fsdecode(pygit2.ffi.string(entry.path)))
+    return skipped
+
+
+def _group(paths: list[str]) -> dict[str, tuple[str, ...]]:
+    grouped: dict[str, list[str]] = {}
+    for path in paths:
+        grouped.setdefault(path.rpartition("/")[0], []).append(path)
+    return {folder: tuple(group) for folder, group in grouped.items()}
 
 
 def checkout_problem(repo: pygit2.Repository) -> str | None:
@@ -58,6 +85,17 @@ def checkout_problem(repo: pygit2.Repository) -> str | None:
     if len(index.diff_to_tree(repo.head.peel(pygit2.Commit).tree)):
         return "its index is not HEAD's tree"
     root = repo.workdir.rstrip("/") + "/"
+    found = read_skipped(Path(repo.path) / "index")
+    if found is not None and not found.conflicted:
+        for path, size in zip(found.kept, found.sizes, strict=True):
+            if size < 0:
+                continue
+            try:
+                if Path(root + path).lstat().st_size & 0xFFFFFFFF != size:
+                    return f"{path} is not whole"
+            except OSError:
+                return f"{path} is missing"
+        return None
     handle = index._index
     for position in range(C.git_index_entrycount(handle)):
         entry = C.git_index_get_byindex(handle, position)
@@ -82,32 +120,78 @@ def worktree_status(
     (and is dropped when nothing else is left). One present on disk (written by an
     agent), which libgit2 and git both pass over, is reported modified when its content
     or executable bit differs from the index. Anything else is as libgit2 reports it."""
-    status = repo.status(untracked_files=untracked_files, ignored=ignored)
     if repo.workdir is None or not _has_extended_flags(Path(repo.path) / "index"):
-        return status
-    skipped = skipped_paths(repo)
+        return repo.status(untracked_files=untracked_files, ignored=ignored)
+    found = read_skipped(Path(repo.path) / "index")
+    names = _top_names(repo.workdir)
+    if found is None or found.conflicted or repo.head_is_unborn or names is None:
+        status = repo.status(untracked_files=untracked_files, ignored=ignored)
+        skipped = _libgit2_skipped(repo) if found is None else list(found.skipped)
+    else:
+        status, skipped = _scoped(repo, found, names, untracked_files, ignored)
     if not skipped:
         return status
     root = repo.workdir.rstrip("/") + "/"
-    folders: dict[str, bool] = {"": True}  # plain strings: this loop sees every skipped file
-    for path in skipped:
-        folder = path.rpartition("/")[0]
-        present = folders.get(folder)
-        if present is None:
-            present = folders[folder] = Path(root + folder).is_dir()
-        if present and os.path.lexists(root + path):
+    for folder, paths in _group(skipped).items():
+        if folder and not Path(root + folder).is_dir():
+            on_disk: tuple[str, ...] = ()
+            gone = paths
+        else:
+            present = [os.path.lexists(root + path) for path in paths]
+            on_disk = tuple(path for path, here in zip(paths, present, strict=True) if here)
+            gone = tuple(path for path, here in zip(paths, present, strict=True) if not here)
+        for path in on_disk:
             if path not in status and _differs(repo, Path(root + path), path):
                 status[path] = FileStatus.WT_MODIFIED
-            continue
-        flags = status.get(path)
-        if flags is None or not int(flags) & _WT_DELETED:
-            continue
-        rest = int(flags) & ~_WT_DELETED
-        if rest:
-            status[path] = FileStatus(rest)
-        else:
-            del status[path]
+        for path in gone:
+            flags = status.get(path)
+            if flags is None:
+                continue
+            if flags == _WT_DELETED:
+                del status[path]
+            elif int(flags) & _WT_DELETED:
+                status[path] = FileStatus(int(flags) & ~_WT_DELETED)
     return status
+
+
+def _top_names(workdir: str) -> list[str] | None:
+    """The names at the top of the working tree (``.git`` aside), sorted; None when
+    one holds a character git's pathspec patterns would read as more than itself."""
+    with os.scandir(workdir) as entries:
+        names = sorted(entry.name for entry in entries if entry.name != ".git")
+    if all(_PLAIN_NAME.fullmatch(name) for name in names):
+        return names
+    return None
+
+
+def _scoped(
+    repo: pygit2.Repository,
+    found: IndexPaths,
+    names: list[str],
+    untracked_files: str,
+    ignored: bool,
+) -> tuple[dict[str, int], list[str]]:
+    """``repo.status(...)`` of a worktree whose index holds skip-worktree entries, with
+    the working tree read only under the top-level names on disk, and the skip-worktree
+    paths under those names. An index entry under any other name is absent from disk:
+    deleted unless it is skip-worktree (whose deletion would be dropped anyway)."""
+    tree = repo.head.peel(pygit2.Commit).tree
+    status = scoped_status(repo, tree, names, untracked_files=untracked_files, ignored=ignored)
+    present = set(names)
+    for path in found.kept:
+        if path.partition("/")[0] not in present:
+            status[path] = FileStatus(int(status.get(path, 0)) | _WT_DELETED)
+    return status, [path for name in names for path in _under(found.skipped, name)]
+
+
+def _under(paths: tuple[str, ...], name: str) -> tuple[str, ...]:
+    """The paths of the sorted ``paths`` that are ``name`` or lie under it."""
+    exact = bisect_left(paths, name)
+    start = bisect_left(paths, name + "/", exact)
+    stop = bisect_left(paths, name + "0", start)  # "0" follows "/"
+    if exact < len(paths) and paths[exact] == name:
+        return (name, *paths[start:stop])
+    return paths[start:stop]
 
 
 def _has_extended_flags(index: Path) -> bool:
