@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["FIXTURES", "TRANSCRIPTS", "fixtures_root", "transcripts_present"]
+__all__ = ["FIXTURES", "TRANSCRIPTS", "fixtures_root", "transcript_files", "transcripts_present"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,3 +29,11 @@ TRANSCRIPTS = FIXTURES / "transcripts"
 
 def transcripts_present() -> bool:
     return (TRANSCRIPTS / "SOURCES.md").is_file()
+
+
+def transcript_files() -> list[Path]:
+    """Every transcript of the fixtures (``.jsonl`` and ``.txt`` logs), sorted; none
+    when the fixtures are absent."""
+    if not transcripts_present():
+        return []
+    return sorted(path for path in TRANSCRIPTS.rglob("*") if path.suffix in (".jsonl", ".txt"))

@@ -25,6 +25,7 @@ import os
 import re
 import stat
 from bisect import bisect_left
+from collections.abc import Iterator
 from pathlib import Path
 
 import pygit2
@@ -86,29 +87,32 @@ def checkout_problem(repo: pygit2.Repository) -> str | None:
         return "its index is not HEAD's tree"
     root = repo.workdir.rstrip("/") + "/"
     found = read_skipped(Path(repo.path) / "index")
-    if found is not None and not found.conflicted:
-        for path, size in zip(found.kept, found.sizes, strict=True):
-            if size < 0:
-                continue
-            try:
-                if Path(root + path).lstat().st_size & 0xFFFFFFFF != size:
-                    return f"{path} is not whole"
-            except OSError:
-                return f"{path} is missing"
-        return None
+    written = (
+        zip(found.kept, found.sizes, strict=True)
+        if found is not None and not found.conflicted
+        else _written_entries(index)
+    )
+    for path, size in written:
+        if size < 0:  # a submodule: nothing of it is checked out here
+            continue
+        try:
+            on_disk = Path(root + path).lstat().st_size
+        except OSError:
+            return f"{path} is missing"
+        if on_disk & 0xFFFFFFFF != size:
+            return f"{path} is not whole"
+    return None
+
+
+def _written_entries(index: pygit2.Index) -> Iterator[tuple[str, int]]:
+    """Each path a checkout writes (not skip-worktree) and its recorded size (its low
+    32 bits; -1 for a submodule), from libgit2's entries."""
     handle = index._index
     for position in range(C.git_index_entrycount(handle)):
         entry = C.git_index_get_byindex(handle, position)
-        if entry.flags_extended & _SKIP_WORKTREE or entry.mode == FileMode.COMMIT:
-            continue
-        path = os.fsdecode(pygit2.ffi.string(entry.path))
-        try:
-            size = Path(root + path).lstat().st_size
-        except OSError:
-            return f"{path} is missing"
-        if size & 0xFFFFFFFF != entry.file_size:
-            return f"{path} is not whole"
-    return None
+        if not entry.flags_extended & _SKIP_WORKTREE:
+            path = os.fsdecode(pygit2.ffi.string(entry.path))
+            yield path, -1 if entry.mode == FileMode.COMMIT else entry.file_size
 
 
 def worktree_status(

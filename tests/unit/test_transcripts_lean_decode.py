@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from coordinator.events import Event
 from coordinator.transcripts import TranscriptReader
 from coordinator.transcripts._common import decode_record
-from tests.fixtures_path import TRANSCRIPTS, transcripts_present
+from tests.fixtures_path import transcript_files, transcripts_present
 
 
 def _whole(lines: list[str]) -> tuple[list[Event], tuple[int, ...]]:
@@ -38,14 +38,8 @@ def _counts(reader: TranscriptReader) -> tuple[int, ...]:
             reader.codex.ignored, reader.rollout.ignored, reader.claude.turns)  # fmt: skip
 
 
-def _fixture_files() -> list[Path]:
-    if not transcripts_present():
-        return []
-    return sorted(path for path in TRANSCRIPTS.rglob("*") if path.suffix in (".jsonl", ".txt"))
-
-
 @pytest.mark.skipif(not transcripts_present(), reason="needs the shared fixtures")
-@pytest.mark.parametrize("path", _fixture_files(), ids=lambda path: path.parent.name)
+@pytest.mark.parametrize("path", transcript_files(), ids=lambda path: path.parent.name)
 def test_every_fixture_line_gives_the_same_events(path: Path) -> None:
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     lean = _lean(lines)

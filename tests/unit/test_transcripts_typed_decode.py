@@ -16,7 +16,7 @@ from coordinator.transcripts import ClaudeStreamParser, TranscriptReader
 from coordinator.transcripts._claude_lines import decode_claude_line
 from coordinator.transcripts._common import decode_record
 from tests.bench.bench_detectors import synthetic_mix
-from tests.fixtures_path import TRANSCRIPTS, transcripts_present
+from tests.fixtures_path import transcript_files, transcripts_present
 
 Counts = tuple[int | str | None, ...]
 
@@ -63,14 +63,8 @@ def _parser_events(lines: list[str], *, typed: bool) -> tuple[list[Event], Count
     return events, (parser.malformed, parser.ignored, parser.turns)
 
 
-def _fixture_files() -> list[Path]:
-    if not transcripts_present():
-        return []
-    return sorted(path for path in TRANSCRIPTS.rglob("*") if path.suffix in (".jsonl", ".txt"))
-
-
 @pytest.mark.skipif(not transcripts_present(), reason="needs the shared fixtures")
-@pytest.mark.parametrize("path", _fixture_files(), ids=lambda path: path.parent.name)
+@pytest.mark.parametrize("path", transcript_files(), ids=lambda path: path.parent.name)
 def test_every_fixture_line_gives_the_events_of_the_plain_reading(path: Path) -> None:
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     typed = _typed(lines)
