@@ -30,7 +30,7 @@ import errno
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +39,20 @@ import msgspec
 from coordinator.codec import decode_any, encode
 from coordinator.errors import StateError
 from coordinator.fsutil import fsync_dir, write_temp
-from coordinator.state.ledger import SCHEMA_VERSION, SessionState, WavePhase, version
+from coordinator.model import Task
+from coordinator.state.ledger import (
+    SCHEMA_VERSION,
+    SessionState,
+    TaskRecord,
+    Tracked,
+    WavePhase,
+    WaveRecord,
+    collect_changes,
+    collecting,
+    watch,
+)
 
-__all__ = ["Journal", "Parts", "apply_line", "ledger_parts", "read_lines", "snapshot_bytes"]
+__all__ = ["Cut", "Journal", "Parts", "apply_line", "ledger_parts", "read_lines", "snapshot_bytes"]
 
 HEAD = "head"
 PLAN = "plan"
@@ -61,77 +72,155 @@ _HEAD_FIELDS = _head_fields()
 
 def ledger_parts(state: SessionState) -> dict[str, bytes]:
     """The ledger cut into the pieces a save writes whole: each piece's JSON bytes."""
-    return Parts().cut(state)
+    parts = Parts()
+    parts.cut(state)
+    return parts.pieces
+
+
+@dataclass(slots=True)
+class Cut:
+    """What one cut found: the pieces whose bytes changed (or are new), and the keys of
+    the pieces that are gone."""
+
+    changed: dict[str, bytes]
+    dropped: list[str]
 
 
 class Parts:
-    """Cuts a ledger into its pieces, encoding again only what may have changed.
+    """Cuts a ledger into its pieces, encoding again only what was assigned since.
 
-    A piece is kept with the record it was encoded from and what that record's
-    assignment stamps were (see ``ledger.Tracked``); while they are the same, its bytes
-    are reused. The session's own fields and the pending tasks are small and encoded
-    every time; so is every wave that is not done, and the last wave, whose lists the
-    phases change in place. A done wave counts as unchanged while neither it nor any of
-    its agents was assigned and its agent list is the same length; a task, while it was
-    not assigned and its signature list is the same length.
+    ``pieces`` holds every piece's bytes as of the last cut. The records encoded are
+    watched (see ``ledger.Tracked``): an assignment to one of them notes its piece in
+    ``changes``, and the next cut encodes the noted pieces, the session's own fields,
+    every open wave and the last one (whose lists the phases change in place), the
+    waves and tasks added since (found at the end of their list and dict), and nothing
+    else, so its cost does not depend on the number of earlier waves. The recorded plan
+    and the pending tasks are encoded again when a different object was assigned.
+
+    The first cut, and any cut of a ledger another cutter (or none) cut last, or whose
+    list of waves or dict of tasks was replaced or shrank, encodes every piece.
     """
 
     def __init__(self) -> None:
-        self._held: dict[str, tuple[object, tuple[int, ...], bytes]] = {}
-        self._plan: tuple[str, str, bytes] | None = None
+        self.pieces: dict[str, bytes] = {}
+        self._changes: dict[str, Tracked] = {}
+        self._open: dict[str, WaveRecord] = {}
+        self._state: SessionState | None = None
+        # the list of waves, its last wave and length; the dict of tasks, its last id, size
+        self._waves: tuple[list[WaveRecord], WaveRecord | None, int] | None = None
+        self._tasks: tuple[dict[str, TaskRecord], str | None, int] | None = None
+        self._plan: tuple[str, str] | None = None
+        self._pending: tuple[list[Task], int] | None = None
 
-    def stamp(self, state: SessionState) -> None:
-        """Stamp every record of ``state`` (just read), so the next cut reuses them."""
-        for task in state.tasks.values():
-            task.mark()
-        for wave in state.waves:
-            wave.mark()
-            for agent in wave.agents:
-                agent.mark()
+    def cut(self, state: SessionState) -> Cut:
+        """Cut ``state``: the pieces that changed since the last cut."""
+        pieces = self.pieces
+        changed: dict[str, bytes] = {}
+        dropped: list[str] = []
+        added = self._added(state)
+        if added is not None:
+            for key, data in self._fresh(state, *added).items():
+                if pieces.get(key) != data:
+                    changed[key] = pieces[key] = data
+        else:
+            whole = self._whole(state)
+            dropped = [key for key in pieces if key not in whole]
+            changed = {key: data for key, data in whole.items() if pieces.get(key) != data}
+            self.pieces = whole
+        self._state = state
+        self._waves = (state.waves, state.waves[-1] if state.waves else None, len(state.waves))
+        self._tasks = (state.tasks, next(reversed(state.tasks), None), len(state.tasks))
+        self._plan = (state.plan_path, state.plan_text)
+        self._pending = (state.pending, len(state.pending))
+        return Cut(changed=changed, dropped=dropped)
 
-    def cut(self, state: SessionState) -> dict[str, bytes]:
-        """Every piece of ``state``: its JSON bytes, by key."""
-        plan = self._plan
-        if plan is None or plan[0] is not state.plan_path or plan[1] is not state.plan_text:
-            plan = self._plan = (state.plan_path, state.plan_text, _plan(state))
-        parts = {
-            HEAD: encode({name: getattr(state, name) for name in _HEAD_FIELDS}),
-            PLAN: plan[2],
-            PENDING: encode(state.pending),
-        }
-        held: dict[str, tuple[object, tuple[int, ...], bytes]] = {}
+    def _added(self, state: SessionState) -> tuple[list[str], list[WaveRecord]] | None:
+        """The tasks and waves added to ``state`` since this cutter's last cut, when its
+        watches still tell all that changed (else None: every piece is cut again).
+
+        Tasks are added at the end of their dict and waves at the end of their list: the
+        ids after the last one seen are the new ones; a count that does not add up means
+        something was removed."""
+        if state is not self._state or collecting(state) is not self._changes:
+            return None
+        waves, tasks = self._waves, self._tasks
+        if waves is None or waves[0] is not state.waves or len(state.waves) < waves[2]:
+            return None
+        if waves[2] and state.waves[waves[2] - 1] is not waves[1]:
+            return None
+        if tasks is None or tasks[0] is not state.tasks:
+            return None
+        new_tasks: list[str] = []
+        for task_id in reversed(state.tasks):
+            if task_id == tasks[1]:
+                break
+            new_tasks.append(task_id)
+        if len(new_tasks) != len(state.tasks) - tasks[2]:
+            return None
+        return new_tasks, state.waves[waves[2] :]
+
+    def _whole(self, state: SessionState) -> dict[str, bytes]:
+        """Every piece of ``state``, each record encoded and watched anew."""
+        self._changes = {}
+        self._open = {}
+        collect_changes(state, self._changes)
+        fresh = {HEAD: _head(state), PLAN: _plan(state), PENDING: encode(state.pending)}
         for task_id, task in state.tasks.items():
             key = f"task/{task_id}"
-            parts[key] = self._reuse(held, key, task, (version(task),), len(task.signatures))
+            fresh[key] = self._task(key, task)
         last = state.waves[-1] if state.waves else None
         for wave in state.waves:
             key = f"wave/{wave.number}"
-            if wave is last or wave.phase is not WavePhase.DONE:
-                parts[key] = encode(wave)
-                continue
-            stamps = (version(wave), *map(version, wave.agents))
-            parts[key] = self._reuse(held, key, wave, stamps, len(wave.agents))
-        self._held = held
-        return parts
+            fresh[key] = self._wave(key, wave, last)
+        return fresh
 
-    def _reuse(
-        self,
-        held: dict[str, tuple[object, tuple[int, ...], bytes]],
-        key: str,
-        record: object,
-        stamps: tuple[int, ...],
-        size: int,
-    ) -> bytes:
-        """``record``'s bytes: those kept for it when its stamps and list size are the
-        same as then and known (not 0), else encoded again."""
-        kept = self._held.get(key)
-        stamps = (*stamps, size)
-        if kept is not None and kept[0] is record and kept[1] == stamps and 0 not in stamps[:-1]:
-            data = kept[2]
+    def _fresh(
+        self, state: SessionState, new_tasks: list[str], new_waves: list[WaveRecord]
+    ) -> dict[str, bytes]:
+        """The pieces noted, open or added since the last cut, encoded again."""
+        fresh = {HEAD: _head(state)}
+        if self._plan != (state.plan_path, state.plan_text):
+            fresh[PLAN] = _plan(state)
+        if self._pending != (state.pending, len(state.pending)):
+            fresh[PENDING] = encode(state.pending)
+        noted = dict(self._changes)
+        self._changes.clear()
+        for task_id in reversed(new_tasks):
+            noted[f"task/{task_id}"] = state.tasks[task_id]
+        for wave in new_waves:
+            noted[f"wave/{wave.number}"] = wave
+        for key, open_wave in self._open.items():
+            noted.setdefault(key, open_wave)
+        last = state.waves[-1] if state.waves else None
+        if last is not None:
+            noted.setdefault(f"wave/{last.number}", last)
+        self._open = {}
+        for key, record in noted.items():
+            if isinstance(record, WaveRecord):
+                fresh[key] = self._wave(key, record, last)
+            elif isinstance(record, TaskRecord):
+                fresh[key] = self._task(key, record)
+        return fresh
+
+    def _task(self, key: str, task: TaskRecord) -> bytes:
+        watch(task, self._changes, key, task)
+        return encode(task)
+
+    def _wave(self, key: str, wave: WaveRecord, last: WaveRecord | None) -> bytes:
+        """``wave``'s bytes; an open wave (or the last) is kept to be encoded on every
+        cut, a settled one is watched with its agents."""
+        if wave is last or wave.phase is not WavePhase.DONE:
+            self._open[key] = wave
         else:
-            data = encode(record)
-        held[key] = (record, stamps, data)
-        return data
+            changes = self._changes
+            watch(wave, changes, key, wave)
+            for agent in wave.agents:
+                watch(agent, changes, key, wave)
+        return encode(wave)
+
+
+def _head(state: SessionState) -> bytes:
+    return encode({name: getattr(state, name) for name in _HEAD_FIELDS})
 
 
 def _plan(state: SessionState) -> bytes:
@@ -226,14 +315,16 @@ def read_lines(path: Path, base: int) -> tuple[list[dict[str, Any]], int]:
 
 @dataclass(slots=True)
 class _Written:
-    """What this writer last put on disk: the pieces, and the files that hold them."""
+    """What this writer last put on disk (the files that hold the ledger's pieces), and
+    what was cut since but is not on disk yet: a piece's bytes, or None for a piece that
+    is gone (kept by a save that failed, for the next one to write)."""
 
-    parts: dict[str, bytes]
     base: int
     seq: int
     snapshot_size: int
     journal_size: int
     identity: tuple[int, int, int]  # snapshot inode, journal inode, journal size
+    unsaved: dict[str, bytes | None] = field(default_factory=dict)
 
 
 class Journal:
@@ -252,40 +343,45 @@ class Journal:
         """Remember what a load read, so the next save appends only what changed;
         returns the ledger's pieces as read."""
         self._parts = Parts()
-        self._parts.stamp(state)
-        parts = self._parts.cut(state)
+        self._parts.cut(state)
         self._written = _Written(
-            parts=parts,
             base=base,
             seq=seq,
             snapshot_size=_size(self.snapshot),
             journal_size=journal_size,
             identity=self._identity(),
         )
-        return parts
+        return self._parts.pieces
 
     def save(self, state: SessionState, *, compact: bool = False) -> dict[str, bytes]:
         """Save ``state``: a journal line of what changed, or a new snapshot. Returns the
         ledger's pieces as saved."""
-        parts = self._parts.cut(state)
+        cut = self._parts.cut(state)
+        pieces = self._parts.pieces
         written = self._written
+        if written is not None:
+            unsaved = written.unsaved
+            for key in cut.dropped:
+                unsaved[key] = None
+            unsaved.update(cut.changed)
         if (
             compact
             or written is None
             or written.identity != self._identity()
             or written.journal_size > max(_MIN_JOURNAL, 2 * written.snapshot_size)
         ):
-            self._compact(parts)
-            return parts
-        changed = {k: msgspec.Raw(v) for k, v in parts.items() if written.parts.get(k) != v}
-        dropped = [key for key in written.parts if key not in parts]
+            self._compact(pieces)
+            return pieces
+        changed = {k: msgspec.Raw(v) for k, v in written.unsaved.items() if v is not None}
+        dropped = [k for k, v in written.unsaved.items() if v is None]
         seq = written.seq + 1
         line = encode({"base": written.base, "seq": seq, "parts": changed, "drop": dropped})
         self._append(line + b"\n", written.journal_size)
-        written.parts, written.seq = parts, seq
+        written.seq = seq
+        written.unsaved = {}
         written.journal_size += len(line) + 1
         written.identity = self._identity()
-        return parts
+        return pieces
 
     def _append(self, line: bytes, keep: int) -> None:
         """Append ``line`` after the first ``keep`` bytes (a torn tail is cut off first)."""
@@ -332,7 +428,6 @@ class Journal:
             journal.unlink(missing_ok=True)
         fsync_dir(self.snapshot.parent)
         self._written = _Written(
-            parts=parts,
             base=seq,
             seq=seq,
             snapshot_size=len(data),

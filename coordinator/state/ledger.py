@@ -8,7 +8,6 @@ disk, and saved in proportion to what changed, is ``coordinator.state.store``'s.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -38,39 +37,53 @@ __all__ = [
     "WaveBreakerState",
     "WavePhase",
     "WaveRecord",
-    "version",
+    "collect_changes",
+    "collecting",
+    "watch",
 ]
 
 SCHEMA_VERSION = 3  # 1: one state.json rewritten whole on every save; 2: halt, breaker dicts
 
 
-_ASSIGNMENTS = itertools.count(1)
+_WATCH = "_ledger_watch"  # in a record's __dict__: (changes, key, owner), set by ``watch``
+_CHANGES = "_ledger_changes"  # in a ledger's __dict__: the changes its writer collects
 
 
 class Tracked:
-    """A record that notes when a field of it was last assigned.
+    """A record that tells its ledger's writer when a field of it is assigned.
 
-    Every assignment stamps the record with a number no earlier assignment had
-    (``version``), so a writer that kept a record's encoding beside its version knows,
-    without encoding it again, that nothing was assigned since. A list the record holds
-    that is changed in place does not change the version: ``state.journal`` encodes every
-    open wave again on each save, and counts the lists of a settled one. A record built
-    by decoding has version 0 (unknown) until ``mark`` stamps it.
+    A writer that has encoded a record ``watch``-es it: the first assignment to any of
+    its fields after that puts the record's piece (its key, and the record that piece is
+    encoded from: an agent's piece is its wave's) into the writer's ``changes``, once,
+    and the writer encodes again only the pieces found there. A save's cost therefore
+    follows what was assigned, not how many records the ledger holds. A list a record
+    holds that is changed in place is not an assignment: the writer encodes every open
+    wave (and the last one) on each save, so their lists may be changed in place; the
+    lists of other records are replaced by assignment, or reached through
+    ``SessionState.task``, which counts the task as changed.
     """
 
     def __setattr__(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)
-        self.__dict__["version"] = next(_ASSIGNMENTS)
-
-    def mark(self) -> None:
-        """Stamp the record as just assigned (after it was built without assignments)."""
-        self.__dict__["version"] = next(_ASSIGNMENTS)
+        watched = self.__dict__.pop(_WATCH, None)
+        if watched is not None:
+            watched[0][watched[1]] = watched[2]
 
 
-def version(record: Tracked) -> int:
-    """The number of ``record``'s last assignment (0: unknown)."""
-    stamp: int = record.__dict__.get("version", 0)
-    return stamp
+def watch(record: Tracked, changes: dict[str, Tracked], key: str, owner: Tracked) -> None:
+    """Have the next assignment to a field of ``record`` set ``changes[key] = owner``."""
+    record.__dict__[_WATCH] = (changes, key, owner)
+
+
+def collect_changes(state: SessionState, changes: dict[str, Tracked]) -> None:
+    """Make ``changes`` the dict ``state.task`` notes the tasks it hands out in."""
+    state.__dict__[_CHANGES] = changes
+
+
+def collecting(state: SessionState) -> dict[str, Tracked] | None:
+    """The dict ``state`` notes changed tasks in (``collect_changes``), if any."""
+    changes: dict[str, Tracked] | None = state.__dict__.get(_CHANGES)
+    return changes
 
 
 class SessionPhase(StrEnum):
@@ -291,7 +304,7 @@ class Halt:
 
 
 @dataclass(slots=True, kw_only=True)
-class SessionState:
+class SessionState(Tracked):
     session: str
     name: str
     repo: str
@@ -314,9 +327,13 @@ class SessionState:
     clock_start_s: float = 0.0  # running_s when the session_minutes allowance began
 
     def task(self, task_id: str) -> TaskRecord:
+        """The record of ``task_id`` (made when there is none), counted as changed."""
         record = self.tasks.get(task_id)
         if record is None:
             record = self.tasks[task_id] = TaskRecord(id=task_id)
+        changes = self.__dict__.get(_CHANGES)
+        if changes is not None:  # the caller may change the record's lists in place
+            changes[f"task/{task_id}"] = record
         return record
 
     @property
