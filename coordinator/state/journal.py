@@ -111,6 +111,12 @@ class Parts:
         self._tasks: tuple[dict[str, TaskRecord], str | None, int] | None = None
         self._plan: tuple[str, str] | None = None
         self._pending: tuple[list[Task], int] | None = None
+        self._touched: set[str] = set()
+
+    def take_changed(self) -> set[str]:
+        """The keys of the pieces that changed (or are gone) since the last call."""
+        touched, self._touched = self._touched, set()
+        return touched
 
     def cut(self, state: SessionState) -> Cut:
         """Cut ``state``: the pieces that changed since the last cut."""
@@ -127,6 +133,8 @@ class Parts:
             dropped = [key for key in pieces if key not in whole]
             changed = {key: data for key, data in whole.items() if pieces.get(key) != data}
             self.pieces = whole
+        self._touched.update(changed)
+        self._touched.update(dropped)
         self._state = state
         self._waves = (state.waves, state.waves[-1] if state.waves else None, len(state.waves))
         self._tasks = (state.tasks, next(reversed(state.tasks), None), len(state.tasks))
@@ -382,6 +390,11 @@ class Journal:
         written.journal_size += len(line) + 1
         written.identity = self._identity()
         return pieces
+
+    def take_changed(self) -> set[str]:
+        """The keys of the ledger's pieces that changed since the last call (all of
+        them after a load)."""
+        return self._parts.take_changed()
 
     def _append(self, line: bytes, keep: int) -> None:
         """Append ``line`` after the first ``keep`` bytes (a torn tail is cut off first)."""

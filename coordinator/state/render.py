@@ -22,6 +22,7 @@ __all__ = [
     "render_state_md",
     "run_notes",
     "set_aside",
+    "wave_history",
     "wave_section",
 ]
 
@@ -99,12 +100,12 @@ def render_state_md(
     state: SessionState,
     *,
     interrupted: bool = False,
-    sections: Callable[[WaveRecord, bool], list[str]] | None = None,
+    sections: Callable[[list[WaveRecord], bool], tuple[list[str], bool]] | None = None,
 ) -> str:
     """STATE.md of ``state``; ``interrupted`` when it is recorded as running but no
     coordinator holds its lock any more (the phase then says so, with the way on).
-    ``sections`` renders one wave's lines (``state.sections.SectionMemo`` reuses
-    unchanged ones)."""
+    ``sections`` renders the Wave History as ``wave_history`` does
+    (``state.sections.SectionMemo.history`` reuses what did not change)."""
     phase = "interrupted: run `seawall resume`" if interrupted else str(state.phase)
     lines = [
         f"# Session {state.session}",
@@ -139,19 +140,24 @@ def render_state_md(
     lines += ["", "## Wave History", ""]
     if not state.waves:
         lines.append("(no wave has run yet)")
-    for wave in state.waves:
-        lines.extend(
-            wave_section(wave, interrupted=interrupted)
-            if sections is None
-            else sections(wave, interrupted)
-        )
+    history, inferred = (sections or wave_history)(state.waves, interrupted)
+    lines += history
     if state.pending:
         lines += ["## Pending", ""]
         lines += [f"- {task.id} ({task.kind})" for task in state.pending]
         lines.append("")
-    if any(agent.inferred for wave in state.waves for agent in wave.agents):
+    if inferred:
         lines += ["\\* inferred: the agent wrote no STATUS line; the ground is given above.", ""]
     return "\n".join(lines)
+
+
+def wave_history(waves: list[WaveRecord], interrupted: bool) -> tuple[list[str], bool]:
+    """The lines of the Wave History (each wave's section), and whether any agent's
+    status in it was inferred."""
+    lines: list[str] = []
+    for wave in waves:
+        lines.extend(wave_section(wave, interrupted=interrupted))
+    return lines, any(agent.inferred for wave in waves for agent in wave.agents)
 
 
 def wave_section(wave: WaveRecord, *, interrupted: bool = False) -> list[str]:

@@ -139,7 +139,8 @@ class StateStore:
             state, compact=state.phase is not SessionPhase.RUNNING
         )
         # rendered from the ledger and never read back: rewritten in place, unflushed
-        text = render_state_md(state, sections=self._sections)
+        self._sections.changed = self._journal.take_changed()
+        text = render_state_md(state, sections=self._sections.history)
         if text != self._state_md or not self.paths.state_md.exists():
             write_in_place(self.paths.state_md, text)
             self._state_md = text

@@ -142,3 +142,26 @@ def test_sections_split_at_each_wave_header_and_end_at_the_history(tmp_path: Pat
     assert sorted(found) == [1, 2]
     assert found[1][0].startswith("### Wave 1 ") and found[1][-1] == ""
     assert not any(line.startswith("## Pending") for line in found[2])
+
+
+def test_each_save_renders_what_changed_and_the_file_stays_whole(
+    tmp_path: Path, rendered: Rendered
+) -> None:
+    store = StateStore(tmp_path / "repo", "s1")
+    state = _state(2)
+    store.save(state)
+    steps: list[tuple[Callable[[], object], list[int]]] = [
+        (lambda: None, []),  # the last wave's bytes are the same: reused
+        (lambda: state.waves.append(_state(3).waves[2]), [3]),
+        (lambda: setattr(state.waves[0].agents[1], "summary", "an old wave changed"), [1]),
+        (lambda: setattr(state.waves[1].agents[0], "inferred", True), [2]),
+        (lambda: state.waves.append(_state(4).waves[3]), [4]),
+        (lambda: setattr(state, "pending", []), []),
+    ]
+    for change, expected in steps:
+        change()
+        rendered.clear()
+        store.save(state)
+        assert rendered == expected
+        assert store.paths.state_md.read_text(encoding="utf-8") == render_state_md(state)
+    assert "\\* inferred" in render_state_md(state)
