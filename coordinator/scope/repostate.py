@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
@@ -158,15 +159,42 @@ def _read(path: Path) -> str | None:
 def _refs(repository: pygit2.Repository, session: str) -> dict[str, str]:
     own = (f"refs/seawall/{session}/", f"refs/heads/seawall/{session}/")
     refs: dict[str, str] = {}
-    for name in ("HEAD", *repository.references):
-        if name.startswith(own):
-            continue
+    for name in ("HEAD", *_ref_names(repository, own)):
         reference = repository.references.get(name)
         if reference is None:
             continue
         target = reference.target
         refs[name] = str(target) if isinstance(target, pygit2.Oid) else f"ref:{target}"
     return refs
+
+
+def _ref_names(repository: pygit2.Repository, own: tuple[str, ...]) -> list[str]:
+    """The names of the repository's references outside the ``own`` namespaces.
+
+    Loose references are the files under the git directory's ``refs/``; the folders of
+    the ``own`` namespaces are not entered, so seawall's own references (one per agent
+    of every wave so far) cost nothing here. Packed ones are the names ``packed-refs``
+    lists. References not kept as files there (a linked worktree's git directory, a
+    reftable) are listed by libgit2, which reads every one."""
+    gitdir = Path(repository.path)
+    if (gitdir / "commondir").exists() or (gitdir / "reftable").exists():
+        return [name for name in repository.references if not name.startswith(own)]
+    skip = {str(gitdir.joinpath(*prefix.strip("/").split("/"))) for prefix in own}
+    names: set[str] = set()
+    for root, dirs, files in os.walk(gitdir / "refs"):
+        dirs[:] = [d for d in dirs if str(Path(root, d)) not in skip]
+        base = Path(root).relative_to(gitdir).as_posix()
+        names.update(f"{base}/{name}" for name in files if not name.endswith(".lock"))
+    try:
+        packed = (gitdir / "packed-refs").read_text(encoding="utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        packed = ""
+    for line in packed.splitlines():
+        if line and line[0] not in "#^":
+            names.add(line.partition(" ")[2])
+    return sorted(
+        name for name in names if not name.startswith(own) and pygit2.reference_is_valid_name(name)
+    )
 
 
 def _remote_refs(repository: pygit2.Repository) -> dict[str, str]:
