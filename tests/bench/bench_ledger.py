@@ -43,8 +43,8 @@ from coordinator.plan import parse_plan
 from coordinator.progress import Progress
 from coordinator.runner import AgentRequest, EmitFn, RunCounts
 from coordinator.session.engine import Session
-from coordinator.state.journal import Parts, ledger_parts
 from coordinator.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
+from coordinator.state.pieces import Parts, ledger_parts
 from coordinator.state.runs import AgentRun
 from coordinator.state.store import StateStore
 from tests.bench.harness import BenchResult, best_of, empty_repo

@@ -27,8 +27,8 @@ from coordinator import codec
 from coordinator.codec import to_data
 from coordinator.errors import StateError
 from coordinator.model import Status, Task
-from coordinator.state import journal
-from coordinator.state.journal import Journal, Parts
+from coordinator.state import pieces
+from coordinator.state.journal import Journal
 from coordinator.state.ledger import (
     AgentRecord,
     SessionState,
@@ -36,6 +36,7 @@ from coordinator.state.ledger import (
     WavePhase,
     WaveRecord,
 )
+from coordinator.state.pieces import Parts
 from coordinator.state.store import StateStore, load_state
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,7 +158,7 @@ def test_a_cut_encodes_only_what_changed_however_long_the_history(
         encoded.append(value)
         return codec.encode(value)
 
-    monkeypatch.setattr(journal, "encode", counting)
+    monkeypatch.setattr(pieces, "encode", counting)
     state.waves[3].agents[0].summary = "later"
     state.task("w7a2").rework = 1
     cut = parts.cut(state)

@@ -13,7 +13,7 @@ from coordinator.codec import encode, to_data
 from coordinator.errors import StateError
 from coordinator.model import Status, Task
 from coordinator.session.engine import Session
-from coordinator.state.journal import Parts, ledger_parts, snapshot_bytes
+from coordinator.state.journal import snapshot_bytes
 from coordinator.state.ledger import (
     SCHEMA_VERSION,
     AgentRecord,
@@ -23,6 +23,7 @@ from coordinator.state.ledger import (
     WavePhase,
     WaveRecord,
 )
+from coordinator.state.pieces import Parts, ledger_parts
 from coordinator.state.store import StateStore, load_state, read_ledger
 
 
