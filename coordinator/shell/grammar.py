@@ -58,8 +58,20 @@ def read_line(command: str) -> ShellLine:
         raise ShellParseError(f"the command is longer than {MAX_LENGTH} characters")
     out: list[SimpleCommand] = []
     parser = _Parser(command, out=out, env={}, depth=0)
-    parser.parse_all()
+    if _PLAIN_LINE.fullmatch(command) is None or not parser.parse_plain():
+        del out[:]
+        parser = _Parser(command, out=out, env={}, depth=0)
+        parser.parse_all()
     return ShellLine(commands=out, assignments=tuple(parser.bare))
+
+
+# A line of plain words (no quoting but single quotes, no expansion, glob, brace,
+# comment, redirection or grouping) and the plain list operators: ``parse_plain``
+# reads it with one regular expression, to the very result ``parse_all`` gives.
+_PLAIN_LINE = re.compile(r"(?:[^<>()\\'\"$`*?\[\]{}#!]|'[^']*')*+")
+_PLAIN_TOKEN = re.compile(r"[ \t]+|(;;&|&&|\|\||;;|;&|\|&|[;&|\n])|((?:[^ \t\n;&|']|'[^']*')+)")
+_PLAIN_RESERVED = frozenset({"if", "then", "elif", "else", "fi", "do", "done", "while", "until",
+                             "case", "function", "for", "select"})  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -89,6 +101,40 @@ class _Parser(WordReader):
 
     def parse_all(self) -> None:
         self.parse_list(closer=None)
+
+    def parse_plain(self) -> bool:
+        """``parse_all`` for a line ``_PLAIN_LINE`` matches; False (having read
+        nothing the caller keeps) when it holds what only ``parse_all`` reads: a
+        reserved word at a command's start or a ``case`` operator."""
+        piped = False
+        b: _Builder | None = None
+        start = 0
+        for match in _PLAIN_TOKEN.finditer(self.text):
+            op, raw = match.group(1, 2)
+            if raw is not None:
+                if b is None:
+                    b, start = _Builder(), len(self.out)
+                if not b.words:
+                    if raw in _PLAIN_RESERVED:
+                        return False
+                    if _RAW_ASSIGNMENT.match(raw):
+                        b.assignments.append(raw.replace("'", ""))
+                        continue
+                b.words.append(Word([raw.replace("'", "")], quoted="'" in raw, raw=raw))
+            elif op is not None:
+                if op in (";;", ";&", ";;&"):
+                    return False
+                if b is not None:
+                    self._finish(b)
+                    b = None
+                    if piped or op in ("|", "|&", "&"):
+                        self._mark_subshell(start)
+                    piped = op in ("|", "|&")
+        if b is not None:
+            self._finish(b)
+            if piped:
+                self._mark_subshell(start)
+        return True
 
     def parse_list(self, *, closer: str | None) -> None:
         """Commands until ``closer`` (``)`` or ``}``) or the end of the text."""
