@@ -119,6 +119,17 @@ def test_the_synthetic_agents_commands_read_the_same() -> None:
         "done",
         "select",
         "find . -name x -exec rm '{}' ';'",
+        "pytest -x > /tmp/run.log 2>&1 &",
+        "npm test 2>&1 | tail -5",
+        "2>x ls; >y; A=1>z env; cat<in>>out 2 >e 3<&0 &>all &>>more",
+        "ls >",
+        "ls > ;",
+        "ls >\nx",
+        "cat <<EOF\nhi\nEOF",
+        "bash <<< 'ls -l' > out",
+        "if >x true; then :; fi",
+        "git log >& -",
+        "ls 1>'a b' '2'>c",
     ],
 )
 def test_lines_at_the_edge_read_the_same(command: str) -> None:
@@ -137,10 +148,11 @@ _WORD = st.one_of(
     st.sampled_from(_SPECIAL_WORDS),
 )
 _GAP = st.sampled_from([" ", "  ", "\t", " && ", "||", " | ", ";", " ; ", "\n", " & ", "|&",
-                        ";;", ";&", "'", ""])  # fmt: skip
+                        ";;", ";&", "'", "", ">", " > ", ">>", "2>&1", "<", "&>", "<<<",
+                        "<<", ">&", ">|", "<>", "1>", "2"])  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(st.lists(st.tuples(_WORD, _GAP), max_size=10))
 def test_random_plain_lines_read_the_same(pieces: list[tuple[str, str]]) -> None:
     command = "".join(word + gap for word, gap in pieces)
@@ -149,8 +161,8 @@ def test_random_plain_lines_read_the_same(pieces: list[tuple[str, str]]) -> None
 
 def test_the_plain_pattern_takes_no_special_character() -> None:
     """Every character that quotes, expands, globs, redirects, groups or comments sends
-    the line to the full grammar."""
-    for char in '<>()\\"$`*?[]{}#!':
+    the line to the full grammar; redirections stay plain."""
+    for char in '()\\"$`*?[]{}#!':
         assert _PLAIN_LINE.fullmatch(f"ls a{char}b") is None, char
     assert _PLAIN_LINE.fullmatch("ls 'a$b' && git -C x status | tail -n 2; pwd &") is not None
     assert read_line("ls 'a b' | wc").commands[0].argv == ("ls", "a b")
