@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 
 import networkx as nx
 
-from coordinator.model import CollisionRisk, Enforcement, Isolation, Plan, SessionConfig, Task, Wave
+from coordinator.model import (
+    CollisionRisk,
+    Enforcement,
+    Isolation,
+    Plan,
+    SessionConfig,
+    Task,
+    Wave,
+    renumber_wave,
+)
 
 __all__ = ["build_graph", "plan_waves", "task_generations"]
 
 _HIGHEST_FIRST = (CollisionRisk.HIGH, CollisionRisk.MEDIUM)
+_collision_risk = attrgetter("collision_risk")
 
 
 def build_graph(tasks: Sequence[Task]) -> nx.DiGraph[str]:
@@ -65,27 +76,33 @@ def plan_task_waves(
     """Plan waves for an arbitrary task list (used again for re-planning mid-session)."""
     cap = session.max_agents_per_wave
     waves: list[Wave] = []
-    decided: dict[tuple[int, CollisionRisk], Wave] = {}  # one decision per wave shape
-    uniform = {task.collision_risk for task in tasks} <= {CollisionRisk.LOW}
+    # One decision per wave shape: its collision risk, then its size. Sizes are looked
+    # up by int (an enum's hash is a Python call) and the risk only when it varies.
+    decided: dict[CollisionRisk, dict[int, Wave]] = {risk: {} for risk in CollisionRisk}
+    # Counted, not put in a set: a list compares members by identity first, in C.
+    uniform = list(map(_collision_risk, tasks)).count(CollisionRisk.LOW) == len(tasks)
+    low = decided[CollisionRisk.LOW]
+    number = first_wave
     for generation in task_generations(tasks):
-        for start in range(0, len(generation), cap):
-            chunk = tuple(generation[start : start + cap])
-            number = first_wave + len(waves)
-            key = (len(chunk), CollisionRisk.LOW if uniform else _risk(chunk))
-            like = decided.get(key)
+        row = tuple(generation)
+        for start in range(0, len(row), cap):
+            chunk = row[start : start + cap]
+            shapes = low if uniform else decided[_risk(chunk)]
+            like = shapes.get(len(chunk))
             if like is None:
-                like = decided[key] = make_wave(
+                like = shapes[len(chunk)] = make_wave(
                     chunk, session, number=number, base_is_stale=base_is_stale
                 )
                 waves.append(like)
             else:
-                waves.append(like.renumbered(number, chunk))
+                waves.append(renumber_wave(like, number, chunk))
+            number += 1
     return tuple(waves)
 
 
 def _risk(tasks: Sequence[Task]) -> CollisionRisk:
     """The highest collision risk among ``tasks`` (LOW for none)."""
-    risks = {task.collision_risk for task in tasks}
+    risks = list(map(_collision_risk, tasks))
     for risk in _HIGHEST_FIRST:
         if risk in risks:
             return risk

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from coordinator.errors import ConfigurationError, PlanError
-from coordinator.model import Isolation, SessionType, TaskKind
+from coordinator.model import Isolation, SessionType, TaskKind, renumber_wave
 from coordinator.plan import load_plan, parse_plan, plan_waves
+from coordinator.plan.waves import make_wave
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -299,3 +301,29 @@ def test_runner_script_paths_are_relative_to_the_plan(tmp_path: Path) -> None:
     )
     loaded = load_plan(plan)
     assert loaded.runners["s"].options["script"] == str(tmp_path / "plans" / "scripts.toml")
+
+
+def test_every_planned_wave_is_what_deciding_it_alone_gives() -> None:
+    risks = ("low", "medium", "high")
+    tasks = []
+    for i in range(40):
+        deps = f'\ndepends_on=["t{i - 7}"]' if i >= 7 else ""
+        tasks.append(f'id="t{i}"\nprompt="x"\ncollision_risk="{risks[i * 7 % 5 % 3]}"{deps}')
+    plan = parse_plan(plan_text(*tasks).replace("[session]", "[session]\nmax_agents_per_wave = 3"))
+    waves = plan_waves(plan, first_wave=4)
+    assert [w.number for w in waves] == list(range(4, 4 + len(waves)))
+    assert len({len(w.tasks) for w in waves}) > 1
+    assert len({w.isolation for w in waves}) > 1
+    for wave in waves:
+        assert wave == make_wave(wave.tasks, plan.session, number=wave.number)
+
+
+def test_a_renumbered_wave_is_the_wave_with_its_number_and_tasks_replaced() -> None:
+    plan = parse_plan(plan_text('id="a"\nprompt="x"', 'id="b"\nprompt="y"'))
+    (wave,) = plan_waves(plan)
+    other = (plan.tasks[1],)
+    again = wave.renumbered(9, other)
+    assert again == dataclasses.replace(wave, number=9, tasks=other)
+    assert renumber_wave(wave, 9, other) == again
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        again.number = 1  # type: ignore[misc]
