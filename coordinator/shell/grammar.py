@@ -58,8 +58,27 @@ def read_line(command: str) -> ShellLine:
         raise ShellParseError(f"the command is longer than {MAX_LENGTH} characters")
     out: list[SimpleCommand] = []
     parser = _Parser(command, out=out, env={}, depth=0)
-    parser.parse_all()
+    if _PLAIN_LINE.fullmatch(command) is None or not parser.parse_plain():
+        del out[:]
+        parser = _Parser(command, out=out, env={}, depth=0)
+        parser.parse_all()
     return ShellLine(commands=out, assignments=tuple(parser.bare))
+
+
+# A line of plain words (no quoting but single quotes, no expansion, glob, brace,
+# comment or grouping), the list operators and redirections: ``parse_plain`` reads it
+# with one regular expression, to the very result ``parse_all`` gives.
+_PLAIN_LINE = re.compile(r"(?:[^()\\'\"$`*?\[\]{}#!]|'[^']*')*+")
+_PLAIN_TOKEN = re.compile(
+    r"[ \t]+|(&>>|<<<|<<-|;;&|&&|\|\||;;|;&|\|&|&>|>>|>\||>&|<<|<&|<>|[;&|\n<>])"
+    r"|((?:[^ \t\n;&|<>']|'[^']*')+)"
+)  # blanks, an operator (in the order ``_peek_op`` tries them), a word
+_PLAIN_RESERVED = frozenset({"if", "then", "elif", "else", "fi", "do", "done", "while", "until",
+                             "case", "function", "for", "select"})  # fmt: skip
+
+
+def _plain_word(raw: str) -> Word:
+    return Word([raw.replace("'", "")], quoted="'" in raw, raw=raw)
 
 
 @dataclass(slots=True)
@@ -89,6 +108,62 @@ class _Parser(WordReader):
 
     def parse_all(self) -> None:
         self.parse_list(closer=None)
+
+    def parse_plain(self) -> bool:
+        """``parse_all`` for a line ``_PLAIN_LINE`` matches; False (having read
+        nothing the caller keeps) when it holds what only ``parse_all`` reads: a
+        reserved word at a command's start, a heredoc, a ``case`` operator, or a
+        redirection without a target (``parse_all`` says why that is an error)."""
+        tokens = [match for match in _PLAIN_TOKEN.finditer(self.text) if match.lastindex]
+        piped = False
+        b: _Builder | None = None
+        start = at = 0
+        while at < len(tokens):
+            match = tokens[at]
+            at += 1
+            op, raw = match.group(1, 2)
+            if b is None and op not in _SEPARATORS:
+                b, start = _Builder(), len(self.out)
+            fd = None
+            if raw is not None:
+                assert b is not None
+                if not b.words and raw in _PLAIN_RESERVED:
+                    return False
+                nxt = tokens[at] if at < len(tokens) else None
+                if (
+                    raw.isdigit()
+                    and nxt is not None
+                    and nxt.group(1) in _REDIRECTS
+                    and nxt.start() == match.end()
+                ):
+                    fd, op = int(raw), nxt.group(1)
+                    at += 1
+                elif not b.words and _RAW_ASSIGNMENT.match(raw):
+                    b.assignments.append(raw.replace("'", ""))
+                    continue
+                else:
+                    b.words.append(_plain_word(raw))
+                    continue
+            if op in _REDIRECTS:
+                assert b is not None
+                target = tokens[at].group(2) if at < len(tokens) else None
+                if target is None or op in ("<<", "<<-"):
+                    return False
+                at += 1
+                b.redirects.append((op, _plain_word(target), fd))
+            elif op in (";;", ";&", ";;&"):
+                return False
+            elif b is not None:
+                self._finish(b)
+                b = None
+                if piped or op in ("|", "|&", "&"):
+                    self._mark_subshell(start)
+                piped = op in ("|", "|&")
+        if b is not None:
+            self._finish(b)
+            if piped:
+                self._mark_subshell(start)
+        return True
 
     def parse_list(self, *, closer: str | None) -> None:
         """Commands until ``closer`` (``)`` or ``}``) or the end of the text."""
