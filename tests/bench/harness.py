@@ -11,7 +11,9 @@ from pathlib import Path
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BenchResult:
-    """One measurement. ``ratio`` is figure / baseline (lower is better unless stated)."""
+    """One measurement. ``ratio`` is figure / baseline (lower is better unless stated),
+    or ``paired_ratio`` when the benchmark timed the two back to back and gives the
+    median of their ratios (a shared machine's slow drifts cancel within a pair)."""
 
     name: str
     figure: float
@@ -20,9 +22,12 @@ class BenchResult:
     baseline_name: str
     target: str = ""
     note: str = ""
+    paired_ratio: float | None = None
 
     @property
     def ratio(self) -> float:
+        if self.paired_ratio is not None:
+            return self.paired_ratio
         return self.figure / self.baseline if self.baseline else float("inf")
 
     def line(self) -> str:
