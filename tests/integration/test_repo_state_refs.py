@@ -39,30 +39,9 @@ def _every_ref(repo: Path) -> dict[str, str]:
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     _git(tmp_path, "init", "-q", "-b", "main", str(root))
-    _git(
-        root,
-        "-c",
-        "user.name=u",
-        "-c",
-        "user.email=u@x",
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "a",
-    )
-    _git(
-        root,
-        "-c",
-        "user.name=u",
-        "-c",
-        "user.email=u@x",
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "b",
-    )
+    for message in ("a", "b"):
+        _git(root, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q",
+             "--allow-empty", "-m", message)  # fmt: skip
     for name in ("feature/deep/one", "seawall/other-session/t1", "seawall/s1x"):
         _git(root, "branch", name, "HEAD~1")
     _git(root, "tag", "v1", "HEAD~1")

@@ -8,9 +8,6 @@ marks), the same bare assignments, the same error.
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,10 +17,9 @@ from coordinator.shell import ShellLine, ShellParseError, read_line
 from coordinator.shell.grammar import _PLAIN_LINE, _Parser
 from coordinator.transcripts import TranscriptReader
 from tests.bench.bench_detectors import synthetic_mix
-from tests.bench.bench_shell_grammar import mutants
+from tests.bench.bench_shell_grammar import corpus_lines, mutants
 from tests.fixtures_path import transcript_files
 
-CASES = Path(__file__).resolve().parents[1] / "corpus" / "scope_cases.toml"
 Outcome = tuple[str, object]
 
 
@@ -42,16 +38,6 @@ def _read(command: str) -> Outcome:
         return "line", read_line(command)
     except ShellParseError as error:
         return "error", str(error)
-
-
-def _corpus_lines() -> list[str]:
-    data = tomllib.loads(CASES.read_text(encoding="utf-8"))
-    lines: list[str] = []
-    for section in data.values():
-        for pair in section["pairs"]:
-            sides = pair if isinstance(pair, list) else [pair["bad"], pair["good"]]
-            lines.extend(side for side in sides if isinstance(side, str))
-    return lines
 
 
 def _commands_in(lines: list[str]) -> set[str]:
@@ -92,7 +78,7 @@ def test_the_fixture_transcripts_read_the_same() -> None:
 
 
 def test_the_scope_corpus_and_its_mutants_read_the_same() -> None:
-    lines = _corpus_lines()
+    lines = corpus_lines()
     assert _assert_same(set(lines) | set(mutants(lines, 3000, seed=5))) > 0
 
 
