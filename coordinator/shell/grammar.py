@@ -3,7 +3,6 @@ heredocs and substitutions, down to the simple commands they run."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -11,17 +10,17 @@ from coordinator.shell.model import (
     ASSIGNMENT,
     MAX_LENGTH,
     Redirect,
+    ShellLine,
     ShellParseError,
     SimpleCommand,
+    new_line,
 )
-from coordinator.shell.words import Word, WordReader
+from coordinator.shell.plain import read_plain
+from coordinator.shell.words import RAW_ASSIGNMENT, REDIRECTS, SEPARATORS, Word, WordReader
 from coordinator.shell.wrappers import unwrap
 
 __all__ = ["ShellLine", "read_line", "simple_commands"]
 
-_RAW_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
-_REDIRECTS = frozenset({"&>>", "<<<", "<<-", "&>", ">>", ">|", ">&", "<<", "<&", "<>", "<", ">"})
-_SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n"})
 _SKIPPED_KEYWORDS = frozenset(
     {"if", "then", "elif", "else", "fi", "do", "done", "while", "until", "!"}
 )
@@ -38,15 +37,6 @@ def simple_commands(command: str) -> list[SimpleCommand]:
     return read_line(command).commands
 
 
-@dataclass(frozen=True, slots=True)
-class ShellLine:
-    """A command line read whole: its simple commands, and the variable assignments
-    that run no command (``GIT_DIR=x; git status``: a variable the shell may export)."""
-
-    commands: list[SimpleCommand]
-    assignments: tuple[str, ...]
-
-
 def read_line(command: str) -> ShellLine:
     """``simple_commands`` and the bare assignments of ``command``.
 
@@ -56,29 +46,28 @@ def read_line(command: str) -> ShellLine:
         raise ShellParseError("the command contains a NUL byte")
     if len(command) > MAX_LENGTH:
         raise ShellParseError(f"the command is longer than {MAX_LENGTH} characters")
+    line = read_plain(command, _emit_plain)
+    if line is not None:
+        return line
     out: list[SimpleCommand] = []
     parser = _Parser(command, out=out, env={}, depth=0)
-    if _PLAIN_LINE.fullmatch(command) is None or not parser.parse_plain():
-        del out[:]
-        parser = _Parser(command, out=out, env={}, depth=0)
-        parser.parse_all()
-    return ShellLine(commands=out, assignments=tuple(parser.bare))
+    parser.parse_all()
+    return new_line(out, tuple(parser.bare))
 
 
-# A line of plain words (no quoting but single quotes, no expansion, glob, brace,
-# comment or grouping), the list operators and redirections: ``parse_plain`` reads it
-# with one regular expression, to the very result ``parse_all`` gives.
-_PLAIN_LINE = re.compile(r"(?:[^()\\'\"$`*?\[\]{}#!]|'[^']*')*+")
-_PLAIN_TOKEN = re.compile(
-    r"[ \t]+|(&>>|<<<|<<-|;;&|&&|\|\||;;|;&|\|&|&>|>>|>\||>&|<<|<&|<>|[;&|\n<>])"
-    r"|((?:[^ \t\n;&|<>']|'[^']*')+)"
-)  # blanks, an operator (in the order ``_peek_op`` tries them), a word
-_PLAIN_RESERVED = frozenset({"if", "then", "elif", "else", "fi", "do", "done", "while", "until",
-                             "case", "function", "for", "select"})  # fmt: skip
-
-
-def _plain_word(raw: str) -> Word:
-    return Word([raw.replace("'", "")], quoted="'" in raw, raw=raw)
+def _emit_plain(
+    cmd: SimpleCommand,
+    stdin_script: str | None,
+    env: dict[str, str],
+    bare: list[str],
+    out: list[SimpleCommand],
+) -> None:
+    """A top-level command of a plain line a wrapper may run others in, and what it runs."""
+    parser = _Parser("", out=out, env=env, bare=bare, depth=0)
+    start = len(out)
+    parser._emit(cmd, stdin_script)
+    if cmd.subshell:
+        parser._mark_subshell(start)
 
 
 @dataclass(slots=True)
@@ -109,62 +98,6 @@ class _Parser(WordReader):
     def parse_all(self) -> None:
         self.parse_list(closer=None)
 
-    def parse_plain(self) -> bool:
-        """``parse_all`` for a line ``_PLAIN_LINE`` matches; False (having read
-        nothing the caller keeps) when it holds what only ``parse_all`` reads: a
-        reserved word at a command's start, a heredoc, a ``case`` operator, or a
-        redirection without a target (``parse_all`` says why that is an error)."""
-        tokens = [match for match in _PLAIN_TOKEN.finditer(self.text) if match.lastindex]
-        piped = False
-        b: _Builder | None = None
-        start = at = 0
-        while at < len(tokens):
-            match = tokens[at]
-            at += 1
-            op, raw = match.group(1, 2)
-            if b is None and op not in _SEPARATORS:
-                b, start = _Builder(), len(self.out)
-            fd = None
-            if raw is not None:
-                assert b is not None
-                if not b.words and raw in _PLAIN_RESERVED:
-                    return False
-                nxt = tokens[at] if at < len(tokens) else None
-                if (
-                    raw.isdigit()
-                    and nxt is not None
-                    and nxt.group(1) in _REDIRECTS
-                    and nxt.start() == match.end()
-                ):
-                    fd, op = int(raw), nxt.group(1)
-                    at += 1
-                elif not b.words and _RAW_ASSIGNMENT.match(raw):
-                    b.assignments.append(raw.replace("'", ""))
-                    continue
-                else:
-                    b.words.append(_plain_word(raw))
-                    continue
-            if op in _REDIRECTS:
-                assert b is not None
-                target = tokens[at].group(2) if at < len(tokens) else None
-                if target is None or op in ("<<", "<<-"):
-                    return False
-                at += 1
-                b.redirects.append((op, _plain_word(target), fd))
-            elif op in (";;", ";&", ";;&"):
-                return False
-            elif b is not None:
-                self._finish(b)
-                b = None
-                if piped or op in ("|", "|&", "&"):
-                    self._mark_subshell(start)
-                piped = op in ("|", "|&")
-        if b is not None:
-            self._finish(b)
-            if piped:
-                self._mark_subshell(start)
-        return True
-
     def parse_list(self, *, closer: str | None) -> None:
         """Commands until ``closer`` (``)`` or ``}``) or the end of the text."""
         piped = False
@@ -182,7 +115,7 @@ class _Parser(WordReader):
                 return
             if op in (";;", ";&", ";;&"):
                 raise ShellParseError("case statements are not supported")
-            if op in _SEPARATORS:
+            if op in SEPARATORS:
                 self._take_op(op)
                 continue
             if closer == "}" and self._at_reserved("}"):
@@ -207,7 +140,7 @@ class _Parser(WordReader):
             if self.pos >= len(self.text):
                 break
             op = self._peek_op()
-            if op is not None and (op in _SEPARATORS or op in (")", ";;", ";&", ";;&")):
+            if op is not None and (op in SEPARATORS or op in (")", ";;", ";&", ";;&")):
                 if op == "\n" and self.pending:  # heredoc bodies belong to this command
                     self._take_op(op)
                 break
@@ -226,7 +159,7 @@ class _Parser(WordReader):
                 self._sub(closer=")")
                 b.words.append(Word(["/dev/fd/63"], dynamic=True))
                 continue
-            if op in _REDIRECTS:
+            if op in REDIRECTS:
                 self._redirect(b, op, fd=None)
                 continue
             if not b.words and self._compound_start(b):
@@ -234,10 +167,10 @@ class _Parser(WordReader):
             word = self._read_word()
             if word is None:
                 continue
-            if word.raw.isdigit() and self._peek_op() in _REDIRECTS:
+            if word.raw.isdigit() and self._peek_op() in REDIRECTS:
                 self._redirect(b, self._peek_op() or "", fd=int(word.raw))
                 continue
-            if not b.words and _RAW_ASSIGNMENT.match(word.raw):
+            if not b.words and RAW_ASSIGNMENT.match(word.raw):
                 b.assignments.append(word.text)
                 continue
             b.words.append(word)
@@ -284,7 +217,7 @@ class _Parser(WordReader):
         while self.pos < len(self.text):
             self._skip_blanks()
             op = self._peek_op()
-            if op is not None and op in _SEPARATORS:
+            if op is not None and op in SEPARATORS:
                 return
             if self._read_word() is None and op is not None:
                 raise ShellParseError(f"unexpected {op!r} in a for header")

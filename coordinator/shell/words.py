@@ -19,6 +19,9 @@ from coordinator.shell.model import MAX_DEPTH, ShellParseError, SimpleCommand
 __all__ = [
     "MAX_BRACE_WORDS",
     "OPERATORS",
+    "RAW_ASSIGNMENT",
+    "REDIRECTS",
+    "SEPARATORS",
     "WORD_END",
     "Word",
     "WordReader",
@@ -31,6 +34,9 @@ OPERATORS = (
     "&>>", "<<<", "<<-", ";;&", "&&", "||", ";;", ";&", "|&", "&>", ">>", ">|", ">&",
     "<<", "<&", "<>", "<(", ">(", ";", "&", "|", "(", ")", "<", ">", "\n",
 )  # fmt: skip
+REDIRECTS = frozenset({"&>>", "<<<", "<<-", "&>", ">>", ">|", ">&", "<<", "<&", "<>", "<", ">"})
+SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n"})
+RAW_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")  # a word that assigns a variable
 WORD_END = frozenset(" \t\n;&|<>()")
 _OPERATOR_STARTS = frozenset(op[0] for op in OPERATORS)
 _PLAIN_RUN = re.compile(r"[^ \t\n;&|<>()\\'\"$`]+")  # characters a word takes as they are

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from coordinator.shell.model import ASSIGNMENT, SHELLS, ShellParseError, SimpleCommand
 
-__all__ = ["find_roots", "unwrap"]
+__all__ = ["WRAPPER_NAMES", "find_roots", "unwrap"]
 
 _Inner = tuple[str, "SimpleCommand | str"]  # (label, a command or a script to parse)
 
@@ -69,19 +69,25 @@ _RUNNERS: dict[str, frozenset[str]] = {
 }  # fmt: skip
 _CHDIR = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}  # run the command elsewhere
 _SHELL_OPTION_ARGS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+_SCRIPT_OPTION = frozenset({"su", "script", "flock"})  # ``NAME ... -c SCRIPT``
+WRAPPER_NAMES = frozenset(
+    SHELLS | _SCRIPT_OPTION | {"eval", "find"} | _RUNNERS.keys() | _OPTION_ARGS.keys()
+)
+"""Every program name ``unwrap`` looks into: for any other, it finds nothing inside."""
 
 
 def unwrap(cmd: SimpleCommand, stdin_script: str | None) -> tuple[str, list[_Inner]]:
     """What ``cmd`` runs in turn: (why that is opaque or ``""``, inner commands/scripts)."""
     name = cmd.name
-    args = list(range(1, len(cmd.argv)))
+    if name not in WRAPPER_NAMES:
+        return "", []
     if name in SHELLS and name != "busybox":
         return _shell(cmd, stdin_script)
     if name == "eval":
         return "", [("eval", " ".join(cmd.argv[1:]))]
     if name == "find":
         return "", _find_exec(cmd)
-    if name in ("su", "script", "flock"):
+    if name in _SCRIPT_OPTION:
         script = _option_value(cmd, ("-c", "--command"))
         if script is not None:
             return "", [(f"{name} -c", script)]
@@ -90,7 +96,7 @@ def unwrap(cmd: SimpleCommand, stdin_script: str | None) -> tuple[str, list[_Inn
         return "", [(f"{name} {cmd.argv[1]}", _slice(cmd, rest))] if rest else []
     if name not in _OPTION_ARGS:
         return "", []
-    rest = _skip_options(cmd, args, _OPTION_ARGS[name])
+    rest = _skip_options(cmd, list(range(1, len(cmd.argv))), _OPTION_ARGS[name])
     assignments: list[str] = []
     if name == "env":
         split = _option_value(cmd, ("-S", "--split-string"))

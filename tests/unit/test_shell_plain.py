@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from coordinator.events import ToolCall, shell_command
 from coordinator.shell import ShellLine, ShellParseError, read_line
-from coordinator.shell.grammar import _PLAIN_LINE, _Parser
+from coordinator.shell.grammar import _Parser
+from coordinator.shell.plain import PLAIN_LINE
 from coordinator.transcripts import TranscriptReader
 from tests.bench.bench_detectors import synthetic_mix
 from tests.bench.bench_shell_grammar import corpus_lines, mutants
@@ -66,7 +67,7 @@ def _assert_same(commands: set[str]) -> int:
     plain = 0
     for command in sorted(commands):
         assert _read(command) == _full_grammar(command), command
-        plain += _PLAIN_LINE.fullmatch(command) is not None
+        plain += PLAIN_LINE.fullmatch(command) is not None
     return plain
 
 
@@ -149,7 +150,7 @@ def test_the_plain_pattern_takes_no_special_character() -> None:
     """Every character that quotes, expands, globs, redirects, groups or comments sends
     the line to the full grammar; redirections stay plain."""
     for char in '()\\"$`*?[]{}#!':
-        assert _PLAIN_LINE.fullmatch(f"ls a{char}b") is None, char
-    assert _PLAIN_LINE.fullmatch("ls 'a$b' && git -C x status | tail -n 2; pwd &") is not None
+        assert PLAIN_LINE.fullmatch(f"ls a{char}b") is None, char
+    assert PLAIN_LINE.fullmatch("ls 'a$b' && git -C x status | tail -n 2; pwd &") is not None
     assert read_line("ls 'a b' | wc").commands[0].argv == ("ls", "a b")
     assert read_line("ls 'a b' | wc").commands[1].subshell
