@@ -110,78 +110,79 @@ class ShellLine:
 # ----- building records without the frozen ``__init__`` ------------------------------
 #
 # A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``; the
-# reader builds a few records per command line, thousands of lines a second, so the
-# builders below set the slots through their descriptors instead, several times
-# cheaper. Each covers every field of its class, in order, with the class's own
-# defaults: a field added, renamed or given another default fails at import.
+# reader builds a few records per command line, thousands of lines a second. The
+# builders below fill a draft instead: a plain class with the record's very slots,
+# whose attributes are set as cheaply as any, and which then takes the record's class
+# (Python allows that between classes of one layout). The result is the record the
+# constructor builds, field for field. Each builder covers every field of its class,
+# with the class's own defaults: a field added, renamed or given another default fails
+# at import.
 
 
-def _setters(cls: type, names: tuple[str, ...], defaults: dict[str, object]) -> list[Any]:
+def _draft(cls: type, names: tuple[str, ...], defaults: dict[str, object]) -> type:
     declared = cls.__dataclass_fields__  # type: ignore[attr-defined]
     if tuple(declared) != names or any(
         declared[name].default != value for name, value in defaults.items()
     ):
         raise TypeError(f"{cls.__name__}'s fields changed: update its builder")
-    slots = vars(cls)
-    return [slots[name].__set__ for name in names]
+    return type(f"_{cls.__name__}Draft", (), {"__slots__": cls.__slots__})  # type: ignore[attr-defined]
 
 
-def _builders() -> tuple[Any, Any, Any]:
-    new = object.__new__
-    (r_op, r_target, r_fd, r_dynamic, r_glob) = _setters(
-        Redirect, ("op", "target", "fd", "dynamic", "glob"), {"dynamic": False, "glob": False}
-    )
-    (c_argv, c_redirects, c_assignments, c_wrappers, c_depth, c_dynamic, c_opaque, c_globs,
-     c_found_in, c_elsewhere, c_subshell) = _setters(
-        SimpleCommand,
-        ("argv", "redirects", "assignments", "wrappers", "depth", "dynamic", "opaque",
-         "globs", "found_in", "elsewhere", "subshell"),
-        {"wrappers": (), "depth": 0, "opaque": "", "globs": (), "found_in": (),
-         "elsewhere": False},
-    )  # fmt: skip
-    (l_commands, l_assignments) = _setters(ShellLine, ("commands", "assignments"), {})
-
-    def new_redirect(op: str, target: str, fd: int | None) -> Redirect:
-        redirect = new(Redirect)
-        r_op(redirect, op)
-        r_target(redirect, target)
-        r_fd(redirect, fd)
-        r_dynamic(redirect, False)
-        r_glob(redirect, False)
-        return redirect
-
-    def new_command(
-        argv: tuple[str, ...],
-        redirects: tuple[Redirect, ...],
-        assignments: tuple[str, ...],
-        dynamic: tuple[bool, ...],
-        subshell: bool,
-    ) -> SimpleCommand:
-        cmd = new(SimpleCommand)
-        c_argv(cmd, argv)
-        c_redirects(cmd, redirects)
-        c_assignments(cmd, assignments)
-        c_wrappers(cmd, ())
-        c_depth(cmd, 0)
-        c_dynamic(cmd, dynamic)
-        c_opaque(cmd, "")
-        c_globs(cmd, ())
-        c_found_in(cmd, ())
-        c_elsewhere(cmd, False)
-        c_subshell(cmd, subshell)
-        return cmd
-
-    def new_line(commands: list[SimpleCommand], assignments: tuple[str, ...]) -> ShellLine:
-        line = new(ShellLine)
-        l_commands(line, commands)
-        l_assignments(line, assignments)
-        return line
-
-    return new_redirect, new_command, new_line
+_RedirectDraft = _draft(
+    Redirect, ("op", "target", "fd", "dynamic", "glob"), {"dynamic": False, "glob": False}
+)
+_CommandDraft = _draft(
+    SimpleCommand,
+    ("argv", "redirects", "assignments", "wrappers", "depth", "dynamic", "opaque", "globs",
+     "found_in", "elsewhere", "subshell"),
+    {"wrappers": (), "depth": 0, "opaque": "", "globs": (), "found_in": (), "elsewhere": False},
+)  # fmt: skip
+_LineDraft = _draft(ShellLine, ("commands", "assignments"), {})
 
 
-new_redirect, new_command, new_line = _builders()
-"""``new_redirect(op, target, fd)`` is ``Redirect(op=op, target=target, fd=fd)``;
-``new_command(argv, redirects, assignments, dynamic, subshell)`` is the top-level
-``SimpleCommand`` with those fields and every other at its default; ``new_line(commands,
-assignments)`` is ``ShellLine(commands=commands, assignments=assignments)``."""
+def new_redirect(op: str, target: str, fd: int | None) -> Redirect:
+    """``Redirect(op=op, target=target, fd=fd)``."""
+    draft: Any = _RedirectDraft()
+    draft.op = op
+    draft.target = target
+    draft.fd = fd
+    draft.dynamic = False
+    draft.glob = False
+    draft.__class__ = Redirect
+    built: Redirect = draft
+    return built
+
+
+def new_command(
+    argv: tuple[str, ...],
+    redirects: tuple[Redirect, ...],
+    assignments: tuple[str, ...],
+    dynamic: tuple[bool, ...],
+    subshell: bool,
+) -> SimpleCommand:
+    """The top-level ``SimpleCommand`` with these fields and every other at its default."""
+    draft: Any = _CommandDraft()
+    draft.argv = argv
+    draft.redirects = redirects
+    draft.assignments = assignments
+    draft.wrappers = ()
+    draft.depth = 0
+    draft.dynamic = dynamic
+    draft.opaque = ""
+    draft.globs = ()
+    draft.found_in = ()
+    draft.elsewhere = False
+    draft.subshell = subshell
+    draft.__class__ = SimpleCommand
+    built: SimpleCommand = draft
+    return built
+
+
+def new_line(commands: list[SimpleCommand], assignments: tuple[str, ...]) -> ShellLine:
+    """``ShellLine(commands=commands, assignments=assignments)``."""
+    draft: Any = _LineDraft()
+    draft.commands = commands
+    draft.assignments = assignments
+    draft.__class__ = ShellLine
+    built: ShellLine = draft
+    return built

@@ -35,15 +35,21 @@ if TYPE_CHECKING:
 
 __all__ = ["PLAIN_LINE", "read_plain"]
 
-_PLAIN_RUN = r"[^()\\'\"$`*?\[\]{}#!]*+"  # no character that quotes, expands, globs or groups
-PLAIN_LINE = re.compile(f"{_PLAIN_RUN}(?:'[^']*+'{_PLAIN_RUN})*+")  # and single quotes
-_WORD = r"((?:[^ \t\n;&|<>']++|'[^']*+')++)"
-_TOKEN = re.compile(
-    rf"[ \t]*+(?:{_WORD}?(&>>|<<<|<<-|&>|>>|>\||>&|<<|<&|<>|<|>)[ \t]*+{_WORD}?"
-    r"|(;;&|&&|\|\||;;|;&|\|&|[;&|\n])"
-    rf"|{_WORD})"
-)  # a redirection (with the word just before it and its target), another operator, a
-# word; the operators in the order the grammar tries them
+_SPECIAL = r"()\\'\"$`*?\[\]{}#!"  # what quotes, expands, globs, groups or comments
+PLAIN_LINE = re.compile(f"[^{_SPECIAL}]*+(?:'[^']*+'[^{_SPECIAL}]*+)*+")  # or single quotes
+_WORD = r"(?:[^ \t\n;&|<>']++|'[^']*+')++"
+_OPERATOR = r"&>>|<<<|<<-|;;&|&&|\|\||;;|;&|\|&|&>|>>|>\||>&|<<|<&|<>|[;&|\n<>]"  # as tried
+_TOKEN = re.compile(rf"[0-9]++(?:&>>|<<<|&>|>>|>\||>&|<&|<>|<(?!<)|>)|{_WORD}|{_OPERATOR}")
+# a word of digits right before a redirection (its file descriptor; a heredoc leaves the
+# line to the grammar anyway), a word, an operator: what a plain line holds, blanks apart
+_SPACED = re.compile(
+    rf" *+(?:(?:[^ \t\n;&|<>{_SPECIAL}]++|(?:{_OPERATOR})(?= |\Z)"
+    rf"|[^ \t\n<>{_SPECIAL}]*+[<>][^ \t\n{_SPECIAL}]*+)(?: ++|\Z))*+"
+)  # a plain line of spaces and parts: a word, an operator, or one with a redirection in
+# it (``2>&1``, ``>/dev/null``, read by ``_TOKEN`` alone): split at the spaces
+_KINDS = {op: op for op in (";;&", "&&", "||", ";;", ";&", "|&", ";", "&", "|", "\n")}
+_KINDS.update((op, "redirect") for op in REDIRECTS)  # what each operator is
+_DIGITS = "0123456789"
 _RESERVED = frozenset({"if", "then", "elif", "else", "fi", "do", "done", "while", "until",
                        "case", "function", "for", "select"})  # fmt: skip
 _EXPORTS = frozenset({"export", "declare", "typeset", "local", "readonly"})
@@ -62,7 +68,13 @@ def read_plain(command: str, emit: Emit) -> ShellLine | None:
     ``emit(cmd, stdin_script, env, bare, out)`` appends a command a wrapper may run
     others in (its name is in ``WRAPPER_NAMES``) to ``out`` with what it runs.
     """
-    if PLAIN_LINE.fullmatch(command) is None:
+    if not command.isascii():
+        return None  # a word of other digits may be a descriptor ``int`` cannot read
+    if _SPACED.fullmatch(command):
+        tokens = command.split(" ")
+    elif PLAIN_LINE.fullmatch(command):
+        tokens = _TOKEN.findall(command)
+    else:
         return None
     out: list[SimpleCommand] = []
     bare: list[str] = []
@@ -72,34 +84,54 @@ def read_plain(command: str, emit: Emit) -> ShellLine | None:
     redirects: list[Redirect] = []
     here: str | None = None  # the first here-string: a shell's script
     started = piped = False
-    for before, redirect, target, op, raw in _TOKEN.findall(command):
-        if redirect:
-            fd = None
-            if before.isdigit():
-                fd = int(before)
-            elif before:
-                raw = before  # a word, then the redirection
-        if raw:
+    at, count = 0, len(tokens)
+    while at < count:
+        token = tokens[at]
+        at += 1
+        kind = _KINDS.get(token)
+        fd: int | None = None
+        if kind is not None:
+            op = token
+        elif not token:
+            continue  # between two spaces
+        elif ("<" in token or ">" in token) and "'" not in token:
+            # a descriptor and its redirection, or a part of the line split at spaces
+            op = token.lstrip(_DIGITS)
+            if op == token or op not in REDIRECTS:
+                tokens[at - 1 : at] = _TOKEN.findall(token)  # with one: read it apart
+                at, count = at - 1, len(tokens)
+                continue
+            fd, kind = int(token[: len(token) - len(op)]), "redirect"
+        else:
             started = True
             if words:
-                words.append(raw.replace("'", ""))
-            elif raw in _RESERVED:
+                words.append(token.replace("'", ""))
+            elif token in _RESERVED:
                 return None
-            elif RAW_ASSIGNMENT.match(raw):
-                assignments.append(raw.replace("'", ""))
+            elif "=" in token and RAW_ASSIGNMENT.match(token):
+                assignments.append(token.replace("'", ""))
             else:
-                words.append(raw.replace("'", ""))
-        if redirect:
-            if not target or redirect in _HEREDOCS:
-                return None
+                words.append(token.replace("'", ""))
+            continue
+        if kind == "redirect":
             started = True
+            while at < count and not tokens[at]:
+                at += 1
+            target = tokens[at] if at < count else ""
+            at += 1
+            if not target or target in _KINDS or (
+                ("<" in target or ">" in target) and "'" not in target
+            ):
+                return None  # no target, or one glued to another redirection
+            if op in _HEREDOCS:
+                return None
             text = target.replace("'", "")
-            redirects.append(new_redirect(redirect, text, fd))
-            if here is None and redirect == "<<<":
+            redirects.append(new_redirect(op, text, fd))
+            if here is None and op == "<<<":
                 here = text
-        elif op in _CASE:
+        elif kind in _CASE:
             return None
-        elif op and started:  # a list operator: the command before it is complete
+        elif started:  # a list operator: the command before it is complete
             _finish(words, assignments, redirects, here, piped or op in _ASYNC, out, bare, env, emit)
             words, assignments, redirects, here, started = [], [], [], None, False
             piped = op in _PIPES
