@@ -31,7 +31,9 @@ if TYPE_CHECKING:
     from coordinator.shell.model import SimpleCommand
 
     # (command, its stdin script, variables, bare assignments, the commands read)
-    Emit = Callable[[SimpleCommand, str | None, dict[str, str], list[str], list[SimpleCommand]], None]
+    Emit = Callable[
+        [SimpleCommand, str | None, dict[str, str], list[str], list[SimpleCommand]], None
+    ]
 
 __all__ = ["PLAIN_LINE", "read_plain"]
 
@@ -119,8 +121,10 @@ def read_plain(command: str, emit: Emit) -> ShellLine | None:
                 at += 1
             target = tokens[at] if at < count else ""
             at += 1
-            if not target or target in _KINDS or (
-                ("<" in target or ">" in target) and "'" not in target
+            if (
+                not target
+                or target in _KINDS
+                or (("<" in target or ">" in target) and "'" not in target)
             ):
                 return None  # no target, or one glued to another redirection
             if op in _HEREDOCS:
@@ -132,7 +136,9 @@ def read_plain(command: str, emit: Emit) -> ShellLine | None:
         elif kind in _CASE:
             return None
         elif started:  # a list operator: the command before it is complete
-            _finish(words, assignments, redirects, here, piped or op in _ASYNC, out, bare, env, emit)
+            _finish(
+                words, assignments, redirects, here, piped or op in _ASYNC, out, bare, env, emit
+            )
             words, assignments, redirects, here, started = [], [], [], None, False
             piped = op in _PIPES
     if started:

@@ -146,6 +146,54 @@ def test_random_plain_lines_read_the_same(pieces: list[tuple[str, str]]) -> None
     assert _read(command) == _full_grammar(command)
 
 
+_PART = st.one_of(
+    st.text(_PLAIN_CHARS, min_size=1, max_size=5),
+    st.sampled_from(
+        [
+            "sudo", "env", "A=1", "B+=2", "export", "C=3", "bash", "-c", "'ls -l'", "sh", "timeout",
+            "5", "xargs", "-n1", "nohup", "time", "nice", "-n", "exec", "command", "eval", "find",
+            "-exec", "uv", "run", "if", "done", "for", "2>&1", ">/dev/null", "2>/dev/null",
+            "&>x", "1>&2", ">>log", "a>b", "<in", "x<>y", "2>", "3<", "<<<", "<<", "<<-", "&&",
+            "||", "|", "|&", ";", "&", ";;", ";&", ">", ">>", ">&", ">|", "&>", "&>>", "<&",
+            "a;b", "a&&b", "a|b>c", "2>&1;", "x'y'", "'a b'", "&&&", ">>>", "2>>x", "'2'>x",
+        ]
+    ),
+)  # fmt: skip
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.tuples(_PART, st.sampled_from([" ", "  ", "", "\t", " \n"])), max_size=9))
+def test_random_spaced_lines_read_the_same(pieces: list[tuple[str, str]]) -> None:
+    """Lines of parts apart at spaces (split at them), with redirections glued to their
+    words, wrappers, assignments and descriptors, read as the full grammar reads them."""
+    command = "".join(part + gap for part, gap in pieces).rstrip("\t\n")
+    assert _read(command) == _full_grammar(command)
+
+
+def test_split_lines_read_the_same() -> None:
+    """Each way a line may be split at its spaces or read by the tokenizer."""
+    for command in [
+        "sleep 5 && tail -n 20 /tmp/run1234.log",
+        "pytest -x > /tmp/run1234.log 2>&1",
+        "ls src",
+        "  ls   src  ",
+        "npm test 2>&1 | tail -5 &",
+        "cmd >/dev/null 2>&1; echo done",
+        "make &>build.log || cat build.log",
+        "ls > 2>x",
+        "ls >a>b <c",
+        "cat x>'a>b'",
+        "sudo -u root timeout 5 nohup time xargs -n1 rm",
+        "A=1 export B=2 && bash -c 'echo $A $B' | env C=3 sh",
+        "bash <<< 'ls -l' 2>/dev/null",
+        "ls 2>",
+        "ls 2> x",
+        "x 2<<EOF",
+        "a 3<&0 4<>f 5>|g",
+    ]:
+        assert _read(command) == _full_grammar(command), command
+
+
 def test_the_plain_pattern_takes_no_special_character() -> None:
     """Every character that quotes, expands, globs, redirects, groups or comments sends
     the line to the full grammar; redirections stay plain."""
