@@ -209,10 +209,8 @@ class AgentBreaker:
         key = full_key if full_key is not None else call_key(name, call.arguments)
         if len(key) > KEY_CHARS:
             key = compact_key(key)
-        if facts is None:
-            facts = self._background.judge(call)
-        poll = facts.poll
-        self._pending[call.call_id] = Pending(key, name, facts.command, facts.paths, poll)
+        command, _, poll, _, paths, _ = facts if facts is not None else self._background.judge(call)
+        self._pending[call.call_id] = (key, name, command, paths, poll)
         if self.trip is not None:
             return None
         limits = self.limits
@@ -222,7 +220,7 @@ class AgentBreaker:
         if not poll:
             repeat = self._repeats.get(key)
             if repeat is not None and repeat.streak + 1 >= limits.max_repeat_identical:
-                shown = short(facts.command or call_key(name, call.arguments))
+                shown = short(command or call_key(name, call.arguments))
                 return self._trip(
                     BreakerKind.LOOP,
                     f"the identical {name} call `{shown}` ran {repeat.streak + 1} times with "
@@ -252,23 +250,41 @@ class AgentBreaker:
         pending = self._pending.pop(result.call_id, None)
         if result.cancelled:
             return None  # dropped because a sibling call failed: not its own failure
-        ok = not result.is_error and (result.exit_code is None or result.exit_code == 0)
+        text = result.text
+        exit_code = result.exit_code
+        ok = not result.is_error and (exit_code is None or exit_code == 0)
         if pending is None:
-            if not ok and is_guard_denial(result.text):
-                return self._count_denial(result.text)
-            return self._count_outcome(ok, None, result.text)
-        command = pending.command
+            if not ok and is_guard_denial(text):
+                return self._count_denial(text)
+            return self._count_outcome(ok, None, text)
+        key, shown, command, paths, was_poll = pending
+        repeats = self._repeats
         verified = (
             command is not None
             and ok
-            and self._verify_matters(pending.key)
+            and (bool(self.edits_since_verify) or self.trip is not None or key in repeats)
             and is_verify_command(command)
-            and verify_passed(command, exit_ok=ok, output=result.text)
-        )
+            and verify_passed(command, exit_ok=ok, output=text)
+        )  # (a passing verify is only parsed when it would change something)
         if verified:
             assert command is not None
             self._verified(clears_trip=verify_run(command))
-        poll = pending.poll or self._update_repeat(pending.key, result.text, verified, ok)
+        poll = was_poll
+        if not poll:  # the loop breaker's memory of this call key
+            repeat = repeats.get(key)
+            if verified:
+                repeats.pop(key, None)  # passing verifies are never loops
+            elif repeat is None:
+                repeats[key] = Repeat(1, text, None, None, not ok)
+                if len(repeats) > _REMEMBERED_CALLS:
+                    del repeats[next(iter(repeats))]
+            else:
+                repeats[key] = repeats.pop(key)  # now the most recently seen
+                if repeat.same_result(text, ok=ok):
+                    repeat.streak += 1
+                else:
+                    repeat.streak = 1
+                    poll = True  # the same call saw something new: a wait, not a loop
         if self.trip is not None:
             return None
         if poll:
@@ -277,19 +293,26 @@ class AgentBreaker:
                 return self._trip(
                     BreakerKind.NO_PROGRESS,
                     f"{self.consecutive_polls} consecutive polls with nothing else happening "
-                    f"(last: {pending.shown})",
+                    f"(last: {shown})",
                     self.consecutive_polls,
                     self.limits.max_consecutive_polls,
                 )
         else:
             self.consecutive_polls = 0
-        if ok and pending.paths:
-            return self._count_edit(pending.paths)
-        if not ok and (pending.poll or timed_out(result.text)):
+        if ok:
+            if paths:
+                return self._count_edit(paths)
+            self.consecutive_failures = 0
+            failures = self._command_failures
+            if command is not None and failures and may_have_key(command, failures):
+                failures.pop(command_key(command), None)
+            now = self._clock()
+            return None if now <= self._deadline else self._time_trip(now)
+        if was_poll or timed_out(text):
             return self._check_time()  # a wait that saw "not yet" is not a failure
-        if not ok and is_guard_denial(result.text):
-            return self._count_denial(result.text)
-        return self._count_outcome(ok, command, result.text)
+        if is_guard_denial(text):
+            return self._count_denial(text)
+        return self._count_outcome(False, command, text)
 
     def _count_denial(self, text: str) -> Trip | None:
         """A call seawall's guard refused (out of scope, a blocked command): counted on
@@ -304,28 +327,6 @@ class AgentBreaker:
                 self.limits.max_scope_denials,
             )
         return self._check_time()
-
-    def _verify_matters(self, key: str) -> bool:
-        """Whether a passing verify would change anything (else its parse is skipped)."""
-        return bool(self.edits_since_verify) or self.trip is not None or key in self._repeats
-
-    def _update_repeat(self, key: str, text: str, verified: bool, ok: bool) -> bool:
-        """Record a result for the loop breaker; True when it was a wait (result changed)."""
-        repeat = self._repeats.get(key)
-        if verified:
-            self._repeats.pop(key, None)  # passing verifies are never loops
-            return False
-        if repeat is None:
-            self._repeats[key] = Repeat.first(text, ok=ok)
-            if len(self._repeats) > _REMEMBERED_CALLS:
-                del self._repeats[next(iter(self._repeats))]
-            return False
-        self._repeats[key] = self._repeats.pop(key)  # now the most recently seen
-        if repeat.same_result(text, ok=ok):
-            repeat.streak += 1
-            return False
-        repeat.streak = 1
-        return True  # the same call saw something new: a wait, not a loop
 
     def _count_edit(self, paths: tuple[str, ...]) -> Trip | None:
         self.consecutive_failures = 0

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coordinator.breakers.agent import AgentBreaker, BreakerStatistics
-from coordinator.breakers.keys import call_key
+from coordinator.breakers.keys import call_key, load_fast_encoder
 from coordinator.breakers.trip import Trip
 from coordinator.events import Event, Message, ToolCall, ToolResult, Turn, Usage
 from coordinator.model import BreakerLimits, Isolation, StagnationConfig, Status
@@ -64,6 +64,7 @@ class AgentMonitor:
         clock: Callable[[], float] = time.monotonic,
         breaker: AgentBreaker | None = None,
     ) -> None:
+        load_fast_encoder()  # a live watch writes many keys: msgspec pays for its import
         self.session = session
         self.wave = wave
         self.agent = agent
