@@ -141,27 +141,14 @@ class AgentBreaker:
     def observe(self, event: Event) -> Trip | None:
         """Count one event; return the trip if this event tripped the breaker."""
         if type(event) is ToolCall:
-            return self._on_call(event, None)
+            return self.observe_call(event, None)
         if type(event) is ToolResult:
-            return self._on_result(event)
+            return self.observe_result(event)
         if type(event) is Usage or type(event) is Message:
             return None  # time is checked on turns, calls and results
         if type(event) is Final:
             return self._on_final(event)
-        return self._check_time()
-
-    def observe_call(self, call: ToolCall, key: str | None = None) -> Trip | None:
-        """``observe`` for a call whose ``call_key`` the caller already computed."""
-        return self._on_call(call, key)
-
-    def observe_judged(self, call: ToolCall, full_key: str, facts: CallFacts) -> Trip | None:
-        """``observe`` for a call whose ``call_key`` and facts (``background.judge``)
-        the caller already derived."""
-        return self._on_call(call, full_key, facts)
-
-    def observe_result(self, result: ToolResult) -> Trip | None:
-        """``observe`` for a result (skips the type dispatch)."""
-        return self._on_result(result)
+        return self.check_time()
 
     def admit(
         self, call: ToolCall, *, stop_note: Path | None = None, cwd: Path | None = None
@@ -173,16 +160,12 @@ class AgentBreaker:
         """
         if self.trip is None:
             warned_before = self.warned
-            trip = self._on_call(call, None)
+            trip = self.observe_call(call, None)
             if trip is not None:
                 return Admission(allowed=False, reason=trip.message(self.agent), trip=trip)
             warning = self._warning_text() if self.warned and not warned_before else None
             return Admission(allowed=True, warning=warning)
         return self._admit_tripped(call, self.trip, stop_note, cwd)
-
-    def check_time(self) -> Trip | None:
-        """Trip session-time if the wall clock ran out (also checked on every event)."""
-        return self._check_time()
 
     def statistics(self) -> BreakerStatistics:
         return BreakerStatistics(
@@ -200,10 +183,11 @@ class AgentBreaker:
 
     # -- calls ----------------------------------------------------------------------
 
-    def _on_call(
-        self, call: ToolCall, full_key: str | None, facts: CallFacts | None = None
+    def observe_call(
+        self, call: ToolCall, full_key: str | None = None, facts: CallFacts | None = None
     ) -> Trip | None:
-        """Count a call; ``full_key`` and ``facts`` when the caller already has them."""
+        """``observe`` for a call; ``full_key`` (its ``call_key``) and ``facts``
+        (``background.judge``) when the caller already derived them."""
         self.tool_calls += 1
         name = call.name
         key = full_key if full_key is not None else call_key(name, call.arguments)
@@ -246,7 +230,8 @@ class AgentBreaker:
 
     # -- results --------------------------------------------------------------------
 
-    def _on_result(self, result: ToolResult) -> Trip | None:
+    def observe_result(self, result: ToolResult) -> Trip | None:
+        """``observe`` for a result (skips the type dispatch)."""
         pending = self._pending.pop(result.call_id, None)
         if result.cancelled:
             return None  # dropped because a sibling call failed: not its own failure
@@ -309,7 +294,7 @@ class AgentBreaker:
             now = self._clock()
             return None if now <= self._deadline else self._time_trip(now)
         if was_poll or timed_out(text):
-            return self._check_time()  # a wait that saw "not yet" is not a failure
+            return self.check_time()  # a wait that saw "not yet" is not a failure
         if is_guard_denial(text):
             return self._count_denial(text)
         return self._count_outcome(False, command, text)
@@ -326,7 +311,7 @@ class AgentBreaker:
                 self.scope_denials,
                 self.limits.max_scope_denials,
             )
-        return self._check_time()
+        return self.check_time()
 
     def _count_edit(self, paths: tuple[str, ...]) -> Trip | None:
         self.consecutive_failures = 0
@@ -347,7 +332,7 @@ class AgentBreaker:
                 self.edits_since_verify,
                 self.limits.max_edits_without_verify,
             )
-        return self._check_time()
+        return self.check_time()
 
     def _on_final(self, final: Final) -> Trip | None:
         """A run ended: a failed one is a failure of the run (its text is the error)."""
@@ -363,7 +348,7 @@ class AgentBreaker:
             failures = self._command_failures
             if command is not None and failures and may_have_key(command, failures):
                 failures.pop(command_key(command), None)
-            return self._check_time()
+            return self.check_time()
         self.consecutive_failures += 1
         if command is not None:
             counts = self._command_failures.setdefault(command_key(command), FailureCounts())
@@ -384,7 +369,7 @@ class AgentBreaker:
                 self.consecutive_failures,
                 self.limits.max_consecutive_failures,
             )
-        return self._check_time()
+        return self.check_time()
 
     def _verified(self, *, clears_trip: bool) -> None:
         """A verify passed. Only a verify run alone (``verify_run``) clears the trip;
@@ -402,7 +387,8 @@ class AgentBreaker:
 
     # -- trips ----------------------------------------------------------------------
 
-    def _check_time(self) -> Trip | None:
+    def check_time(self) -> Trip | None:
+        """Trip session-time if the wall clock ran out (also checked on every event)."""
         if self.trip is not None:
             return None
         now = self._clock()
@@ -437,7 +423,7 @@ class AgentBreaker:
             stop_note=stop_note, cwd=cwd,
         )  # fmt: skip
         if effect is Effect.COUNT:
-            self._on_call(call, None)
+            self.observe_call(call, None)
         elif effect is Effect.CLEANUP:
             self.cleanup_used += 1
         return admission

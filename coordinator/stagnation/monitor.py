@@ -79,6 +79,8 @@ class AgentMonitor:
             background=self.breaker.background,  # one watch of background jobs per agent
         )
         self._watch = self.breaker.background
+        self._observe_judged = self.stagnation.observe_judged
+        self._observe_result = self.stagnation.observe_result
         self._findings: list[Finding] = []
         self._listeners: list[FindingListener] = []
         self._events = 0
@@ -100,26 +102,30 @@ class AgentMonitor:
     def observe(self, event: Event) -> Trip | None:
         """Feed one event; return the trip if it tripped the agent's breaker."""
         self._events += 1
+        kind = type(event)
+        if kind is Usage:
+            return None
         breaker = self.breaker
         already = breaker.trip is not None
-        if type(event) is ToolCall:
+        if kind is ToolCall:
+            assert isinstance(event, ToolCall)
             full = call_key(event.name, event.arguments)
             facts = self._watch.judge(event, every=True)  # one judgement for all
-            found = self.stagnation.observe_judged(event, full, facts)
+            found = self._observe_judged(event, full, facts)
             if found:
                 for finding in found:
                     self._record(finding)
-            trip = breaker.observe_judged(event, full, facts)
-        elif type(event) is ToolResult:
-            echoed = self.stagnation.observe_result(event)
+            trip = breaker.observe_call(event, full, facts)
+        elif kind is ToolResult:
+            assert isinstance(event, ToolResult)
+            echoed = self._observe_result(event)
             if echoed is not None:
                 self._record(echoed)
             trip = breaker.observe_result(event)
-        elif type(event) is Usage:
-            return None
-        elif type(event) is Turn:  # a turn only checks the clock
+        elif kind is Turn:  # a turn only checks the clock
             trip = breaker.check_time()
-        elif type(event) is Message:
+        elif kind is Message:
+            assert isinstance(event, Message)
             self._record(self.stagnation.observe_message(event))
             return None
         else:  # a failed run counts as a failure
