@@ -32,7 +32,6 @@ _encode_any = json.JSONEncoder(
 
 _encode_flat: Callable[[Any], bytes] | None = None
 _FLAT_VALUES = frozenset({str, int, bool, type(None)})  # what msgspec writes as json does
-_STR = frozenset({str})
 
 
 def load_fast_encoder() -> None:
@@ -55,11 +54,10 @@ def _encode(value: Any) -> str:
         flat is not None
         and type(value) is dict
         and _FLAT_VALUES.issuperset(map(type, value.values()))
-        and _STR.issuperset(map(type, value))
     ):
         try:
             return flat(value).decode()
-        except UnicodeEncodeError:
+        except (UnicodeEncodeError, TypeError):  # a lone surrogate, a key that is no string
             pass
     if type(value) is not dict:
         return _encode_any(dict(value) if isinstance(value, Mapping) else value)

@@ -102,13 +102,9 @@ class AgentMonitor:
     def observe(self, event: Event) -> Trip | None:
         """Feed one event; return the trip if it tripped the agent's breaker."""
         self._events += 1
-        kind = type(event)
-        if kind is Usage:
-            return None
         breaker = self.breaker
         already = breaker.trip is not None
-        if kind is ToolCall:
-            assert isinstance(event, ToolCall)
+        if type(event) is ToolCall:
             full = call_key(event.name, event.arguments)
             facts = self._watch.judge(event, every=True)  # one judgement for all
             found = self._observe_judged(event, full, facts)
@@ -116,16 +112,16 @@ class AgentMonitor:
                 for finding in found:
                     self._record(finding)
             trip = breaker.observe_call(event, full, facts)
-        elif kind is ToolResult:
-            assert isinstance(event, ToolResult)
+        elif type(event) is ToolResult:
             echoed = self._observe_result(event)
             if echoed is not None:
                 self._record(echoed)
             trip = breaker.observe_result(event)
-        elif kind is Turn:  # a turn only checks the clock
+        elif type(event) is Usage:
+            return None
+        elif type(event) is Turn:  # a turn only checks the clock
             trip = breaker.check_time()
-        elif kind is Message:
-            assert isinstance(event, Message)
+        elif type(event) is Message:
             self._record(self.stagnation.observe_message(event))
             return None
         else:  # a failed run counts as a failure
