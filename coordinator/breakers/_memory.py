@@ -35,6 +35,11 @@ Pending = tuple[str, str, str | None, tuple[str, ...], bool]
 what is shown of it, its shell command, the paths it edits, whether it is a poll."""
 
 
+Seen = tuple[str, bool]
+"""The loop breaker's memory of a call key seen once: its result and whether it passed
+(a ``Repeat`` is made of it when the key comes again)."""
+
+
 class Repeat:
     """The loop breaker's memory of one call key: streak and last result.
 
@@ -60,6 +65,13 @@ class Repeat:
         self.digest = digest
         self.failure = failure  # the last result's failure print, once computed
         self.failed = failed
+
+    @classmethod
+    def of(cls, memory: Repeat | Seen) -> Repeat:
+        """The ``Repeat`` of a memory (a key seen once becomes one with a streak of 1)."""
+        if isinstance(memory, tuple):
+            return cls(1, memory[0], None, None, not memory[1])
+        return memory
 
     def result_digest(self) -> str | None:
         if self.digest is None and self.text is not None and not self.failed:

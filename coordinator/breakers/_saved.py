@@ -73,7 +73,7 @@ def dump_state(breaker: AgentBreaker) -> SavedBreaker:
         pending=dict(breaker._pending),
         repeats={
             key: (r.streak, r.result_digest(), _saved_print(r.failure_print()))
-            for key, r in breaker._repeats.items()
+            for key, r in ((key, Repeat.of(memory)) for key, memory in breaker._repeats.items())
         },
         command_failures={
             command: tuple((tuple(sorted(seen)), count) for seen, count in counts.clusters)

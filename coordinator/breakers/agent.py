@@ -19,6 +19,7 @@ from coordinator.breakers._memory import (
     FailureCounts,
     Pending,
     Repeat,
+    Seen,
     compact_key,
     first_line,
     is_guard_denial,
@@ -118,7 +119,7 @@ class AgentBreaker:
         self.cleanup_used = 0
         self.trip: Trip | None = None
         self._pending: dict[str, Pending] = {}
-        self._repeats: dict[str, Repeat] = {}
+        self._repeats: dict[str, Repeat | Seen] = {}
         self._command_failures: dict[str, FailureCounts] = {}
         self._background = BackgroundWatch()
         self._listeners: list[BreakerListener] = []
@@ -203,13 +204,14 @@ class AgentBreaker:
             self._notify(BreakerNotice(kind=NoticeKind.WARNED, message=self._warning_text()))
         if not poll:
             repeat = self._repeats.get(key)
-            if repeat is not None and repeat.streak + 1 >= limits.max_repeat_identical:
+            streak = 0 if repeat is None else 1 if isinstance(repeat, tuple) else repeat.streak
+            if streak and streak + 1 >= limits.max_repeat_identical:
                 shown = short(command or call_key(name, call.arguments))
                 return self._trip(
                     BreakerKind.LOOP,
-                    f"the identical {name} call `{shown}` ran {repeat.streak + 1} times with "
+                    f"the identical {name} call `{shown}` ran {streak + 1} times with "
                     "the same result",
-                    repeat.streak + 1,
+                    streak + 1,
                     limits.max_repeat_identical,
                 )
         if self.tool_calls > limits.max_tool_calls:
@@ -260,11 +262,12 @@ class AgentBreaker:
             if verified:
                 repeats.pop(key, None)  # passing verifies are never loops
             elif repeat is None:
-                repeats[key] = Repeat(1, text, None, None, not ok)
+                repeats[key] = (text, ok)  # seen once: a ``Repeat`` when seen again
                 if len(repeats) > _REMEMBERED_CALLS:
                     del repeats[next(iter(repeats))]
             else:
-                repeats[key] = repeats.pop(key)  # now the most recently seen
+                del repeats[key]
+                repeat = repeats[key] = Repeat.of(repeat)  # now the most recently seen
                 if repeat.same_result(text, ok=ok):
                     repeat.streak += 1
                 else:

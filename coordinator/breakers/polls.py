@@ -223,9 +223,12 @@ class BackgroundWatch:
 
     def is_wait_command(self, command: str) -> bool:
         """A shell command that only sleeps, or only reads watched files after sleeping."""
-        if ".output" not in command and not any(name in command for name in self._names):
-            # no watched file named: only a command that does nothing but sleep can wait
-            return ("sleep" in command or "wait" in command) and pure_wait(command)
+        if ".output" not in command:
+            for name in self._names:
+                if name in command:
+                    break
+            else:  # no watched file named: only a command that does nothing but sleep waits
+                return ("sleep" in command or "wait" in command) and pure_wait(command)
         if not _heads_may_wait(command):
             return False
         commands = parse_commands(command)

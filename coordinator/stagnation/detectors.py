@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from coordinator.breakers._memory import FailureCounts, Repeat
+from coordinator.breakers._memory import FailureCounts, Repeat, Seen
 from coordinator.breakers.commands import command_key
 from coordinator.breakers.keys import turn_key
 from coordinator.events import (
@@ -109,8 +109,9 @@ class TurnKeyDetector:
     reading (through Read or the shell) a file a background command writes, sleeping.
 
     Its memory; ``AgentStagnation`` feeds it: the current run of one ``key`` (``run``
-    calls, the last result in ``last``), each counted call's key until its result
-    (``pending``), and the longest run that reached the threshold per key (``best``).
+    calls, the last result in ``last``: as it came while the run has had one), each
+    counted call's key until its result (``pending``), and the longest run that reached
+    the threshold per key (``best``).
     """
 
     __slots__ = ("_agent", "best", "key", "last", "pending", "run", "threshold")
@@ -120,7 +121,7 @@ class TurnKeyDetector:
         self.threshold = threshold
         self.key = ""
         self.run = 0
-        self.last: Repeat | None = None
+        self.last: Repeat | Seen | None = None
         self.pending: dict[str, str] = {}
         self.best: dict[str, int] = {}
 

@@ -90,10 +90,12 @@ class GitWriteDetector:
         found = self.observe_all(call)
         return found[0] if found else None
 
-    def observe_all(self, call: ToolCall) -> list[Finding]:
+    def observe_all(self, call: ToolCall, command: str | None = None) -> list[Finding]:
         """A finding for each kind of git write ``call`` makes into the shared tree for
-        the first time (``git add -A && git commit`` records both)."""
-        command = shell_command(call)
+        the first time (``git add -A && git commit`` records both). ``command`` is the
+        call's shell command when the caller has it."""
+        if command is None:
+            command = shell_command(call)
         if command is None or "git" not in command or _WRITE_WORD.search(command) is None:
             return []
         invocations = git_invocations(command)

@@ -136,9 +136,9 @@ class AgentStagnation:
             if run >= turns.threshold and run > turns.best.get(key, 0):
                 turns.best[key] = run
         self._echo.pending[call_id] = (call, key)
-        if self._git is None or command is None:  # git writes are shell commands
-            return ()
-        found = tuple(self._git.observe_all(call))
+        if self._git is None or command is None or "git" not in command:
+            return ()  # git writes are shell commands that name git
+        found = tuple(self._git.observe_all(call, command))
         if found:
             self._findings.extend(found)
         return found
@@ -167,11 +167,13 @@ class AgentStagnation:
                     turns.drop_best(key)
                 turns.run -= 1
             elif turns.last is None:
-                turns.last = Repeat(1, result.text, None, None, failed)
-            elif not turns.last.same_result(result.text, ok=not failed):
-                if turns.best.get(key) == turns.run:
-                    turns.drop_best(key)  # the run that reached the threshold was a wait
-                turns.run = 1
+                turns.last = (result.text, not failed)
+            else:
+                last = turns.last = Repeat.of(turns.last)
+                if not last.same_result(result.text, ok=not failed):
+                    if turns.best.get(key) == turns.run:
+                        turns.drop_best(key)  # the run that reached the threshold was a wait
+                    turns.run = 1
         if result.is_error or exit_code:
             return self._keep(self._echo.observe_result(result))
         self._echo.pending.pop(call_id, None)
