@@ -30,19 +30,14 @@ def short(text: str) -> str:
     return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
 
 
-class Pending:
-    """A call waiting for its result (internal, serializable)."""
+Pending = tuple[str, str, str | None, tuple[str, ...], bool]
+"""A call waiting for its result: ``(key, tool, command, paths, poll)``: its call key,
+what is shown of it, its shell command, the paths it edits, whether it is a poll."""
 
-    __slots__ = ("command", "key", "paths", "poll", "shown")
 
-    def __init__(
-        self, key: str, shown: str, command: str | None, paths: tuple[str, ...], poll: bool
-    ) -> None:
-        self.key = key
-        self.shown = shown
-        self.command = command
-        self.paths = paths
-        self.poll = poll
+Seen = tuple[str, bool]
+"""The loop breaker's memory of a call key seen once: its result and whether it passed
+(a ``Repeat`` is made of it when the key comes again)."""
 
 
 class Repeat:
@@ -61,20 +56,22 @@ class Repeat:
         streak: int,
         text: str | None,
         digest: str | None,
-        failure: FailurePrint | None = None,
-        *,
-        failed: bool | None = None,
+        failure: FailurePrint | None,
+        failed: bool,
     ) -> None:
+        """``Repeat(1, text, None, None, not ok)`` is a call key seen once, with its result."""
         self.streak = streak
         self.text = text  # the last result, digested only when a repeat differs from it
         self.digest = digest
         self.failure = failure  # the last result's failure print, once computed
-        self.failed = failure is not None if failed is None else failed
+        self.failed = failed
 
     @classmethod
-    def first(cls, text: str, *, ok: bool) -> Repeat:
-        """The memory of a call key seen once, with its result."""
-        return cls(1, text, None, failed=not ok)
+    def of(cls, memory: Repeat | Seen) -> Repeat:
+        """The ``Repeat`` of a memory (a key seen once becomes one with a streak of 1)."""
+        if isinstance(memory, tuple):
+            return cls(1, memory[0], None, None, not memory[1])
+        return memory
 
     def result_digest(self) -> str | None:
         if self.digest is None and self.text is not None and not self.failed:

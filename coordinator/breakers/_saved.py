@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from coordinator.breakers._memory import FailureCounts, Pending, Repeat
+from coordinator.breakers._memory import FailureCounts, Repeat
 from coordinator.breakers.polls import BackgroundWatch
 from coordinator.breakers.signature import FailurePrint
 from coordinator.breakers.trip import Trip
@@ -70,13 +70,10 @@ def dump_state(breaker: AgentBreaker) -> SavedBreaker:
         warned=breaker.warned,
         cleanup_used=breaker.cleanup_used,
         trip=breaker.trip,
-        pending={
-            call_id: (p.key, p.shown, p.command, p.paths, p.poll)
-            for call_id, p in breaker._pending.items()
-        },
+        pending=dict(breaker._pending),
         repeats={
             key: (r.streak, r.result_digest(), _saved_print(r.failure_print()))
-            for key, r in breaker._repeats.items()
+            for key, r in ((key, Repeat.of(memory)) for key, memory in breaker._repeats.items())
         },
         command_failures={
             command: tuple((tuple(sorted(seen)), count) for seen, count in counts.clusters)
@@ -98,11 +95,11 @@ def load_state(breaker: AgentBreaker, saved: SavedBreaker) -> None:
     breaker.cleanup_used = saved.cleanup_used
     breaker.trip = saved.trip
     breaker._pending = {
-        call_id: Pending(key, shown, command, paths, poll)
+        call_id: (key, shown, command, tuple(paths), poll)
         for call_id, (key, shown, command, paths, poll) in saved.pending.items()
     }
     breaker._repeats = {
-        key: Repeat(streak, None, digest, _print_of(printed))
+        key: Repeat(streak, None, digest, _print_of(printed), printed is not None)
         for key, (streak, digest, printed) in saved.repeats.items()
     }
     breaker._command_failures = {

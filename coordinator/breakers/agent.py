@@ -19,6 +19,7 @@ from coordinator.breakers._memory import (
     FailureCounts,
     Pending,
     Repeat,
+    Seen,
     compact_key,
     first_line,
     is_guard_denial,
@@ -118,7 +119,7 @@ class AgentBreaker:
         self.cleanup_used = 0
         self.trip: Trip | None = None
         self._pending: dict[str, Pending] = {}
-        self._repeats: dict[str, Repeat] = {}
+        self._repeats: dict[str, Repeat | Seen] = {}
         self._command_failures: dict[str, FailureCounts] = {}
         self._background = BackgroundWatch()
         self._listeners: list[BreakerListener] = []
@@ -141,27 +142,14 @@ class AgentBreaker:
     def observe(self, event: Event) -> Trip | None:
         """Count one event; return the trip if this event tripped the breaker."""
         if type(event) is ToolCall:
-            return self._on_call(event, None)
+            return self.observe_call(event, None)
         if type(event) is ToolResult:
-            return self._on_result(event)
+            return self.observe_result(event)
         if type(event) is Usage or type(event) is Message:
             return None  # time is checked on turns, calls and results
         if type(event) is Final:
             return self._on_final(event)
-        return self._check_time()
-
-    def observe_call(self, call: ToolCall, key: str | None = None) -> Trip | None:
-        """``observe`` for a call whose ``call_key`` the caller already computed."""
-        return self._on_call(call, key)
-
-    def observe_judged(self, call: ToolCall, full_key: str, facts: CallFacts) -> Trip | None:
-        """``observe`` for a call whose ``call_key`` and facts (``background.judge``)
-        the caller already derived."""
-        return self._on_call(call, full_key, facts)
-
-    def observe_result(self, result: ToolResult) -> Trip | None:
-        """``observe`` for a result (skips the type dispatch)."""
-        return self._on_result(result)
+        return self.check_time()
 
     def admit(
         self, call: ToolCall, *, stop_note: Path | None = None, cwd: Path | None = None
@@ -173,16 +161,12 @@ class AgentBreaker:
         """
         if self.trip is None:
             warned_before = self.warned
-            trip = self._on_call(call, None)
+            trip = self.observe_call(call, None)
             if trip is not None:
                 return Admission(allowed=False, reason=trip.message(self.agent), trip=trip)
             warning = self._warning_text() if self.warned and not warned_before else None
             return Admission(allowed=True, warning=warning)
         return self._admit_tripped(call, self.trip, stop_note, cwd)
-
-    def check_time(self) -> Trip | None:
-        """Trip session-time if the wall clock ran out (also checked on every event)."""
-        return self._check_time()
 
     def statistics(self) -> BreakerStatistics:
         return BreakerStatistics(
@@ -200,19 +184,18 @@ class AgentBreaker:
 
     # -- calls ----------------------------------------------------------------------
 
-    def _on_call(
-        self, call: ToolCall, full_key: str | None, facts: CallFacts | None = None
+    def observe_call(
+        self, call: ToolCall, full_key: str | None = None, facts: CallFacts | None = None
     ) -> Trip | None:
-        """Count a call; ``full_key`` and ``facts`` when the caller already has them."""
+        """``observe`` for a call; ``full_key`` (its ``call_key``) and ``facts``
+        (``background.judge``) when the caller already derived them."""
         self.tool_calls += 1
         name = call.name
         key = full_key if full_key is not None else call_key(name, call.arguments)
         if len(key) > KEY_CHARS:
             key = compact_key(key)
-        if facts is None:
-            facts = self._background.judge(call)
-        poll = facts.poll
-        self._pending[call.call_id] = Pending(key, name, facts.command, facts.paths, poll)
+        command, _, poll, _, paths, _ = facts if facts is not None else self._background.judge(call)
+        self._pending[call.call_id] = (key, name, command, paths, poll)
         if self.trip is not None:
             return None
         limits = self.limits
@@ -221,13 +204,14 @@ class AgentBreaker:
             self._notify(BreakerNotice(kind=NoticeKind.WARNED, message=self._warning_text()))
         if not poll:
             repeat = self._repeats.get(key)
-            if repeat is not None and repeat.streak + 1 >= limits.max_repeat_identical:
-                shown = short(facts.command or call_key(name, call.arguments))
+            streak = 0 if repeat is None else 1 if isinstance(repeat, tuple) else repeat.streak
+            if streak and streak + 1 >= limits.max_repeat_identical:
+                shown = short(command or call_key(name, call.arguments))
                 return self._trip(
                     BreakerKind.LOOP,
-                    f"the identical {name} call `{shown}` ran {repeat.streak + 1} times with "
+                    f"the identical {name} call `{shown}` ran {streak + 1} times with "
                     "the same result",
-                    repeat.streak + 1,
+                    streak + 1,
                     limits.max_repeat_identical,
                 )
         if self.tool_calls > limits.max_tool_calls:
@@ -248,27 +232,47 @@ class AgentBreaker:
 
     # -- results --------------------------------------------------------------------
 
-    def _on_result(self, result: ToolResult) -> Trip | None:
+    def observe_result(self, result: ToolResult) -> Trip | None:
+        """``observe`` for a result (skips the type dispatch)."""
         pending = self._pending.pop(result.call_id, None)
         if result.cancelled:
             return None  # dropped because a sibling call failed: not its own failure
-        ok = not result.is_error and (result.exit_code is None or result.exit_code == 0)
+        text = result.text
+        exit_code = result.exit_code
+        ok = not result.is_error and (exit_code is None or exit_code == 0)
         if pending is None:
-            if not ok and is_guard_denial(result.text):
-                return self._count_denial(result.text)
-            return self._count_outcome(ok, None, result.text)
-        command = pending.command
+            if not ok and is_guard_denial(text):
+                return self._count_denial(text)
+            return self._count_outcome(ok, None, text)
+        key, shown, command, paths, was_poll = pending
+        repeats = self._repeats
         verified = (
             command is not None
             and ok
-            and self._verify_matters(pending.key)
+            and (bool(self.edits_since_verify) or self.trip is not None or key in repeats)
             and is_verify_command(command)
-            and verify_passed(command, exit_ok=ok, output=result.text)
-        )
+            and verify_passed(command, exit_ok=ok, output=text)
+        )  # (a passing verify is only parsed when it would change something)
         if verified:
             assert command is not None
             self._verified(clears_trip=verify_run(command))
-        poll = pending.poll or self._update_repeat(pending.key, result.text, verified, ok)
+        poll = was_poll
+        if not poll:  # the loop breaker's memory of this call key
+            repeat = repeats.get(key)
+            if verified:
+                repeats.pop(key, None)  # passing verifies are never loops
+            elif repeat is None:
+                repeats[key] = (text, ok)  # seen once: a ``Repeat`` when seen again
+                if len(repeats) > _REMEMBERED_CALLS:
+                    del repeats[next(iter(repeats))]
+            else:
+                del repeats[key]
+                repeat = repeats[key] = Repeat.of(repeat)  # now the most recently seen
+                if repeat.same_result(text, ok=ok):
+                    repeat.streak += 1
+                else:
+                    repeat.streak = 1
+                    poll = True  # the same call saw something new: a wait, not a loop
         if self.trip is not None:
             return None
         if poll:
@@ -277,19 +281,26 @@ class AgentBreaker:
                 return self._trip(
                     BreakerKind.NO_PROGRESS,
                     f"{self.consecutive_polls} consecutive polls with nothing else happening "
-                    f"(last: {pending.shown})",
+                    f"(last: {shown})",
                     self.consecutive_polls,
                     self.limits.max_consecutive_polls,
                 )
         else:
             self.consecutive_polls = 0
-        if ok and pending.paths:
-            return self._count_edit(pending.paths)
-        if not ok and (pending.poll or timed_out(result.text)):
-            return self._check_time()  # a wait that saw "not yet" is not a failure
-        if not ok and is_guard_denial(result.text):
-            return self._count_denial(result.text)
-        return self._count_outcome(ok, command, result.text)
+        if ok:
+            if paths:
+                return self._count_edit(paths)
+            self.consecutive_failures = 0
+            failures = self._command_failures
+            if command is not None and failures and may_have_key(command, failures):
+                failures.pop(command_key(command), None)
+            now = self._clock()
+            return None if now <= self._deadline else self._time_trip(now)
+        if was_poll or timed_out(text):
+            return self.check_time()  # a wait that saw "not yet" is not a failure
+        if is_guard_denial(text):
+            return self._count_denial(text)
+        return self._count_outcome(False, command, text)
 
     def _count_denial(self, text: str) -> Trip | None:
         """A call seawall's guard refused (out of scope, a blocked command): counted on
@@ -303,29 +314,7 @@ class AgentBreaker:
                 self.scope_denials,
                 self.limits.max_scope_denials,
             )
-        return self._check_time()
-
-    def _verify_matters(self, key: str) -> bool:
-        """Whether a passing verify would change anything (else its parse is skipped)."""
-        return bool(self.edits_since_verify) or self.trip is not None or key in self._repeats
-
-    def _update_repeat(self, key: str, text: str, verified: bool, ok: bool) -> bool:
-        """Record a result for the loop breaker; True when it was a wait (result changed)."""
-        repeat = self._repeats.get(key)
-        if verified:
-            self._repeats.pop(key, None)  # passing verifies are never loops
-            return False
-        if repeat is None:
-            self._repeats[key] = Repeat.first(text, ok=ok)
-            if len(self._repeats) > _REMEMBERED_CALLS:
-                del self._repeats[next(iter(self._repeats))]
-            return False
-        self._repeats[key] = self._repeats.pop(key)  # now the most recently seen
-        if repeat.same_result(text, ok=ok):
-            repeat.streak += 1
-            return False
-        repeat.streak = 1
-        return True  # the same call saw something new: a wait, not a loop
+        return self.check_time()
 
     def _count_edit(self, paths: tuple[str, ...]) -> Trip | None:
         self.consecutive_failures = 0
@@ -346,7 +335,7 @@ class AgentBreaker:
                 self.edits_since_verify,
                 self.limits.max_edits_without_verify,
             )
-        return self._check_time()
+        return self.check_time()
 
     def _on_final(self, final: Final) -> Trip | None:
         """A run ended: a failed one is a failure of the run (its text is the error)."""
@@ -362,7 +351,7 @@ class AgentBreaker:
             failures = self._command_failures
             if command is not None and failures and may_have_key(command, failures):
                 failures.pop(command_key(command), None)
-            return self._check_time()
+            return self.check_time()
         self.consecutive_failures += 1
         if command is not None:
             counts = self._command_failures.setdefault(command_key(command), FailureCounts())
@@ -383,7 +372,7 @@ class AgentBreaker:
                 self.consecutive_failures,
                 self.limits.max_consecutive_failures,
             )
-        return self._check_time()
+        return self.check_time()
 
     def _verified(self, *, clears_trip: bool) -> None:
         """A verify passed. Only a verify run alone (``verify_run``) clears the trip;
@@ -401,7 +390,8 @@ class AgentBreaker:
 
     # -- trips ----------------------------------------------------------------------
 
-    def _check_time(self) -> Trip | None:
+    def check_time(self) -> Trip | None:
+        """Trip session-time if the wall clock ran out (also checked on every event)."""
         if self.trip is not None:
             return None
         now = self._clock()
@@ -436,7 +426,7 @@ class AgentBreaker:
             stop_note=stop_note, cwd=cwd,
         )  # fmt: skip
         if effect is Effect.COUNT:
-            self._on_call(call, None)
+            self.observe_call(call, None)
         elif effect is Effect.CLEANUP:
             self.cleanup_used += 1
         return admission

@@ -108,29 +108,20 @@ def _operands(cmd: SimpleCommand) -> list[str]:
     return operands[1:] if cmd.name in _PATTERN_FIRST else operands
 
 
-class CallFacts:
-    """What one call is for the breaker and the detectors, derived once per call: its
-    shell command, whether it starts a background job, whether the breaker takes it
-    for a poll (``poll``) and the detectors for a wait (``wait``; they also ask about
-    edits), the paths it edits and the path it reads."""
+CallFacts = tuple[str | None, bool, bool, bool, tuple[str, ...], str | None]
+"""What one call is for the breaker and the detectors, derived once per call:
+``(command, background, poll, wait, paths, read)``: its shell command, whether it
+starts a background job, whether the breaker takes it for a poll and the detectors
+for a wait (they also ask about edits), the paths it edits and the path it reads."""
+_NO_FACTS: CallFacts = (None, False, False, False, (), None)
 
-    __slots__ = ("background", "command", "paths", "poll", "read", "wait")
 
-    def __init__(
-        self,
-        command: str | None,
-        background: bool,
-        poll: bool,
-        wait: bool,
-        paths: tuple[str, ...],
-        read: str | None,
-    ) -> None:
-        self.command = command
-        self.background = background
-        self.poll = poll
-        self.wait = wait
-        self.paths = paths
-        self.read = read
+def _base_name(path: str) -> str:
+    """``PurePath(path).name`` for a POSIX path, without building the path."""
+    for part in reversed(path.split("/")):
+        if part and part != ".":
+            return part
+    return ""
 
 
 class BackgroundWatch:
@@ -151,7 +142,7 @@ class BackgroundWatch:
             targets = list(cmd.written_files)
             if cmd.name == "tee":
                 targets.extend(arg for arg in cmd.argv[1:] if not arg.startswith("-"))
-            self._names.update(PurePath(target).name for target in targets if target)
+            self._names.update(_base_name(target) for target in targets if target)
 
     def is_watched_read(self, path: str | None) -> bool:
         """True when ``path`` is a file a background command writes (or a task output)."""
@@ -167,33 +158,49 @@ class BackgroundWatch:
         ``every``: judge edits and shell calls without a command too (the detectors
         ask about every call, the breaker only about the ones that may be polls)."""
         name = call.name
+        call_id = call.call_id
+        memo = self._memo
         if name in SHELL_TOOLS:
             command = shell_command(call)
-            if command is not None and backgrounds(call, command):
+            if command is None:
+                if not every:
+                    return _NO_FACTS
+                wait = memo[1] if call_id and memo[0] == call_id else False
+                self._memo = (call_id, wait)
+                return (None, False, False, wait, (), None)
+            arguments = call.arguments
+            if ("&" in command and _BACKGROUND.search(command) is not None) or arguments.get(
+                "run_in_background"
+            ) is True:
                 self.started(command)
-                return CallFacts(command, True, False, False, (), None)
-            if command is None and not every:
-                return CallFacts(None, False, False, False, (), None)
-            wait = self._remembered(call.call_id)
-            if wait is None:
-                wait = command is not None and self.is_wait_command(command)
-                self._memo = (call.call_id, wait)
-            return CallFacts(command, False, wait and command is not None, wait, (), None)
+                return (command, True, False, False, (), None)
+            if call_id and memo[0] == call_id:
+                wait = memo[1]
+            else:
+                wait = self.is_wait_command(command)
+                self._memo = (call_id, wait)
+            return (command, False, wait, wait, (), None)
         if name in EDIT_TOOLS:  # the breaker never takes an edit for a poll
             paths = edited_paths(call)
             if not every:
-                return CallFacts(None, False, False, False, paths, None)
-            wait = self._remembered(call.call_id)
-            if wait is None:
+                return (None, False, False, False, paths, None)
+            if call_id and memo[0] == call_id:
+                wait = memo[1]
+            else:
                 wait = False
-                self._memo = (call.call_id, False)
-            return CallFacts(None, False, False, wait, paths, None)
+                self._memo = (call_id, False)
+            return (None, False, False, wait, paths, None)
         read = read_path(call)
-        wait = self._remembered(call.call_id)
-        if wait is None:
-            wait = is_poll_tool(call) or self.is_watched_read(read)
-            self._memo = (call.call_id, wait)
-        return CallFacts(None, False, wait, wait, (), read)
+        if call_id and memo[0] == call_id:
+            wait = memo[1]
+        else:
+            wait = (
+                name in POLL_TOOLS
+                or (name == "write_stdin" and not call.arguments.get("chars"))
+                or self.is_watched_read(read)
+            )
+            self._memo = (call_id, wait)
+        return (None, False, wait, wait, (), read)
 
     def _remembered(self, call_id: str) -> bool | None:
         """The kept answer for the last call judged, when ``call_id`` is that call's."""
@@ -216,9 +223,12 @@ class BackgroundWatch:
 
     def is_wait_command(self, command: str) -> bool:
         """A shell command that only sleeps, or only reads watched files after sleeping."""
-        if ".output" not in command and not any(name in command for name in self._names):
-            # no watched file named: only a command that does nothing but sleep can wait
-            return ("sleep" in command or "wait" in command) and pure_wait(command)
+        if ".output" not in command:
+            for name in self._names:
+                if name in command:
+                    break
+            else:  # no watched file named: only a command that does nothing but sleep waits
+                return ("sleep" in command or "wait" in command) and pure_wait(command)
         if not _heads_may_wait(command):
             return False
         commands = parse_commands(command)

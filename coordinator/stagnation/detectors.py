@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from coordinator.breakers._memory import FailureCounts, Repeat
+from coordinator.breakers._memory import FailureCounts, Repeat, Seen
 from coordinator.breakers.commands import command_key
-from coordinator.breakers.keys import PAGINATION_ARGS, canonical_json, turn_key
-from coordinator.breakers.polls import BackgroundWatch, CallFacts, backgrounds
+from coordinator.breakers.keys import turn_key
 from coordinator.events import (
     EDIT_TOOLS,
     SHELL_TOOLS,
@@ -22,7 +21,6 @@ from coordinator.events import (
     ToolCall,
     ToolResult,
     edited_paths,
-    read_path,
     shell_command,
 )
 from coordinator.model import Status
@@ -60,63 +58,32 @@ class PaginationDetector:
     """Pagination spiral: 3+ reads of one path differing only in pagination arguments,
     with no edit between them, and no edit of that path afterwards (a sequential read
     that ends in an edit of the file is preparation, not a spiral). A read that failed
-    read nothing and does not count."""
+    read nothing and does not count.
 
-    __slots__ = ("_agent", "_candidates", "_pending", "_streaks", "_threshold")
+    Its memory; ``AgentStagnation`` feeds it, in one pass with the other detectors:
+    ``pending`` holds each read until its result, ``streaks`` the distinct pagination
+    argument sets per (path, read key without pagination) since the last edit, and
+    ``candidates`` the streaks that reached the threshold."""
+
+    __slots__ = ("_agent", "candidates", "pending", "streaks", "threshold")
 
     def __init__(self, *, agent: str, threshold: int = 3) -> None:
         self._agent = agent
-        self._threshold = threshold
-        # (path, read key without pagination) -> distinct pagination argument sets
-        self._streaks: dict[tuple[str, str], set[str]] = {}
-        self._candidates: dict[tuple[str, str], set[str]] = {}
-        self._pending: dict[str, tuple[tuple[str, str], str]] = {}
+        self.threshold = threshold
+        self.streaks: dict[tuple[str, str], set[str]] = {}
+        self.candidates: dict[tuple[str, str], set[str]] = {}
+        self.pending: dict[str, tuple[tuple[str, str], str]] = {}
 
-    def observe_call(self, call: ToolCall, key: str | None = None) -> None:
-        """``key`` is the call's turn key when the caller has it (it saves the work)."""
-        if call.name in EDIT_TOOLS:
-            self._edited(edited_paths(call))
-            return
-        self._read(call, read_path(call), key)
-
-    def observe_judged(self, call: ToolCall, key: str, facts: CallFacts) -> None:
-        """``observe_call`` with the call's facts (its edited and read paths) at hand."""
-        if call.name in EDIT_TOOLS:
-            self._edited(facts.paths)
-        elif facts.read is not None:
-            self._read(call, facts.read, key)
-
-    def _edited(self, paths: tuple[str, ...]) -> None:
-        self._streaks.clear()  # an edit between the reads ends every streak
-        if self._candidates:
+    def edited(self, paths: tuple[str, ...]) -> None:
+        """An edit: it ends every streak, and clears the candidates of the paths it edits."""
+        self.streaks.clear()
+        if self.candidates:
             edited = set(paths)
-            for candidate in [c for c in self._candidates if c[0] in edited]:
-                del self._candidates[candidate]
-
-    def _read(self, call: ToolCall, read: str | None, key: str | None) -> None:
-        """``key``, the turn key, is the read without its pagination arguments."""
-        if read is None:
-            return
-        arguments = call.arguments
-        if PAGINATION_ARGS.isdisjoint(arguments):
-            pages = "{}"
-        else:
-            pages = canonical_json({n: v for n, v in arguments.items() if n in PAGINATION_ARGS})
-        rest = key if key is not None else turn_key(call.name, arguments)
-        self._pending[call.call_id] = ((read, rest), pages)
-
-    def observe_result(self, result: ToolResult) -> None:
-        pending = self._pending.pop(result.call_id, None)
-        if pending is None or failed(result) or result.cancelled:
-            return
-        streak_id, pages = pending
-        streak = self._streaks.setdefault(streak_id, set())
-        streak.add(pages)
-        if len(streak) >= self._threshold:
-            self._candidates[streak_id] = streak
+            for candidate in [c for c in self.candidates if c[0] in edited]:
+                del self.candidates[candidate]
 
     def finish(self) -> list[Finding]:
-        return [self._finding(path, key, pages) for (path, key), pages in self._candidates.items()]
+        return [self._finding(path, key, pages) for (path, key), pages in self.candidates.items()]
 
     def _finding(self, path: str, key: str, pages: set[str]) -> Finding:
         tool = key.split(":", 1)[0]
@@ -140,83 +107,31 @@ class TurnKeyDetector:
     or a progress line is a new answer) saw something new: it is a wait and starts the
     count again. Polls and waits are exempt: asking a background task for its output,
     reading (through Read or the shell) a file a background command writes, sleeping.
+
+    Its memory; ``AgentStagnation`` feeds it: the current run of one ``key`` (``run``
+    calls, the last result in ``last``: as it came while the run has had one), each
+    counted call's key until its result (``pending``), and the longest run that reached
+    the threshold per key (``best``).
     """
 
-    __slots__ = (
-        "_agent",
-        "_background",
-        "_best",
-        "_key",
-        "_last",
-        "_pending",
-        "_run",
-        "_shared",
-        "_threshold",
-    )
+    __slots__ = ("_agent", "best", "key", "last", "pending", "run", "threshold")
 
-    def __init__(
-        self, *, agent: str, threshold: int = 3, background: BackgroundWatch | None = None
-    ) -> None:
-        """``background`` is a watch shared with the agent's breaker, which records the
-        background commands itself; without one the detector keeps its own."""
+    def __init__(self, *, agent: str, threshold: int = 3) -> None:
         self._agent = agent
-        self._threshold = threshold
-        self._key = ""
-        self._run = 0
-        self._last: Repeat | None = None
-        self._pending: dict[str, str] = {}
-        self._best: dict[str, int] = {}
-        self._shared = background is not None
-        self._background = background if background is not None else BackgroundWatch()
+        self.threshold = threshold
+        self.key = ""
+        self.run = 0
+        self.last: Repeat | Seen | None = None
+        self.pending: dict[str, str] = {}
+        self.best: dict[str, int] = {}
 
-    @property
-    def background(self) -> BackgroundWatch:
-        """The watch of the agent's background jobs this detector asks."""
-        return self._background
-
-    def observe_call(self, call: ToolCall, key: str | None = None) -> None:
-        command = shell_command(call) if call.name in SHELL_TOOLS else None
-        if command is not None and backgrounds(call, command):
-            if not self._shared:
-                self._background.started(command)
-        elif self._background.is_wait(call, command):
-            return
-        self.observe_key(call, key if key is not None else turn_key(call.name, call.arguments))
-
-    def observe_key(self, call: ToolCall, key: str) -> None:
-        """Count a call that is no wait, by its turn key."""
-        if key == self._key:
-            self._run += 1
+    def drop_best(self, key: str) -> None:
+        """The run that reached the threshold for ``key`` was a wait: one call less."""
+        best = self.best[key] - 1
+        if best >= self.threshold:
+            self.best[key] = best
         else:
-            self._key, self._run, self._last = key, 1, None
-        self._pending[call.call_id] = key
-        if self._run >= self._threshold and self._run > self._best.get(key, 0):
-            self._best[key] = self._run
-
-    def observe_result(self, result: ToolResult) -> None:
-        key = self._pending.pop(result.call_id, None)
-        if key is None or key != self._key:
-            return
-        if result.cancelled:  # it never ran: it repeats nothing
-            if self._best.get(key) == self._run:
-                self._drop_best(key)
-            self._run -= 1
-            return
-        ok = not failed(result)
-        if self._last is None:
-            self._last = Repeat.first(result.text, ok=ok)
-            return
-        if not self._last.same_result(result.text, ok=ok):
-            if self._best.get(key) == self._run:
-                self._drop_best(key)  # the run that reached the threshold was a wait
-            self._run = 1
-
-    def _drop_best(self, key: str) -> None:
-        best = self._best[key] - 1
-        if best >= self._threshold:
-            self._best[key] = best
-        else:
-            del self._best[key]
+            del self.best[key]
 
     def finish(self) -> list[Finding]:
         return [
@@ -230,31 +145,28 @@ class TurnKeyDetector:
                 f"{_short(key)}",
                 subject=key,
             )
-            for key, run in self._best.items()
+            for key, run in self.best.items()
         ]
 
 
 class ErrorEchoDetector:
-    """Error echo: the same error 3 times with the same fix attempted (live)."""
+    """Error echo: the same error 3 times with the same fix attempted (live).
 
-    __slots__ = ("_agent", "_counts", "_fired", "_pending", "_threshold")
+    ``AgentStagnation`` keeps each call (with its turn key) in ``pending`` until its
+    result, and hands the failed ones to ``observe_result``."""
+
+    __slots__ = ("_agent", "_counts", "_fired", "_threshold", "pending")
 
     def __init__(self, *, agent: str, threshold: int = 3) -> None:
         self._agent = agent
         self._threshold = threshold
-        self._pending: dict[str, tuple[ToolCall, str | None]] = {}
+        self.pending: dict[str, tuple[ToolCall, str | None]] = {}
         self._counts: dict[str, FailureCounts] = {}
         self._fired: list[Finding] = []
 
-    def observe_call(self, call: ToolCall, key: str | None = None) -> None:
-        self._pending[call.call_id] = (call, key)
-
-    def forget(self, result: ToolResult) -> None:
-        """Drop the call of a result that is no failure (the fast path)."""
-        self._pending.pop(result.call_id, None)
-
     def observe_result(self, result: ToolResult) -> Finding | None:
-        pending = self._pending.pop(result.call_id, None)
+        """A failed result: the finding when its error reached the threshold."""
+        pending = self.pending.pop(result.call_id, None)
         if pending is None or not failed(result):
             return None
         fix = _fix_key(*pending)

@@ -72,14 +72,15 @@ def _within(path: Path, root: Path) -> bool:
 class GitWriteDetector:
     """Finds git writes that land in the shared working tree (live, ``source: tail``)."""
 
-    __slots__ = ("_agent", "_isolation", "_repo", "_seen", "_workspace", "occurrences")
+    __slots__ = ("_agent", "_given", "_isolation", "_repo", "_seen", "_workspace", "occurrences")
 
     def __init__(
         self, *, agent: str, workspace: Path, repo: Path, isolation: Isolation = Isolation.NONE
     ) -> None:
         self._agent = agent
-        self._workspace = Path(workspace).resolve()
-        self._repo = Path(repo).resolve()
+        self._given: tuple[Path, Path] | None = (Path(workspace), Path(repo))  # resolved at the
+        # first git call seen: most agents make none, and resolving costs system calls
+        self._workspace = self._repo = Path()
         self._isolation = isolation
         self._seen: set[str] = set()
         self.occurrences = 0
@@ -89,15 +90,20 @@ class GitWriteDetector:
         found = self.observe_all(call)
         return found[0] if found else None
 
-    def observe_all(self, call: ToolCall) -> list[Finding]:
+    def observe_all(self, call: ToolCall, command: str | None = None) -> list[Finding]:
         """A finding for each kind of git write ``call`` makes into the shared tree for
-        the first time (``git add -A && git commit`` records both)."""
-        command = shell_command(call)
+        the first time (``git add -A && git commit`` records both). ``command`` is the
+        call's shell command when the caller has it."""
+        if command is None:
+            command = shell_command(call)
         if command is None or "git" not in command or _WRITE_WORD.search(command) is None:
             return []
         invocations = git_invocations(command)
         if not invocations:
             return []
+        if self._given is not None:
+            workspace, repo = self._given
+            self._workspace, self._repo, self._given = workspace.resolve(), repo.resolve(), None
         base = self._call_directory(call)
         found: list[Finding] = []
         for invocation in invocations:

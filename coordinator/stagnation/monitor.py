@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coordinator.breakers.agent import AgentBreaker, BreakerStatistics
-from coordinator.breakers.keys import call_key
+from coordinator.breakers.keys import call_key, load_fast_encoder
 from coordinator.breakers.trip import Trip
 from coordinator.events import Event, Message, ToolCall, ToolResult, Turn, Usage
 from coordinator.model import BreakerLimits, Isolation, StagnationConfig, Status
@@ -64,6 +64,7 @@ class AgentMonitor:
         clock: Callable[[], float] = time.monotonic,
         breaker: AgentBreaker | None = None,
     ) -> None:
+        load_fast_encoder()  # a live watch writes many keys: msgspec pays for its import
         self.session = session
         self.wave = wave
         self.agent = agent
@@ -78,6 +79,8 @@ class AgentMonitor:
             background=self.breaker.background,  # one watch of background jobs per agent
         )
         self._watch = self.breaker.background
+        self._observe_judged = self.stagnation.observe_judged
+        self._observe_result = self.stagnation.observe_result
         self._findings: list[Finding] = []
         self._listeners: list[FindingListener] = []
         self._events = 0
@@ -104,13 +107,13 @@ class AgentMonitor:
         if type(event) is ToolCall:
             full = call_key(event.name, event.arguments)
             facts = self._watch.judge(event, every=True)  # one judgement for all
-            found = self.stagnation.observe_judged(event, full, facts)
+            found = self._observe_judged(event, full, facts)
             if found:
                 for finding in found:
                     self._record(finding)
-            trip = breaker.observe_judged(event, full, facts)
+            trip = breaker.observe_call(event, full, facts)
         elif type(event) is ToolResult:
-            echoed = self.stagnation.observe_result(event)
+            echoed = self._observe_result(event)
             if echoed is not None:
                 self._record(echoed)
             trip = breaker.observe_result(event)

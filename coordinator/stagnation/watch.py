@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coordinator.breakers.keys import PAGINATION_ARGS, call_key, turn_key
+from coordinator.breakers._memory import Repeat
+from coordinator.breakers.keys import PAGINATION_ARGS, call_key, canonical_json, turn_key
 from coordinator.breakers.polls import BackgroundWatch, CallFacts
-from coordinator.events import Event, Message, ToolCall, ToolResult
+from coordinator.events import EDIT_TOOLS, Event, Message, ToolCall, ToolResult
 from coordinator.model import Isolation, StagnationConfig, Status
 from coordinator.stagnation.detectors import (
     ErrorEchoDetector,
@@ -28,9 +29,21 @@ class AgentStagnation:
     (pagination spiral, turn-key repetition) once and returns every finding. Git-write
     detection needs to know the agent's ``workspace`` and the shared ``repo``; without
     either it is off. Writes nothing: ``AgentMonitor`` records the findings.
+
+    Each call and result goes through every detector's memory in one pass (the rules
+    are the detectors' own, written where they are fed: a live watch sees many events).
     """
 
-    __slots__ = ("_echo", "_findings", "_finished", "_git", "_pagination", "_status", "_turn_keys")
+    __slots__ = (
+        "_background",
+        "_echo",
+        "_findings",
+        "_finished",
+        "_git",
+        "_pagination",
+        "_status",
+        "_turn_keys",
+    )
 
     def __init__(
         self,
@@ -42,11 +55,12 @@ class AgentStagnation:
         isolation: Isolation = Isolation.NONE,
         background: BackgroundWatch | None = None,
     ) -> None:
+        """``background`` is a watch of background jobs shared with the agent's breaker;
+        without one the detectors keep their own."""
         config = config or StagnationConfig()
         self._pagination = PaginationDetector(agent=agent, threshold=config.pagination_reads)
-        self._turn_keys = TurnKeyDetector(
-            agent=agent, threshold=config.turn_key_repeats, background=background
-        )
+        self._turn_keys = TurnKeyDetector(agent=agent, threshold=config.turn_key_repeats)
+        self._background = background if background is not None else BackgroundWatch()
         self._echo = ErrorEchoDetector(agent=agent, threshold=config.error_echo_repeats)
         self._status = StatusPartialDetector(agent=agent)
         self._git = (
@@ -86,34 +100,83 @@ class AgentStagnation:
     def observe_call(self, call: ToolCall) -> tuple[str, tuple[Finding, ...]]:
         """Feed a call; returns its full call key (so the breaker need not compute the
         canonical JSON again) and the git-write findings it produced (one per kind)."""
-        arguments = call.arguments
-        full = call_key(call.name, arguments)
-        facts = self._turn_keys.background.judge(call, every=True)
+        full = call_key(call.name, call.arguments)
+        facts = self._background.judge(call, every=True)
         return full, self.observe_judged(call, full, facts)
 
     def observe_judged(self, call: ToolCall, full: str, facts: CallFacts) -> tuple[Finding, ...]:
         """``observe_call`` for a call whose full key and facts the caller derived
         (``BackgroundWatch.judge`` with ``every``); returns the git-write findings."""
         arguments = call.arguments
-        key = full if PAGINATION_ARGS.isdisjoint(arguments) else turn_key(call.name, arguments)
-        self._pagination.observe_judged(call, key, facts)
-        if not facts.wait:
-            self._turn_keys.observe_key(call, key)
-        self._echo.observe_call(call, key)
-        if self._git is None or facts.command is None:  # git writes are shell commands
-            return ()
-        found = tuple(self._git.observe_all(call))
+        name = call.name
+        call_id = call.call_id
+        command, _, _, wait, paths, read = facts
+        paged = not PAGINATION_ARGS.isdisjoint(arguments)
+        key = turn_key(name, arguments) if paged else full  # the turn key
+        # pagination: an edit ends every streak; a read waits for its result
+        pagination = self._pagination
+        if name in EDIT_TOOLS:
+            pagination.edited(paths)
+        elif read is not None:
+            pages = (
+                canonical_json({n: v for n, v in arguments.items() if n in PAGINATION_ARGS})
+                if paged
+                else "{}"
+            )
+            pagination.pending[call_id] = ((read, key), pages)
+        # turn keys: a call that is no wait extends or starts the run of its key
+        if not wait:
+            turns = self._turn_keys
+            if key == turns.key:
+                turns.run += 1
+            else:
+                turns.key, turns.run, turns.last = key, 1, None
+            turns.pending[call_id] = key
+            run = turns.run
+            if run >= turns.threshold and run > turns.best.get(key, 0):
+                turns.best[key] = run
+        self._echo.pending[call_id] = (call, key)
+        if self._git is None or command is None or "git" not in command:
+            return ()  # git writes are shell commands that name git
+        found = tuple(self._git.observe_all(call, command))
         if found:
             self._findings.extend(found)
         return found
 
     def observe_result(self, result: ToolResult) -> Finding | None:
         """Feed a result; returns the error-echo finding it completed, if any."""
-        self._pagination.observe_result(result)
-        self._turn_keys.observe_result(result)
-        if result.is_error or result.exit_code:
+        call_id = result.call_id
+        cancelled = result.cancelled
+        exit_code = result.exit_code
+        failed = not cancelled and (result.is_error or (exit_code is not None and exit_code != 0))
+        # pagination: a read that failed (or never ran) read nothing
+        pagination = self._pagination
+        read = pagination.pending.pop(call_id, None)
+        if read is not None and not failed and not cancelled:
+            streak_id, pages = read
+            streak = pagination.streaks.setdefault(streak_id, set())
+            streak.add(pages)
+            if len(streak) >= pagination.threshold:
+                pagination.candidates[streak_id] = streak
+        # turn keys: a repeat that saw a new answer was a wait
+        turns = self._turn_keys
+        key = turns.pending.pop(call_id, None)
+        if key is not None and key == turns.key:
+            if cancelled:  # it never ran: it repeats nothing
+                if turns.best.get(key) == turns.run:
+                    turns.drop_best(key)
+                turns.run -= 1
+            elif turns.last is None:
+                turns.last = (result.text, not failed)
+            else:
+                last = turns.last = Repeat.of(turns.last)
+                if not last.same_result(result.text, ok=not failed):
+                    if turns.best.get(key) == turns.run:
+                        turns.drop_best(key)  # the run that reached the threshold was a wait
+                    turns.run = 1
+        if result.is_error or exit_code:
             return self._keep(self._echo.observe_result(result))
-        self._echo.forget(result)
+        self._echo.pending.pop(call_id, None)
         return None
 
     def observe_message(self, message: Message) -> Finding | None:

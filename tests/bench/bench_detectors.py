@@ -31,6 +31,7 @@ from pathlib import Path
 import anyio
 
 from coordinator.breakers.commands import (
+    _key_words,
     command_key,
     is_verify_command,
     is_wait_command,
@@ -50,7 +51,7 @@ from tests.fixtures_path import TRANSCRIPTS, transcripts_present
 WORKSPACE = Path("/nonexistent/bench-repo")
 _CACHED = (
     parse_commands, is_verify_command, is_wait_command, signature_digest, failure_print,
-    command_key, reads_only, verify_run,
+    command_key, reads_only, verify_run, _key_words,
 )  # fmt: skip
 
 
@@ -159,10 +160,9 @@ def _clear_caches() -> None:
 
 
 def _monitor(agent: str) -> AgentMonitor:
-    return AgentMonitor(
-        session="bench", wave=1, agent=agent, workspace=WORKSPACE, repo=WORKSPACE,
-        clock=lambda: 0.0,
-    )  # fmt: skip
+    """A monitor as a session makes it (the real clock: no agent runs long enough to trip
+    the session time)."""
+    return AgentMonitor(session="bench", wave=1, agent=agent, workspace=WORKSPACE, repo=WORKSPACE)
 
 
 def watch(files: list[list[str]]) -> tuple[int, int]:

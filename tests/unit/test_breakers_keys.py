@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from types import MappingProxyType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from coordinator.breakers import keys
 from coordinator.breakers.keys import call_key, canonical_json, turn_key
 
 
 def _reference(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+@pytest.fixture(params=["standard", "msgspec"], autouse=True)
+def encoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Every test runs with the hook's encoder and with the live watch's (msgspec)."""
+    if request.param == "standard":
+        monkeypatch.setattr(keys, "_encode_flat", None)
+    else:
+        keys.load_fast_encoder()
+        assert keys._encode_flat is not None
+    yield request.param
 
 
 @pytest.mark.parametrize(
@@ -25,6 +40,9 @@ def _reference(value: Any) -> str:
         {"nested": {"z": 1, "y": [1, "two", None]}, "x": 1.5},
         {"none": None},
         {2: "b", 1: "a"},
+        {"lone": "\ud800 surrogate", "n": None},
+        {"f": 1e16, "g": 1e-07, "nan": float("nan")},
+        {"del": "\x7f \u2028 \u2029 \ufeff", "B": 1, "a": 2, "é": 3, "\U0001f600": 4},
     ],
 )
 def test_canonical_json_is_what_the_json_encoder_writes(arguments: dict[Any, Any]) -> None:
@@ -45,3 +63,18 @@ def test_keys_of_mixed_types_are_refused_as_the_encoder_refuses_them() -> None:
         _reference({1: "a", "b": 2})
     with pytest.raises(TypeError):
         canonical_json({1: "a", "b": 2})
+
+
+_TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=12)
+_FLAT = st.one_of(
+    _TEXT, st.integers(min_value=-(2**70), max_value=2**70), st.booleans(), st.none(),
+    st.floats(allow_nan=False),
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_TEXT, _FLAT, max_size=6))
+def test_every_flat_input_is_written_as_the_json_encoder_writes_it(
+    arguments: dict[str, Any],
+) -> None:
+    assert call_key("T", arguments) == "T:" + _reference(arguments)
