@@ -16,7 +16,8 @@ commands. Input the reader cannot parse (unbalanced quotes or parentheses, ``cas
 raises ``ShellParseError``: a policy must treat that as unknown, never as harmless.
 
 The package: ``model`` (the results), ``words`` (quoting and words), ``grammar``
-(lists, compound commands, substitutions), ``wrappers`` (what a wrapper runs),
+(lists, compound commands, substitutions), ``plain`` (the common plain line, read to
+the grammar's very result without it), ``wrappers`` (what a wrapper runs),
 ``gitargv`` (the one reader of a ``git`` argv) and ``writes`` (the files a command
 visibly writes). Only the standard library is imported: the hook commands load this on
 every tool call.

@@ -167,7 +167,9 @@ def _finish(
             return
     argv = tuple(words)
     cmd = new_command(argv, tuple(redirects), tuple(assignments), (False,) * len(argv), subshell)
-    name = argv[0].rsplit("/", 1)[-1] if argv else ""
+    name = argv[0] if argv else ""
+    if "/" in name:
+        name = name.rsplit("/", 1)[1]  # ``SimpleCommand.name``
     if name in _EXPORTS:
         for arg in argv[1:]:
             match = ASSIGNMENT.fullmatch(arg)
