@@ -1,5 +1,6 @@
-"""The plain-line reading: most command lines an agent runs, read with one regular
-expression to the very result the full grammar (``coordinator.shell.grammar``) gives.
+"""The plain-line reading: most command lines an agent runs, split at their spaces or
+cut by one regular expression, to the very result the full grammar
+(``coordinator.shell.grammar``) gives.
 
 A plain line holds plain words (no quoting but single quotes, no expansion, glob,
 brace, comment or grouping), the list operators and redirections. Its words need no
@@ -97,10 +98,10 @@ def read_plain(command: str, emit: Emit) -> ShellLine | None:
         elif not token:
             continue  # between two spaces
         elif ("<" in token or ">" in token) and "'" not in token:
-            # a descriptor and its redirection, or a part of the line split at spaces
+            # a descriptor and its redirection, or a part of a line split at its spaces
             op = token.lstrip(_DIGITS)
-            if op == token or op not in REDIRECTS:
-                tokens[at - 1 : at] = _TOKEN.findall(token)  # with one: read it apart
+            if op == token or op not in REDIRECTS:  # the part: cut into its own tokens
+                tokens[at - 1 : at] = _TOKEN.findall(token)
                 at, count = at - 1, len(tokens)
                 continue
             fd, kind = int(token[: len(token) - len(op)]), "redirect"
