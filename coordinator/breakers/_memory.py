@@ -126,6 +126,10 @@ class FailureCounts:
 
 
 def normal_path(path: str) -> str:
+    """``os.path.normpath(path)``, told without it for a path that is already normal
+    (no empty, ``.`` or ``..`` part, no trailing slash): most paths an agent edits."""
+    if path and "//" not in path and "/." not in path and path[0] != "." and path[-1] != "/":
+        return path
     return os.path.normpath(path)
 
 
