@@ -354,7 +354,10 @@ class AgentBreaker:
             return self.check_time()
         self.consecutive_failures += 1
         if command is not None:
-            counts = self._command_failures.setdefault(command_key(command), FailureCounts())
+            key = command_key(command)
+            counts = self._command_failures.get(key)
+            if counts is None:
+                counts = self._command_failures[key] = FailureCounts()
             count = counts.add(text)
             if count >= self.limits.max_same_command_failures:
                 what = "the run" if command == RUN_KEY else f"`{short(command)}`"

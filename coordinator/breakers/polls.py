@@ -148,9 +148,11 @@ class BackgroundWatch:
         """True when ``path`` is a file a background command writes (or a task output)."""
         if path is None:
             return False
-        if path.endswith(".output") and "tasks" in PurePath(path).parts:
-            return True  # Claude Code's own background task output files
-        return bool(self._names) and path.rsplit("/", 1)[-1] in self._names
+        names = self._names
+        if names and path[path.rfind("/") + 1 :] in names:
+            return True
+        # Claude Code's own background task output files
+        return path.endswith(".output") and "tasks" in PurePath(path).parts
 
     def judge(self, call: ToolCall, *, every: bool = False) -> CallFacts:
         """The facts of ``call``, with the answer ``is_wait`` gives (and keeps) for it.

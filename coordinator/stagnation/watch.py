@@ -154,7 +154,9 @@ class AgentStagnation:
         read = pagination.pending.pop(call_id, None)
         if read is not None and not failed and not cancelled:
             streak_id, pages = read
-            streak = pagination.streaks.setdefault(streak_id, set())
+            streak = pagination.streaks.get(streak_id)
+            if streak is None:
+                streak = pagination.streaks[streak_id] = set()
             streak.add(pages)
             if len(streak) >= pagination.threshold:
                 pagination.candidates[streak_id] = streak
