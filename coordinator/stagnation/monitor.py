@@ -106,7 +106,7 @@ class AgentMonitor:
         already = breaker.trip is not None
         if type(event) is ToolCall:
             full = call_key(event.name, event.arguments)
-            facts = self._watch.judge(event, every=True)  # one judgement for all
+            facts = self._watch.judge(event)  # one judgement for all
             found = self._observe_judged(event, full, facts)
             if found:
                 for finding in found:
