@@ -87,10 +87,15 @@ class Repeat:
         """Whether ``text`` equals the last result; remembers ``text``."""
         if not ok:
             before = self.failure_print() if self.failed else None
-            same = before is not None and (
-                text == self.text or same_failure(before, failure_print(text))
-            )
-            self.text, self.digest, self.failure, self.failed = text, None, None, True
+            printed: FailurePrint | None = None  # of ``text``, kept when computed
+            if before is None:
+                same = False
+            elif text == self.text:
+                same, printed = True, before
+            else:
+                printed = failure_print(text)
+                same = same_failure(before, printed)
+            self.text, self.digest, self.failure, self.failed = text, None, printed, True
             return same
         if self.failed:  # it failed before and passes now: a new answer
             self.text, self.digest, self.failure, self.failed = text, None, None, False
@@ -126,6 +131,10 @@ class FailureCounts:
 
 
 def normal_path(path: str) -> str:
+    """``os.path.normpath(path)``, told without it for a path that is already normal
+    (no empty, ``.`` or ``..`` part, no trailing slash): most paths an agent edits."""
+    if path and "//" not in path and "/." not in path and path[0] != "." and path[-1] != "/":
+        return path
     return os.path.normpath(path)
 
 

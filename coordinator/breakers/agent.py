@@ -37,6 +37,7 @@ from coordinator.breakers.commands import (
 )
 from coordinator.breakers.keys import call_key
 from coordinator.breakers.polls import BackgroundWatch, CallFacts, timed_out
+from coordinator.breakers.signature import failure_print
 from coordinator.breakers.trip import (
     Admission,
     BreakerKind,
@@ -262,7 +263,10 @@ class AgentBreaker:
             if verified:
                 repeats.pop(key, None)  # passing verifies are never loops
             elif repeat is None:
-                repeats[key] = (text, ok)  # seen once: a ``Repeat`` when seen again
+                # seen once: a ``Repeat`` when seen again; a failure keeps its print (made
+                # now or just after for its counts), which the cache may forget by then
+                printed = None if ok else failure_print(text)
+                repeats[key] = (text, ok) if ok else Repeat(1, text, None, printed, True)
                 if len(repeats) > _REMEMBERED_CALLS:
                     del repeats[next(iter(repeats))]
             else:
@@ -354,7 +358,10 @@ class AgentBreaker:
             return self.check_time()
         self.consecutive_failures += 1
         if command is not None:
-            counts = self._command_failures.setdefault(command_key(command), FailureCounts())
+            key = command_key(command)
+            counts = self._command_failures.get(key)
+            if counts is None:
+                counts = self._command_failures[key] = FailureCounts()
             count = counts.add(text)
             if count >= self.limits.max_same_command_failures:
                 what = "the run" if command == RUN_KEY else f"`{short(command)}`"

@@ -28,8 +28,6 @@ __all__ = [
     "POLL_TOOLS",
     "BackgroundWatch",
     "CallFacts",
-    "backgrounds",
-    "is_poll_tool",
     "timed_out",
 ]
 
@@ -77,23 +75,6 @@ def timed_out(text: str) -> bool:
     return text.startswith(_TIMEOUT_PREFIXES)
 
 
-def is_poll_tool(call: ToolCall) -> bool:
-    """True for a call that asks a background task for its output (Claude Code's
-    ``BashOutput``/``TaskOutput``, an empty Codex ``write_stdin``)."""
-    if call.name in POLL_TOOLS:
-        return True
-    if call.name == "write_stdin":  # Codex: an empty write only polls the session
-        return not call.arguments.get("chars")
-    return False
-
-
-def backgrounds(call: ToolCall, command: str) -> bool:
-    """Whether a shell call starts a background job (``run_in_background`` or ``&``)."""
-    return call.arguments.get("run_in_background") is True or (
-        "&" in command and _BACKGROUND.search(command) is not None
-    )
-
-
 def _operands(cmd: SimpleCommand) -> list[str]:
     takes_value = _READERS[cmd.name]
     operands: list[str] = []
@@ -127,11 +108,10 @@ def _base_name(path: str) -> str:
 class BackgroundWatch:
     """The files the agent's background commands were told to write, and what a wait is."""
 
-    __slots__ = ("_memo", "_names")
+    __slots__ = ("_names",)
 
     def __init__(self, names: set[str] | None = None) -> None:
         self._names: set[str] = names or set()
-        self._memo: tuple[str, bool] = ("", False)  # the last call judged, and the answer
 
     def started(self, command: str) -> None:
         """Remember the redirect and ``tee`` targets of a backgrounded command."""
@@ -148,78 +128,37 @@ class BackgroundWatch:
         """True when ``path`` is a file a background command writes (or a task output)."""
         if path is None:
             return False
-        if path.endswith(".output") and "tasks" in PurePath(path).parts:
-            return True  # Claude Code's own background task output files
-        return bool(self._names) and path.rsplit("/", 1)[-1] in self._names
+        names = self._names
+        if names and path[path.rfind("/") + 1 :] in names:
+            return True
+        # Claude Code's own background task output files
+        return path.endswith(".output") and "tasks" in PurePath(path).parts
 
-    def judge(self, call: ToolCall, *, every: bool = False) -> CallFacts:
-        """The facts of ``call``, with the answer ``is_wait`` gives (and keeps) for it.
-        A call that starts a background job is remembered (``started``) and is no wait.
-        ``every``: judge edits and shell calls without a command too (the detectors
-        ask about every call, the breaker only about the ones that may be polls)."""
+    def judge(self, call: ToolCall) -> CallFacts:
+        """The facts of ``call``, and whether it is a poll or a wait (see the module's
+        rule). A call that starts a background job is remembered (``started``) and is
+        no wait."""
         name = call.name
-        call_id = call.call_id
-        memo = self._memo
         if name in SHELL_TOOLS:
             command = shell_command(call)
             if command is None:
-                if not every:
-                    return _NO_FACTS
-                wait = memo[1] if call_id and memo[0] == call_id else False
-                self._memo = (call_id, wait)
-                return (None, False, False, wait, (), None)
-            arguments = call.arguments
-            if ("&" in command and _BACKGROUND.search(command) is not None) or arguments.get(
+                return _NO_FACTS
+            if ("&" in command and _BACKGROUND.search(command) is not None) or call.arguments.get(
                 "run_in_background"
-            ) is True:
+            ) is True:  # it starts a background job
                 self.started(command)
                 return (command, True, False, False, (), None)
-            if call_id and memo[0] == call_id:
-                wait = memo[1]
-            else:
-                wait = self.is_wait_command(command)
-                self._memo = (call_id, wait)
+            wait = self.is_wait_command(command)
             return (command, False, wait, wait, (), None)
-        if name in EDIT_TOOLS:  # the breaker never takes an edit for a poll
-            paths = edited_paths(call)
-            if not every:
-                return (None, False, False, False, paths, None)
-            if call_id and memo[0] == call_id:
-                wait = memo[1]
-            else:
-                wait = False
-                self._memo = (call_id, False)
-            return (None, False, False, wait, paths, None)
+        if name in EDIT_TOOLS:  # never a poll or a wait
+            return (None, False, False, False, edited_paths(call), None)
         read = read_path(call)
-        if call_id and memo[0] == call_id:
-            wait = memo[1]
-        else:
-            wait = (
-                name in POLL_TOOLS
-                or (name == "write_stdin" and not call.arguments.get("chars"))
-                or self.is_watched_read(read)
-            )
-            self._memo = (call_id, wait)
+        wait = (  # a call that asks a background task for its output (Claude Code's
+            name in POLL_TOOLS  # BashOutput, TaskOutput; an empty Codex write_stdin only
+            or (name == "write_stdin" and not call.arguments.get("chars"))  # polls its
+            or self.is_watched_read(read)  # session), or a read of a watched file
+        )
         return (None, False, wait, wait, (), read)
-
-    def _remembered(self, call_id: str) -> bool | None:
-        """The kept answer for the last call judged, when ``call_id`` is that call's."""
-        memo = self._memo
-        return memo[1] if call_id and memo[0] == call_id else None
-
-    def is_wait(self, call: ToolCall, command: str | None = None) -> bool:
-        """Whether ``call`` is a poll or a wait (see the module's rule). The answer for
-        the last call is kept: the breaker and the detectors of one agent share a watch
-        and ask about the same call."""
-        if call.call_id and self._memo[0] == call.call_id:
-            return self._memo[1]
-        if call.name in SHELL_TOOLS:
-            command = command if command is not None else shell_command(call)
-            answer = command is not None and self.is_wait_command(command)
-        else:
-            answer = is_poll_tool(call) or self.is_watched_read(read_path(call))
-        self._memo = (call.call_id, answer)
-        return answer
 
     def is_wait_command(self, command: str) -> bool:
         """A shell command that only sleeps, or only reads watched files after sleeping."""

@@ -68,10 +68,14 @@ def error_signature(text: str) -> str:
         text = text[:_SIGNATURE_CHARS] + "\n" + text[-_SIGNATURE_CHARS:]
     if "\x1b" in text:
         text = _ANSI.sub("", text)
-    text = drop_noisy_lines(_TIMESTAMP.sub("", text)).lower()
-    text = _UUID.sub("<uuid>", text)
+    if ":" in text:  # every timestamp has one
+        text = _TIMESTAMP.sub("", text)
+    text = drop_noisy_lines(text).lower()
+    if "-" in text:  # every UUID has one
+        text = _UUID.sub("<uuid>", text)
     text = _HEX.sub("<hex>", text)
-    text = _PATH.sub("<path>", text)
+    if "/" in text or "\\" in text:  # every path has one
+        text = _PATH.sub("<path>", text)
     text = _DIGITS.sub("<n>", text)
     lines = (" ".join(line.split()) for line in text.splitlines())
     return "\n".join(line for line in lines if line)

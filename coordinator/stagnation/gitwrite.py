@@ -65,6 +65,9 @@ def git_write(invocation: GitInvocation, directory: Path | None = None) -> str |
     return None
 
 
+_UNRESOLVED = Path()
+
+
 def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
@@ -78,9 +81,9 @@ class GitWriteDetector:
         self, *, agent: str, workspace: Path, repo: Path, isolation: Isolation = Isolation.NONE
     ) -> None:
         self._agent = agent
-        self._given: tuple[Path, Path] | None = (Path(workspace), Path(repo))  # resolved at the
-        # first git call seen: most agents make none, and resolving costs system calls
-        self._workspace = self._repo = Path()
+        self._given: tuple[Path, Path] | None = (workspace, repo)  # resolved at the first
+        # git call seen: most agents make none, and resolving costs system calls
+        self._workspace = self._repo = _UNRESOLVED
         self._isolation = isolation
         self._seen: set[str] = set()
         self.occurrences = 0
@@ -103,7 +106,8 @@ class GitWriteDetector:
             return []
         if self._given is not None:
             workspace, repo = self._given
-            self._workspace, self._repo, self._given = workspace.resolve(), repo.resolve(), None
+            self._workspace, self._repo = Path(workspace).resolve(), Path(repo).resolve()
+            self._given = None
         base = self._call_directory(call)
         found: list[Finding] = []
         for invocation in invocations:

@@ -103,16 +103,17 @@ class AgentMonitor:
         """Feed one event; return the trip if it tripped the agent's breaker."""
         self._events += 1
         breaker = self.breaker
-        already = breaker.trip is not None
         if type(event) is ToolCall:
+            already = breaker.trip is not None
             full = call_key(event.name, event.arguments)
-            facts = self._watch.judge(event, every=True)  # one judgement for all
+            facts = self._watch.judge(event)  # one judgement for all
             found = self._observe_judged(event, full, facts)
             if found:
                 for finding in found:
                     self._record(finding)
             trip = breaker.observe_call(event, full, facts)
         elif type(event) is ToolResult:
+            already = breaker.trip is not None
             echoed = self._observe_result(event)
             if echoed is not None:
                 self._record(echoed)
@@ -120,11 +121,15 @@ class AgentMonitor:
         elif type(event) is Usage:
             return None
         elif type(event) is Turn:  # a turn only checks the clock
-            trip = breaker.check_time()
+            trip = breaker.check_time()  # (None once tripped: a trip it returns is new)
+            if trip is not None:
+                self._trip_record(trip)
+            return trip
         elif type(event) is Message:
             self._record(self.stagnation.observe_message(event))
             return None
         else:  # a failed run counts as a failure
+            already = breaker.trip is not None
             trip = breaker.observe(event)
         if trip is not None and not already:
             self._trip_record(trip)

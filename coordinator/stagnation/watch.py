@@ -101,12 +101,12 @@ class AgentStagnation:
         """Feed a call; returns its full call key (so the breaker need not compute the
         canonical JSON again) and the git-write findings it produced (one per kind)."""
         full = call_key(call.name, call.arguments)
-        facts = self._background.judge(call, every=True)
+        facts = self._background.judge(call)
         return full, self.observe_judged(call, full, facts)
 
     def observe_judged(self, call: ToolCall, full: str, facts: CallFacts) -> tuple[Finding, ...]:
         """``observe_call`` for a call whose full key and facts the caller derived
-        (``BackgroundWatch.judge`` with ``every``); returns the git-write findings."""
+        (``BackgroundWatch.judge``); returns the git-write findings."""
         arguments = call.arguments
         name = call.name
         call_id = call.call_id
@@ -154,7 +154,9 @@ class AgentStagnation:
         read = pagination.pending.pop(call_id, None)
         if read is not None and not failed and not cancelled:
             streak_id, pages = read
-            streak = pagination.streaks.setdefault(streak_id, set())
+            streak = pagination.streaks.get(streak_id)
+            if streak is None:
+                streak = pagination.streaks[streak_id] = set()
             streak.add(pages)
             if len(streak) >= pagination.threshold:
                 pagination.candidates[streak_id] = streak

@@ -4,11 +4,13 @@ with its negative twin."""
 from __future__ import annotations
 
 import itertools
+import os
 from typing import Any
 
 import pytest
 
 from coordinator.breakers import AgentBreaker, BreakerKind, BreakerState, NoticeKind, Trip
+from coordinator.breakers._memory import normal_path
 from coordinator.events import Event, Message, ToolCall, ToolResult, Turn
 from coordinator.model import BreakerLimits
 
@@ -418,3 +420,12 @@ def test_scope_denial_count_survives_a_save() -> None:
     breaker = AgentBreaker()
     run(breaker, "Edit", DENIED, error=True, file_path="/r/o.py")
     assert AgentBreaker.resumed(breaker.saved()).scope_denials == 1
+
+
+def test_normal_path_is_normpath_for_every_short_path() -> None:
+    parts = ("a", ".", "/", "b.py", "..", "x/")
+    for size in range(1, 6):
+        for combination in itertools.product(parts, repeat=size):
+            path = "".join(combination)
+            assert normal_path(path) == os.path.normpath(path), path
+    assert normal_path("") == os.path.normpath("")

@@ -27,6 +27,8 @@ from coordinator.breakers import (
     save_breaker,
 )
 from coordinator.breakers._saved import SavedBreaker
+from coordinator.breakers.keys import call_key
+from coordinator.breakers.signature import failure_print, output_digest
 from coordinator.codec import decode, encode
 from coordinator.errors import StateError
 from coordinator.events import ToolCall, ToolResult
@@ -192,6 +194,33 @@ def test_breaker_state_round_trips_through_json_mid_call() -> None:
     assert not fourth.allowed and fourth.trip is not None
     assert fourth.trip.kind is BreakerKind.LOOP
     assert again.saved().tool_calls == 4
+
+
+def test_a_call_seen_once_is_saved_as_a_repeat_of_one_and_resumes_the_same() -> None:
+    limits = BreakerLimits(max_repeat_identical=3, max_consecutive_failures=9)
+    breaker = AgentBreaker(limits=limits)
+    passed, failed = call("Read", file_path="/r/a.py"), bash("make lint")
+    for tool_call, result in (
+        (passed, ToolResult(call_id=passed.call_id, text="same text")),
+        (failed, ToolResult(call_id=failed.call_id, text="error: E1 at x.py", exit_code=2)),
+    ):
+        assert breaker.admit(tool_call).allowed
+        breaker.observe(result)
+    repeats = breaker.saved().repeats
+    assert repeats[call_key("Read", passed.arguments)] == (1, output_digest("same text"), None)
+    streak, digest, printed = repeats[call_key("Bash", failed.arguments)]
+    assert (streak, digest) == (1, None)
+    assert printed == tuple(sorted(failure_print("error: E1 at x.py")))
+    again = AgentBreaker.resumed(decode(encode(breaker.saved()), SavedBreaker), limits=limits)
+    for copy in (breaker, again):  # both trip on the third identical call, not before
+        for n in (2, 3):
+            tool_call = call("Read", file_path="/r/a.py")
+            admission = copy.admit(tool_call)
+            if n == 3:
+                assert admission.trip is not None and admission.trip.kind is BreakerKind.LOOP
+            else:
+                assert admission.allowed
+                copy.observe(ToolResult(call_id=tool_call.call_id, text="same text"))
 
 
 def test_store_paths_and_reset(tmp_path: Path) -> None:
