@@ -2,8 +2,9 @@
 
 ``read_line`` reads a line of plain words, single quotes, list operators and
 redirections by splitting it at its spaces or cutting it with one regular expression;
-every other line goes through the recursive-descent grammar. The two must agree on every line: the same simple commands (argv, flags, wrappers, subshell
-marks), the same bare assignments, the same error.
+every other line goes through the recursive-descent grammar. The two must agree on
+every line: the same simple commands (argv, flags, wrappers, subshell marks), the same
+bare assignments, the same error.
 """
 
 from __future__ import annotations
