@@ -102,8 +102,9 @@ class Repeat:
             return False
         if text == self.text:
             return True
-        same = self.result_digest() == output_digest(text)
-        self.text, self.digest = text, None
+        digest = output_digest(text)
+        same = self.result_digest() == digest
+        self.text, self.digest = text, digest
         return same
 
 
