@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from coordinator.breakers import BreakerKind
 from coordinator.codec import decode, encode, to_data
-from coordinator.events import Event, Message, ToolCall, ToolResult
-from coordinator.model import StagnationConfig, Status
+from coordinator.events import Event, Message, ToolCall, ToolResult, Turn
+from coordinator.model import BreakerLimits, StagnationConfig, Status
 from coordinator.stagnation import (
     AgentMonitor,
     AgentStagnation,
@@ -332,3 +333,19 @@ def test_a_finding_round_trips_through_its_ledger_record(tmp_path: Path) -> None
          "pattern": "git-write", "source": "tail", "occurrences": 3, "evidence": "e"},
         {"event": "stagnation_detected", "session": "s", **event},
     ]  # fmt: skip
+
+
+def test_a_turn_past_the_deadline_trips_once_and_records_it(tmp_path: Path) -> None:
+    now = [0.0]
+    log = EventLog(tmp_path / "events.jsonl", session="s")
+    monitor = AgentMonitor(
+        session="s", wave=1, agent="t1", workspace=tmp_path, repo=tmp_path,
+        limits=BreakerLimits(max_session_minutes=1), event_log=log, clock=lambda: now[0],
+    )  # fmt: skip
+    assert monitor.observe(Turn(number=1)) is None
+    now[0] = 61.0
+    trip = monitor.observe(Turn(number=2))
+    assert trip is not None and trip.kind is BreakerKind.SESSION_TIME
+    assert monitor.observe(Turn(number=3)) is None  # the first trip wins, recorded once
+    records = list(read_events(log.path, event="breaker_tripped"))
+    assert [(r["agent"], r["breaker"]) for r in records] == [("t1", trip.kind.label)]
