@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import types
 from collections.abc import Mapping
 from pathlib import Path
@@ -136,7 +137,11 @@ def _without_time(state: SessionState) -> dict[str, Any]:
     return data
 
 
-def test_a_save_after_no_change_appends_only_the_sessions_own_fields(tmp_path: Path) -> None:
+def test_a_save_after_no_change_appends_only_the_sessions_own_fields(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seconds = iter(range(1_700_000_000, 1_700_000_100))  # each save a second later:
+    monkeypatch.setattr(time, "time", lambda: float(next(seconds)))  # a new head
     store = StateStore(tmp_path, "s1")
     state = _ledger(10)
     store.save(state)
