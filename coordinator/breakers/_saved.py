@@ -71,10 +71,7 @@ def dump_state(breaker: AgentBreaker) -> SavedBreaker:
         cleanup_used=breaker.cleanup_used,
         trip=breaker.trip,
         pending=dict(breaker._pending),
-        repeats={
-            key: (r.streak, r.result_digest(), _saved_print(r.failure_print()))
-            for key, r in ((key, Repeat.of(memory)) for key, memory in breaker._repeats.items())
-        },
+        repeats={key: _saved_repeat(Repeat.of(memory)) for key, memory in breaker._repeats.items()},
         command_failures={
             command: tuple((tuple(sorted(seen)), count) for seen, count in counts.clusters)
             for command, counts in breaker._command_failures.items()
@@ -107,6 +104,10 @@ def load_state(breaker: AgentBreaker, saved: SavedBreaker) -> None:
         for command, clusters in saved.command_failures.items()
     }
     breaker._background = BackgroundWatch(set(saved.background.names))
+
+
+def _saved_repeat(repeat: Repeat) -> SavedRepeat:
+    return (repeat.streak, repeat.result_digest(), _saved_print(repeat.failure_print()))
 
 
 def _saved_print(printed: FailurePrint | None) -> tuple[str, ...] | None:

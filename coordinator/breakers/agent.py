@@ -265,8 +265,10 @@ class AgentBreaker:
             elif repeat is None:
                 # seen once: a ``Repeat`` when seen again; a failure keeps its print (made
                 # now or just after for its counts), which the cache may forget by then
-                printed = None if ok else failure_print(text)
-                repeats[key] = (text, ok) if ok else Repeat(1, text, None, printed, True)
+                if ok:
+                    repeats[key] = (text, ok)
+                else:
+                    repeats[key] = Repeat(1, text, None, failure_print(text), True)
                 if len(repeats) > _REMEMBERED_CALLS:
                     del repeats[next(iter(repeats))]
             else:
@@ -292,14 +294,7 @@ class AgentBreaker:
         else:
             self.consecutive_polls = 0
         if ok:
-            if paths:
-                return self._count_edit(paths)
-            self.consecutive_failures = 0
-            failures = self._command_failures
-            if command is not None and failures and may_have_key(command, failures):
-                failures.pop(command_key(command), None)
-            now = self._clock()
-            return None if now <= self._deadline else self._time_trip(now)
+            return self._count_edit(paths) if paths else self._count_outcome(True, command, text)
         if was_poll or timed_out(text):
             return self.check_time()  # a wait that saw "not yet" is not a failure
         if is_guard_denial(text):

@@ -89,16 +89,6 @@ def canonical_json(value: Any) -> str:
 
 def call_key(name: str, arguments: Mapping[str, Any]) -> str:
     """``<tool>:<canonical arguments>``: the identity of a call for the loop breaker."""
-    flat = _encode_flat  # (``_encode``'s first case, written here: a call's key is the
-    if (  # most frequent text a live watch writes)
-        flat is not None
-        and type(arguments) is dict
-        and _FLAT_VALUES.issuperset(map(type, arguments.values()))
-    ):
-        try:
-            return name + ":" + flat(arguments).decode()
-        except (UnicodeEncodeError, TypeError):
-            pass
     return name + ":" + _encode(arguments)
 
 
