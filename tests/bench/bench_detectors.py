@@ -8,8 +8,11 @@
     multi-megabyte tool results make ``json.loads`` itself slow), and a synthetic mix
     of many agents with small lines (the hard case: cheap lines, many events). The
     synthetic agents never trip (the count of trips is printed), so no monitor skips
-    its checks after a trip. Both sides are timed in CPU time of this process, the
-    best of five runs, the two run in turn.
+    its checks after a trip. Both sides are timed in CPU time of this process, back to
+    back over ``ROUNDS`` rounds (``harness.alternating``); the ratio is the median of
+    the rounds' ratios and events/s is taken at the median time (the bests are printed
+    beside them): this virtual machine's speed drifts over seconds, so two bests taken
+    at different moments gave ratios that swung by a third between runs of one code.
     The parse alone (no monitor) is measured the same way, against the same baseline;
     so is the monitor's side alone (events parsed before the clock starts), in
     microseconds per event: what the detectors and breakers cost, never a replacement
@@ -45,10 +48,11 @@ from coordinator.stagnation import AgentMonitor, Finding
 from coordinator.tail import TranscriptTailer
 from coordinator.telemetry import EventLog
 from coordinator.transcripts import TranscriptReader
-from tests.bench.harness import BenchResult
+from tests.bench.harness import BenchResult, Paired, alternating, paired
 from tests.fixtures_path import TRANSCRIPTS, transcripts_present
 
 WORKSPACE = Path("/nonexistent/bench-repo")
+ROUNDS = 21
 _CACHED = (
     parse_commands, is_verify_command, is_wait_command, signature_digest, failure_print,
     command_key, reads_only, verify_run, _key_words,
@@ -191,50 +195,52 @@ def watch_parsed(agents: list[list[Event]]) -> tuple[int, int]:
     return events, trips
 
 
-def _cpu(func: Callable[[], object]) -> float:
-    start = time.process_time()
-    func()
-    return time.process_time() - start
-
-
-def best_cpu_pair(
-    repeats: int, first: Callable[[], object], second: Callable[[], object]
-) -> tuple[float, float]:
-    """The least CPU time (this process's) of ``repeats`` runs of each function, in
-    seconds: on a shared machine, time spent waiting for a core is nobody's cost. The
-    two run in turn (first, second, first, ...), so a change in the machine's load
-    during the run weighs on both figures alike."""
-    best_first = best_second = float("inf")
-    for _ in range(repeats):
-        best_first = min(best_first, _cpu(first))
-        best_second = min(best_second, _cpu(second))
-    return best_first, best_second
-
-
-def _throughput(name: str, files: list[list[str]], target: str) -> BenchResult:
-    lines = [line for file_lines in files for line in file_lines]
+def _timed(measured: Callable[[], object], lines: list[str]) -> Paired:
+    """``measured`` and a bare ``json.loads`` of ``lines``, back to back, ``ROUNDS`` times."""
     loads = json.loads
 
     def baseline() -> None:
         for line in lines:
             loads(line)
 
+    return paired(*alternating(ROUNDS, measured, baseline))
+
+
+def _paired_note(timing: Paired, count: int, what: str) -> str:
+    """The spread and both bests of a paired timing, with ``count`` ``what`` per second at
+    the median and at the best."""
+    return (
+        f"{count / timing.median:,.0f} {what}/s at the median time ({count / timing.best:,.0f} "
+        f"at the best); the median of {ROUNDS} back-to-back ratios, quartiles "
+        f"{timing.low:.3f}-{timing.high:.3f}, ratio of bests "
+        f"{timing.best / timing.baseline_best:.3f}"
+    )
+
+
+def _lines(files: list[list[str]]) -> list[str]:
+    return [line for file_lines in files for line in file_lines]
+
+
+def _throughput(name: str, files: list[list[str]], target: str) -> BenchResult:
+    lines = _lines(files)
+
     def measured() -> None:
         _clear_caches()  # each repetition parses every command afresh, like a new session
         watch(files)
 
     events, trips = watch(files)
-    base, figure = best_cpu_pair(5, baseline, measured)
+    timing = _timed(measured, lines)
     return BenchResult(
         name=f"parse+detectors+breakers ({name}: {len(files)} agents, {len(lines)} lines, "
         f"{events} events)",
-        figure=figure,
-        baseline=base,
+        figure=timing.median,
+        baseline=timing.baseline_median,
         unit="s",
         baseline_name="json.loads of the same lines",
         target=target,
-        note=f"{events / figure:,.0f} events/s, {len(lines) / base:,.0f} lines/s json.loads, "
-        f"{trips} trips",
+        paired_ratio=timing.ratio,
+        note=f"{_paired_note(timing, events, 'events')}; "
+        f"{len(lines) / timing.baseline_median:,.0f} lines/s json.loads; {trips} trips",
     )
 
 
@@ -242,32 +248,28 @@ def _monitor_only(name: str, files: list[list[str]]) -> BenchResult:
     """The monitor's side alone: detectors and breakers over events parsed before the
     clock starts (not the honest figure: that one includes the parse), against the same
     ``json.loads`` baseline."""
-    lines = [line for file_lines in files for line in file_lines]
     agents: list[list[Event]] = []
     for file_lines in files:
         feed = TranscriptReader().feed
         agents.append([event for line in file_lines for event in feed(line)])
-    loads = json.loads
-
-    def baseline() -> None:
-        for line in lines:
-            loads(line)
 
     def measured() -> None:
         _clear_caches()
         watch_parsed(agents)
 
     events, trips = watch_parsed(agents)
-    base, figure = best_cpu_pair(5, baseline, measured)
+    timing = _timed(measured, _lines(files))
     return BenchResult(
         name=f"monitor only, events parsed before the clock ({name}: {events} events)",
-        figure=figure,
-        baseline=base,
+        figure=timing.median,
+        baseline=timing.baseline_median,
         unit="s",
         baseline_name="json.loads of the same lines",
         target="<= 3 us per event",
-        note=f"{figure / events * 1e6:.2f} us per event, {events / figure:,.0f} events/s, "
-        f"{trips} trips",
+        paired_ratio=timing.ratio,
+        note=f"{timing.median / events * 1e6:.2f} us per event at the median time "
+        f"({timing.best / events * 1e6:.2f} at the best); {_paired_note(timing, events, 'events')}"
+        f"; {trips} trips",
     )
 
 
@@ -284,23 +286,18 @@ def parse_only(files: list[list[str]]) -> int:
 def _parse_throughput(name: str, files: list[list[str]], target: str) -> BenchResult:
     """The parse alone (``TranscriptReader().feed`` over every line) against ``json.loads``
     of the same lines, timed as ``_throughput`` times the whole watch."""
-    lines = [line for file_lines in files for line in file_lines]
-    loads = json.loads
-
-    def baseline() -> None:
-        for line in lines:
-            loads(line)
-
+    lines = _lines(files)
     events = parse_only(files)
-    base, figure = best_cpu_pair(5, baseline, lambda: parse_only(files))
+    timing = _timed(lambda: parse_only(files), lines)
     return BenchResult(
         name=f"parse only ({name}: {len(lines)} lines, {events} events)",
-        figure=figure,
-        baseline=base,
+        figure=timing.median,
+        baseline=timing.baseline_median,
         unit="s",
         baseline_name="json.loads of the same lines",
         target=target,
-        note=f"{events / figure:,.0f} events/s",
+        paired_ratio=timing.ratio,
+        note=_paired_note(timing, events, "events"),
     )
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+import statistics
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +49,58 @@ def best_of(repeats: int, func: Callable[[], object]) -> float:
         func()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def alternating(rounds: int, *funcs: Callable[[], object]) -> list[list[float]]:
+    """The CPU times (this process's, in seconds) of each function over ``rounds``
+    rounds, run one after the other within a round.
+
+    Each call starts from a collected heap, so one function's garbage is not another's
+    collection pause, and the order turns every round: the function that runs right
+    after another's large heap was freed is measurably slower (the freed arenas are
+    mapped again), so a fixed order would favour one side. Time spent waiting for a
+    core on a shared machine is nobody's cost, hence CPU time.
+    """
+    times: list[list[float]] = [[] for _ in funcs]
+    for round_ in range(rounds):
+        shift = round_ % len(funcs)
+        for index in (*range(shift, len(funcs)), *range(shift)):
+            gc.collect()
+            start = time.process_time()
+            funcs[index]()
+            times[index].append(time.process_time() - start)
+    return times
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Paired:
+    """Two sides timed back to back (``alternating``): the median of the rounds' ratios,
+    its quartiles, and each side's median and best time."""
+
+    ratio: float
+    low: float
+    high: float
+    median: float
+    best: float
+    baseline_median: float
+    baseline_best: float
+
+
+def paired(measured: Sequence[float], baseline: Sequence[float]) -> Paired:
+    """Summarise rounds of ``alternating(measured, baseline)``: on a virtual machine whose
+    speed drifts over seconds, the best of each side falls at different moments, while a
+    round's two calls see the same machine."""
+    ratios = [mine / theirs for mine, theirs in zip(measured, baseline, strict=True)]
+    low, ratio, high = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    return Paired(
+        ratio=ratio,
+        low=low,
+        high=high,
+        median=statistics.median(measured),
+        best=min(measured),
+        baseline_median=statistics.median(baseline),
+        baseline_best=min(baseline),
+    )
 
 
 def empty_repo(path: Path) -> Path:
