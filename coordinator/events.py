@@ -11,6 +11,8 @@ from dataclasses import MISSING, dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from coordinator.drafts import positional
+
 __all__ = [
     "EDIT_TOOLS",
     "READ_TOOLS",
@@ -90,24 +92,6 @@ def _direct_init(cls: type[_E]) -> type[_E]:
     init.__doc__ = cls.__init__.__doc__
     setattr(cls, "__init__", init)  # noqa: B010 (mypy refuses assigning a method)
     return cls
-
-
-def _positional(cls: type[_E]) -> Callable[..., _E]:
-    """A constructor of ``cls`` taking every field by position, in field order, with no
-    defaults: the parsers' own way to make events. Calling a class with keywords makes
-    a keyword dictionary for its ``__init__``; a plain function called by position
-    does not, and costs about half as much."""
-    names = [spec.name for spec in fields(cls)]  # type: ignore[arg-type]
-    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    namespace.update({f"_set_{name}": cls.__dict__[name].__set__ for name in names})
-    body = "".join(f"    _set_{name}(event, {name})\n" for name in names)
-    exec(f"def new_{cls.__name__.lower()}({', '.join(names)}):\n"
-         f"    event = _new(_cls)\n{body}    return event", namespace)  # fmt: skip
-    make: Callable[..., _E] = namespace[f"new_{cls.__name__.lower()}"]
-    make.__qualname__ = make.__name__
-    make.__module__ = __name__
-    make.__doc__ = f"A ``{cls.__name__}`` from its fields by position: {', '.join(names)}."
-    return make
 
 
 @_direct_init
@@ -198,13 +182,18 @@ class Final:
 
 Event = Turn | ToolCall | ToolResult | Message | Usage | Final
 
-new_turn: Callable[[int, float], Turn] = _positional(Turn)
-new_tool_call: Callable[[str, str, Mapping[str, Any], int, float], ToolCall] = _positional(ToolCall)
-new_tool_result: Callable[[str, bool, str, str | None, int | None, bool, float], ToolResult] = (
-    _positional(ToolResult)
+# the parsers' own way to make events (``coordinator.drafts``): by position, no defaults
+new_turn: Callable[[int, float], Turn] = positional(Turn, "new_turn")
+new_tool_call: Callable[[str, str, Mapping[str, Any], int, float], ToolCall] = positional(
+    ToolCall, "new_tool_call"
 )
-new_message: Callable[[str, int, float], Message] = _positional(Message)
-new_usage: Callable[[str, str, int, int, int, int, float, float], Usage] = _positional(Usage)
+new_tool_result: Callable[[str, bool, str, str | None, int | None, bool, float], ToolResult] = (
+    positional(ToolResult, "new_tool_result")
+)
+new_message: Callable[[str, int, float], Message] = positional(Message, "new_message")
+new_usage: Callable[[str, str, int, int, int, int, float, float], Usage] = positional(
+    Usage, "new_usage"
+)
 
 
 def _str_arg(arguments: Mapping[str, Any], *names: str) -> str | None:

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from coordinator.drafts import draft_class
 from coordinator.errors import ConfigurationError
 
 __all__ = [
@@ -109,14 +110,11 @@ class ShellLine:
 
 # ----- building records without the frozen ``__init__`` ------------------------------
 #
-# A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``; the
-# reader builds a few records per command line, thousands of lines a second. The
-# builders below fill a draft instead: a plain class with the record's very slots,
-# whose attributes are set as cheaply as any, and which then takes the record's class
-# (Python allows that between classes of one layout). The result is the record the
-# constructor builds, field for field. Each builder covers every field of its class,
-# with the class's own defaults: a field added, renamed or given another default fails
-# at import.
+# The reader builds a few records per command line, thousands of lines a second: the
+# builders below fill a draft (``coordinator.drafts``) and give it the record's class.
+# The result is the record the constructor builds, field for field. Each builder covers
+# every field of its class, with the class's own defaults: a field added, renamed or
+# given another default fails at import.
 
 
 def _draft(cls: type, names: tuple[str, ...], defaults: dict[str, object]) -> type:
@@ -125,7 +123,7 @@ def _draft(cls: type, names: tuple[str, ...], defaults: dict[str, object]) -> ty
         declared[name].default != value for name, value in defaults.items()
     ):
         raise TypeError(f"{cls.__name__}'s fields changed: update its builder")
-    return type(f"_{cls.__name__}Draft", (), {"__slots__": cls.__slots__})  # type: ignore[attr-defined]
+    return draft_class(cls)
 
 
 _RedirectDraft = _draft(
