@@ -36,11 +36,14 @@ def positional(cls: type[_R], name: str) -> Callable[..., _R]:
     order, with no defaults: about half the cost of calling the class by keyword, and
     less than setting each slot through its descriptor."""
     names = [spec.name for spec in fields(cls)]  # type: ignore[arg-type]
+    taken = {"_record", "_draft", "_cls"}.intersection(names)
+    if taken or not name.isidentifier():
+        raise TypeError(f"cannot write a builder {name!r} of {cls.__name__}: {sorted(taken)}")
     namespace: dict[str, Any] = {"_draft": draft_class(cls), "_cls": cls}
-    body = "".join(f"    record.{field} = {field}\n" for field in names)
+    body = "".join(f"    _record.{field} = {field}\n" for field in names)
     exec(  # the generated text holds only the class's own field names
-        f"def {name}({', '.join(names)}):\n    record = _draft()\n{body}"
-        "    record.__class__ = _cls\n    return record",
+        f"def {name}({', '.join(names)}):\n    _record = _draft()\n{body}"
+        "    _record.__class__ = _cls\n    return _record",
         namespace,
     )
     build: Callable[..., _R] = namespace[name]

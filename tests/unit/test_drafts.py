@@ -98,6 +98,17 @@ def test_classes_that_cannot_take_a_drafts_place_are_refused() -> None:
             draft_class(cls)
 
 
+def test_a_field_named_like_the_builders_own_locals_is_refused() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Odd:
+        _record: int
+
+    with pytest.raises(TypeError, match="_record"):
+        positional(Odd, "new_odd")
+    with pytest.raises(TypeError, match="cannot write a builder"):
+        positional(Usage, "not a name")
+
+
 def test_a_renumbered_wave_is_the_constructed_one() -> None:
     like = Wave(
         number=1, tasks=(Task(id="a", prompt="x"),), isolation=Isolation.WORKTREE,
