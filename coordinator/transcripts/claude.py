@@ -78,7 +78,6 @@ class ClaudeStreamParser(RecordParser):
     __slots__ = (
         "_call_names",
         "_clock",
-        "_nested_ids",
         "_stamp",
         "_stamp_seconds",
         "_turn",
@@ -94,7 +93,6 @@ class ClaudeStreamParser(RecordParser):
         self._clock = clock
         self._turn = 0
         self._turn_ids: set[str] = set()
-        self._nested_ids: set[str] = set()
         self._usage_ids: set[str] = set()
         self._call_names: dict[str, str] = {}
         self._stamp: object = None
@@ -167,10 +165,8 @@ class ClaudeStreamParser(RecordParser):
         at = 0.0 if stamp is None and self._clock is None else self._at(stamp)
         events: list[Event] = []
         key = message.id or None
-        if line.parent_tool_use_id:  # a nested subagent's message: its calls, no turn
-            if key is not None:
-                self._nested_ids.add(key)
-        elif key is None or key not in self._turn_ids:
+        # a nested subagent's message (``parent_tool_use_id``) gives its calls, no turn
+        if not line.parent_tool_use_id and (key is None or key not in self._turn_ids):
             self._turn += 1
             events.append(new_turn(self._turn, at))
             if key is not None:
