@@ -11,91 +11,91 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a start-
 if TYPE_CHECKING:
     from typing import Any
 
-    from coordinator.carryover import Carryover as Carryover
-    from coordinator.carryover import CarryoverFiler as CarryoverFiler
-    from coordinator.carryover import CarryoverKind as CarryoverKind
-    from coordinator.carryover import CarryoverResult as CarryoverResult
-    from coordinator.carryover import file_carryover as file_carryover
-    from coordinator.errors import ConfigurationError as ConfigurationError
-    from coordinator.errors import DirtyWorkingTreeError as DirtyWorkingTreeError
-    from coordinator.errors import GitError as GitError
-    from coordinator.errors import MissingExtraError as MissingExtraError
-    from coordinator.errors import PlanError as PlanError
-    from coordinator.errors import RunnerError as RunnerError
-    from coordinator.errors import SeawallError as SeawallError
-    from coordinator.errors import SessionLockedError as SessionLockedError
-    from coordinator.errors import StateError as StateError
-    from coordinator.errors import TrackerError as TrackerError
-    from coordinator.events import Event as Event
-    from coordinator.events import Final as Final
-    from coordinator.events import Message as Message
-    from coordinator.events import ToolCall as ToolCall
-    from coordinator.events import ToolResult as ToolResult
-    from coordinator.events import Turn as Turn
-    from coordinator.events import Usage as Usage
-    from coordinator.exitcodes import ExitCode as ExitCode
-    from coordinator.isolation import explain_enforcement as explain_enforcement
-    from coordinator.isolation import explain_isolation as explain_isolation
-    from coordinator.isolation import resolve_enforcement as resolve_enforcement
-    from coordinator.isolation import resolve_isolation as resolve_isolation
-    from coordinator.lead.types import AgentAssignment as AgentAssignment
-    from coordinator.lead.types import AgentReview as AgentReview
-    from coordinator.lead.types import PreparedWave as PreparedWave
-    from coordinator.lead.types import WaveReport as WaveReport
-    from coordinator.model import BreakerLimits as BreakerLimits
-    from coordinator.model import Budgets as Budgets
-    from coordinator.model import ChecksPolicy as ChecksPolicy
-    from coordinator.model import CollisionRisk as CollisionRisk
-    from coordinator.model import Enforcement as Enforcement
-    from coordinator.model import Isolation as Isolation
-    from coordinator.model import Plan as Plan
-    from coordinator.model import RunnerSpec as RunnerSpec
-    from coordinator.model import SessionConfig as SessionConfig
-    from coordinator.model import SessionType as SessionType
-    from coordinator.model import Status as Status
-    from coordinator.model import StatusReport as StatusReport
-    from coordinator.model import Task as Task
-    from coordinator.model import TaskKind as TaskKind
-    from coordinator.model import TrackerConfig as TrackerConfig
-    from coordinator.model import Wave as Wave
-    from coordinator.model import WaveBreakerConfig as WaveBreakerConfig
-    from coordinator.plan import load_plan as load_plan
-    from coordinator.plan import parse_plan as parse_plan
-    from coordinator.plan import plan_waves as plan_waves
-    from coordinator.progress import Progress as Progress
-    from coordinator.prompting import render_agent_prompt as render_agent_prompt
-    from coordinator.registry import AdapterError as AdapterError
-    from coordinator.runner import AgentRequest as AgentRequest
-    from coordinator.runner import AgentResult as AgentResult
-    from coordinator.runner import AgentRunner as AgentRunner
-    from coordinator.runner import RunnerProbe as RunnerProbe
-    from coordinator.runner import StopSignal as StopSignal
-    from coordinator.runner import runner_options as runner_options
-    from coordinator.session.engine import Session as Session
-    from coordinator.session.engine import SessionResult as SessionResult
-    from coordinator.status import parse_status as parse_status
-    from coordinator.tracker import Capability as Capability
-    from coordinator.tracker import Issue as Issue
-    from coordinator.tracker import IssueTracker as IssueTracker
-    from coordinator.tracker import PullRequest as PullRequest
-    from coordinator.tracker import TrackerRateLimitError as TrackerRateLimitError
-    from coordinator.tracker import TrackerUnavailableError as TrackerUnavailableError
-    from coordinator.tracker import open_tracker as open_tracker
-    from coordinator.tracker import tracker_options as tracker_options
+    from seawall.carryover import Carryover as Carryover
+    from seawall.carryover import CarryoverFiler as CarryoverFiler
+    from seawall.carryover import CarryoverKind as CarryoverKind
+    from seawall.carryover import CarryoverResult as CarryoverResult
+    from seawall.carryover import file_carryover as file_carryover
+    from seawall.errors import ConfigurationError as ConfigurationError
+    from seawall.errors import DirtyWorkingTreeError as DirtyWorkingTreeError
+    from seawall.errors import GitError as GitError
+    from seawall.errors import MissingExtraError as MissingExtraError
+    from seawall.errors import PlanError as PlanError
+    from seawall.errors import RunnerError as RunnerError
+    from seawall.errors import SeawallError as SeawallError
+    from seawall.errors import SessionLockedError as SessionLockedError
+    from seawall.errors import StateError as StateError
+    from seawall.errors import TrackerError as TrackerError
+    from seawall.events import Event as Event
+    from seawall.events import Final as Final
+    from seawall.events import Message as Message
+    from seawall.events import ToolCall as ToolCall
+    from seawall.events import ToolResult as ToolResult
+    from seawall.events import Turn as Turn
+    from seawall.events import Usage as Usage
+    from seawall.exitcodes import ExitCode as ExitCode
+    from seawall.isolation import explain_enforcement as explain_enforcement
+    from seawall.isolation import explain_isolation as explain_isolation
+    from seawall.isolation import resolve_enforcement as resolve_enforcement
+    from seawall.isolation import resolve_isolation as resolve_isolation
+    from seawall.lead.types import AgentAssignment as AgentAssignment
+    from seawall.lead.types import AgentReview as AgentReview
+    from seawall.lead.types import PreparedWave as PreparedWave
+    from seawall.lead.types import WaveReport as WaveReport
+    from seawall.model import BreakerLimits as BreakerLimits
+    from seawall.model import Budgets as Budgets
+    from seawall.model import ChecksPolicy as ChecksPolicy
+    from seawall.model import CollisionRisk as CollisionRisk
+    from seawall.model import Enforcement as Enforcement
+    from seawall.model import Isolation as Isolation
+    from seawall.model import Plan as Plan
+    from seawall.model import RunnerSpec as RunnerSpec
+    from seawall.model import SessionConfig as SessionConfig
+    from seawall.model import SessionType as SessionType
+    from seawall.model import Status as Status
+    from seawall.model import StatusReport as StatusReport
+    from seawall.model import Task as Task
+    from seawall.model import TaskKind as TaskKind
+    from seawall.model import TrackerConfig as TrackerConfig
+    from seawall.model import Wave as Wave
+    from seawall.model import WaveBreakerConfig as WaveBreakerConfig
+    from seawall.plan import load_plan as load_plan
+    from seawall.plan import parse_plan as parse_plan
+    from seawall.plan import plan_waves as plan_waves
+    from seawall.progress import Progress as Progress
+    from seawall.prompting import render_agent_prompt as render_agent_prompt
+    from seawall.registry import AdapterError as AdapterError
+    from seawall.runner import AgentRequest as AgentRequest
+    from seawall.runner import AgentResult as AgentResult
+    from seawall.runner import AgentRunner as AgentRunner
+    from seawall.runner import RunnerProbe as RunnerProbe
+    from seawall.runner import StopSignal as StopSignal
+    from seawall.runner import runner_options as runner_options
+    from seawall.session.engine import Session as Session
+    from seawall.session.engine import SessionResult as SessionResult
+    from seawall.status import parse_status as parse_status
+    from seawall.tracker import Capability as Capability
+    from seawall.tracker import Issue as Issue
+    from seawall.tracker import IssueTracker as IssueTracker
+    from seawall.tracker import PullRequest as PullRequest
+    from seawall.tracker import TrackerRateLimitError as TrackerRateLimitError
+    from seawall.tracker import TrackerUnavailableError as TrackerUnavailableError
+    from seawall.tracker import open_tracker as open_tracker
+    from seawall.tracker import tracker_options as tracker_options
 
 # The one list of the public names, by the module that defines each; ``__all__``,
 # ``__getattr__`` and ``__dir__`` are derived from it. The imports above say the same to
 # type checkers (``name as name`` is mypy's explicit re-export), which cannot read a table
 # and which a lazy namespace cannot give eager imports; a test checks the two agree.
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "coordinator.carryover": (
+    "seawall.carryover": (
         "Carryover",
         "CarryoverFiler",
         "CarryoverKind",
         "CarryoverResult",
         "file_carryover",
     ),
-    "coordinator.errors": (
+    "seawall.errors": (
         "ConfigurationError",
         "DirtyWorkingTreeError",
         "GitError",
@@ -107,7 +107,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "StateError",
         "TrackerError",
     ),
-    "coordinator.events": (
+    "seawall.events": (
         "Event",
         "Final",
         "Message",
@@ -116,20 +116,20 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Turn",
         "Usage",
     ),
-    "coordinator.exitcodes": ("ExitCode",),
-    "coordinator.isolation": (
+    "seawall.exitcodes": ("ExitCode",),
+    "seawall.isolation": (
         "explain_enforcement",
         "explain_isolation",
         "resolve_enforcement",
         "resolve_isolation",
     ),
-    "coordinator.lead.types": (
+    "seawall.lead.types": (
         "AgentAssignment",
         "AgentReview",
         "PreparedWave",
         "WaveReport",
     ),
-    "coordinator.model": (
+    "seawall.model": (
         "BreakerLimits",
         "Budgets",
         "ChecksPolicy",
@@ -148,15 +148,15 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Wave",
         "WaveBreakerConfig",
     ),
-    "coordinator.plan": (
+    "seawall.plan": (
         "load_plan",
         "parse_plan",
         "plan_waves",
     ),
-    "coordinator.progress": ("Progress",),
-    "coordinator.prompting": ("render_agent_prompt",),
-    "coordinator.registry": ("AdapterError",),
-    "coordinator.runner": (
+    "seawall.progress": ("Progress",),
+    "seawall.prompting": ("render_agent_prompt",),
+    "seawall.registry": ("AdapterError",),
+    "seawall.runner": (
         "AgentRequest",
         "AgentResult",
         "AgentRunner",
@@ -164,12 +164,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "StopSignal",
         "runner_options",
     ),
-    "coordinator.session.engine": (
+    "seawall.session.engine": (
         "Session",
         "SessionResult",
     ),
-    "coordinator.status": ("parse_status",),
-    "coordinator.tracker": (
+    "seawall.status": ("parse_status",),
+    "seawall.tracker": (
         "Capability",
         "Issue",
         "IssueTracker",
@@ -189,7 +189,7 @@ __all__ = sorted(_MODULE_OF)
 def __getattr__(name: str) -> Any:
     module = _MODULE_OF.get(name)
     if module is None:
-        raise AttributeError(f"module 'coordinator' has no attribute {name!r}")
+        raise AttributeError(f"module 'seawall' has no attribute {name!r}")
     import importlib  # here, not at import: a hook call never needs it
 
     value = getattr(importlib.import_module(module), name)

@@ -1,5 +1,5 @@
 import sys
 
-from coordinator.cli import main
+from seawall.cli import main
 
 sys.exit(main())

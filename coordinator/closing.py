@@ -17,14 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from coordinator.carryover import CarryoverFiler, CarryoverKind, find_marker, fingerprint
-from coordinator.errors import TrackerError
-from coordinator.model import Status
-from coordinator.tracker import Issue
+from seawall.carryover import CarryoverFiler, CarryoverKind, find_marker, fingerprint
+from seawall.errors import TrackerError
+from seawall.model import Status
+from seawall.tracker import Issue
 
 if TYPE_CHECKING:
-    from coordinator.state.ledger import WaveRecord
-    from coordinator.telemetry import EventLog
+    from seawall.state.ledger import WaveRecord
+    from seawall.telemetry import EventLog
 
 __all__ = [
     "CloseResult",

@@ -11,7 +11,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from coordinator.drafts import positional
+from seawall.drafts import positional
 
 __all__ = [
     "EDIT_TOOLS",
@@ -182,7 +182,7 @@ class Final:
 
 Event = Turn | ToolCall | ToolResult | Message | Usage | Final
 
-# the parsers' own way to make events (``coordinator.drafts``): by position, no defaults
+# the parsers' own way to make events (``seawall.drafts``): by position, no defaults
 new_turn: Callable[[int, float], Turn] = positional(Turn, "new_turn")
 new_tool_call: Callable[[str, str, Mapping[str, Any], int, float], ToolCall] = positional(
     ToolCall, "new_tool_call"

@@ -17,7 +17,7 @@ import os
 import signal
 from collections.abc import Mapping
 
-from coordinator.errors import ConfigurationError
+from seawall.errors import ConfigurationError
 
 __all__ = ["KILL_POINTS", "arm", "arm_from_environment", "disarm", "kill_point"]
 

@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from coordinator.errors import SessionLockedError, StateError
+from seawall.errors import SessionLockedError, StateError
 
 __all__ = [
     "atomic_write_bytes",

@@ -26,8 +26,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import NamedTuple, TypeVar
 
-from coordinator.errors import ConfigurationError
-from coordinator.model import CollisionRisk, Enforcement, Isolation, SessionType
+from seawall.errors import ConfigurationError
+from seawall.model import CollisionRisk, Enforcement, Isolation, SessionType
 
 __all__ = [
     "EnforcementResolution",

@@ -12,8 +12,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Literal
 
-from coordinator.drafts import draft_class
-from coordinator.pricing import Price
+from seawall.drafts import draft_class
+from seawall.pricing import Price
 
 __all__ = [
     "AUTO_MAX_TURNS",
@@ -275,7 +275,7 @@ class SessionConfig:
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
     # where agent worktrees go (absolute, or relative to the repository); "" = next to it
     worktree_root: str = ""
-    sparse: bool = False  # worktrees hold only what each task needs (coordinator.git.sparse)
+    sparse: bool = False  # worktrees hold only what each task needs (seawall.git.sparse)
     reads: tuple[str, ...] = ()  # paths every sparse worktree holds (what the checks read)
     accept_hooks_only: bool = False  # without an OS sandbox, run strict in place anyway
     sandbox_writable: tuple[str, ...] = ()  # more paths every agent may write (caches)
@@ -295,7 +295,7 @@ class Plan:
 
     A plan parsed from TOML keeps its ``source``; a session records it and reopens from
     it. A plan built in Python has none; the session records its rendering
-    (``coordinator.plan.render``) instead."""
+    (``seawall.plan.render``) instead."""
 
     session: SessionConfig
     tasks: tuple[Task, ...]
@@ -336,7 +336,7 @@ def _wave_renumberer() -> Callable[[Wave, int, tuple[Task, ...]], Wave]:
     """``Wave.renumbered`` without the frozen ``__init__``'s call per field.
 
     Planning gives one decision to thousands of waves; this fills a draft of the wave
-    (``coordinator.drafts``), several times cheaper. It covers exactly the fields
+    (``seawall.drafts``), several times cheaper. It covers exactly the fields
     ``Wave`` has: a field added to ``Wave`` and not here fails at import.
     """
     names = ("number", "tasks", "isolation", "enforcement", "max_turns",

@@ -34,9 +34,9 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
 
-from coordinator.errors import ConfigurationError
-from coordinator.model import NotifyConfig
-from coordinator.telemetry import EventLog
+from seawall.errors import ConfigurationError
+from seawall.model import NotifyConfig
+from seawall.telemetry import EventLog
 
 __all__ = ["EVENTS", "Notifier", "check_notify", "notification"]
 

@@ -1,8 +1,8 @@
 """An adapter's ``options`` table checked against the options it declares.
 
 One mechanism for both kinds of adapter: ``[session.tracker.options]`` (see
-``coordinator.tracker.tracker_options``) and a runner's ``[runners.NAME] options``
-(see ``coordinator.runner.runner_options``). Values are typed TOML values
+``seawall.tracker.tracker_options``) and a runner's ``[runners.NAME] options``
+(see ``seawall.runner.runner_options``). Values are typed TOML values
 (``OptionValue``: a string, integer, float, boolean or list of strings).
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from coordinator.config.fields import suggest
-from coordinator.errors import ConfigurationError
-from coordinator.model import OptionValue
+from seawall.config.fields import suggest
+from seawall.errors import ConfigurationError
+from seawall.model import OptionValue
 
 __all__ = ["OptionTypes", "check_options", "options_text"]
 

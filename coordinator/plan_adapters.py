@@ -6,7 +6,7 @@ a class with an abstract method left out or a constructor that raises stops the
 command with a ``PlanError`` naming the plan file, the field, the entry point and its
 package, and no agent ever starts. The built instances are then the session's own.
 (Whether each runner's program can start is the session's preflight, in
-``coordinator.preflight``.)
+``seawall.preflight``.)
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from coordinator.errors import ConfigurationError, MissingExtraError, PlanError
-from coordinator.model import Plan, RunnerSpec, TrackerConfig
-from coordinator.registry import RUNNER_GROUP, TRACKER_GROUP, build
+from seawall.errors import ConfigurationError, MissingExtraError, PlanError
+from seawall.model import Plan, RunnerSpec, TrackerConfig
+from seawall.registry import RUNNER_GROUP, TRACKER_GROUP, build
 
 if TYPE_CHECKING:
-    from coordinator.runner import AgentRunner
-    from coordinator.tracker import IssueTracker
+    from seawall.runner import AgentRunner
+    from seawall.tracker import IssueTracker
 
 __all__ = ["Adapters", "build_adapters", "checked_adapters", "runner_names", "with_tracker_kind"]
 
@@ -88,7 +88,7 @@ def checked_adapters(
 
 
 def _tracker(plan: Plan, config: TrackerConfig, root: Path) -> IssueTracker:
-    from coordinator.tracker import IssueTracker
+    from seawall.tracker import IssueTracker
 
     try:
         built = build(TRACKER_GROUP, config.kind, lambda cls: cls.from_config(config, root=root))
@@ -101,8 +101,8 @@ def _tracker(plan: Plan, config: TrackerConfig, root: Path) -> IssueTracker:
 
 
 def _publisher(plan: Plan, host: IssueTracker) -> None:
-    from coordinator.notify import check_notify
-    from coordinator.publish import check_publisher
+    from seawall.notify import check_notify
+    from seawall.publish import check_publisher
 
     try:
         check_publisher(host, plan.session.publish)
@@ -115,7 +115,7 @@ def _publisher(plan: Plan, host: IssueTracker) -> None:
 
 
 def _runner(plan: Plan, name: str, *, field: str) -> AgentRunner:
-    from coordinator.runner import AgentRunner
+    from seawall.runner import AgentRunner
 
     spec = plan.runners.get(name) or RunnerSpec(name=name, kind=name)
     try:

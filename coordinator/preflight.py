@@ -14,8 +14,8 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from coordinator.errors import RunnerError
-from coordinator.runner import AgentRunner, RunnerProbe
+from seawall.errors import RunnerError
+from seawall.runner import AgentRunner, RunnerProbe
 
 __all__ = ["preflight_runners", "probe_runner"]
 

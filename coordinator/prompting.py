@@ -20,9 +20,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-import prompts
-from coordinator.errors import ConfigurationError
-from coordinator.model import Task, TaskKind
+from seawall import prompts
+from seawall.errors import ConfigurationError
+from seawall.model import Task, TaskKind
 
 __all__ = [
     "ERROR_CLASSES",

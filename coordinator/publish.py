@@ -18,13 +18,13 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from coordinator.carryover.filer import RetryPolicy, is_transient, retrying
-from coordinator.errors import ConfigurationError, GitError, TrackerError
-from coordinator.faults import kill_point
-from coordinator.fsutil import atomic_write_text
-from coordinator.git.repo import run_git
-from coordinator.model import PublishConfig
-from coordinator.tracker import Capability, IssueTracker, PullRequest, TrackerRateLimitError
+from seawall.carryover.filer import RetryPolicy, is_transient, retrying
+from seawall.errors import ConfigurationError, GitError, TrackerError
+from seawall.faults import kill_point
+from seawall.fsutil import atomic_write_text
+from seawall.git.repo import run_git
+from seawall.model import PublishConfig
+from seawall.tracker import Capability, IssueTracker, PullRequest, TrackerRateLimitError
 
 __all__ = ["PublishResult", "check_publisher", "publish_session", "render_summary"]
 
@@ -133,7 +133,7 @@ def _record(session_dir: Path, result: PublishResult) -> None:
 
 def render_summary(state: object) -> str:
     """The request body: what the session did, from its ledger (``SessionState``)."""
-    from coordinator.state.ledger import SessionState
+    from seawall.state.ledger import SessionState
 
     assert isinstance(state, SessionState)
     done = sorted(t.id for t in state.tasks.values() if t.status in ("done", "no-tests-needed"))

@@ -22,8 +22,8 @@ from importlib.metadata import entry_points
 from types import MappingProxyType
 from typing import Any
 
-from coordinator.config.fields import suggest
-from coordinator.errors import ConfigurationError, MissingExtraError, SeawallError
+from seawall.config.fields import suggest
+from seawall.errors import ConfigurationError, MissingExtraError, SeawallError
 
 __all__ = [
     "RUNNER_GROUP",
@@ -43,8 +43,8 @@ RUNNER_GROUP = "seawall.runners"
 _OWN_DISTRIBUTION = "seawall"
 _BASES = MappingProxyType(
     {
-        TRACKER_GROUP: "coordinator.tracker:IssueTracker",
-        RUNNER_GROUP: "coordinator.runner:AgentRunner",
+        TRACKER_GROUP: "seawall.tracker:IssueTracker",
+        RUNNER_GROUP: "seawall.runner:AgentRunner",
     }
 )
 
@@ -52,21 +52,21 @@ _BUILTIN = MappingProxyType(
     {
         TRACKER_GROUP: MappingProxyType(
             {
-                "local": "adapters.trackers.local:LocalTracker",
-                "memory": "adapters.trackers.memory:MemoryTracker",
-                "github": "adapters.trackers.github:GitHubTracker",
-                "gitlab": "adapters.trackers.gitlab:GitLabTracker",
+                "local": "seawall.adapters.trackers.local:LocalTracker",
+                "memory": "seawall.adapters.trackers.memory:MemoryTracker",
+                "github": "seawall.adapters.trackers.github:GitHubTracker",
+                "gitlab": "seawall.adapters.trackers.gitlab:GitLabTracker",
             }
         ),
         RUNNER_GROUP: MappingProxyType(
             {
-                "callable": "adapters.runners.callable:CallableRunner",
-                "scripted": "adapters.runners.scripted:ScriptedRunner",
-                "command": "adapters.runners.command:CommandRunner",
-                "claude-code": "adapters.runners.claude_code:ClaudeCodeRunner",
-                "codex": "adapters.runners.codex:CodexRunner",
-                "opencode": "adapters.runners.opencode:OpenCodeRunner",
-                "ray": "adapters.runners.ray:RayRunner",
+                "callable": "seawall.adapters.runners.callable:CallableRunner",
+                "scripted": "seawall.adapters.runners.scripted:ScriptedRunner",
+                "command": "seawall.adapters.runners.command:CommandRunner",
+                "claude-code": "seawall.adapters.runners.claude_code:ClaudeCodeRunner",
+                "codex": "seawall.adapters.runners.codex:CodexRunner",
+                "opencode": "seawall.adapters.runners.opencode:OpenCodeRunner",
+                "ray": "seawall.adapters.runners.ray:RayRunner",
             }
         ),
     }
@@ -122,7 +122,7 @@ def _kind(group: str) -> str:
 
 
 def _own_version() -> str:
-    from coordinator.version import __version__
+    from seawall.version import __version__
 
     return __version__
 

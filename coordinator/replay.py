@@ -18,12 +18,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from coordinator.errors import ConfigurationError
-from coordinator.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
-from coordinator.model import BreakerLimits, StagnationConfig
-from coordinator.stagnation.finding import Finding
-from coordinator.stagnation.monitor import AgentMonitor
-from coordinator.transcripts import TranscriptFormat, TranscriptReader, sniff_format
+from seawall.errors import ConfigurationError
+from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.model import BreakerLimits, StagnationConfig
+from seawall.stagnation.finding import Finding
+from seawall.stagnation.monitor import AgentMonitor
+from seawall.transcripts import TranscriptFormat, TranscriptReader, sniff_format
 
 __all__ = [
     "ReplayFormat",

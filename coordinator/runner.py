@@ -1,7 +1,7 @@
 """The ``AgentRunner`` port: run one agent, stream its events, return its outcome.
 
 Cancellation contract (every runner keeps it; the conformance kit in
-``coordinator.testing.runners`` checks it):
+``seawall.testing.runners`` checks it):
 
 - **Stop and time limit are the runner's own.** ``AgentRequest.time_limit`` is enforced by
   the runner in an inner cancel scope, and ``AgentRequest.stop`` (a ``StopSignal``) lets
@@ -33,13 +33,13 @@ from typing import ClassVar, Self
 
 import anyio
 
-from coordinator.errors import ConfigurationError
-from coordinator.events import Event, Final, ToolCall, Turn, Usage
-from coordinator.hooks.wire import SOCKET_ENV
-from coordinator.model import OptionValue, RunnerSpec
-from coordinator.options import OptionTypes, check_options
-from coordinator.pricing import PriceTable
-from coordinator.sandbox.policy import SandboxPolicy
+from seawall.errors import ConfigurationError
+from seawall.events import Event, Final, ToolCall, Turn, Usage
+from seawall.hooks.wire import SOCKET_ENV
+from seawall.model import OptionValue, RunnerSpec
+from seawall.options import OptionTypes, check_options
+from seawall.pricing import PriceTable
+from seawall.sandbox.policy import SandboxPolicy
 
 __all__ = [
     "AgentRequest",
@@ -426,7 +426,7 @@ def runner_options(spec: RunnerSpec, known: OptionTypes) -> dict[str, OptionValu
 
 def build_runner(spec: RunnerSpec) -> AgentRunner:
     """The runner a plan's ``[runners.NAME]`` table describes, resolved by its kind."""
-    from coordinator.registry import RUNNER_GROUP, resolve  # lazy: adapters load on use
+    from seawall.registry import RUNNER_GROUP, resolve  # lazy: adapters load on use
 
     target = resolve(RUNNER_GROUP, spec.kind)
     if not (isinstance(target, type) and issubclass(target, AgentRunner)):

@@ -38,8 +38,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from coordinator.errors import ConfigurationError
-from coordinator.model import Status, StatusReport
+from seawall.errors import ConfigurationError
+from seawall.model import Status, StatusReport
 
 __all__ = ["error_in_text", "parse_status"]
 

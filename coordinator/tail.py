@@ -19,12 +19,12 @@ from typing import Protocol
 import anyio
 from anyio.abc import TaskStatus
 
-from coordinator.breakers.trip import Trip
-from coordinator.events import Event
-from coordinator.fsutil import file_lock
-from coordinator.stagnation.finding import Finding
-from coordinator.stagnation.monitor import AgentMonitor
-from coordinator.transcripts import TranscriptReader
+from seawall.breakers.trip import Trip
+from seawall.events import Event
+from seawall.fsutil import file_lock
+from seawall.stagnation.finding import Finding
+from seawall.stagnation.monitor import AgentMonitor
+from seawall.transcripts import TranscriptReader
 
 __all__ = [
     "LineFollower",

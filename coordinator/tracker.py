@@ -7,7 +7,7 @@ sessions on different machines filing the same carryover are serialised) and
 
 Adapters live in ``adapters/trackers`` (local files, in-memory, GitHub, GitLab) or in
 third-party packages registered under the ``seawall.trackers`` entry-point group. The
-conformance kit in ``coordinator.testing.trackers`` checks an adapter against this port.
+conformance kit in ``seawall.testing.trackers`` checks an adapter against this port.
 
 The port is synchronous: both SDKs are, and a local tracker is file I/O. An async
 caller runs ``file_carryover`` in a worker thread (``anyio.to_thread.run_sync``).
@@ -23,9 +23,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import ClassVar, Self
 
-from coordinator.errors import ConfigurationError, TrackerError
-from coordinator.model import OptionValue, TrackerConfig
-from coordinator.options import OptionTypes, check_options
+from seawall.errors import ConfigurationError, TrackerError
+from seawall.model import OptionValue, TrackerConfig
+from seawall.options import OptionTypes, check_options
 
 __all__ = [
     "Capability",
@@ -217,7 +217,7 @@ def open_tracker(config: TrackerConfig, *, root: Path) -> IssueTracker:
     A failure to load or build it is a ``ConfigurationError`` naming the entry point and
     its package; nothing else escapes from a third party's constructor.
     """
-    from coordinator.registry import TRACKER_GROUP, build
+    from seawall.registry import TRACKER_GROUP, build
 
     tracker = build(TRACKER_GROUP, config.kind, lambda cls: cls.from_config(config, root=root))
     assert isinstance(tracker, IssueTracker)  # build checked the class

@@ -6,9 +6,9 @@ strict: a placeholder without a value is an error naming it, and so is a value t
 placeholder uses. Values are inserted once, never re-expanded, so task text containing
 ``${...}`` is safe.
 
-``coordinator.errors`` is imported inside the functions: ``coordinator`` re-exports
+``seawall.errors`` is imported inside the functions: ``seawall`` re-exports
 renderers that import this package, and a module-level import here would make
-``import prompts`` (before ``coordinator``) circular.
+``import prompts`` (before ``seawall``) circular.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def template_names() -> tuple[str, ...]:
 
 def load_template(name: str) -> str:
     """The raw text of template ``name`` (without ``.txt``); unknown names are an error."""
-    from coordinator.errors import ConfigurationError
+    from seawall.errors import ConfigurationError
 
     known = template_names()
     if name not in known:
@@ -48,7 +48,7 @@ def render(name: str, /, **variables: str) -> str:
     Raises ``ConfigurationError`` when a placeholder has no value, a value has no
     placeholder, a value is not a string, or the template itself is malformed.
     """
-    from coordinator.errors import ConfigurationError
+    from seawall.errors import ConfigurationError
 
     template = Template(load_template(name))
     if not template.is_valid():

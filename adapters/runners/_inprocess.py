@@ -19,8 +19,8 @@ from typing import IO, Any
 
 import anyio
 
-from coordinator.events import Event, Final
-from coordinator.runner import AgentRequest, AgentResult, EmitFn, Emitter, StopSignal
+from seawall.events import Event, Final
+from seawall.runner import AgentRequest, AgentResult, EmitFn, Emitter, StopSignal
 
 __all__ = ["AgentBody", "event_record", "run_in_process", "transcript_lines"]
 

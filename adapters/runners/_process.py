@@ -1,7 +1,7 @@
 """Running one agent as a subprocess: start, stream, limit, stop, reap.
 
 Shared by the ``command``, ``claude-code`` and ``codex`` runners. On Linux every agent
-runs under seawall's supervisor (``coordinator.sandbox.supervise``) in a session of its
+runs under seawall's supervisor (``seawall.sandbox.supervise``) in a session of its
 own: the supervisor applies the request's sandbox, and ends every process the agent
 started (even those that left its process group or session) when the agent ends or is
 stopped. Stopping the agent sends SIGTERM to the supervisor's group and waits until it
@@ -24,12 +24,12 @@ from typing import BinaryIO
 import anyio
 from anyio.abc import Process
 
-from coordinator.errors import ConfigurationError, RunnerError
-from coordinator.processes import aend_group, signal_group
-from coordinator.runner import AgentRequest, AgentResult, Emitter, StopSignal
-from coordinator.sandbox.launch import supervised, supervisor_argv, unavailable_reason
-from coordinator.sandbox.policy import DEVICE_PATHS, SandboxPolicy, cli_state_paths
-from coordinator.sandbox.supervise import SANDBOX_FAILED, SUPERVISOR_SAYS
+from seawall.errors import ConfigurationError, RunnerError
+from seawall.processes import aend_group, signal_group
+from seawall.runner import AgentRequest, AgentResult, Emitter, StopSignal
+from seawall.sandbox.launch import supervised, supervisor_argv, unavailable_reason
+from seawall.sandbox.policy import DEVICE_PATHS, SandboxPolicy, cli_state_paths
+from seawall.sandbox.supervise import SANDBOX_FAILED, SUPERVISOR_SAYS
 
 __all__ = [
     "DEFAULT_KILL_GRACE",

@@ -22,8 +22,8 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
-from coordinator.errors import GitError
-from coordinator.git.repo import open_repository, run_git
+from seawall.errors import GitError
+from seawall.git.repo import open_repository, run_git
 
 __all__ = [
     "EMPTY_BUNDLE",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from adapters.runners._ray_git import (
+from seawall.adapters.runners._ray_git import (
     apply_tree,
     commit_tree,
     compare_and_swap_ref,
@@ -21,10 +21,10 @@ from adapters.runners._ray_git import (
     move_branch,
     unbundle,
 )
-from adapters.runners._ray_wire import CheckpointNote
-from coordinator.errors import GitError, RunnerError
-from coordinator.git.repo import checkpoint_ref, open_repository, ref_target
-from coordinator.runner import AgentRequest
+from seawall.adapters.runners._ray_wire import CheckpointNote
+from seawall.errors import GitError, RunnerError
+from seawall.git.repo import checkpoint_ref, open_repository, ref_target
+from seawall.runner import AgentRequest
 
 __all__ = ["LocalWorktree"]
 

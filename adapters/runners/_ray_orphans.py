@@ -22,9 +22,9 @@ from typing import Any
 
 import anyio
 
-from adapters.runners._ray_link import RayLink, wait_ref
-from adapters.runners._ray_options import Placement
-from coordinator.errors import RunnerError, SeawallError
+from seawall.adapters.runners._ray_link import RayLink, wait_ref
+from seawall.adapters.runners._ray_options import Placement
+from seawall.errors import RunnerError, SeawallError
 
 __all__ = ["ORPHAN_WAIT", "PROBE_WAIT", "reap_here", "stop_remote_orphans"]
 
@@ -42,7 +42,7 @@ def reap_here(session: str, task_id: str) -> tuple[str, list[int]]:
     the process groups that had a live member."""
     import ray
 
-    from coordinator.session.orphans import find_orphans, stop_orphans
+    from seawall.session.orphans import find_orphans, stop_orphans
 
     node = str(ray.get_runtime_context().get_node_id())
     groups = find_orphans(session, task_id)

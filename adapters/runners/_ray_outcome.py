@@ -17,10 +17,10 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from adapters.runners._ray_local import LocalWorktree
-from adapters.runners._ray_wire import WorkerOutcome
-from coordinator.errors import RunnerError
-from coordinator.runner import AgentRequest, AgentResult, Emitter
+from seawall.adapters.runners._ray_local import LocalWorktree
+from seawall.adapters.runners._ray_wire import WorkerOutcome
+from seawall.errors import RunnerError
+from seawall.runner import AgentRequest, AgentResult, Emitter
 
 __all__ = ["Settled", "StopState", "lost_reason", "remote_result", "stopped_before"]
 

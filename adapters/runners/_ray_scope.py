@@ -20,9 +20,9 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from coordinator.errors import RunnerError
-from coordinator.runner import AgentRequest
-from coordinator.sandbox.policy import SandboxPolicy
+from seawall.errors import RunnerError
+from seawall.runner import AgentRequest
+from seawall.sandbox.policy import SandboxPolicy
 
 __all__ = ["PackedScope", "WorkerScope", "pack_scope", "unpack_scope"]
 
@@ -98,7 +98,7 @@ def unpack_scope(
         sandbox = SandboxPolicy(writable=kept, describe=packed.sandbox_describe)
     if packed.manifest is None:
         return WorkerScope(sandbox=sandbox)
-    from coordinator.scope.manifest import (
+    from seawall.scope.manifest import (
         ManifestError,
         load_manifest,
         manifest_digest,

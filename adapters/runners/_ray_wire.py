@@ -12,9 +12,9 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
-from adapters.runners._ray_scope import PackedScope
-from coordinator.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
-from coordinator.model import RunnerSpec
+from seawall.adapters.runners._ray_scope import PackedScope
+from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.model import RunnerSpec
 
 __all__ = [
     "CheckpointNote",

@@ -37,9 +37,9 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from adapters.runners._ray_git import bundle, commit_tree, init_clone
-from adapters.runners._ray_scope import WorkerScope, unpack_scope
-from adapters.runners._ray_wire import (
+from seawall.adapters.runners._ray_git import bundle, commit_tree, init_clone
+from seawall.adapters.runners._ray_scope import WorkerScope, unpack_scope
+from seawall.adapters.runners._ray_wire import (
     CheckpointNote,
     Job,
     WorkerOutcome,
@@ -47,11 +47,11 @@ from adapters.runners._ray_wire import (
     encode_event,
     relocate,
 )
-from coordinator.errors import RunnerError, SeawallError
-from coordinator.events import Event, ToolCall, ToolResult, edited_paths
-from coordinator.git.checkpoints import Checkpointer, CheckpointMode
-from coordinator.runner import AgentRequest, AgentResult, AgentRunner, build_runner
-from coordinator.sandbox.launch import agents_end_with_this_process
+from seawall.errors import RunnerError, SeawallError
+from seawall.events import Event, ToolCall, ToolResult, edited_paths
+from seawall.git.checkpoints import Checkpointer, CheckpointMode
+from seawall.runner import AgentRequest, AgentResult, AgentRunner, build_runner
+from seawall.sandbox.launch import agents_end_with_this_process
 
 __all__ = ["STOP_POLL", "run_remote"]
 
@@ -137,7 +137,7 @@ class _Remote:
             task_id=job.task_id,
             base=job.head,
             mode=CheckpointMode.TREE,
-            dispatch=f"w{job.wave}",  # the session's name for a dispatch (coordinator.session)
+            dispatch=f"w{job.wave}",  # the session's name for a dispatch (seawall.session)
         )
         self.known: set[str] = {job.head, *([job.checkpoint] if job.checkpoint else [])}
         self.sent_tree = commit_tree(root, job.head)
@@ -287,7 +287,7 @@ class _Remote:
         return CheckpointNote(branch_tip=branch_tip, checkpoint=checkpoint, tree=tree, bundle=data)
 
     def _head(self) -> str:
-        from coordinator.git.repo import run_git
+        from seawall.git.repo import run_git
 
         done = run_git(["rev-parse", f"refs/heads/{self.job.branch}"], cwd=self.gitdir)
         return done.stdout.strip()

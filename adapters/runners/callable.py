@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from adapters.runners._inprocess import run_in_process
-from coordinator.events import Event
-from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn, Emitter
+from seawall.adapters.runners._inprocess import run_in_process
+from seawall.events import Event
+from seawall.runner import AgentRequest, AgentResult, AgentRunner, EmitFn, Emitter
 
 __all__ = ["AgentEmit", "AgentFunction", "CallableRunner"]
 

@@ -28,13 +28,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from adapters.runners.streaming import DEFAULT_KILL_GRACE, LineParser, StreamingCliRunner
-from coordinator.errors import ConfigurationError
-from coordinator.hooks.install import default_command
-from coordinator.options import OptionTypes
-from coordinator.prompting import render_new_files_part
-from coordinator.runner import AgentRequest, AgentResult, EmitFn
-from coordinator.transcripts import ClaudeStreamParser
+from seawall.adapters.runners.streaming import DEFAULT_KILL_GRACE, LineParser, StreamingCliRunner
+from seawall.errors import ConfigurationError
+from seawall.hooks.install import default_command
+from seawall.options import OptionTypes
+from seawall.prompting import render_new_files_part
+from seawall.runner import AgentRequest, AgentResult, EmitFn
+from seawall.transcripts import ClaudeStreamParser
 
 __all__ = ["PERMISSION_MODE", "ClaudeCodeRunner", "hook_settings"]
 

@@ -37,19 +37,19 @@ from typing import ClassVar
 
 import anyio
 
-from adapters.runners.streaming import (
+from seawall.adapters.runners.streaming import (
     DEFAULT_KILL_GRACE,
     LineParser,
     StreamingCliRunner,
     ToolNames,
 )
-from coordinator.errors import ConfigurationError, RunnerError
-from coordinator.events import Event, Final
-from coordinator.options import OptionTypes
-from coordinator.runner import AgentRequest, AgentResult, EmitFn, Emitter
-from coordinator.sandbox.launch import available as sandbox_available
-from coordinator.tail import LineFollower
-from coordinator.transcripts import CodexJsonParser, CodexRolloutParser
+from seawall.errors import ConfigurationError, RunnerError
+from seawall.events import Event, Final
+from seawall.options import OptionTypes
+from seawall.runner import AgentRequest, AgentResult, EmitFn, Emitter
+from seawall.sandbox.launch import available as sandbox_available
+from seawall.tail import LineFollower
+from seawall.transcripts import CodexJsonParser, CodexRolloutParser
 
 __all__ = ["CodexRunner", "codex_home_of"]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Self
 
-from adapters.runners._process import (
+from seawall.adapters.runners._process import (
     DEFAULT_KILL_GRACE,
     LineHandler,
     ProcessOutcome,
@@ -30,11 +30,11 @@ from adapters.runners._process import (
     process_result,
     spawn_agent,
 )
-from adapters.runners.tools import ToolGate, ToolNames, strict_scope
-from coordinator.errors import ConfigurationError
-from coordinator.events import Final, Message
-from coordinator.model import RunnerSpec
-from coordinator.runner import (
+from seawall.adapters.runners.tools import ToolGate, ToolNames, strict_scope
+from seawall.errors import ConfigurationError
+from seawall.events import Final, Message
+from seawall.model import RunnerSpec
+from seawall.runner import (
     AgentRequest,
     AgentResult,
     AgentRunner,
@@ -43,7 +43,7 @@ from coordinator.runner import (
     RunnerProbe,
     runner_options,
 )
-from coordinator.transcripts import TranscriptReader
+from seawall.transcripts import TranscriptReader
 
 __all__ = ["CommandRunner", "OutputFormat"]
 

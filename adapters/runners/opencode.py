@@ -30,9 +30,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from adapters.runners.streaming import LineParser, StreamingCliRunner, Tool, ToolNames
-from coordinator.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
-from coordinator.runner import AgentRequest
+from seawall.adapters.runners.streaming import LineParser, StreamingCliRunner, Tool, ToolNames
+from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.runner import AgentRequest
 
 __all__ = ["OPENCODE_TOOLS", "OpenCodeJsonParser", "OpenCodeRunner"]
 

@@ -26,8 +26,8 @@ from typing import Self
 import anyio
 import anyio.lowlevel
 
-from adapters.runners._inprocess import run_in_process
-from adapters.runners.scripted_steps import (
+from seawall.adapters.runners._inprocess import run_in_process
+from seawall.adapters.runners.scripted_steps import (
     AgentScript,
     Commit,
     Crash,
@@ -42,9 +42,9 @@ from adapters.runners.scripted_steps import (
     as_scripts,
     load_scripts,
 )
-from coordinator.events import Message, ToolCall, ToolResult, Turn, Usage
-from coordinator.model import RunnerSpec
-from coordinator.runner import (
+from seawall.events import Message, ToolCall, ToolResult, Turn, Usage
+from seawall.model import RunnerSpec
+from seawall.runner import (
     AgentRequest,
     AgentResult,
     AgentRunner,

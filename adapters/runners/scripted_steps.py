@@ -34,7 +34,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from coordinator.errors import ConfigurationError
+from seawall.errors import ConfigurationError
 
 __all__ = [
     "AgentScript",

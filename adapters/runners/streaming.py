@@ -13,7 +13,7 @@ started ends with it); keeps the tail of stderr; counts turns, tool calls and co
 from the events; and returns an ``AgentResult`` for every way the agent ends.
 
 Options: ``option_types`` declares the ``[runners.NAME] options`` a runner accepts and
-their types; ``from_spec`` checks them (``coordinator.runner.runner_options``) and passes
+their types; ``from_spec`` checks them (``seawall.runner.runner_options``) and passes
 each one to the constructor as a keyword argument of the same name.
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol, Self
 
-from adapters.runners._process import (
+from seawall.adapters.runners._process import (
     DEFAULT_KILL_GRACE,
     LineHandler,
     ProcessOutcome,
@@ -34,13 +34,13 @@ from adapters.runners._process import (
     process_result,
     spawn_agent,
 )
-from adapters.runners.tools import CANONICAL_TOOLS, Tool, ToolGate, ToolNames, strict_scope
-from coordinator.errors import ConfigurationError
-from coordinator.events import Event
-from coordinator.model import RunnerSpec
-from coordinator.options import OptionTypes
-from coordinator.pricing import PriceTable
-from coordinator.runner import (
+from seawall.adapters.runners.tools import CANONICAL_TOOLS, Tool, ToolGate, ToolNames, strict_scope
+from seawall.errors import ConfigurationError
+from seawall.events import Event
+from seawall.model import RunnerSpec
+from seawall.options import OptionTypes
+from seawall.pricing import PriceTable
+from seawall.runner import (
     AgentRequest,
     AgentResult,
     AgentRunner,

@@ -1,7 +1,7 @@
 """Tool-name mapping: an agent CLI's own tool names normalised to seawall's canonical ones.
 
 seawall recognises edits, reads and shell commands only by the canonical names of
-``coordinator.events`` (``Write``, ``Edit``, ``Read``, ``Bash``, ...) and their argument
+``seawall.events`` (``Write``, ``Edit``, ``Read``, ``Bash``, ...) and their argument
 keys (``file_path``, ``command``, ...). A CLI whose write tool is ``write_file(path=...)``
 must say so, or its writes escape checkpoints, detectors and breakers. ``ToolNames``
 holds that mapping for one CLI; ``StreamingCliRunner`` applies it to every event its
@@ -17,7 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from coordinator.events import (
+from seawall.events import (
     EDIT_TOOLS,
     READ_TOOLS,
     SHELL_TOOLS,
@@ -26,11 +26,11 @@ from coordinator.events import (
     ToolCall,
     ToolResult,
 )
-from coordinator.model import Enforcement
-from coordinator.pricing import PriceTable
-from coordinator.runner import AgentRequest, EmitFn, Emitter
-from coordinator.scope.manifest import ManifestError, load_manifest
-from coordinator.scope.tools import BUILT_IN_READERS, other_tool_paths
+from seawall.model import Enforcement
+from seawall.pricing import PriceTable
+from seawall.runner import AgentRequest, EmitFn, Emitter
+from seawall.scope.manifest import ManifestError, load_manifest
+from seawall.scope.tools import BUILT_IN_READERS, other_tool_paths
 
 __all__ = ["CANONICAL_TOOLS", "Tool", "ToolGate", "ToolNames", "strict_scope"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 
-from coordinator.errors import TrackerError
+from seawall.errors import TrackerError
 
 __all__ = ["claim_by_label", "claim_label", "new_nonce"]
 

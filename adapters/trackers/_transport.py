@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import requests
 
-from coordinator.errors import TrackerError
-from coordinator.tracker import TrackerRateLimitError, TrackerUnavailableError
+from seawall.errors import TrackerError
+from seawall.tracker import TrackerRateLimitError, TrackerUnavailableError
 
 __all__ = ["status_error", "transport_error"]
 

@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from coordinator.errors import ConfigurationError, MissingExtraError, TrackerError
-from coordinator.model import TrackerConfig
-from coordinator.tracker import (
+from seawall.errors import ConfigurationError, MissingExtraError, TrackerError
+from seawall.model import TrackerConfig
+from seawall.tracker import (
     Capability,
     Issue,
     IssueTracker,
@@ -39,8 +39,8 @@ except ImportError as exc:
         package="PyGithub", extra="github", purpose="The GitHub tracker"
     ) from exc
 
-from adapters.trackers._claims import claim_by_label, new_nonce
-from adapters.trackers._transport import status_error, transport_error
+from seawall.adapters.trackers._claims import claim_by_label, new_nonce
+from seawall.adapters.trackers._transport import status_error, transport_error
 
 __all__ = ["DEFAULT_BASE_URL", "GitHubTracker"]
 

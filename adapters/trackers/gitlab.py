@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from coordinator.errors import ConfigurationError, MissingExtraError, TrackerError
-from coordinator.model import TrackerConfig
-from coordinator.tracker import (
+from seawall.errors import ConfigurationError, MissingExtraError, TrackerError
+from seawall.model import TrackerConfig
+from seawall.tracker import (
     Capability,
     Issue,
     IssueTracker,
@@ -38,8 +38,8 @@ except ImportError as exc:
         package="python-gitlab", extra="gitlab", purpose="The GitLab tracker"
     ) from exc
 
-from adapters.trackers._claims import claim_by_label, new_nonce
-from adapters.trackers._transport import status_error, transport_error
+from seawall.adapters.trackers._claims import claim_by_label, new_nonce
+from seawall.adapters.trackers._transport import status_error, transport_error
 
 __all__ = ["DEFAULT_URL", "GitLabTracker"]
 

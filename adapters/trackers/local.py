@@ -19,10 +19,10 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from coordinator.errors import StateError, TrackerError
-from coordinator.fsutil import atomic_write_text, file_lock
-from coordinator.model import TrackerConfig
-from coordinator.tracker import Issue, IssueTracker
+from seawall.errors import StateError, TrackerError
+from seawall.fsutil import atomic_write_text, file_lock
+from seawall.model import TrackerConfig
+from seawall.tracker import Issue, IssueTracker
 
 __all__ = ["LocalTracker"]
 

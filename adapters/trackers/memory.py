@@ -15,9 +15,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
-from coordinator.errors import TrackerError
-from coordinator.model import TrackerConfig
-from coordinator.tracker import Issue, IssueTracker, TrackerUnavailableError
+from seawall.errors import TrackerError
+from seawall.model import TrackerConfig
+from seawall.tracker import Issue, IssueTracker, TrackerUnavailableError
 
 __all__ = ["Fault", "MemoryTracker", "Operation", "TrackerCall"]
 

@@ -10,29 +10,29 @@
 
 from __future__ import annotations
 
-from coordinator.breakers.agent import AgentBreaker, BreakerListener, BreakerStatistics
-from coordinator.breakers.blocked import (
+from seawall.breakers.agent import AgentBreaker, BreakerListener, BreakerStatistics
+from seawall.breakers.blocked import (
     append_blocked,
     append_blocked_note,
     blocked_note,
     blocked_path,
 )
-from coordinator.breakers.commands import (
+from seawall.breakers.commands import (
     CLEANUP_COMMANDS,
     cleanup_refusal,
     is_verify_command,
     is_wait_command,
 )
-from coordinator.breakers.keys import PAGINATION_ARGS, call_key, canonical_json, turn_key
-from coordinator.breakers.signature import error_signature, signature_digest
-from coordinator.breakers.store import (
+from seawall.breakers.keys import PAGINATION_ARGS, call_key, canonical_json, turn_key
+from seawall.breakers.signature import error_signature, signature_digest
+from seawall.breakers.store import (
     breaker_path,
     load_breaker,
     open_breaker,
     reset_agent_breaker,
     save_breaker,
 )
-from coordinator.breakers.trip import (
+from seawall.breakers.trip import (
     CLEANUP_ALLOWANCE,
     Admission,
     BreakerKind,
@@ -41,7 +41,7 @@ from coordinator.breakers.trip import (
     NoticeKind,
     Trip,
 )
-from coordinator.breakers.wave import WaveBreaker, WaveReport, WaveTrigger, WaveTrip
+from seawall.breakers.wave import WaveBreaker, WaveReport, WaveTrigger, WaveTrip
 
 __all__ = [
     "CLEANUP_ALLOWANCE",

@@ -7,8 +7,8 @@ import os
 import re
 from pathlib import Path
 
-from coordinator.breakers.signature import FailurePrint, failure_print, output_digest, same_failure
-from coordinator.scope.enforce import ErrorClass
+from seawall.breakers.signature import FailurePrint, failure_print, output_digest, same_failure
+from seawall.scope.enforce import ErrorClass
 
 EVIDENCE_CHARS = 160
 

@@ -1,6 +1,6 @@
 """An agent breaker's counters as one record, for hook processes that resume it (internal).
 
-The record is converted by the codec (``coordinator.codec``) like every other record;
+The record is converted by the codec (``seawall.codec``) like every other record;
 its JSON shape is the one schema 2 has always had: a pending call and a repeat are
 short arrays, a command's failures a list of ``[failure print, count]`` pairs.
 """
@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from coordinator.breakers._memory import FailureCounts, Repeat
-from coordinator.breakers.polls import BackgroundWatch
-from coordinator.breakers.signature import FailurePrint
-from coordinator.breakers.trip import Trip
+from seawall.breakers._memory import FailureCounts, Repeat
+from seawall.breakers.polls import BackgroundWatch
+from seawall.breakers.signature import FailurePrint
+from seawall.breakers.trip import Trip
 
 if TYPE_CHECKING:
-    from coordinator.breakers.agent import AgentBreaker
+    from seawall.breakers.agent import AgentBreaker
 
 SCHEMA = 2
 

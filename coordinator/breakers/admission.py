@@ -15,11 +15,11 @@ from __future__ import annotations
 from enum import Enum
 from pathlib import Path
 
-from coordinator.breakers._memory import is_stop_note
-from coordinator.breakers.commands import cleanup_refusal, reads_only, verify_run
-from coordinator.breakers.polls import POLL_TOOLS
-from coordinator.breakers.trip import CLEANUP_ALLOWANCE, Admission, Trip
-from coordinator.events import READ_TOOLS, ToolCall, edited_paths, shell_command
+from seawall.breakers._memory import is_stop_note
+from seawall.breakers.commands import cleanup_refusal, reads_only, verify_run
+from seawall.breakers.polls import POLL_TOOLS
+from seawall.breakers.trip import CLEANUP_ALLOWANCE, Admission, Trip
+from seawall.events import READ_TOOLS, ToolCall, edited_paths, shell_command
 
 __all__ = ["EDIT_TRIP_REFUSAL", "Effect", "after_trip"]
 

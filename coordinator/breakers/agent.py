@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordinator.breakers._memory import (
+from seawall.breakers._memory import (
     KEY_CHARS,
     FailureCounts,
     Pending,
@@ -26,19 +26,19 @@ from coordinator.breakers._memory import (
     normal_path,
     short,
 )
-from coordinator.breakers._saved import SavedBreaker, dump_state, load_state
-from coordinator.breakers.admission import Effect, after_trip
-from coordinator.breakers.commands import (
+from seawall.breakers._saved import SavedBreaker, dump_state, load_state
+from seawall.breakers.admission import Effect, after_trip
+from seawall.breakers.commands import (
     command_key,
     is_verify_command,
     may_have_key,
     verify_passed,
     verify_run,
 )
-from coordinator.breakers.keys import call_key
-from coordinator.breakers.polls import BackgroundWatch, CallFacts, timed_out
-from coordinator.breakers.signature import failure_print
-from coordinator.breakers.trip import (
+from seawall.breakers.keys import call_key
+from seawall.breakers.polls import BackgroundWatch, CallFacts, timed_out
+from seawall.breakers.signature import failure_print
+from seawall.breakers.trip import (
     Admission,
     BreakerKind,
     BreakerNotice,
@@ -46,7 +46,7 @@ from coordinator.breakers.trip import (
     NoticeKind,
     Trip,
 )
-from coordinator.events import (
+from seawall.events import (
     Event,
     Final,
     Message,
@@ -54,7 +54,7 @@ from coordinator.events import (
     ToolResult,
     Usage,
 )
-from coordinator.model import BreakerLimits
+from seawall.model import BreakerLimits
 
 __all__ = ["AgentBreaker", "BreakerListener", "BreakerStatistics"]
 

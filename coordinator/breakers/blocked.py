@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from coordinator.breakers.trip import Trip
-from coordinator.fsutil import file_lock
+from seawall.breakers.trip import Trip
+from seawall.fsutil import file_lock
 
 __all__ = ["append_blocked", "append_blocked_note", "blocked_note", "blocked_path"]
 

@@ -11,8 +11,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from coordinator.shell import ShellParseError, SimpleCommand, simple_commands
-from coordinator.shell.gitargv import canonical_args, read_git
+from seawall.shell import ShellParseError, SimpleCommand, simple_commands
+from seawall.shell.gitargv import canonical_args, read_git
 
 __all__ = [
     "CLEANUP_COMMANDS",

@@ -12,9 +12,9 @@ import re
 from collections.abc import Mapping
 from pathlib import PurePath
 
-from coordinator.breakers.commands import is_wait_command as pure_wait
-from coordinator.breakers.commands import parse_commands
-from coordinator.events import (
+from seawall.breakers.commands import is_wait_command as pure_wait
+from seawall.breakers.commands import parse_commands
+from seawall.events import (
     EDIT_TOOLS,
     SHELL_TOOLS,
     ToolCall,
@@ -22,7 +22,7 @@ from coordinator.events import (
     read_path,
     shell_command,
 )
-from coordinator.shell import SimpleCommand
+from seawall.shell import SimpleCommand
 
 __all__ = [
     "POLL_TOOLS",

@@ -13,12 +13,12 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from coordinator.breakers._saved import SCHEMA, SavedBreaker
-from coordinator.breakers.agent import AgentBreaker
-from coordinator.codec import decode, encode
-from coordinator.errors import StateError
-from coordinator.fsutil import atomic_write_bytes, file_lock
-from coordinator.model import BreakerLimits
+from seawall.breakers._saved import SCHEMA, SavedBreaker
+from seawall.breakers.agent import AgentBreaker
+from seawall.codec import decode, encode
+from seawall.errors import StateError
+from seawall.fsutil import atomic_write_bytes, file_lock
+from seawall.model import BreakerLimits
 
 __all__ = ["breaker_path", "load_breaker", "open_breaker", "reset_agent_breaker", "save_breaker"]
 

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 
-from coordinator.breakers.signature import (
+from seawall.breakers.signature import (
     FailurePrint,
     failure_print,
     same_failure,
     signature_digest,
 )
-from coordinator.errors import StateError
-from coordinator.model import WaveBreakerConfig
+from seawall.errors import StateError
+from seawall.model import WaveBreakerConfig
 
 __all__ = [
     "LastReport",

@@ -15,14 +15,14 @@ and its retry policy (``filer``), and the session-end check that every SPIRAL/FA
 line of the Wave History has its issue (``validation``).
 """
 
-from coordinator.carryover.filer import (
+from seawall.carryover.filer import (
     CarryoverFiler,
     RetryPolicy,
     file_carryover,
     is_transient,
     retrying,
 )
-from coordinator.carryover.model import (
+from seawall.carryover.model import (
     MARKER_PATTERN,
     TITLE_LIMIT,
     Carryover,
@@ -34,21 +34,21 @@ from coordinator.carryover.model import (
     marker,
     plan_identity,
 )
-from coordinator.carryover.render import (
+from seawall.carryover.render import (
     issue_suffix,
     parse_issue_suffix,
     render_body,
     render_seen_again,
     render_title,
 )
-from coordinator.carryover.validation import (
+from seawall.carryover.validation import (
     LedgerEntry,
     covered_tasks,
     file_missing,
     ledger_entries,
     missing_carryovers,
 )
-from coordinator.model import IssueRef
+from seawall.model import IssueRef
 
 __all__ = [
     "MARKER_PATTERN",

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from coordinator.carryover.model import Carryover, CarryoverResult, find_marker
-from coordinator.carryover.render import render_body, render_seen_again, render_title
-from coordinator.errors import ConfigurationError, TrackerError
-from coordinator.fsutil import file_lock
-from coordinator.telemetry import EventLog
-from coordinator.tracker import (
+from seawall.carryover.model import Carryover, CarryoverResult, find_marker
+from seawall.carryover.render import render_body, render_seen_again, render_title
+from seawall.errors import ConfigurationError, TrackerError
+from seawall.fsutil import file_lock
+from seawall.telemetry import EventLog
+from seawall.tracker import (
     Capability,
     Issue,
     IssueTracker,

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-from coordinator.errors import ConfigurationError
-from coordinator.model import IssueRef, Plan
+from seawall.errors import ConfigurationError
+from seawall.model import IssueRef, Plan
 
 __all__ = [
     "MARKER_PATTERN",

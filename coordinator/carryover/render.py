@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import re
 
-from coordinator.carryover.model import (
+from seawall.carryover.model import (
     TITLE_LIMIT,
     Carryover,
     CarryoverKind,
     CarryoverResult,
     marker,
 )
-from coordinator.model import IssueRef
-from coordinator.status import error_in_text
+from seawall.model import IssueRef
+from seawall.status import error_in_text
 
 __all__ = [
     "issue_suffix",

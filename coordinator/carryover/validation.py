@@ -11,12 +11,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from coordinator.carryover.model import Carryover, CarryoverKind, CarryoverResult
-from coordinator.errors import ConfigurationError, StateError
-from coordinator.model import IssueRef, Status
+from seawall.carryover.model import Carryover, CarryoverKind, CarryoverResult
+from seawall.errors import ConfigurationError, StateError
+from seawall.model import IssueRef, Status
 
 if TYPE_CHECKING:
-    from coordinator.carryover.filer import CarryoverFiler
+    from seawall.carryover.filer import CarryoverFiler
 
 __all__ = [
     "LedgerEntry",

@@ -5,8 +5,8 @@ A group module exposes ``register(subparsers)``; it adds its parsers and sets a
 Only the module of the command being run is imported and only its parser built
 (``COMMANDS`` says which module registers which command; a test keeps it true), and
 heavy imports happen inside handlers, so ``--version`` starts fast. ``--help`` and an
-unknown command build every parser (``coordinator.cli.parsing``). ``seawall hook ...``
-never builds a parser: the hook client (``coordinator.hooks.client``) hands the call to
+unknown command build every parser (``seawall.cli.parsing``). ``seawall hook ...``
+never builds a parser: the hook client (``seawall.hooks.client``) hands the call to
 the session's hook server, or to the user's resident decision server when there is no
 session server, and prints its answer (deciding it in its own process when no resident
 server runs yet).
@@ -28,48 +28,48 @@ if TYPE_CHECKING:
 __all__ = ["build_parser", "main"]
 
 COMMAND_MODULES = (
-    "coordinator.cli.plan",
-    "coordinator.cli.session",
-    "coordinator.cli.wave",
-    "coordinator.cli.report",
-    "coordinator.cli.worktrees",
-    "coordinator.cli.restore",
-    "coordinator.cli.carryover",
-    "coordinator.cli.hooks",
-    "coordinator.cli.unattended",
-    "coordinator.cli.lead",
-    "coordinator.cli.replay",
-    "coordinator.cli.adapters",
+    "seawall.cli.plan",
+    "seawall.cli.session",
+    "seawall.cli.wave",
+    "seawall.cli.report",
+    "seawall.cli.worktrees",
+    "seawall.cli.restore",
+    "seawall.cli.carryover",
+    "seawall.cli.hooks",
+    "seawall.cli.unattended",
+    "seawall.cli.lead",
+    "seawall.cli.replay",
+    "seawall.cli.adapters",
 )
 
 
 COMMANDS: dict[str, str] = {
-    "plan": "coordinator.cli.plan",
-    "prompt": "coordinator.cli.plan",
-    "run": "coordinator.cli.session",
-    "demo": "coordinator.cli.session",
-    "status": "coordinator.cli.session",
-    "resume": "coordinator.cli.session",
-    "kill": "coordinator.cli.session",
-    "reset": "coordinator.cli.session",
-    "wave": "coordinator.cli.wave",
-    "report": "coordinator.cli.report",
-    "worktrees": "coordinator.cli.worktrees",
-    "restore": "coordinator.cli.restore",
-    "carryover": "coordinator.cli.carryover",
-    "hook": "coordinator.cli.hooks",
-    "hooks": "coordinator.cli.hooks",
-    "runner": "coordinator.cli.unattended",
-    "next": "coordinator.cli.lead",
-    "mcp": "coordinator.cli.lead",
-    "replay": "coordinator.cli.replay",
-    "adapters": "coordinator.cli.adapters",
+    "plan": "seawall.cli.plan",
+    "prompt": "seawall.cli.plan",
+    "run": "seawall.cli.session",
+    "demo": "seawall.cli.session",
+    "status": "seawall.cli.session",
+    "resume": "seawall.cli.session",
+    "kill": "seawall.cli.session",
+    "reset": "seawall.cli.session",
+    "wave": "seawall.cli.wave",
+    "report": "seawall.cli.report",
+    "worktrees": "seawall.cli.worktrees",
+    "restore": "seawall.cli.restore",
+    "carryover": "seawall.cli.carryover",
+    "hook": "seawall.cli.hooks",
+    "hooks": "seawall.cli.hooks",
+    "runner": "seawall.cli.unattended",
+    "next": "seawall.cli.lead",
+    "mcp": "seawall.cli.lead",
+    "replay": "seawall.cli.replay",
+    "adapters": "seawall.cli.adapters",
 }
 
 
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     """The parser of ``modules``' commands (all of them by default)."""
-    from coordinator.cli.parsing import build_parser
+    from seawall.cli.parsing import build_parser
 
     return build_parser(modules)
 
@@ -77,17 +77,17 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hook"]:  # once per tool call: a hook server answers
-        from coordinator.hooks.client import run
+        from seawall.hooks.client import run
 
         code = run(argv)
         if code is not None:
             return code
     if argv == ["--version"]:  # a constant: no parser needed to print it
-        from coordinator.version import __version__
+        from seawall.version import __version__
 
         print(f"seawall {__version__}")
         return 0
-    from coordinator.cli.parsing import run_command
+    from seawall.cli.parsing import run_command
 
     return run_command(argv)
 

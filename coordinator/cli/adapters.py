@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from coordinator.runner import AgentRunner
+    from seawall.runner import AgentRunner
 
 __all__ = ["add_tracker_option", "parse_option", "register"]
 
@@ -95,7 +95,7 @@ def tracker_config(config: Any, args: argparse.Namespace) -> Any:
 
 
 def _rows() -> list[dict[str, Any]]:
-    from coordinator.registry import RUNNER_GROUP, TRACKER_GROUP, entries
+    from seawall.registry import RUNNER_GROUP, TRACKER_GROUP, entries
 
     return [
         {
@@ -139,8 +139,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _check_all() -> list[dict[str, Any]]:
-    from coordinator.errors import ConfigurationError
-    from coordinator.registry import RUNNER_GROUP, TRACKER_GROUP, entries, load, resolve
+    from seawall.errors import ConfigurationError
+    from seawall.registry import RUNNER_GROUP, TRACKER_GROUP, entries, load, resolve
 
     results = []
     for group in (TRACKER_GROUP, RUNNER_GROUP):
@@ -158,9 +158,9 @@ def _check_all() -> list[dict[str, Any]]:
 
 
 def _check_plan(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from coordinator.errors import ConfigurationError, TrackerError
-    from coordinator.plan import load_plan
-    from coordinator.plan_adapters import checked_adapters
+    from seawall.errors import ConfigurationError, TrackerError
+    from seawall.plan import load_plan
+    from seawall.plan_adapters import checked_adapters
 
     plan = load_plan(args.plan)
     root = (args.repo or Path.cwd()).resolve()
@@ -186,8 +186,8 @@ def _check_plan(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def _probe(name: str, runner: AgentRunner, cwd: Path) -> tuple[bool, str]:
     """The session preflight's probe: the runner's program resolves and answers."""
-    from coordinator.errors import RunnerError
-    from coordinator.preflight import probe_runner
+    from seawall.errors import RunnerError
+    from seawall.preflight import probe_runner
 
     probe = runner.probe()
     if probe is None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from coordinator.tracker import IssueTracker
+    from seawall.tracker import IssueTracker
 
 __all__ = ["register"]
 
@@ -69,7 +69,7 @@ def _tracker_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--url", help="GitHub Enterprise API URL or self-hosted GitLab URL")
     parser.add_argument("--label", default=None, help="the carryover label (default: carryover)")
-    from coordinator.cli.adapters import add_tracker_option
+    from seawall.cli.adapters import add_tracker_option
 
     add_tracker_option(parser)
 
@@ -80,9 +80,9 @@ def _open(args: argparse.Namespace, state: dict[str, Any] | None = None) -> Issu
     are never reused)."""
     from dataclasses import replace
 
-    from coordinator.cli.adapters import tracker_config
-    from coordinator.model import TrackerConfig
-    from coordinator.tracker import open_tracker
+    from seawall.cli.adapters import tracker_config
+    from seawall.model import TrackerConfig
+    from seawall.tracker import open_tracker
 
     config = _session_tracker(args, state)
     if args.tracker and args.tracker != config.kind:
@@ -97,9 +97,9 @@ def _open(args: argparse.Namespace, state: dict[str, Any] | None = None) -> Issu
 
 
 def _session_tracker(args: argparse.Namespace, state: dict[str, Any] | None) -> Any:
-    from coordinator.errors import ConfigurationError, StateError
-    from coordinator.model import TrackerConfig
-    from coordinator.plan import parse_plan
+    from seawall.errors import ConfigurationError, StateError
+    from seawall.model import TrackerConfig
+    from seawall.plan import parse_plan
 
     if state is None:
         try:
@@ -124,7 +124,7 @@ def _root(args: argparse.Namespace) -> Path:
 def _list(args: argparse.Namespace) -> int:
     import json
 
-    from coordinator.carryover import find_marker
+    from seawall.carryover import find_marker
 
     with _open(args) as tracker:
         label = args.label or _session_tracker(args, None).label
@@ -151,7 +151,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from coordinator.carryover import covered_tasks, ledger_entries, missing_carryovers
+    from seawall.carryover import covered_tasks, ledger_entries, missing_carryovers
 
     state_path = _state_path(_root(args), args.session)
     state = _load(state_path)
@@ -179,16 +179,16 @@ def _file_and_dedupe(
     session: str,
 ) -> tuple[int, list[tuple[Any, Any]]]:
     """File the missing carryovers, then close duplicates; (failures, filed)."""
-    from coordinator.carryover import (
+    from seawall.carryover import (
         covered_tasks,
         file_missing,
         issue_suffix,
         ledger_entries,
         missing_carryovers,
     )
-    from coordinator.carryover.filer import CarryoverFiler
-    from coordinator.closing import close_duplicates
-    from coordinator.telemetry import EventLog
+    from seawall.carryover.filer import CarryoverFiler
+    from seawall.closing import close_duplicates
+    from seawall.telemetry import EventLog
 
     entries, covered = ledger_entries(state), covered_tasks(state)
     events = EventLog(state_path.parent / "events.jsonl", session=session)
@@ -234,8 +234,8 @@ def _record(state_path: Path, filed: list[tuple[Any, Any]]) -> None:
     """Write the filed issues back into the ledger (and so into STATE.md)."""
     if not filed:
         return
-    from coordinator.errors import StateError
-    from coordinator.state.store import StateStore
+    from seawall.errors import StateError
+    from seawall.state.store import StateStore
 
     store = StateStore(state_path.parent.parent.parent, state_path.parent.name)
     with store.lock():
@@ -257,7 +257,7 @@ def _record(state_path: Path, filed: list[tuple[Any, Any]]) -> None:
 
 
 def _state_path(root: Path, session: str | None) -> Path:
-    from coordinator.errors import ConfigurationError
+    from seawall.errors import ConfigurationError
 
     base = root / ".seawall"
     if session:
@@ -265,7 +265,7 @@ def _state_path(root: Path, session: str | None) -> Path:
         if not path.is_file():
             raise ConfigurationError(f"no ledger for session {session!r}: {path} does not exist")
         return path
-    from coordinator.state.store import find_sessions
+    from seawall.state.store import find_sessions
 
     candidates = [path for path, _ in sorted(find_sessions(root), key=lambda item: item[1])]
     if not candidates:
@@ -275,7 +275,7 @@ def _state_path(root: Path, session: str | None) -> Path:
 
 def _load(path: Path) -> dict[str, Any]:
     """The ledger at ``path`` (snapshot and journal) as JSON-shaped values."""
-    from coordinator.state.store import ledger_data
+    from seawall.state.store import ledger_data
 
     return ledger_data(path)
 
@@ -286,7 +286,7 @@ def _plan_identity(state: dict[str, Any], override: str | None) -> str:
     ``plan`` (a string, or an object with ``identity`` or ``name``) takes precedence over
     ``name`` when a ledger carries it.
     """
-    from coordinator.errors import ConfigurationError
+    from seawall.errors import ConfigurationError
 
     if override:
         return override

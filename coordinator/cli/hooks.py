@@ -1,9 +1,9 @@
 """``seawall hook ...`` (the Claude Code hook entry points) and ``seawall hooks install``.
 
 The hook commands run on every tool call: this module imports nothing heavy, and each
-handler imports its own module only when it runs (``coordinator.hooks.entry``, which
+handler imports its own module only when it runs (``seawall.hooks.entry``, which
 says how a hook that fails answers). Inside an agent whose session serves its hooks,
-this parser is never built: ``coordinator.hooks.client`` answers.
+this parser is never built: ``seawall.hooks.client`` answers.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from coordinator.hooks.wire import EVENTS, MAX_REQUEST
+from seawall.hooks.wire import EVENTS, MAX_REQUEST
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run_hook(args: argparse.Namespace) -> int:
-    from coordinator.hooks.entry import answer
+    from seawall.hooks.entry import answer
 
     env: dict[str, str] = dict(os.environ)
     if args.session and not env.get("SEAWALL_SESSION"):
@@ -67,7 +67,7 @@ def _run_hook(args: argparse.Namespace) -> int:
 def _install(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from coordinator.hooks.install import install_hooks
+    from seawall.hooks.install import install_hooks
 
     result = install_hooks(Path(args.repo), command=args.command, session=args.session)
     state = "updated" if result.changed else "already up to date"

@@ -44,9 +44,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _next(args: argparse.Namespace) -> int:
     import anyio
 
-    from coordinator.exitcodes import ExitCode
-    from coordinator.lead.session import open_for_lead
-    from coordinator.lead.steps import next_step, read_outputs
+    from seawall.exitcodes import ExitCode
+    from seawall.lead.session import open_for_lead
+    from seawall.lead.steps import next_step, read_outputs
 
     data: object | None = None
     if args.input is not None:
@@ -61,7 +61,7 @@ def _next(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    from coordinator.lead.mcp import serve
+    from seawall.lead.mcp import serve
 
     serve(Path(args.repo))
     return 0

@@ -1,4 +1,4 @@
-"""The command line's parser and the run of one command (see ``coordinator.cli``)."""
+"""The command line's parser and the run of one command (see ``seawall.cli``)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import argparse
 import importlib
 import sys
 
-from coordinator import faults
-from coordinator.cli import COMMAND_MODULES, COMMANDS
-from coordinator.errors import SeawallError
+from seawall import faults
+from seawall.cli import COMMAND_MODULES, COMMANDS
+from seawall.errors import SeawallError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a start-up cost)
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ __all__ = ["build_parser", "run_command"]
 
 
 def _version() -> str:
-    from coordinator.version import __version__
+    from seawall.version import __version__
 
     return __version__
 
@@ -53,7 +53,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     epilog = None
     if len(modules) > 1:  # the full help ends with the exit codes
-        from coordinator.exitcodes import help_epilog
+        from seawall.exitcodes import help_epilog
 
         epilog = help_epilog()
     parser = _Parser(
@@ -98,14 +98,14 @@ def run_command(argv: list[str]) -> int:
     try:
         args = parser.parse_args(argv)
     except _UsageError as exc:
-        from coordinator.exitcodes import ExitCode
+        from seawall.exitcodes import ExitCode
 
         return _json_error(exc, "usage", ExitCode.USAGE)
     finally:
         _Parser.json_errors = False
     handler = getattr(args, "handler", None)
     if handler is None:
-        from coordinator.exitcodes import ExitCode
+        from seawall.exitcodes import ExitCode
 
         parser.print_help()
         return ExitCode.USAGE
@@ -113,14 +113,14 @@ def run_command(argv: list[str]) -> int:
         faults.arm_from_environment()
         code: int = handler(args)
     except SeawallError as exc:
-        from coordinator.exitcodes import ExitCode
+        from seawall.exitcodes import ExitCode
 
         if as_json:
             return _json_error(exc, type(exc).__name__, ExitCode.ERROR)
         print(f"seawall: error: {exc}", file=sys.stderr)
         return ExitCode.ERROR
     except KeyboardInterrupt as exc:
-        from coordinator.exitcodes import ExitCode
+        from seawall.exitcodes import ExitCode
 
         if as_json:
             return _json_error(exc, "interrupted", ExitCode.INTERRUPTED)

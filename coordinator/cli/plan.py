@@ -31,8 +31,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from coordinator.plan import load_plan, plan_waves
-    from coordinator.scope.collisions import plan_collisions
+    from seawall.plan import load_plan, plan_waves
+    from seawall.scope.collisions import plan_collisions
 
     plan = load_plan(args.plan)
     waves = plan_waves(plan)
@@ -97,8 +97,8 @@ def _adapters(plan: Any) -> dict[str, Any]:
     field and the entry point) and say where each comes from."""
     from pathlib import Path
 
-    from coordinator.plan_adapters import checked_adapters, runner_names
-    from coordinator.registry import RUNNER_GROUP, TRACKER_GROUP, entry
+    from seawall.plan_adapters import checked_adapters, runner_names
+    from seawall.registry import RUNNER_GROUP, TRACKER_GROUP, entry
 
     def source(group: str, kind: str) -> str:
         found = entry(group, kind)
@@ -117,8 +117,8 @@ def _adapters(plan: Any) -> dict[str, Any]:
 
 def _barriers(plan: Any) -> dict[str, str]:
     """What keeps the agents of each runner the plan uses in scope while they run."""
-    from coordinator.errors import SeawallError
-    from coordinator.runner import build_runner
+    from seawall.errors import SeawallError
+    from seawall.runner import build_runner
 
     used = {task.agent or plan.session.agent for task in plan.tasks}
     out: dict[str, str] = {}
@@ -134,8 +134,8 @@ def _barriers(plan: Any) -> dict[str, str]:
 
 
 def _prompt(args: argparse.Namespace) -> int:
-    from coordinator.plan import load_plan, plan_waves
-    from coordinator.prompting import render_agent_prompt
+    from seawall.plan import load_plan, plan_waves
+    from seawall.prompting import render_agent_prompt
 
     plan = load_plan(args.plan)
     for wave in plan_waves(plan):
@@ -151,7 +151,7 @@ def _prompt(args: argparse.Namespace) -> int:
                     )
                 )
                 return 0
-    from coordinator.errors import ConfigurationError
+    from seawall.errors import ConfigurationError
 
     known = ", ".join(task.id for task in plan.tasks)
     raise ConfigurationError(f"{args.task_id!r} is not a task of {args.plan}; tasks: {known}")

@@ -41,13 +41,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from coordinator.errors import ConfigurationError
-    from coordinator.model import BreakerLimits, StagnationConfig
-    from coordinator.replay import replay_file
+    from seawall.errors import ConfigurationError
+    from seawall.model import BreakerLimits, StagnationConfig
+    from seawall.replay import replay_file
 
     limits, stagnation = BreakerLimits(), StagnationConfig()
     if args.plan is not None:
-        from coordinator.plan import load_plan
+        from seawall.plan import load_plan
 
         session = load_plan(args.plan).session
         limits, stagnation = session.breakers, session.stagnation

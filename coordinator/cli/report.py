@@ -37,8 +37,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _report(args: argparse.Namespace) -> int:
-    from coordinator.cli.session import session_store
-    from coordinator.report import write_report
+    from seawall.cli.session import session_store
+    from seawall.report import write_report
 
     store = session_store(args.repo, args.session)
     path = write_report(store, args.html)

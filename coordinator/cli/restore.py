@@ -23,9 +23,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _restore(args: argparse.Namespace) -> int:
-    from coordinator.errors import StateError
-    from coordinator.session.user_files import restore_set_aside
-    from coordinator.state.store import StateStore, latest_session
+    from seawall.errors import StateError
+    from seawall.session.user_files import restore_set_aside
+    from seawall.state.store import StateStore, latest_session
 
     repo = Path(args.repo).resolve()
     session = args.session or latest_session(repo)

@@ -11,18 +11,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from coordinator.model import Plan
-    from coordinator.plan_adapters import Adapters
-    from coordinator.runner import AgentRunner
-    from coordinator.session.engine import Session, SessionResult
-    from coordinator.state.store import StateStore
-    from coordinator.tracker import IssueTracker
+    from seawall.model import Plan
+    from seawall.plan_adapters import Adapters
+    from seawall.runner import AgentRunner
+    from seawall.session.engine import Session, SessionResult
+    from seawall.state.store import StateStore
+    from seawall.tracker import IssueTracker
 
 __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from coordinator.exitcodes import help_epilog
+    from seawall.exitcodes import help_epilog
 
     run = subparsers.add_parser(
         "run",
@@ -77,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     where_options(resume)
     resume.add_argument("--runner", help="run every task with this runner")
     resume.add_argument("--tracker", help="file carryovers with this tracker")
-    from coordinator.cli.adapters import add_tracker_option
+    from seawall.cli.adapters import add_tracker_option
 
     add_tracker_option(resume)
     _hooks_only(resume)
@@ -147,7 +147,7 @@ def _accepting(plan: Plan, args: argparse.Namespace) -> Plan:
         return plan
     from dataclasses import replace
 
-    from coordinator.plan.render import render_plan
+    from seawall.plan.render import render_plan
 
     accepted = replace(plan, session=replace(plan.session, accept_hooks_only=True), source="")
     return replace(accepted, source=render_plan(accepted))
@@ -170,7 +170,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         default=Path.cwd(),
         help="the repository (default: the current directory)",
     )
-    from coordinator.cli.adapters import add_tracker_option
+    from seawall.cli.adapters import add_tracker_option
 
     add_tracker_option(parser)
 
@@ -178,8 +178,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _runner(plan: Plan, name: str | None) -> AgentRunner | None:
     if not name:
         return None
-    from coordinator.model import RunnerSpec
-    from coordinator.runner import build_runner
+    from seawall.model import RunnerSpec
+    from seawall.runner import build_runner
 
     return build_runner(plan.runners.get(name) or RunnerSpec(name=name, kind=name))
 
@@ -187,16 +187,16 @@ def _runner(plan: Plan, name: str | None) -> AgentRunner | None:
 def _tracker(plan: Plan, args: argparse.Namespace) -> IssueTracker | None:
     if not args.tracker and not args.tracker_options:
         return None
-    from coordinator.cli.adapters import tracker_config
-    from coordinator.tracker import open_tracker
+    from seawall.cli.adapters import tracker_config
+    from seawall.tracker import open_tracker
 
     return open_tracker(tracker_config(plan.session.tracker, args), root=args.repo.resolve())
 
 
 def _adapters(plan: Plan, args: argparse.Namespace) -> Adapters:
     """The plan's tracker and runners, built before anything runs (errors name the field)."""
-    from coordinator.cli.adapters import tracker_config
-    from coordinator.plan_adapters import build_adapters
+    from seawall.cli.adapters import tracker_config
+    from seawall.plan_adapters import build_adapters
 
     tracker = tracker_config(plan.session.tracker, args)
     return build_adapters(
@@ -222,7 +222,7 @@ def result_payload(result: SessionResult) -> dict[str, Any]:
 
 
 def _report(result: SessionResult, *, as_json: bool = False) -> int:
-    from coordinator.state.ledger import SessionPhase
+    from seawall.state.ledger import SessionPhase
 
     if as_json:
         print(json.dumps(result_payload(result), indent=2))
@@ -261,10 +261,10 @@ def _interrupted(repo: Path, session: str) -> None:
 def _run(args: argparse.Namespace) -> int:
     import anyio
 
-    from coordinator.errors import SeawallError
-    from coordinator.plan import load_plan
-    from coordinator.progress import make_progress
-    from coordinator.session.engine import Session
+    from seawall.errors import SeawallError
+    from seawall.plan import load_plan
+    from seawall.progress import make_progress
+    from seawall.session.engine import Session
 
     plan_path = Path(args.plan)
     plan = _accepting(load_plan(plan_path), args)
@@ -298,8 +298,8 @@ def _run(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     import anyio
 
-    from coordinator.demo import run_demo
-    from coordinator.progress import make_progress
+    from seawall.demo import run_demo
+    from seawall.progress import make_progress
 
     async def main() -> Any:
         return await run_demo(directory=args.dir, issues_dir=args.issues, progress=make_progress())
@@ -307,7 +307,7 @@ def _demo(args: argparse.Namespace) -> int:
     result = anyio.run(main)
     print()
     print(result.state_md.read_text(encoding="utf-8"))
-    from adapters.trackers.local import LocalTracker
+    from seawall.adapters.trackers.local import LocalTracker
 
     issues = LocalTracker(result.repo, issues_dir=result.issues_dir).list_issues("carryover")
     print(f"demo repository: {result.repo}")
@@ -326,15 +326,15 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def open_session(args: argparse.Namespace, **kwargs: Any) -> Session:
-    from coordinator.session.engine import Session
+    from seawall.session.engine import Session
 
     return Session.open(args.repo, args.session, **kwargs)
 
 
 def session_store(repo: Path, session: str | None) -> StateStore:
     """The store of ``session`` in ``repo`` (default: the newest session there)."""
-    from coordinator.errors import StateError
-    from coordinator.state.store import StateStore, latest_session
+    from seawall.errors import StateError
+    from seawall.state.store import StateStore, latest_session
 
     root = Path(repo).resolve()
     session = session or latest_session(root)
@@ -348,7 +348,7 @@ def _state(args: argparse.Namespace) -> StateStore:
 
 
 def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
-    from coordinator.codec import to_data
+    from seawall.codec import to_data
 
     return {
         "session": state.session,
@@ -396,8 +396,8 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from coordinator.report import is_interrupted
-    from coordinator.state.render import render_state_md
+    from seawall.report import is_interrupted
+    from seawall.state.render import render_state_md
 
     store = _state(args)
     state = store.load()
@@ -412,8 +412,8 @@ def _status(args: argparse.Namespace) -> int:
 def _resume(args: argparse.Namespace) -> int:
     import anyio
 
-    from coordinator.progress import make_progress
-    from coordinator.session.engine import Session
+    from seawall.progress import make_progress
+    from seawall.session.engine import Session
 
     probe = open_session(args)
     session = Session.open(
@@ -436,8 +436,8 @@ def _resume(args: argparse.Namespace) -> int:
 
 
 def _kill(args: argparse.Namespace) -> int:
-    from coordinator.state.leadlease import release_lease
-    from coordinator.state.ledger import SessionPhase
+    from seawall.state.leadlease import release_lease
+    from seawall.state.ledger import SessionPhase
 
     store = _state(args)
     with store.lock():
@@ -455,8 +455,8 @@ def _kill(args: argparse.Namespace) -> int:
 
 
 def _reset(args: argparse.Namespace) -> int:
-    from coordinator.breakers.store import reset_agent_breaker
-    from coordinator.state.leadlease import release_lease
+    from seawall.breakers.store import reset_agent_breaker
+    from seawall.state.leadlease import release_lease
 
     store = _state(args)
     if args.lead:

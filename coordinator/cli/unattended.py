@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from coordinator.unattended.config import RunnerSettings
+    from seawall.unattended.config import RunnerSettings
 
 __all__ = ["register"]
 
@@ -76,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _context(args: argparse.Namespace) -> tuple[Path, RunnerSettings]:
     from dataclasses import replace
 
-    from coordinator.unattended.config import load_settings, resolve_runner_dir
+    from seawall.unattended.config import load_settings, resolve_runner_dir
 
     runner_dir = resolve_runner_dir(args.dir).resolve()
     config = Path(args.config) if args.config else None
@@ -89,7 +89,7 @@ def _context(args: argparse.Namespace) -> tuple[Path, RunnerSettings]:
 
 
 def _tick(args: argparse.Namespace) -> int:
-    from coordinator.unattended.tick import run_tick
+    from seawall.unattended.tick import run_tick
 
     runner_dir, settings = _context(args)
     _stop_on_sigterm()
@@ -118,8 +118,8 @@ def _stop_on_sigterm() -> None:
 def _enqueue(args: argparse.Namespace) -> int:
     import time
 
-    from coordinator.unattended.paths import RunnerPaths
-    from coordinator.unattended.queue import QueueFile
+    from seawall.unattended.paths import RunnerPaths
+    from seawall.unattended.queue import QueueFile
 
     runner_dir, _ = _context(args)
     item = QueueFile(RunnerPaths(dir=runner_dir).queue).enqueue_plan(
@@ -132,7 +132,7 @@ def _enqueue(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     import json
 
-    from coordinator.unattended.status import render_status, runner_status
+    from seawall.unattended.status import render_status, runner_status
 
     runner_dir, settings = _context(args)
     snapshot = runner_status(runner_dir, settings=settings, last_ticks=max(0, args.ticks))
@@ -144,8 +144,8 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from coordinator.unattended.paths import RunnerPaths
-    from coordinator.unattended.queue import QueueFile
+    from seawall.unattended.paths import RunnerPaths
+    from seawall.unattended.queue import QueueFile
 
     runner_dir, _ = _context(args)
     QueueFile(RunnerPaths(dir=runner_dir).queue).resume()

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from coordinator.cli.session import open_session, where_options
+from seawall.cli.session import open_session, where_options
 
 __all__ = ["register"]
 
@@ -82,15 +82,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _wave_prepare(args: argparse.Namespace) -> int:
     import anyio
 
-    from coordinator.exitcodes import ExitCode
-    from coordinator.plan import load_plan
-    from coordinator.progress import make_progress
-    from coordinator.session.engine import Session
-    from coordinator.state.ledger import SessionPhase
+    from seawall.exitcodes import ExitCode
+    from seawall.plan import load_plan
+    from seawall.progress import make_progress
+    from seawall.session.engine import Session
+    from seawall.state.ledger import SessionPhase
 
     if args.plan:
-        from coordinator.cli.adapters import tracker_config
-        from coordinator.plan_adapters import build_adapters
+        from seawall.cli.adapters import tracker_config
+        from seawall.plan_adapters import build_adapters
 
         plan_path = Path(args.plan)
         plan = load_plan(plan_path)
@@ -111,7 +111,7 @@ def _wave_prepare(args: argparse.Namespace) -> int:
     prepared = anyio.run(session.prepare_wave)
     state = session.state
     if prepared is None and state is not None and state.phase is SessionPhase.HALTED:
-        from coordinator.codec import to_data
+        from seawall.codec import to_data
 
         halted = {
             "schema": "seawall.wave-halted/1",
@@ -141,8 +141,8 @@ def _wave_prepare(args: argparse.Namespace) -> int:
 def _wave_finish(args: argparse.Namespace) -> int:
     import anyio
 
-    from coordinator.cli.session import status_payload
-    from coordinator.progress import make_progress
+    from seawall.cli.session import status_payload
+    from seawall.progress import make_progress
 
     session = open_session(args, progress=make_progress())
     anyio.run(session.finish)
@@ -153,13 +153,13 @@ def _wave_finish(args: argparse.Namespace) -> int:
 def _wave_review(args: argparse.Namespace) -> int:
     import anyio
 
-    from coordinator.errors import StateError
-    from coordinator.lead.steps import dispatched_tasks, parse_outputs, read_outputs
+    from seawall.errors import StateError
+    from seawall.lead.steps import dispatched_tasks, parse_outputs, read_outputs
 
     data = read_outputs(args.input, None if args.input else sys.stdin.read())
     where = str(args.input) if args.input else "standard input"
     parse_outputs(data, None, where=where)  # the shape first: no session is needed for that
-    from coordinator.progress import make_progress
+    from seawall.progress import make_progress
 
     session = open_session(args, progress=make_progress())
     waiting = dispatched_tasks(session)
@@ -174,11 +174,11 @@ def _wave_review(args: argparse.Namespace) -> int:
 def _wave_watch(args: argparse.Namespace) -> int:
     import anyio
 
-    from coordinator.breakers.blocked import append_blocked_note
-    from coordinator.errors import StateError
-    from coordinator.model import Isolation
-    from coordinator.stagnation import AgentMonitor
-    from coordinator.tail import TranscriptTailer
+    from seawall.breakers.blocked import append_blocked_note
+    from seawall.errors import StateError
+    from seawall.model import Isolation
+    from seawall.stagnation import AgentMonitor
+    from seawall.tail import TranscriptTailer
 
     session = open_session(args)
     state = session.store.load()

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from coordinator.git.cleanup import WorktreeInfo
+    from seawall.git.cleanup import WorktreeInfo
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -72,8 +72,8 @@ def _shown_path(info: WorktreeInfo, repo: Path) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from coordinator.git.cleanup import list_worktrees
-    from coordinator.git.repo import open_repository, workdir
+    from seawall.git.cleanup import list_worktrees
+    from seawall.git.repo import open_repository, workdir
 
     root = workdir(open_repository(args.repo)).resolve()
     infos = list_worktrees(root)
@@ -105,8 +105,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _prune(args: argparse.Namespace) -> int:
-    from coordinator.git.cleanup import prune_worktrees
-    from coordinator.git.repo import open_repository, workdir
+    from seawall.git.cleanup import prune_worktrees
+    from seawall.git.repo import open_repository, workdir
 
     root = workdir(open_repository(args.repo)).resolve()
     report = prune_worktrees(root, force=args.force)

@@ -5,7 +5,7 @@ dataclasses, with errors naming the field and suggesting the nearest known key;
 ``lines`` finds the line of a field in a TOML text, so errors also name the line.
 """
 
-from coordinator.config.fields import (
+from seawall.config.fields import (
     FieldError,
     Rule,
     build,
@@ -15,7 +15,7 @@ from coordinator.config.fields import (
     ruled,
     suggest,
 )
-from coordinator.config.lines import field_line, table_element
+from seawall.config.lines import field_line, table_element
 
 __all__ = [
     "FieldError",

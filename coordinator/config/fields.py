@@ -5,7 +5,7 @@ One validator serves every configuration seawall reads: plan files (``[session]`
 ``SEAWALL_RUNNER_*`` variables. Every error is a ``FieldError`` naming the field
 (``session.budgets.cost_usd``) and what was expected; an unknown key is an error with
 the nearest known key suggested, so a typo never passes silently. The caller adds the
-file and the line (``coordinator.config.lines``).
+file and the line (``seawall.config.lines``).
 
 Values come from TOML, already typed, or from text (environment variables):
 ``text=True`` parses a string into the field's type (``"3"`` for an integer, a command

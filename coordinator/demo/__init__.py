@@ -19,7 +19,7 @@ from importlib.resources import files
 from pathlib import Path
 from string import Template
 
-from coordinator.progress import Progress
+from seawall.progress import Progress
 
 __all__ = ["DemoResult", "default_issues_dir", "prepare_demo_repo", "run_demo"]
 
@@ -47,7 +47,7 @@ def _git(repo: Path, *args: str) -> None:
 
 def prepare_demo_repo(repo: Path, issues_dir: Path) -> Path:
     """Create the throwaway repository at ``repo`` and return the demo plan's path."""
-    data = files("coordinator.demo")
+    data = files("seawall.demo")
     seed = Path(str(data.joinpath("seed")))
     shutil.copytree(seed, repo, dirs_exist_ok=True)
     _git(repo, "init", "-q", "-b", "main")
@@ -74,9 +74,9 @@ async def run_demo(
     progress: Progress | None = None,
 ) -> DemoResult:
     """Run the demo session; ``directory`` keeps the repository (default: a temp dir)."""
-    from adapters.runners.scripted import ScriptedRunner
-    from coordinator.plan import load_plan
-    from coordinator.session.engine import Session
+    from seawall.adapters.runners.scripted import ScriptedRunner
+    from seawall.plan import load_plan
+    from seawall.session.engine import Session
 
     base = (directory or Path(tempfile.mkdtemp(prefix="seawall-demo-"))).resolve()
     issues_dir = (issues_dir or default_issues_dir(base)).resolve()
@@ -87,7 +87,7 @@ async def run_demo(
     repo.mkdir(parents=True)
     plan_path = prepare_demo_repo(repo, issues_dir)
     plan = load_plan(plan_path)
-    scripts = Path(str(files("coordinator.demo").joinpath("scripts.toml")))
+    scripts = Path(str(files("seawall.demo").joinpath("scripts.toml")))
     runner = ScriptedRunner.from_file(scripts)
     session = Session(
         plan,

@@ -5,8 +5,8 @@ per-agent history and spiral detection, the sequential in-memory merge with its 
 policy, checks with bisection, and advancing the target branch without losing work.
 """
 
-from coordinator.git.checkpoints import Checkpointer, CheckpointKind, CheckpointMode, save_worktree
-from coordinator.git.checks import (
+from seawall.git.checkpoints import Checkpointer, CheckpointKind, CheckpointMode, save_worktree
+from seawall.git.checks import (
     BisectResult,
     CheckResult,
     CheckRun,
@@ -16,8 +16,8 @@ from coordinator.git.checks import (
     integrate_wave,
     run_checks,
 )
-from coordinator.git.cleanup import PruneReport, WorktreeInfo, list_worktrees, prune_worktrees
-from coordinator.git.history import (
+from seawall.git.cleanup import PruneReport, WorktreeInfo, list_worktrees, prune_worktrees
+from seawall.git.history import (
     AgentHistory,
     ChangeKind,
     EntryKind,
@@ -25,7 +25,7 @@ from coordinator.git.history import (
     HistoryEntry,
     agent_history,
 )
-from coordinator.git.merge import (
+from seawall.git.merge import (
     AgentChange,
     AgentMerge,
     FixTask,
@@ -36,7 +36,7 @@ from coordinator.git.merge import (
     agent_change,
     merge_wave,
 )
-from coordinator.git.repo import (
+from seawall.git.repo import (
     BasePin,
     agent_branch,
     checkpoint_ref,
@@ -44,10 +44,10 @@ from coordinator.git.repo import (
     pin_base,
     safe_component,
 )
-from coordinator.git.revert import RevertResult, revert_agent
-from coordinator.git.spiral import SignalKind, SpiralSignal, SpiralVerdict, detect_spiral
-from coordinator.git.target import AdvanceResult, advance_target, check_user_changes
-from coordinator.git.workspaces import Workspace, prepare_workspaces, require_clean_worktree
+from seawall.git.revert import RevertResult, revert_agent
+from seawall.git.spiral import SignalKind, SpiralSignal, SpiralVerdict, detect_spiral
+from seawall.git.target import AdvanceResult, advance_target, check_user_changes
+from seawall.git.workspaces import Workspace, prepare_workspaces, require_clean_worktree
 
 __all__ = [
     "AdvanceResult",

@@ -18,8 +18,8 @@ from typing import Any
 
 import pygit2
 
-from coordinator.git.repo import open_repository, workdir
-from coordinator.git.status import worktree_status
+from seawall.git.repo import open_repository, workdir
+from seawall.git.status import worktree_status
 
 __all__ = ["Baseline", "record_baseline"]
 

@@ -25,8 +25,8 @@ from pathlib import Path
 import anyio.to_thread
 import pygit2
 
-from coordinator.errors import GitError
-from coordinator.git.repo import (
+from seawall.errors import GitError
+from seawall.git.repo import (
     checkpoint_ref,
     open_repository,
     parse_trailers,
@@ -35,8 +35,8 @@ from coordinator.git.repo import (
     resolve_commit,
     seawall_signature,
 )
-from coordinator.git.status import disk_blob, worktree_status
-from coordinator.git.trees import BlobEntry, update_tree
+from seawall.git.status import disk_blob, worktree_status
+from seawall.git.trees import BlobEntry, update_tree
 
 __all__ = ["CheckpointKind", "CheckpointMode", "Checkpointer", "save_worktree", "snapshot_tree"]
 

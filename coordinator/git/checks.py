@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from coordinator.errors import GitError
-from coordinator.git.merge import AgentChange, AgentMerge, MergeResult, merge_wave
-from coordinator.git.repo import SEAWALL_DIR, ensure_excluded, open_repository, workdir
-from coordinator.git.worktree_admin import add_worktree, remove_worktrees
-from coordinator.model import ChecksPolicy
-from coordinator.processes import end_group
+from seawall.errors import GitError
+from seawall.git.merge import AgentChange, AgentMerge, MergeResult, merge_wave
+from seawall.git.repo import SEAWALL_DIR, ensure_excluded, open_repository, workdir
+from seawall.git.worktree_admin import add_worktree, remove_worktrees
+from seawall.model import ChecksPolicy
+from seawall.processes import end_group
 
 __all__ = [
     "BisectResult",

@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pygit2
 
-from coordinator.git.checkpoints import save_worktree, snapshot_tree
-from coordinator.git.repo import (
+from seawall.git.checkpoints import save_worktree, snapshot_tree
+from seawall.git.repo import (
     SEAWALL_DIR,
     open_repository,
     parse_trailers,
     ref_target,
     workdir,
 )
-from coordinator.git.worktree_admin import (
+from seawall.git.worktree_admin import (
     READY_FILE,
     admin_dir,
     admin_dirs,
@@ -33,7 +33,7 @@ from coordinator.git.worktree_admin import (
     remove_worktrees,
     restore_link,
 )
-from coordinator.processes import process_alive
+from seawall.processes import process_alive
 
 __all__ = [
     "PruneReport",

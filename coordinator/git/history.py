@@ -14,13 +14,13 @@ from enum import StrEnum
 import pygit2
 from pygit2.enums import DeltaStatus
 
-from coordinator.git.checkpoints import (
+from seawall.git.checkpoints import (
     BASE_TRAILER,
     DISPATCH_TRAILER,
     KIND_TRAILER,
     CheckpointKind,
 )
-from coordinator.git.repo import (
+from seawall.git.repo import (
     checkpoint_ref,
     open_repository,
     parse_trailers,

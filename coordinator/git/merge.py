@@ -24,15 +24,15 @@ from enum import StrEnum
 import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
-from coordinator.git.checkpoints import KIND_TRAILER, Checkpointer
-from coordinator.git.cleanup import SOURCE_TREE_TRAILER
-from coordinator.git.repo import (
+from seawall.git.checkpoints import KIND_TRAILER, Checkpointer
+from seawall.git.cleanup import SOURCE_TREE_TRAILER
+from seawall.git.repo import (
     open_repository,
     parse_trailers,
     resolve_commit,
     seawall_signature,
 )
-from coordinator.git.trees import BlobEntry, ancestors, update_tree
+from seawall.git.trees import BlobEntry, ancestors, update_tree
 
 __all__ = [
     "AgentChange",

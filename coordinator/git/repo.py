@@ -19,8 +19,8 @@ from pathlib import Path, PurePosixPath
 import anyio
 import pygit2
 
-from coordinator.errors import GitError
-from coordinator.git.status import worktree_status
+from seawall.errors import GitError
+from seawall.git.status import worktree_status
 
 __all__ = [
     "SEAWALL_DIR",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coordinator.git.checkpoints import Checkpointer, CheckpointMode, save_worktree
-from coordinator.git.repo import open_repository, resolve_commit, run_git
-from coordinator.git.target import expand_paths, restore_path
+from seawall.git.checkpoints import Checkpointer, CheckpointMode, save_worktree
+from seawall.git.repo import open_repository, resolve_commit, run_git
+from seawall.git.target import expand_paths, restore_path
 
 __all__ = ["RevertResult", "revert_agent"]
 

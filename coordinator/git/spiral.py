@@ -19,8 +19,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from coordinator.git.history import AgentHistory, ChangeKind, HistoryEntry
-from coordinator.model import SpiralConfig
+from seawall.git.history import AgentHistory, ChangeKind, HistoryEntry
+from seawall.model import SpiralConfig
 
 __all__ = ["SignalKind", "SpiralSignal", "SpiralVerdict", "detect_spiral"]
 

@@ -32,8 +32,8 @@ import pygit2
 from pygit2.enums import FileMode, FileStatus
 from pygit2.ffi import C
 
-from coordinator.git.index_file import IndexPaths, read_skipped
-from coordinator.git.status_scan import scoped_status
+from seawall.git.index_file import IndexPaths, read_skipped
+from seawall.git.status_scan import scoped_status
 
 __all__ = ["checkout_problem", "disk_blob", "skipped_paths", "worktree_status"]
 
@@ -45,7 +45,7 @@ _PLAIN_NAME = re.compile(r"[A-Za-z0-9_.+,=@%-]+")  # no glob, negation, escape o
 
 def skipped_paths(repo: pygit2.Repository) -> frozenset[str]:
     """Paths the index marks skip-worktree (left out of a sparse checkout): read from
-    the index file's bytes (:mod:`coordinator.git.index_file`), or through libgit2 for
+    the index file's bytes (:mod:`seawall.git.index_file`), or through libgit2 for
     an index that reader does not take (format 4, a split or sparse index)."""
     found = read_skipped(Path(repo.path) / "index")
     return frozenset(_libgit2_skipped(repo) if found is None else found.skipped)

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pygit2
 
-from coordinator.errors import DirtyWorkingTreeError, GitError
-from coordinator.faults import kill_point
-from coordinator.git.repo import (
+from seawall.errors import DirtyWorkingTreeError, GitError
+from seawall.faults import kill_point
+from seawall.git.repo import (
     dirty_paths,
     open_repository,
     ref_target,

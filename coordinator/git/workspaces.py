@@ -4,7 +4,7 @@ Worktrees live outside the repository's working tree, by default in
 ``../.<repo>.seawall-worktrees/<session>/w<wave>/<task>`` next to it (``[session]
 worktree_root`` chooses another folder), on the branch
 ``seawall/<session>/w<wave>/<task>`` created at the wave's pinned base. A worktree is
-used only once its checkout is verified (see :mod:`coordinator.git.worktree_admin`); one
+used only once its checkout is verified (see :mod:`seawall.git.worktree_admin`); one
 that is not ready is removed and made again. If any worktree cannot be created, the
 whole wave falls back to in place and says why; the caller records the reason in the
 wave's state.
@@ -22,9 +22,9 @@ from pathlib import Path
 import anyio
 import pygit2
 
-from coordinator.errors import ConfigurationError, DirtyWorkingTreeError, GitError
-from coordinator.git.checkpoints import CheckpointMode
-from coordinator.git.repo import (
+from seawall.errors import ConfigurationError, DirtyWorkingTreeError, GitError
+from seawall.git.checkpoints import CheckpointMode
+from seawall.git.repo import (
     SEAWALL_DIR,
     agent_branch,
     ensure_excluded,
@@ -33,8 +33,8 @@ from coordinator.git.repo import (
     safe_component,
     workdir,
 )
-from coordinator.git.status import checkout_problem, worktree_status
-from coordinator.git.worktree_admin import (
+from seawall.git.status import checkout_problem, worktree_status
+from seawall.git.worktree_admin import (
     add_worktree,
     admin_dir,
     delete_branches,
@@ -42,7 +42,7 @@ from coordinator.git.worktree_admin import (
     mark_ready,
     remove_worktrees,
 )
-from coordinator.model import Isolation
+from seawall.model import Isolation
 
 __all__ = [
     "Workspace",
@@ -154,7 +154,7 @@ async def prepare_workspaces(
     ``max_parallel`` worktrees are checked out at once, by default one per core
     (``os.cpu_count()``). ``worktrees_under`` is the configured worktree root (see
     :func:`worktree_root`). ``sparse`` maps a task to the folders of its sparse checkout
-    (see :mod:`coordinator.git.sparse`); a task not in it, or mapped to None, gets the
+    (see :mod:`seawall.git.sparse`); a task not in it, or mapped to None, gets the
     whole tree. A worktree of the same wave and task that is
     ready is reused (a resumed wave); one that is not is removed and made again at
     ``base``: no agent has run in it. In place, the

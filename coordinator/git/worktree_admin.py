@@ -29,9 +29,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from coordinator.fsutil import file_lock
-from coordinator.git.repo import GitOutput, open_repository, run_git
-from coordinator.git.sparse import sparse_args, write_sparse_set
+from seawall.fsutil import file_lock
+from seawall.git.repo import GitOutput, open_repository, run_git
+from seawall.git.sparse import sparse_args, write_sparse_set
 
 __all__ = [
     "READY_FILE",
@@ -69,7 +69,7 @@ def add_worktree(
 ) -> GitOutput:
     """``git worktree add [args] path ...`` (``args`` end with the path and the commit or
     branch), checked out after the lock is released; with ``sparse``, only those folders
-    (and every top-level file: see :mod:`coordinator.git.sparse`). The output of the
+    (and every top-level file: see :mod:`seawall.git.sparse`). The output of the
     step that failed, or of the checkout."""
     with admin_lock(repo_root):
         added = run_git(

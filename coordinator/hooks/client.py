@@ -1,9 +1,9 @@
 """The tiny client ``seawall hook ...`` is: the call handed to a process that decides it.
 
-A session that dispatches agents starts a hook server (``coordinator.hooks.server``)
+A session that dispatches agents starts a hook server (``seawall.hooks.server``)
 and tells each agent where it listens (``SEAWALL_HOOK_SOCKET``). A hook call with no
 session server (a lead's own Claude Code session, hooks a user installed) goes to the
-user's resident decision server instead (``coordinator.hooks.resident``), started by the
+user's resident decision server instead (``seawall.hooks.resident``), started by the
 first such call and gone after a while without calls. Either way the decision is made by
 the same code, in a process that imported it once. The client imports only the standard
 library's socket core and the wire format, so a call costs little more than the
@@ -22,7 +22,7 @@ import _socket
 import os
 import sys
 
-from coordinator.hooks import wire
+from seawall.hooks import wire
 
 __all__ = ["TIMEOUT", "run"]
 
@@ -39,7 +39,7 @@ def run(argv: list[str]) -> int | None:
     parsed = _parse(argv)
     if parsed is None:
         return None
-    from coordinator.hooks import resident as residence
+    from seawall.hooks import resident as residence
 
     path = os.environ.get(wire.SOCKET_ENV, "")
     resident = not path
@@ -115,10 +115,10 @@ def _emit(out: bytes, err: bytes) -> None:
 def _here(event: str, payload: bytes, session: str, *, start: bool) -> int:
     """Decide the call in this process (what ``seawall hook`` does with no server)."""
     if start:
-        from coordinator.hooks import resident as residence
+        from seawall.hooks import resident as residence
 
         residence.start()
-    from coordinator.hooks.entry import answer
+    from seawall.hooks.entry import answer
 
     env = dict(os.environ)
     if session and not env.get("SEAWALL_SESSION", "").strip():
@@ -129,8 +129,8 @@ def _here(event: str, payload: bytes, session: str, *, start: bool) -> int:
 
 
 def _refuse(event: str, path: str, exc: Exception) -> int:
-    from coordinator.hooks.entry import failed
-    from coordinator.hooks.protocol import BLOCK_EXIT
+    from seawall.hooks.entry import failed
+    from seawall.hooks.protocol import BLOCK_EXIT
 
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     message = f"seawall: the hook server at {path} did not answer ({reason})"

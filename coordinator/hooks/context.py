@@ -15,7 +15,7 @@ for a manifest. In order:
    repository (the named wave, else its newest), checked against the digest beside it.
 3. A lead's subagent (the call carries Claude Code's ``agent_id``): the identity line
    of its prompt, ``seawall session <s>, wave <n>, task <t>.``, read from its transcript
-   (``coordinator.hooks.identity``) names the manifest and the task, so each agent of an
+   (``seawall.hooks.identity``) names the manifest and the task, so each agent of an
    in-place wave gets its own scope. With ``SEAWALL_SESSION`` set, the line must name
    that session.
 4. None of these: the live manifests of the repository (not closed, and written in the
@@ -43,11 +43,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordinator.errors import ConfigurationError
-from coordinator.hooks.identity import Identity, subagent_identity
-from coordinator.model import Enforcement, Isolation
-from coordinator.scope.enforce import Failure
-from coordinator.scope.manifest import (
+from seawall.errors import ConfigurationError
+from seawall.hooks.identity import Identity, subagent_identity
+from seawall.model import Enforcement, Isolation
+from seawall.scope.enforce import Failure
+from seawall.scope.manifest import (
     AgentScope,
     ManifestError,
     ScopeManifest,
@@ -56,7 +56,7 @@ from coordinator.scope.manifest import (
     manifest_path,
     validate_session_id,
 )
-from coordinator.scope.matcher import ScopeMatcher
+from seawall.scope.matcher import ScopeMatcher
 
 __all__ = ["STALE_AFTER_S", "HookContext", "find_repository", "resolve_context"]
 

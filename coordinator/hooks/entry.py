@@ -12,12 +12,12 @@ import importlib
 import io
 from collections.abc import Mapping
 
-from coordinator.hooks.protocol import BLOCK_EXIT, HookInputError, HookResponse, read_payload
-from coordinator.hooks.wire import EVENTS, WireError, decode_request
+from seawall.hooks.protocol import BLOCK_EXIT, HookInputError, HookResponse, read_payload
+from seawall.hooks.wire import EVENTS, WireError, decode_request
 
 __all__ = ["HOOK_MODULES", "answer", "answer_request", "failed"]
 
-HOOK_MODULES = {event: f"coordinator.hooks.{event.replace('-', '_')}" for event in EVENTS}
+HOOK_MODULES = {event: f"seawall.hooks.{event.replace('-', '_')}" for event in EVENTS}
 
 
 def answer(event: str, data: bytes, env: Mapping[str, str], *, cwd: str = "") -> HookResponse:

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coordinator.errors import ConfigurationError
-from coordinator.fsutil import atomic_write_text
-from coordinator.scope.manifest import validate_session_id
+from seawall.errors import ConfigurationError
+from seawall.fsutil import atomic_write_text
+from seawall.scope.manifest import validate_session_id
 
 __all__ = ["HOOKS", "InstallResult", "default_command", "install_hooks", "settings_path"]
 

@@ -1,9 +1,9 @@
 """Where the hooks meet the rest of seawall: telemetry, breakers, checkpoints.
 
 Each function is the single place one integration happens, and each is a no-op for a
-call that belongs to no seawall agent. The breaker (``coordinator.breakers``) refuses
+call that belongs to no seawall agent. The breaker (``seawall.breakers``) refuses
 calls after a trip except the cleanup allowance and the BLOCKED.md notes; checkpoints
-(``coordinator.git.checkpoints``) snapshot an agent's files after each edit.
+(``seawall.git.checkpoints``) snapshot an agent's files after each edit.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from coordinator.hooks.context import HookContext
-from coordinator.scope.enforce import Verdict, record_verdict
-from coordinator.telemetry import EventLog
+from seawall.hooks.context import HookContext
+from seawall.scope.enforce import Verdict, record_verdict
+from seawall.telemetry import EventLog
 
 __all__ = ["breaker_admit", "breaker_observe", "checkpoint", "event_log", "record"]
 
@@ -52,7 +52,7 @@ def record(ctx: HookContext, verdict: Verdict, **fields: Any) -> None:
 
 
 def _tool_call(payload: Mapping[str, Any]) -> Any:
-    from coordinator.events import ToolCall
+    from seawall.events import ToolCall
 
     arguments = payload.get("tool_input")
     return ToolCall(
@@ -66,8 +66,8 @@ def breaker_admit(ctx: HookContext, payload: Mapping[str, Any]) -> tuple[str, st
     """Before a call: (refusal reason or "", warning or "") from the agent's breaker."""
     if ctx.repo is None or ctx.session is None or ctx.task_id is None:
         return "", ""
-    from coordinator.breakers.blocked import blocked_path
-    from coordinator.breakers.store import open_breaker
+    from seawall.breakers.blocked import blocked_path
+    from seawall.breakers.store import open_breaker
 
     limits = ctx.manifest.limits if ctx.manifest is not None else None
     stop_note = blocked_path(ctx.repo, ctx.session)
@@ -82,8 +82,8 @@ def breaker_observe(ctx: HookContext, payload: Mapping[str, Any]) -> str:
     """After a call: count its result; return the trip message if it tripped the breaker."""
     if ctx.repo is None or ctx.session is None or ctx.task_id is None:
         return ""
-    from coordinator.breakers.store import open_breaker
-    from coordinator.events import ToolResult
+    from seawall.breakers.store import open_breaker
+    from seawall.events import ToolResult
 
     is_error, text, exit_code = _outcome(payload.get("tool_response"))
     result = ToolResult(
@@ -121,7 +121,7 @@ def checkpoint(ctx: HookContext, payload: Mapping[str, Any]) -> str | None:
     manifest, agent = ctx.manifest, ctx.agent
     if tool not in EDIT_TOOLS or manifest is None or agent is None or not manifest.base:
         return None
-    from coordinator.git.checkpoints import Checkpointer, CheckpointMode
+    from seawall.git.checkpoints import Checkpointer, CheckpointMode
 
     workspace = Path(agent.workspace)
     in_place = workspace.resolve() == Path(manifest.repo).resolve()

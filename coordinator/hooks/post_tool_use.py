@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from coordinator.errors import SeawallError
-from coordinator.hooks import links
-from coordinator.hooks.context import resolve_context
-from coordinator.hooks.protocol import HookResponse, post_tool_use_block
+from seawall.errors import SeawallError
+from seawall.hooks import links
+from seawall.hooks.context import resolve_context
+from seawall.hooks.protocol import HookResponse, post_tool_use_block
 
 __all__ = ["handle"]
 

@@ -3,9 +3,9 @@
 Checks, in order: the agent's breaker (after a trip only the cleanup allowance and the
 session's BLOCKED.md notes pass), then the file scope of Edit, Write, MultiEdit and
 NotebookEdit; for Bash the command policy of every simple command (for an agent, the
-allow-list: ``coordinator.scope.programs`` and ``coordinator.scope.gitpolicy``) plus
+allow-list: ``seawall.scope.programs`` and ``seawall.scope.gitpolicy``) plus
 the scope of every file the command visibly writes; any other tool (MCP tools and the
-rest) by its path-like arguments (``coordinator.scope.tools``), except seawall's own MCP
+rest) by its path-like arguments (``seawall.scope.tools``), except seawall's own MCP
 tools, which are the lead's (refused to an agent). A write an agent makes into the main
 checkout or another agent's workspace is refused even where the wave only warns. Outside a seawall
 session only the command gate (the default deny list) applies, as a hard deny. In a
@@ -21,18 +21,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from coordinator.hooks import links
-from coordinator.hooks.context import HookContext, resolve_context
-from coordinator.hooks.protocol import (
+from seawall.hooks import links
+from seawall.hooks.context import HookContext, resolve_context
+from seawall.hooks.protocol import (
     HookResponse,
     pre_tool_use_allow,
     pre_tool_use_context,
     pre_tool_use_deny,
 )
-from coordinator.model import Enforcement
-from coordinator.scope.bashwrites import PathTarget, write_targets
-from coordinator.scope.commands import CommandContext, CommandPolicy, FindingKind
-from coordinator.scope.enforce import (
+from seawall.model import Enforcement
+from seawall.scope.bashwrites import PathTarget, write_targets
+from seawall.scope.commands import CommandContext, CommandPolicy, FindingKind
+from seawall.scope.enforce import (
     ALLOW,
     Decision,
     ErrorClass,
@@ -41,10 +41,10 @@ from coordinator.scope.enforce import (
     decide,
     decide_failure,
 )
-from coordinator.scope.matcher import ScopeMatcher
-from coordinator.scope.programs import variable_reason
-from coordinator.scope.tools import other_tool_paths
-from coordinator.shell import ShellParseError, SimpleCommand, read_line
+from seawall.scope.matcher import ScopeMatcher
+from seawall.scope.programs import variable_reason
+from seawall.scope.tools import other_tool_paths
+from seawall.shell import ShellParseError, SimpleCommand, read_line
 
 __all__ = ["FILE_TOOLS", "SEAWALL_TOOL", "check_call", "handle"]
 

@@ -4,13 +4,13 @@ A lead's own Claude Code session (through the plugin) and hooks a user installed
 session to serve them, and deciding a call in the hook's own process means importing the
 decision code on every tool call. The first such call starts this server (detached, in
 a session of its own) and decides by itself; later calls reach the server through the
-hook client (``coordinator.hooks.client``). One server per user and per installation:
+hook client (``seawall.hooks.client``). One server per user and per installation:
 its socket is ``/tmp/seawall-resident-<uid>/<key>.sock``, the key derived from the
 interpreter and the package's location, in a directory only the user may enter (checked
 before every connect, so a directory someone else made is never trusted).
 
 Each call is answered as the hook's own process would answer it: one at a time, with the
-caller's environment and working directory in place, by ``coordinator.hooks.entry``.
+caller's environment and working directory in place, by ``seawall.hooks.entry``.
 The server leaves after ``SEAWALL_HOOK_IDLE`` seconds without a call (300 by default),
 and when a source file it imported changed: it then answers the call it holds with
 ``wire.RETIRED`` (not decided), and the client decides it and starts a new server. A
@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import sys
 
-from coordinator.hooks import wire
+from seawall.hooks import wire
 
 __all__ = ["IDLE_ENV", "RESIDENT_ENV", "main", "private", "socket_path", "start"]
 
@@ -39,7 +39,7 @@ IDLE_ENV = "SEAWALL_HOOK_IDLE"
 
 _IDLE = 300.0
 _ROOT = "/tmp"  # never $TMPDIR: an agent's TMPDIR is a directory the agent may write
-_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); import coordinator.hooks.resident as r; r.main(sys.argv[2])"  # noqa: E501
+_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); import seawall.hooks.resident as r; r.main(sys.argv[2])"  # noqa: E501
 
 
 def _package_parent() -> str:
@@ -106,7 +106,7 @@ def main(path: str) -> None:
         idle = _IDLE
     os.closerange(3, 65536)  # a pipe the first caller inherited must not be held open
     os.chdir("/")  # hold no caller's directory between calls
-    from coordinator.hooks.residentserver import serve
+    from seawall.hooks.residentserver import serve
 
     serve(path, idle=max(idle, 0.1))
 

@@ -1,7 +1,7 @@
-"""The resident decision server's loop (see ``coordinator.hooks.resident``).
+"""The resident decision server's loop (see ``seawall.hooks.resident``).
 
 One call at a time: the request is read whole, the caller's environment and working
-directory are put in place, ``coordinator.hooks.entry.answer_request`` decides, and
+directory are put in place, ``seawall.hooks.entry.answer_request`` decides, and
 the process goes back to ``/`` and waits. Before each call the server checks that no
 source file it imported has changed since it imported it; if one did, it answers
 ``wire.RETIRED`` and leaves. Leaving (idle, changed sources) first removes the socket,
@@ -19,8 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from coordinator.hooks import wire
-from coordinator.hooks.resident import private
+from seawall.hooks import wire
+from seawall.hooks.resident import private
 
 __all__ = ["serve"]
 
@@ -43,7 +43,7 @@ def serve(path: str, *, idle: float) -> None:
             return  # another server of this installation runs
         os.ftruncate(lock, 0)
         os.write(lock, b"%d\n" % os.getpid())  # who serves, for a person looking
-        from coordinator.hooks.entry import HOOK_MODULES  # the decision code, once
+        from seawall.hooks.entry import HOOK_MODULES  # the decision code, once
 
         for module in HOOK_MODULES.values():
             importlib.import_module(module)
@@ -134,7 +134,7 @@ def _receive(conn: socket.socket) -> bytes:
 
 def _decide(data: bytes) -> tuple[int, str, str]:
     """The call decided as in the caller's own process: its environment and directory."""
-    from coordinator.hooks.entry import answer, answer_request
+    from seawall.hooks.entry import answer, answer_request
 
     try:
         event, cwd, env, payload = wire.decode_request(data)

@@ -7,7 +7,7 @@ its own under the system's temporary directory, which no agent's sandbox lets it
 socket or remove it; connecting needs no write grant. The directory is named after the
 process that owns it, so one a killed session left behind is told apart and removed by
 the next server. Each call is answered by
-``coordinator.hooks.entry.answer``, the same function a hook process runs by itself,
+``seawall.hooks.entry.answer``, the same function a hook process runs by itself,
 one call at a time on a worker thread, so the session's event loop keeps moving and a
 lead's hooks that keep breaker state save it exactly as they would in their own
 process. Nothing is kept in memory between calls but the imported modules.
@@ -26,9 +26,9 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
-from coordinator.hooks.entry import answer_request
-from coordinator.hooks.wire import MAX_REQUEST, encode_response
-from coordinator.processes import process_alive
+from seawall.hooks.entry import answer_request
+from seawall.hooks.wire import MAX_REQUEST, encode_response
+from seawall.processes import process_alive
 
 __all__ = ["PREFIX", "remove_leftovers", "serve_hooks"]
 

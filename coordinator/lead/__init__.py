@@ -3,14 +3,14 @@
 A lead agent (Claude Code, Codex, Cursor, a script) runs a session in step mode: it asks
 for the next wave (a :class:`PreparedWave`), dispatches the agents with its own tool,
 and hands back each agent's final text (reviewed into a :class:`WaveReport`).
-``coordinator.lead.steps.next_step`` is that loop's single call and checks what the lead
-hands back before anything is reviewed; ``coordinator.lead.mcp`` serves the same calls
+``seawall.lead.steps.next_step`` is that loop's single call and checks what the lead
+hands back before anything is reviewed; ``seawall.lead.mcp`` serves the same calls
 over the Model Context Protocol.
 """
 
 from __future__ import annotations
 
-from coordinator.lead.types import (
+from seawall.lead.types import (
     AgentAssignment,
     AgentReview,
     PreparedWave,

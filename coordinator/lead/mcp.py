@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coordinator.errors import MissingExtraError, StateError
+from seawall.errors import MissingExtraError, StateError
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -38,7 +38,7 @@ COMMAND_TIMEOUT_S = 3600.0  # a review merges and runs the checks: allow it time
 def run_text(repo: Path, args: list[str], stdin: str | None = None) -> str:
     """Run ``seawall ARGS`` in ``repo`` and return what it printed; raise on failure."""
     done = subprocess.run(
-        [sys.executable, "-m", "coordinator", *args],
+        [sys.executable, "-m", "seawall", *args],
         cwd=repo,
         input=stdin,
         capture_output=True,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coordinator.errors import ConfigurationError
-from coordinator.plan import load_plan
-from coordinator.progress import make_progress
-from coordinator.session.engine import Session
-from coordinator.state.store import latest_session
+from seawall.errors import ConfigurationError
+from seawall.plan import load_plan
+from seawall.progress import make_progress
+from seawall.session.engine import Session
+from seawall.state.store import latest_session
 
 __all__ = ["open_for_lead"]
 

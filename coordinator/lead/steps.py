@@ -25,11 +25,11 @@ from pathlib import Path
 
 from msgspec import UNSET, UnsetType
 
-from coordinator.config.fields import suggest
-from coordinator.errors import ConfigurationError, StateError
-from coordinator.lead.types import Document, PreparedWave, WaveReport
-from coordinator.session.engine import Session
-from coordinator.state.ledger import Halt, SessionPhase, WavePhase
+from seawall.config.fields import suggest
+from seawall.errors import ConfigurationError, StateError
+from seawall.lead.types import Document, PreparedWave, WaveReport
+from seawall.session.engine import Session
+from seawall.state.ledger import Halt, SessionPhase, WavePhase
 
 __all__ = [
     "NEXT_SCHEMA",

@@ -18,8 +18,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from coordinator.codec import decode_any, encode
-from coordinator.state.ledger import ChecksRecord, Halt, SetAsideRecord
+from seawall.codec import decode_any, encode
+from seawall.state.ledger import ChecksRecord, Halt, SetAsideRecord
 
 __all__ = [
     "SCHEMAS",
@@ -131,7 +131,7 @@ SCHEMAS: Mapping[str, str] = {
 
 @cache
 def _schema_text(name: str) -> str:
-    path = resources.files("coordinator.lead").joinpath(f"schemas/{name}.schema.json")
+    path = resources.files("seawall.lead").joinpath(f"schemas/{name}.schema.json")
     return path.read_text(encoding="utf-8")
 
 

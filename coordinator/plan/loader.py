@@ -14,9 +14,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from coordinator.config import FieldError, build, check_keys, field_line, table_element
-from coordinator.errors import PlanError
-from coordinator.model import Plan, RunnerSpec, SessionConfig, Task
+from seawall.config import FieldError, build, check_keys, field_line, table_element
+from seawall.errors import PlanError
+from seawall.model import Plan, RunnerSpec, SessionConfig, Task
 
 __all__ = ["load_plan", "parse_plan", "validate_scope_pattern", "validate_task_id"]
 
@@ -250,7 +250,7 @@ def _check_references(
     tasks: tuple[Task, ...],
     path: str,
 ) -> None:
-    import networkx as nx  # here, not at import: `import coordinator` stays light
+    import networkx as nx  # here, not at import: `import seawall` stays light
 
     ids = {task.id for task in tasks}
     graph: nx.DiGraph[str] = nx.DiGraph()
@@ -293,6 +293,6 @@ def _check_references(
 
 
 def _builtin_runner(name: str) -> bool:
-    from coordinator.registry import RUNNER_GROUP, available
+    from seawall.registry import RUNNER_GROUP, available
 
     return name in available(RUNNER_GROUP)

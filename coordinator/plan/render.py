@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
-from coordinator.errors import PlanError
-from coordinator.model import Plan
-from coordinator.plan.loader import _SESSION_ALIASES
+from seawall.errors import PlanError
+from seawall.model import Plan
+from seawall.plan.loader import _SESSION_ALIASES
 
 __all__ = ["plan_source", "render_plan"]
 

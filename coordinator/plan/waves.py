@@ -7,7 +7,7 @@ from operator import attrgetter
 
 import networkx as nx
 
-from coordinator.model import (
+from seawall.model import (
     CollisionRisk,
     Enforcement,
     Isolation,
@@ -119,7 +119,7 @@ def make_wave(
     isolation_reason: str = "",
 ) -> Wave:
     """A wave of ``tasks`` with isolation and enforcement resolved for it."""
-    from coordinator.isolation import explain_enforcement, explain_isolation
+    from seawall.isolation import explain_enforcement, explain_isolation
 
     risk = _risk(tasks)
     if isolation is None:

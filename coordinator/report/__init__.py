@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coordinator.fsutil import atomic_write_text, lock_is_held
-from coordinator.report.facts import SessionFacts, gather
-from coordinator.report.page import render_page
-from coordinator.state.ledger import SessionPhase, SessionState, WavePhase
-from coordinator.state.store import StateStore
-from coordinator.telemetry import read_events
+from seawall.fsutil import atomic_write_text, lock_is_held
+from seawall.report.facts import SessionFacts, gather
+from seawall.report.page import render_page
+from seawall.state.ledger import SessionPhase, SessionState, WavePhase
+from seawall.state.store import StateStore
+from seawall.telemetry import read_events
 
 __all__ = ["SessionFacts", "gather", "is_interrupted", "render_page", "report_path", "write_report"]
 
@@ -48,8 +48,8 @@ def _led(state: SessionState) -> bool:
 
 def write_report(store: StateStore, path: Path | None = None) -> Path:
     """Render the session's report to ``path`` (default: ``report.html`` of the session)."""
-    from coordinator.git.repo import open_repository
-    from coordinator.report.diffs import write_diffs
+    from seawall.git.repo import open_repository
+    from seawall.report.diffs import write_diffs
 
     state = store.load()
     target = (path or report_path(store)).resolve()

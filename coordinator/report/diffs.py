@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pygit2
 
-from coordinator.fsutil import atomic_write_text
-from coordinator.git.repo import safe_component
-from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
+from seawall.fsutil import atomic_write_text
+from seawall.git.repo import safe_component
+from seawall.state.ledger import AgentRecord, SessionState, WaveRecord
 
 __all__ = ["write_diffs"]
 

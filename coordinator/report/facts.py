@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
-from coordinator.state.render import set_aside
+from seawall.state.ledger import AgentRecord, SessionState, WaveRecord
+from seawall.state.render import set_aside
 
 __all__ = [
     "AgentFacts",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from coordinator.report.facts import WaveFacts
+from seawall.report.facts import WaveFacts
 
 __all__ = ["STATUS_COLOURS", "wave_graph_svg"]
 

@@ -14,16 +14,16 @@ from html import escape
 from importlib.resources import files
 from pathlib import Path
 
-from coordinator.report.facts import AgentFacts, SessionFacts, WaveFacts
-from coordinator.report.graph import STATUS_COLOURS, wave_graph_svg
-from coordinator.state.ledger import WaveRecord
-from coordinator.state.render import checks_summary
+from seawall.report.facts import AgentFacts, SessionFacts, WaveFacts
+from seawall.report.graph import STATUS_COLOURS, wave_graph_svg
+from seawall.state.ledger import WaveRecord
+from seawall.state.render import checks_summary
 
 __all__ = ["render_page"]
 
 
 def _css() -> str:
-    return files("coordinator.report").joinpath("report.css").read_text(encoding="utf-8")
+    return files("seawall.report").joinpath("report.css").read_text(encoding="utf-8")
 
 
 def _clock(ts: float) -> str:

@@ -15,10 +15,10 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from coordinator.errors import ConfigurationError
-from coordinator.model import Enforcement
-from coordinator.sandbox.launch import unavailable_reason
-from coordinator.sandbox.policy import SandboxPolicy, scope_policy, workspace_policy
+from seawall.errors import ConfigurationError
+from seawall.model import Enforcement
+from seawall.sandbox.launch import unavailable_reason
+from seawall.sandbox.policy import SandboxPolicy, scope_policy, workspace_policy
 
 __all__ = ["agent_sandbox", "sandbox_notice"]
 
@@ -44,7 +44,7 @@ def agent_sandbox(
     that cannot be sandboxed when hooks-only enforcement was not accepted. ``missing``
     is why there is no sandbox here (default: this machine's answer; "" when there is
     one). ``placeholder_record`` is where an in-place agent's empty placeholders are
-    listed (see ``coordinator.sandbox.placeholders``).
+    listed (see ``seawall.sandbox.placeholders``).
     """
     if not starts_processes:
         return None  # an in-process agent: no sandbox applies to it

@@ -8,7 +8,7 @@ that applies its own sandbox later (Codex does) can only narrow this one.
 
 What Landlock cannot say: "writable beneath D except D/x". A grant covers the whole
 hierarchy under the directory, so callers never grant an ancestor of a protected path
-(see ``coordinator.sandbox.policy``). This module only loads the standard library, so
+(see ``seawall.sandbox.policy``). This module only loads the standard library, so
 the supervisor that uses it starts fast.
 """
 

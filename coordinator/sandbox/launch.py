@@ -9,8 +9,8 @@ from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 
-from coordinator.sandbox.landlock import abi_version
-from coordinator.sandbox.policy import SandboxPolicy
+from seawall.sandbox.landlock import abi_version
+from seawall.sandbox.policy import SandboxPolicy
 
 __all__ = [
     "agents_end_with_this_process",
@@ -24,12 +24,12 @@ _SANDBOX_DIR = Path(__file__).resolve().parent
 _BOOT = f"""\
 import sys, types
 for name, path in (
-    ("coordinator", {str(_SANDBOX_DIR.parent)!r}),
-    ("coordinator.sandbox", {str(_SANDBOX_DIR)!r}),
+    ("seawall", {str(_SANDBOX_DIR.parent)!r}),
+    ("seawall.sandbox", {str(_SANDBOX_DIR)!r}),
 ):
     sys.modules[name] = package = types.ModuleType(name)
     package.__path__ = [path]
-from coordinator.sandbox.supervise import main
+from seawall.sandbox.supervise import main
 sys.exit(main())
 """
 _END_WITH_STARTER: ContextVar[bool] = ContextVar("end_with_starter", default=False)

@@ -66,7 +66,7 @@ class SandboxPolicy:
     starts (never over an existing file) and removed after it when still empty."""
     placeholder_record: Path | None = None
     """Where the files created for ``new_files`` are listed before the agent starts
-    (see ``coordinator.sandbox.placeholders``); None: not listed."""
+    (see ``seawall.sandbox.placeholders``); None: not listed."""
 
     def with_paths(self, extra: Iterable[Path]) -> SandboxPolicy:
         """This policy with ``extra`` paths writable too (duplicates dropped)."""

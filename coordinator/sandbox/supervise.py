@@ -1,10 +1,10 @@
-"""The per-agent supervisor: ``python -m coordinator.sandbox.supervise [options] -- ARGV``.
+"""The per-agent supervisor: ``python -m seawall.sandbox.supervise [options] -- ARGV``.
 
 seawall starts every agent through this small process, which stays the agent's parent:
 
 1. it creates each granted file that does not exist yet (``--new PATH``, empty, never
    over an existing file), then applies the sandbox to the agent it starts (``--sandbox``
-   and one ``--write PATH`` per writable path, see ``coordinator.sandbox.landlock``),
+   and one ``--write PATH`` per writable path, see ``seawall.sandbox.landlock``),
    which the agent and everything it starts inherit and cannot undo; the supervisor
    itself stays outside it, so that it can remove what it created;
 2. it becomes a child subreaper (``PR_SET_CHILD_SUBREAPER``), so every process the agent
@@ -38,8 +38,8 @@ import signal
 import sys
 import time
 
-from coordinator.sandbox.landlock import LandlockError, restrict_writes
-from coordinator.sandbox.placeholders import create, drop_recorded, remove_unused, write_record
+from seawall.sandbox.landlock import LandlockError, restrict_writes
+from seawall.sandbox.placeholders import create, drop_recorded, remove_unused, write_record
 
 __all__ = ["EXEC_FAILED", "SANDBOX_FAILED", "SUPERVISOR_SAYS", "descendants", "main"]
 
@@ -222,7 +222,7 @@ class _Options:
 def _options(args: list[str]) -> _Options:
     """``--grace S``, ``--parent PID``, ``--sandbox`` with one ``--write PATH`` per
     writable path and one ``--new PATH`` per file to create, ``--record FILE`` where the
-    files created are listed (see ``coordinator.sandbox.placeholders``), ``--``, then the agent's
+    files created are listed (see ``seawall.sandbox.placeholders``), ``--``, then the agent's
     argv. (Not argparse nor JSON: their imports alone would cost more than the rest of
     the start.)"""
     options = _Options()

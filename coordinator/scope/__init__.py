@@ -4,21 +4,21 @@ enforcement levels, the pre-dispatch collision check and the post-wave verificat
 The session loop calls ``build_manifest``/``write_manifest`` before dispatch,
 ``plan_collisions`` to split or move an overlapping in-place wave, and
 ``verify_wave`` (with ``changed_paths``) after it. The Claude Code hooks in
-``coordinator.hooks`` import the submodules directly, to start fast.
+``seawall.hooks`` import the submodules directly, to start fast.
 """
 
 from __future__ import annotations
 
-from coordinator.scope.collisions import (
+from seawall.scope.collisions import (
     CollisionReport,
     Overlap,
     OverlapKind,
     check_pair,
     plan_collisions,
 )
-from coordinator.scope.commands import CommandContext, CommandFinding, CommandPolicy, FindingKind
-from coordinator.scope.enforce import FAIL_MATRIX, Decision, ErrorClass, Failure, Verdict
-from coordinator.scope.manifest import (
+from seawall.scope.commands import CommandContext, CommandFinding, CommandPolicy, FindingKind
+from seawall.scope.enforce import FAIL_MATRIX, Decision, ErrorClass, Failure, Verdict
+from seawall.scope.manifest import (
     AgentScope,
     ManifestError,
     ScopeManifest,
@@ -29,8 +29,8 @@ from coordinator.scope.manifest import (
     manifest_path,
     write_manifest,
 )
-from coordinator.scope.matcher import PathVerdict, ScopeMatcher
-from coordinator.scope.verify import ScopeVerification, changed_paths, verify_changes, verify_wave
+from seawall.scope.matcher import PathVerdict, ScopeMatcher
+from seawall.scope.verify import ScopeVerification, changed_paths, verify_changes, verify_wave
 
 __all__ = [
     "FAIL_MATRIX",

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordinator.shell import SimpleCommand
-from coordinator.shell.writes import Write, writes
+from seawall.shell import SimpleCommand
+from seawall.shell.writes import Write, writes
 
 __all__ = ["PathTarget", "UnknownTarget", "write_targets"]
 

@@ -20,8 +20,8 @@ import itertools
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from coordinator.model import Isolation, OverlapPolicy, Task, Wave
-from coordinator.scope.matcher import compile_grant, grant_matches
+from seawall.model import Isolation, OverlapPolicy, Task, Wave
+from seawall.scope.matcher import compile_grant, grant_matches
 
 __all__ = ["CollisionReport", "Overlap", "OverlapKind", "check_pair", "plan_collisions"]
 

@@ -1,6 +1,6 @@
 """The command policy: a default deny list plus the plan's allow/deny overlays.
 
-Every simple command a Bash line would run (``coordinator.shell.simple_commands``: chains,
+Every simple command a Bash line would run (``seawall.shell.simple_commands``: chains,
 subshells, substitutions, wrappers, ``bash -c`` at any depth) is checked on its own. The
 default list denies what destroys work that is not the agent's: force pushes and remote
 deletes, ``git reset --hard``, ``git clean -f``, ``git stash`` and branch switches in a
@@ -8,8 +8,8 @@ shared tree, ``git checkout``/``git restore`` of paths outside the scope, ``rm -
 the root, the home directory or the whole workspace, and a few machine-level commands.
 
 For a dispatched agent (``CommandContext.agent``) the policy is an allow-list on top:
-programs whose writes are known (``coordinator.scope.programs``) and git that only
-reads (``coordinator.scope.gitpolicy``); ``GIT_*`` variables are refused.
+programs whose writes are known (``seawall.scope.programs``) and git that only
+reads (``seawall.scope.gitpolicy``); ``GIT_*`` variables are refused.
 
 Overlays (``CommandPolicyConfig``) are command prefixes in shell syntax whose tokens may
 use ``*`` globs. ``allow`` lifts a default deny (or an allow-list refusal) for the
@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from coordinator.errors import ConfigurationError
-from coordinator.model import CommandPolicyConfig
-from coordinator.scope.gitpolicy import git_refusal
-from coordinator.scope.matcher import ScopeMatcher
-from coordinator.scope.programs import unknown_reason, variable_reason
-from coordinator.shell import ShellParseError, SimpleCommand, simple_commands
-from coordinator.shell.gitargv import git_argv, read_git
+from seawall.errors import ConfigurationError
+from seawall.model import CommandPolicyConfig
+from seawall.scope.gitpolicy import git_refusal
+from seawall.scope.matcher import ScopeMatcher
+from seawall.scope.programs import unknown_reason, variable_reason
+from seawall.shell import ShellParseError, SimpleCommand, simple_commands
+from seawall.shell.gitargv import git_argv, read_git
 
 __all__ = [
     "CommandContext",

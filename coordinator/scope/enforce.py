@@ -21,8 +21,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from coordinator.model import Enforcement
-from coordinator.telemetry import EventLog
+from seawall.model import Enforcement
+from seawall.telemetry import EventLog
 
 __all__ = [
     "ALLOW",

@@ -19,14 +19,14 @@ and merges it. So, for an agent:
   are allowed; a subcommand git itself would not know (an alias, an extension) is
   unknown.
 
-Options are read the way git reads them (``coordinator.shell.gitargv``): ``--forc``
+Options are read the way git reads them (``seawall.shell.gitargv``): ``--forc``
 is ``--force``.
 """
 
 from __future__ import annotations
 
-from coordinator.shell import SimpleCommand
-from coordinator.shell.gitargv import canonical_args, read_git
+from seawall.shell import SimpleCommand
+from seawall.shell.gitargv import canonical_args, read_git
 
 __all__ = ["READ_ONLY", "REF_PLUMBING", "git_refusal"]
 

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from coordinator.codec import from_data, to_data
-from coordinator.errors import ConfigurationError, StateError
-from coordinator.fsutil import atomic_write_text
-from coordinator.model import BreakerLimits, CommandPolicyConfig, Enforcement, Isolation, Wave
+from seawall.codec import from_data, to_data
+from seawall.errors import ConfigurationError, StateError
+from seawall.fsutil import atomic_write_text
+from seawall.model import BreakerLimits, CommandPolicyConfig, Enforcement, Isolation, Wave
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordinator.errors import ConfigurationError
+from seawall.errors import ConfigurationError
 
 __all__ = [
     "MAX_COMPONENT_BYTES",

@@ -3,7 +3,7 @@
 A program is allowed when what it may write is known:
 
 - ``READERS`` write nothing but their redirections (which the scope check judges);
-- ``coordinator.shell.writes.WRITERS`` write the operands that module models, each
+- ``seawall.shell.writes.WRITERS`` write the operands that module models, each
   judged against the scope (``tar -x -C dir``, ``sort -o``, ``curl -o``, ...);
 - wrappers (``env``, ``timeout``, ``xargs``, ``find -exec``, ``bash -c`` ...) are
   judged by the commands they run, which the shell reader unwraps;
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import re
 
-from coordinator.shell import SimpleCommand
-from coordinator.shell.writes import WRITERS
+from seawall.shell import SimpleCommand
+from seawall.shell.writes import WRITERS
 
 __all__ = ["PROJECT_TOOLS", "READERS", "WRAPPERS", "unknown_reason", "variable_reason"]
 

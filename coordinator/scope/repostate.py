@@ -8,7 +8,7 @@ every remote that is a local path). ``compare`` lists what differs after the wav
 ``restore`` puts hooks, configuration, refs, HEAD and the branches of local remotes
 back, keeping what an agent planted (files under ``save_dir``, commits on
 ``refs/seawall/<session>/quarantine/w<n>/...``) so nothing is lost (see
-``coordinator.scope.undo``); what cannot be undone is reported with the reason and the
+``seawall.scope.undo``); what cannot be undone is reported with the reason and the
 command that does it by hand. Each change names the agent that made it when that can be told (a
 worktree's own files, a wave of one agent, the one agent whose commands name it), else
 every agent that could have.
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pygit2
 
-from coordinator.fsutil import atomic_write_text
-from coordinator.scope.undo import restore_head, restore_remote_ref
+from seawall.fsutil import atomic_write_text
+from seawall.scope.undo import restore_head, restore_remote_ref
 
 __all__ = [
     "AgentTrace",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pygit2
 
-from coordinator.git.repo import run_git
+from seawall.git.repo import run_git
 
 __all__ = ["Undone", "restore_head", "restore_remote_ref"]
 

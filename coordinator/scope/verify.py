@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordinator.model import Enforcement
-from coordinator.scope.manifest import ScopeManifest
-from coordinator.scope.matcher import ScopeMatcher
+from seawall.model import Enforcement
+from seawall.scope.manifest import ScopeManifest
+from seawall.scope.matcher import ScopeMatcher
 
 __all__ = ["ScopeVerification", "changed_paths", "verify_changes", "verify_wave"]
 
@@ -95,8 +95,8 @@ def verify_wave(
 
 def changed_paths(repo: Path, base: str, head: str) -> tuple[str, ...]:
     """Paths that differ between commits ``base`` and ``head`` (both sides of a rename)."""
-    from coordinator.git.history import tree_changes
-    from coordinator.git.repo import open_repository
+    from seawall.git.history import tree_changes
+    from seawall.git.repo import open_repository
 
     changes = tree_changes(open_repository(repo), base, head)
     return tuple(dict.fromkeys(path for change in changes for path in change.paths))

@@ -17,8 +17,8 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from coordinator.git.worktree_admin import admin_dirs
-from coordinator.scope.repostate import ChangeKind, StateChange
+from seawall.git.worktree_admin import admin_dirs
+from seawall.scope.repostate import ChangeKind, StateChange
 
 __all__ = ["link_points_at", "restore_links"]
 

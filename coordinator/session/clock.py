@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from coordinator.state.ledger import SessionState
+from seawall.state.ledger import SessionState
 
 __all__ = ["Clock", "SessionClock"]
 

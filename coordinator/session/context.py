@@ -12,18 +12,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coordinator.carryover import CarryoverFiler, RetryPolicy
-from coordinator.git.baseline import Baseline
-from coordinator.model import Isolation, Plan, SessionConfig, Task
-from coordinator.progress import Progress
-from coordinator.runner import AgentRunner
-from coordinator.session.clock import SessionClock
-from coordinator.session.dispatch import AgentRun
-from coordinator.session.user_files import WaveBaselines
-from coordinator.state.ledger import SessionState, WaveRecord
-from coordinator.state.store import SessionPaths, StateStore
-from coordinator.telemetry import EventLog
-from coordinator.tracker import IssueTracker
+from seawall.carryover import CarryoverFiler, RetryPolicy
+from seawall.git.baseline import Baseline
+from seawall.model import Isolation, Plan, SessionConfig, Task
+from seawall.progress import Progress
+from seawall.runner import AgentRunner
+from seawall.session.clock import SessionClock
+from seawall.session.dispatch import AgentRun
+from seawall.session.user_files import WaveBaselines
+from seawall.state.ledger import SessionState, WaveRecord
+from seawall.state.store import SessionPaths, StateStore
+from seawall.telemetry import EventLog
+from seawall.tracker import IssueTracker
 
 __all__ = ["WaveContext"]
 

@@ -15,19 +15,19 @@ from pathlib import Path
 
 import anyio
 
-from coordinator.breakers._memory import is_guard_denial
-from coordinator.breakers.trip import Trip
-from coordinator.errors import GitError, RunnerError
-from coordinator.events import Event, Final, ToolCall, ToolResult, Turn, edited_paths
-from coordinator.git.checkpoints import Checkpointer
-from coordinator.git.repo import repo_relative
-from coordinator.hooks.server import serve_hooks
-from coordinator.model import BreakerLimits, Isolation, StagnationConfig
-from coordinator.pricing import PriceTable
-from coordinator.runner import AgentRequest, AgentResult, AgentRunner, RunCounter, RunCounts
-from coordinator.stagnation import AgentMonitor
-from coordinator.state.runs import AgentRun
-from coordinator.telemetry import EventLog
+from seawall.breakers._memory import is_guard_denial
+from seawall.breakers.trip import Trip
+from seawall.errors import GitError, RunnerError
+from seawall.events import Event, Final, ToolCall, ToolResult, Turn, edited_paths
+from seawall.git.checkpoints import Checkpointer
+from seawall.git.repo import repo_relative
+from seawall.hooks.server import serve_hooks
+from seawall.model import BreakerLimits, Isolation, StagnationConfig
+from seawall.pricing import PriceTable
+from seawall.runner import AgentRequest, AgentResult, AgentRunner, RunCounter, RunCounts
+from seawall.stagnation import AgentMonitor
+from seawall.state.runs import AgentRun
+from seawall.telemetry import EventLog
 
 __all__ = ["AgentJob", "AgentRun", "dispatch_wave"]
 

@@ -20,35 +20,35 @@ from typing import Any
 
 import anyio
 
-from coordinator.carryover import CarryoverFiler, RetryPolicy
-from coordinator.codec import to_data
-from coordinator.errors import StateError
-from coordinator.git.cleanup import remove_stale_check_worktrees
-from coordinator.git.repo import ensure_excluded, open_repository, pin_base, require_no_operation
-from coordinator.git.workspaces import require_clean_worktree
-from coordinator.lead.types import PreparedWave, WaveReport
-from coordinator.model import Plan, RunnerSpec, Status, Task
-from coordinator.notify import Notifier
-from coordinator.plan.loader import parse_plan
-from coordinator.plan.render import plan_source
-from coordinator.preflight import preflight_runners
-from coordinator.progress import Progress, quiet_progress
-from coordinator.report import report_path, write_report
-from coordinator.runner import AgentRunner, build_runner
-from coordinator.sandbox.agents import sandbox_notice
-from coordinator.session.clock import Clock, SessionClock
-from coordinator.session.context import WaveContext
-from coordinator.session.loop import advance
-from coordinator.session.phases.finish import finish_session
-from coordinator.session.phases.lead import prepare_for_lead, review_from_lead
-from coordinator.session.result import SessionResult, rate_limited
-from coordinator.session.tasks import ready_tasks
-from coordinator.session.wave_breaker import clear_for_resume
-from coordinator.state.leadlease import check_lease, release_lease, take_lease
-from coordinator.state.ledger import SessionPhase, SessionState, WavePhase
-from coordinator.state.repolock import repository_lock
-from coordinator.state.store import StateStore, latest_session
-from coordinator.tracker import IssueTracker, open_tracker
+from seawall.carryover import CarryoverFiler, RetryPolicy
+from seawall.codec import to_data
+from seawall.errors import StateError
+from seawall.git.cleanup import remove_stale_check_worktrees
+from seawall.git.repo import ensure_excluded, open_repository, pin_base, require_no_operation
+from seawall.git.workspaces import require_clean_worktree
+from seawall.lead.types import PreparedWave, WaveReport
+from seawall.model import Plan, RunnerSpec, Status, Task
+from seawall.notify import Notifier
+from seawall.plan.loader import parse_plan
+from seawall.plan.render import plan_source
+from seawall.preflight import preflight_runners
+from seawall.progress import Progress, quiet_progress
+from seawall.report import report_path, write_report
+from seawall.runner import AgentRunner, build_runner
+from seawall.sandbox.agents import sandbox_notice
+from seawall.session.clock import Clock, SessionClock
+from seawall.session.context import WaveContext
+from seawall.session.loop import advance
+from seawall.session.phases.finish import finish_session
+from seawall.session.phases.lead import prepare_for_lead, review_from_lead
+from seawall.session.result import SessionResult, rate_limited
+from seawall.session.tasks import ready_tasks
+from seawall.session.wave_breaker import clear_for_resume
+from seawall.state.leadlease import check_lease, release_lease, take_lease
+from seawall.state.ledger import SessionPhase, SessionState, WavePhase
+from seawall.state.repolock import repository_lock
+from seawall.state.store import StateStore, latest_session
+from seawall.tracker import IssueTracker, open_tracker
 
 __all__ = ["Session", "SessionResult", "new_session_id"]
 
@@ -147,7 +147,7 @@ class Session:
     async def run(self) -> SessionResult:
         """Run the session to its end (or until it halts: a breaker, a budget, the environment).
 
-        Every runner the plan uses is probed first (see ``coordinator.preflight``): one
+        Every runner the plan uses is probed first (see ``seawall.preflight``): one
         that cannot start raises ``RunnerError`` before any session state is written.
         """
         with self.repository_lock("run"):
@@ -192,8 +192,8 @@ class Session:
 
     @contextlib.contextmanager
     def repository_lock(self, command: str, *, lead_step: bool = False) -> Iterator[None]:
-        """One live session per repository (see ``coordinator.state.repolock``), and
-        none while a lead agent holds a wave (``coordinator.state.leadlease``)."""
+        """One live session per repository (see ``seawall.state.repolock``), and
+        none while a lead agent holds a wave (``seawall.state.leadlease``)."""
         ensure_excluded(open_repository(self.repo))
         with repository_lock(
             self.repo, session=self.session_id, command=command, on_takeover=self.progress.log
@@ -385,7 +385,7 @@ class Session:
         preparing files nothing) or has halted (``state.phase`` says so, and
         ``state.halt`` why: its ``budgets.session_minutes`` ran out). The repository
         stays held for this session's lead until the wave is reviewed (see
-        ``coordinator.state.leadlease``). The lead dispatches the agents with its own
+        ``seawall.state.leadlease``). The lead dispatches the agents with its own
         tool and then calls ``review_wave``.
         """
         with self.repository_lock("wave prepare", lead_step=True):

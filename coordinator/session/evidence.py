@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coordinator.model import Status, StatusReport, Task, TaskKind
-from coordinator.session.dispatch import AgentRun
+from seawall.model import Status, StatusReport, Task, TaskKind
+from seawall.session.dispatch import AgentRun
 
 __all__ = ["WorkEvidence", "accepts_no_change", "check_unchanged_done", "verdict_note"]
 

@@ -11,11 +11,11 @@ its new tip.
 
 from __future__ import annotations
 
-from coordinator.codec import to_data
-from coordinator.session.context import WaveContext
-from coordinator.state.ledger import Halt, HaltedAgent, SessionPhase, WavePhase, WaveRecord
-from coordinator.state.render import checks_line
-from coordinator.state.runs import AgentRun
+from seawall.codec import to_data
+from seawall.session.context import WaveContext
+from seawall.state.ledger import Halt, HaltedAgent, SessionPhase, WavePhase, WaveRecord
+from seawall.state.render import checks_line
+from seawall.state.runs import AgentRun
 
 __all__ = [
     "halt_on_base_checks",
@@ -139,7 +139,7 @@ def halt_on_rate_limit(ctx: WaveContext, wave: WaveRecord) -> None:
 
 async def halt_on_session_time(ctx: WaveContext, wave: WaveRecord | None) -> bool:
     """Halt before more work starts once the session has run its
-    ``budgets.session_minutes`` (see ``coordinator.session.clock`` for what is
+    ``budgets.session_minutes`` (see ``seawall.session.clock`` for what is
     counted); False while time is left or without the budget."""
     limit = ctx.config.budgets.session_minutes
     if limit is None:

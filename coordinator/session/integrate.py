@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pygit2
 
-from coordinator.git.baseline import Baseline
-from coordinator.git.checks import CheckRun, WaveIntegration, integrate_wave
-from coordinator.git.merge import AgentChange, AgentMerge, FixTask
-from coordinator.git.repo import open_repository, run_git
-from coordinator.git.target import advance_target, restore_agent_files
-from coordinator.model import ChecksPolicy, Status
-from coordinator.scope.matcher import ScopeMatcher
-from coordinator.session.user_files import put_back_user_files
-from coordinator.state.ledger import (
+from seawall.git.baseline import Baseline
+from seawall.git.checks import CheckRun, WaveIntegration, integrate_wave
+from seawall.git.merge import AgentChange, AgentMerge, FixTask
+from seawall.git.repo import open_repository, run_git
+from seawall.git.target import advance_target, restore_agent_files
+from seawall.model import ChecksPolicy, Status
+from seawall.scope.matcher import ScopeMatcher
+from seawall.session.user_files import put_back_user_files
+from seawall.state.ledger import (
     AgentRecord,
     BaselineChecks,
     CheckFailure,

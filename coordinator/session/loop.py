@@ -8,16 +8,16 @@ wave or dispatches a prepared one past its ``budgets.session_minutes``.
 
 from __future__ import annotations
 
-from coordinator.session.context import WaveContext
-from coordinator.session.halts import halt_on_session_time, halt_on_start_failures
-from coordinator.session.phases.dispatch import dispatch, salvage
-from coordinator.session.phases.merge import merge
-from coordinator.session.phases.planning import plan_next
-from coordinator.session.phases.prepare import prepare
-from coordinator.session.phases.recover import recover
-from coordinator.session.phases.review import review, settle_in_place
-from coordinator.session.tasks import ready_tasks
-from coordinator.state.ledger import WavePhase
+from seawall.session.context import WaveContext
+from seawall.session.halts import halt_on_session_time, halt_on_start_failures
+from seawall.session.phases.dispatch import dispatch, salvage
+from seawall.session.phases.merge import merge
+from seawall.session.phases.planning import plan_next
+from seawall.session.phases.prepare import prepare
+from seawall.session.phases.recover import recover
+from seawall.session.phases.review import review, settle_in_place
+from seawall.session.tasks import ready_tasks
+from seawall.state.ledger import WavePhase
 
 __all__ = ["advance"]
 

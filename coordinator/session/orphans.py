@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from coordinator.processes import end_groups
+from seawall.processes import end_groups
 
 __all__ = ["find_orphans", "stop_orphans"]
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from coordinator.model import Status, Task, TaskKind
-from coordinator.prompting import (
+from seawall.model import Status, Task, TaskKind
+from seawall.prompting import (
     ERROR_CLASSES,
     render_carry_forward_prompt,
     render_fix_prompt,
     render_rescope_prompt,
 )
-from coordinator.state.ledger import AgentRecord, SpiralRecord, TaskRecord
+from seawall.state.ledger import AgentRecord, SpiralRecord, TaskRecord
 
 __all__ = ["Action", "Recovery", "decide_recovery"]
 

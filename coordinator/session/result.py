@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coordinator.exitcodes import ExitCode
-from coordinator.model import Status
-from coordinator.state.ledger import SessionPhase, SessionState
+from seawall.exitcodes import ExitCode
+from seawall.model import Status
+from seawall.state.ledger import SessionPhase, SessionState
 
 __all__ = ["SessionResult", "rate_limited"]
 
@@ -35,7 +35,7 @@ class SessionResult:
     @property
     def exit_code(self) -> int:
         """What ``seawall run`` returns; the codes and their meanings are
-        :class:`coordinator.exitcodes.ExitCode`."""
+        :class:`seawall.exitcodes.ExitCode`."""
         if self.phase is SessionPhase.HALTED:
             return _HALT_CODES.get(str((self.halt or {}).get("reason")), ExitCode.HALTED)
         if self.checks_failed:

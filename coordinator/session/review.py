@@ -3,7 +3,7 @@
 Precedence, strongest first: a tripped breaker (``blocked``); a spiral from the agent's
 own history or a turn-key repetition (``spiral``); an error echo (``failed``); the
 agent's STATUS line (a ``done`` that changed nothing is checked against the stream's
-evidence, see ``coordinator.session.evidence``); inference when there is none (with
+evidence, see ``seawall.session.evidence``); inference when there is none (with
 the live status-partial record as a backstop for a report lost to a kill). A tail
 record only corroborates a report that arrived: one failure is never counted twice.
 """
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from coordinator.model import Status, StatusReport
-from coordinator.session.dispatch import AgentRun
-from coordinator.session.evidence import WorkEvidence, check_unchanged_done
-from coordinator.stagnation.finding import Finding, Pattern
-from coordinator.state.ledger import AgentRecord, SpiralRecord
-from coordinator.status import parse_status
+from seawall.model import Status, StatusReport
+from seawall.session.dispatch import AgentRun
+from seawall.session.evidence import WorkEvidence, check_unchanged_done
+from seawall.stagnation.finding import Finding, Pattern
+from seawall.state.ledger import AgentRecord, SpiralRecord
+from seawall.status import parse_status
 
 __all__ = ["apply_review"]
 
@@ -88,7 +88,7 @@ def apply_review(
     may_change_nothing: bool = False,
 ) -> None:
     """Fill ``record`` with the verdict on ``run`` (``may_change_nothing``: the task may
-    end done with nothing changed, see ``coordinator.session.evidence``)."""
+    end done with nothing changed, see ``seawall.session.evidence``)."""
     report = judge_status(run, changed=bool(changed_paths), may_change_nothing=may_change_nothing)
     status, reason = report.status, report.reason
     patterns = {str(f.pattern): f for f in run.findings}

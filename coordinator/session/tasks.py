@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from coordinator.model import Task
-from coordinator.state.ledger import SessionState
+from seawall.model import Task
+from seawall.state.ledger import SessionState
 
 __all__ = ["add_pending", "ready_tasks", "remove_pending"]
 

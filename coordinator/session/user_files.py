@@ -1,7 +1,7 @@
 """The user's own files around an in-place wave.
 
 Before dispatch, the untracked and ignored files of the shared tree are recorded (see
-:mod:`coordinator.git.baseline`), and those an agent's scope covers are copied onto
+:mod:`seawall.git.baseline`), and those an agent's scope covers are copied onto
 ``refs/seawall/<session>/user-files-w<n>``, so an agent that overwrites one cannot
 lose it. Only what changed during the wave is attributed to agents or set aside
 (saved on ``refs/seawall/<session>/unattributed-w<n>``, reported with the command
@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pygit2
 
-from coordinator.fsutil import atomic_write_text
-from coordinator.git.baseline import Baseline, record_baseline, under
-from coordinator.git.checkpoints import Checkpointer, CheckpointMode
-from coordinator.git.repo import dirty_paths, open_repository, repo_relative, workdir
-from coordinator.git.target import restore_agent_files, restore_path
-from coordinator.scope.matcher import ScopeMatcher
-from coordinator.state.ledger import SetAsideRecord, WaveRecord
+from seawall.fsutil import atomic_write_text
+from seawall.git.baseline import Baseline, record_baseline, under
+from seawall.git.checkpoints import Checkpointer, CheckpointMode
+from seawall.git.repo import dirty_paths, open_repository, repo_relative, workdir
+from seawall.git.target import restore_agent_files, restore_path
+from seawall.scope.matcher import ScopeMatcher
+from seawall.state.ledger import SetAsideRecord, WaveRecord
 
 __all__ = [
     "SetAside",

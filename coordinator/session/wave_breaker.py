@@ -7,9 +7,9 @@ line, and ``seawall resume`` clears it, keeping the counters.
 
 from __future__ import annotations
 
-from coordinator.breakers.wave import WaveBreaker, WaveReport
-from coordinator.model import SessionConfig, Status
-from coordinator.state.ledger import SessionState, WaveRecord
+from seawall.breakers.wave import WaveBreaker, WaveReport
+from seawall.model import SessionConfig, Status
+from seawall.state.ledger import SessionState, WaveRecord
 
 __all__ = ["clear_for_resume", "evaluate_wave", "wave_report"]
 

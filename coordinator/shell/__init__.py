@@ -25,8 +25,8 @@ every tool call.
 
 from __future__ import annotations
 
-from coordinator.shell.grammar import ShellLine, read_line, simple_commands
-from coordinator.shell.model import Redirect, ShellParseError, SimpleCommand
+from seawall.shell.grammar import ShellLine, read_line, simple_commands
+from seawall.shell.model import Redirect, ShellParseError, SimpleCommand
 
 __all__ = [
     "Redirect",

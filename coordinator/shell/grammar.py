@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from coordinator.shell.model import (
+from seawall.shell.model import (
     ASSIGNMENT,
     MAX_LENGTH,
     Redirect,
@@ -15,9 +15,9 @@ from coordinator.shell.model import (
     SimpleCommand,
     new_line,
 )
-from coordinator.shell.plain import read_plain
-from coordinator.shell.words import RAW_ASSIGNMENT, REDIRECTS, SEPARATORS, Word, WordReader
-from coordinator.shell.wrappers import unwrap
+from seawall.shell.plain import read_plain
+from seawall.shell.words import RAW_ASSIGNMENT, REDIRECTS, SEPARATORS, Word, WordReader
+from seawall.shell.wrappers import unwrap
 
 __all__ = ["ShellLine", "read_line", "simple_commands"]
 

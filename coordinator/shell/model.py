@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from coordinator.drafts import draft_class
-from coordinator.errors import ConfigurationError
+from seawall.drafts import draft_class
+from seawall.errors import ConfigurationError
 
 __all__ = [
     "ASSIGNMENT",
@@ -111,7 +111,7 @@ class ShellLine:
 # ----- building records without the frozen ``__init__`` ------------------------------
 #
 # The reader builds a few records per command line, thousands of lines a second: the
-# builders below fill a draft (``coordinator.drafts``) and give it the record's class.
+# builders below fill a draft (``seawall.drafts``) and give it the record's class.
 # The result is the record the constructor builds, field for field. Each builder covers
 # every field of its class, with the class's own defaults: a field added, renamed or
 # given another default fails at import.

@@ -1,6 +1,6 @@
 """The plain-line reading: most command lines an agent runs, split at their spaces or
 cut by one regular expression, to the very result the full grammar
-(``coordinator.shell.grammar``) gives.
+(``seawall.shell.grammar``) gives.
 
 A plain line holds plain words (no quoting but single quotes, no expansion, glob,
 brace, comment or grouping), the list operators and redirections. Its words need no
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from coordinator.shell.model import (
+from seawall.shell.model import (
     ASSIGNMENT,
     Redirect,
     ShellLine,
@@ -23,13 +23,13 @@ from coordinator.shell.model import (
     new_line,
     new_redirect,
 )
-from coordinator.shell.words import RAW_ASSIGNMENT, REDIRECTS
-from coordinator.shell.wrappers import WRAPPER_NAMES
+from seawall.shell.words import RAW_ASSIGNMENT, REDIRECTS
+from seawall.shell.wrappers import WRAPPER_NAMES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from coordinator.shell.model import SimpleCommand
+    from seawall.shell.model import SimpleCommand
 
     # (command, its stdin script, variables, bare assignments, the commands read)
     Emit = Callable[

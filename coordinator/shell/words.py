@@ -4,7 +4,7 @@
 the shell would (``g"i"t``, ``\\git`` and ``$'\\x67it'`` all read ``git``), substitutes
 variables assigned earlier in the same line, and marks a word dynamic when it holds
 something that cannot be known before the line runs (an unknown ``$VAR``, a
-substitution's output). The grammar (``coordinator.shell.grammar``) supplies the
+substitution's output). The grammar (``seawall.shell.grammar``) supplies the
 substitutions, which are commands in their own right.
 """
 
@@ -14,7 +14,7 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-from coordinator.shell.model import MAX_DEPTH, ShellParseError, SimpleCommand
+from seawall.shell.model import MAX_DEPTH, ShellParseError, SimpleCommand
 
 __all__ = [
     "MAX_BRACE_WORDS",

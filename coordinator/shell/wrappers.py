@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from coordinator.shell.model import ASSIGNMENT, SHELLS, ShellParseError, SimpleCommand
+from seawall.shell.model import ASSIGNMENT, SHELLS, ShellParseError, SimpleCommand
 
 __all__ = ["WRAPPER_NAMES", "find_roots", "unwrap"]
 

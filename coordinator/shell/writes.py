@@ -16,9 +16,9 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from coordinator.shell.gitargv import git_argv
-from coordinator.shell.model import SimpleCommand
-from coordinator.shell.wrappers import find_roots
+from seawall.shell.gitargv import git_argv
+from seawall.shell.model import SimpleCommand
+from seawall.shell.wrappers import find_roots
 
 __all__ = ["PATCHED", "STDIN_FILES", "WRITERS", "Write", "writes"]
 

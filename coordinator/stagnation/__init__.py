@@ -8,13 +8,13 @@ error echo, git write into the shared tree, status-partial) and writes every ``F
 
 from __future__ import annotations
 
-from coordinator.stagnation.detectors import (
+from seawall.stagnation.detectors import (
     ErrorEchoDetector,
     PaginationDetector,
     StatusPartialDetector,
     TurnKeyDetector,
 )
-from coordinator.stagnation.finding import (
+from seawall.stagnation.finding import (
     ErrorClass,
     Finding,
     Pattern,
@@ -23,9 +23,9 @@ from coordinator.stagnation.finding import (
     classify_error,
     write_finding,
 )
-from coordinator.stagnation.gitwrite import GIT_WRITES, GitWriteDetector, git_write
-from coordinator.stagnation.monitor import AgentMonitor, FindingListener, MonitorStatistics
-from coordinator.stagnation.watch import AgentStagnation
+from seawall.stagnation.gitwrite import GIT_WRITES, GitWriteDetector, git_write
+from seawall.stagnation.monitor import AgentMonitor, FindingListener, MonitorStatistics
+from seawall.stagnation.watch import AgentStagnation
 
 __all__ = [
     "GIT_WRITES",

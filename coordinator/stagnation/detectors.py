@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from coordinator.breakers._memory import FailureCounts, Repeat, Seen
-from coordinator.breakers.commands import command_key
-from coordinator.breakers.keys import turn_key
-from coordinator.events import (
+from seawall.breakers._memory import FailureCounts, Repeat, Seen
+from seawall.breakers.commands import command_key
+from seawall.breakers.keys import turn_key
+from seawall.events import (
     EDIT_TOOLS,
     SHELL_TOOLS,
     Message,
@@ -23,15 +23,15 @@ from coordinator.events import (
     edited_paths,
     shell_command,
 )
-from coordinator.model import Status
-from coordinator.stagnation.finding import (
+from seawall.model import Status
+from seawall.stagnation.finding import (
     Finding,
     Pattern,
     Source,
     Verdict,
     classify_error,
 )
-from coordinator.status import parse_status
+from seawall.status import parse_status
 
 __all__ = [
     "ErrorEchoDetector",

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from coordinator.codec import to_data
-from coordinator.model import Status
-from coordinator.telemetry import EventLog
+from seawall.codec import to_data
+from seawall.model import Status
+from seawall.telemetry import EventLog
 
 __all__ = [
     "ErrorClass",

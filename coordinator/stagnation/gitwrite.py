@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from coordinator.breakers.commands import GitInvocation, git_invocations
-from coordinator.events import ToolCall, shell_command
-from coordinator.model import Isolation
-from coordinator.stagnation.finding import Finding, Pattern, Source, Verdict
+from seawall.breakers.commands import GitInvocation, git_invocations
+from seawall.events import ToolCall, shell_command
+from seawall.model import Isolation
+from seawall.stagnation.finding import Finding, Pattern, Source, Verdict
 
 __all__ = ["GIT_WRITES", "GitWriteDetector", "git_write"]
 

@@ -14,14 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordinator.breakers.agent import AgentBreaker, BreakerStatistics
-from coordinator.breakers.keys import call_key, load_fast_encoder
-from coordinator.breakers.trip import Trip
-from coordinator.events import Event, Message, ToolCall, ToolResult, Turn, Usage
-from coordinator.model import BreakerLimits, Isolation, StagnationConfig, Status
-from coordinator.stagnation.finding import Finding, Pattern, write_finding
-from coordinator.stagnation.watch import AgentStagnation
-from coordinator.telemetry import EventLog
+from seawall.breakers.agent import AgentBreaker, BreakerStatistics
+from seawall.breakers.keys import call_key, load_fast_encoder
+from seawall.breakers.trip import Trip
+from seawall.events import Event, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.model import BreakerLimits, Isolation, StagnationConfig, Status
+from seawall.stagnation.finding import Finding, Pattern, write_finding
+from seawall.stagnation.watch import AgentStagnation
+from seawall.telemetry import EventLog
 
 __all__ = ["AgentMonitor", "FindingListener", "MonitorStatistics"]
 

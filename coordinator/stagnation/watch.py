@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coordinator.breakers._memory import Repeat
-from coordinator.breakers.keys import PAGINATION_ARGS, call_key, canonical_json, turn_key
-from coordinator.breakers.polls import BackgroundWatch, CallFacts
-from coordinator.events import EDIT_TOOLS, Event, Message, ToolCall, ToolResult
-from coordinator.model import Isolation, StagnationConfig, Status
-from coordinator.stagnation.detectors import (
+from seawall.breakers._memory import Repeat
+from seawall.breakers.keys import PAGINATION_ARGS, call_key, canonical_json, turn_key
+from seawall.breakers.polls import BackgroundWatch, CallFacts
+from seawall.events import EDIT_TOOLS, Event, Message, ToolCall, ToolResult
+from seawall.model import Isolation, StagnationConfig, Status
+from seawall.stagnation.detectors import (
     ErrorEchoDetector,
     PaginationDetector,
     StatusPartialDetector,
     TurnKeyDetector,
 )
-from coordinator.stagnation.finding import Finding, Pattern
-from coordinator.stagnation.gitwrite import GitWriteDetector
+from seawall.stagnation.finding import Finding, Pattern
+from seawall.stagnation.gitwrite import GitWriteDetector
 
 __all__ = ["AgentStagnation"]
 

@@ -1,6 +1,6 @@
 """Session state: the ledger (state.json), telemetry (events.jsonl) and STATE.md."""
 
-from coordinator.state.ledger import (
+from seawall.state.ledger import (
     AgentRecord,
     IssueRef,
     SessionPhase,
@@ -9,8 +9,8 @@ from coordinator.state.ledger import (
     WavePhase,
     WaveRecord,
 )
-from coordinator.state.render import history_line, render_state_md
-from coordinator.state.store import SessionPaths, StateStore, latest_session, load_state
+from seawall.state.render import history_line, render_state_md
+from seawall.state.store import SessionPaths, StateStore, latest_session, load_state
 
 __all__ = [
     "AgentRecord",

@@ -36,11 +36,11 @@ from typing import Any
 
 import msgspec
 
-from coordinator.codec import decode_any, encode
-from coordinator.errors import StateError
-from coordinator.fsutil import fsync_dir, write_temp
-from coordinator.state.ledger import SCHEMA_VERSION, SessionState
-from coordinator.state.pieces import HEAD, PENDING, PLAN, Parts
+from seawall.codec import decode_any, encode
+from seawall.errors import StateError
+from seawall.fsutil import fsync_dir, write_temp
+from seawall.state.ledger import SCHEMA_VERSION, SessionState
+from seawall.state.pieces import HEAD, PENDING, PLAN, Parts
 
 __all__ = ["Journal", "apply_line", "read_lines", "snapshot_bytes"]
 

@@ -1,7 +1,7 @@
 """The repository held for a lead agent between ``prepare`` and ``review``.
 
 In step mode each command is a short process, so the repository lock
-(``coordinator.state.repolock``) is only held while one runs. Between the commands a
+(``seawall.state.repolock``) is only held while one runs. Between the commands a
 lead's agents are at work in the repository, and another ``seawall run``, ``resume``
 or ``prepare`` of a different session would step on them. So preparing a wave for a
 lead records a lease, ``<repo>/.seawall/lead.json``: the session, the wave, and the
@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordinator.errors import SessionLockedError
-from coordinator.fsutil import atomic_write_text
+from seawall.errors import SessionLockedError
+from seawall.fsutil import atomic_write_text
 
 __all__ = ["Lease", "check_lease", "lead_process", "release_lease", "take_lease"]
 

@@ -2,8 +2,8 @@
 
 The ledger is the single source of truth of a session. It is written atomically after
 every step that changes it, so a coordinator killed at any point can be resumed from it.
-Every record converts through ``coordinator.codec``; how the ledger is laid out on
-disk, and saved in proportion to what changed, is ``coordinator.state.store``'s.
+Every record converts through ``seawall.codec``; how the ledger is laid out on
+disk, and saved in proportion to what changed, is ``seawall.state.store``'s.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from coordinator.breakers.trip import Trip
-from coordinator.breakers.wave import WaveBreakerState
-from coordinator.model import ChecksPolicy, IssueRef, Status, Task
-from coordinator.stagnation.finding import Finding
-from coordinator.state.runs import AgentRun
+from seawall.breakers.trip import Trip
+from seawall.breakers.wave import WaveBreakerState
+from seawall.model import ChecksPolicy, IssueRef, Status, Task
+from seawall.stagnation.finding import Finding
+from seawall.state.runs import AgentRun
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -105,7 +105,7 @@ class WavePhase(StrEnum):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Resolution:
     """A merge conflict resolved by the documented policy: the path, the rule that
-    decided it (``coordinator.git.merge.MergeRule``'s value), the two agents, the one
+    decided it (``seawall.git.merge.MergeRule``'s value), the two agents, the one
     whose version was kept, and the fix task queued for the other, if any."""
 
     path: str
@@ -145,7 +145,7 @@ class BaselineChecks:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChecksRecord:
     """A wave's checks: whether they passed, under which policy, the verdict
-    (``coordinator.git.checks.CheckVerdict``'s value), how many runs it took, the commit
+    (``seawall.git.checks.CheckVerdict``'s value), how many runs it took, the commit
     checked, what failed there, and the base's own run."""
 
     passed: bool

@@ -19,8 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from coordinator.errors import StateError
-from coordinator.state.ledger import SCHEMA_VERSION
+from seawall.errors import StateError
+from seawall.state.ledger import SCHEMA_VERSION
 
 __all__ = ["after_journal", "migrate"]
 

@@ -4,16 +4,16 @@ The pieces are the session's own fields (``head``), the recorded plan (``plan``)
 pending tasks (``pending``), one task's record (``task/<id>``) and one wave's record
 (``wave/<n>``), each as JSON bytes. ``Parts`` keeps every piece's bytes and finds what
 changed since its last cut by the records' own notes of their assignments (see
-``coordinator.state.ledger.Tracked``), never by visiting every record.
+``seawall.state.ledger.Tracked``), never by visiting every record.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coordinator.codec import encode
-from coordinator.model import Task
-from coordinator.state.ledger import (
+from seawall.codec import encode
+from seawall.model import Task
+from seawall.state.ledger import (
     SessionState,
     TaskRecord,
     Tracked,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from coordinator.state.ledger import AgentRecord, SessionState, SetAsideRecord, WaveRecord
-from coordinator.state.runs import AgentRun
+from seawall.state.ledger import AgentRecord, SessionState, SetAsideRecord, WaveRecord
+from seawall.state.runs import AgentRun
 
 __all__ = [
     "agent_figures",

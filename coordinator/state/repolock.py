@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from coordinator.errors import SessionLockedError
+from seawall.errors import SessionLockedError
 
 __all__ = ["repository_lock"]
 

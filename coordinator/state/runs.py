@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from coordinator.breakers.trip import Trip
-from coordinator.runner import RunCounts
-from coordinator.stagnation.finding import Finding
+from seawall.breakers.trip import Trip
+from seawall.runner import RunCounts
+from seawall.stagnation.finding import Finding
 
 __all__ = ["AgentRun"]
 

@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordinator.codec import decode_any, encode
-from coordinator.fsutil import write_in_place
-from coordinator.state.ledger import WaveRecord
-from coordinator.state.render import wave_section
+from seawall.codec import decode_any, encode
+from seawall.fsutil import write_in_place
+from seawall.state.ledger import WaveRecord
+from seawall.state.render import wave_section
 
 __all__ = ["SectionMemo", "split_sections"]
 

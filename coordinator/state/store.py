@@ -19,15 +19,15 @@ from typing import Any
 
 import msgspec
 
-from coordinator.codec import decode_any, from_data
-from coordinator.errors import StateError
-from coordinator.fsutil import file_lock, write_in_place
-from coordinator.state.journal import Journal, apply_line, read_lines
-from coordinator.state.ledger import SessionPhase, SessionState
-from coordinator.state.migrate import after_journal, migrate
-from coordinator.state.render import render_state_md
-from coordinator.state.sections import SectionMemo
-from coordinator.telemetry import EventLog
+from seawall.codec import decode_any, from_data
+from seawall.errors import StateError
+from seawall.fsutil import file_lock, write_in_place
+from seawall.state.journal import Journal, apply_line, read_lines
+from seawall.state.ledger import SessionPhase, SessionState
+from seawall.state.migrate import after_journal, migrate
+from seawall.state.render import render_state_md
+from seawall.state.sections import SectionMemo
+from seawall.telemetry import EventLog
 
 __all__ = [
     "LedgerRead",
@@ -107,7 +107,7 @@ class StateStore:
     """Reads and writes one session's ledger; every save also renders STATE.md.
 
     A save appends what changed since the last save to the journal (see
-    ``coordinator.state.journal``); a session that stops running is compacted into one
+    ``seawall.state.journal``); a session that stops running is compacted into one
     ``state.json``.
     """
 
@@ -148,7 +148,7 @@ class StateStore:
 
 
 def _kill_while_writing() -> None:
-    from coordinator.faults import kill_point
+    from seawall.faults import kill_point
 
     kill_point("while-writing-state")
 

@@ -14,10 +14,10 @@ __all__ = ["KIT_MODULES"]
 
 #: The kit modules whose assertions pytest rewrites.
 KIT_MODULES = (
-    "coordinator.testing.trackers",
-    "coordinator.testing.tracker_faults",
-    "coordinator.testing.runners",
-    "coordinator.testing.runner_processes",
+    "seawall.testing.trackers",
+    "seawall.testing.tracker_faults",
+    "seawall.testing.runners",
+    "seawall.testing.runner_processes",
 )
 
 pytest.register_assert_rewrite(*KIT_MODULES)

@@ -27,17 +27,17 @@ from pathlib import Path
 
 import anyio
 
-from coordinator.events import Event, ToolCall, ToolResult, Turn
-from coordinator.model import Enforcement, Isolation
-from coordinator.processes import process_alive
-from coordinator.runner import AgentResult, AgentRunner
-from coordinator.scope.manifest import (
+from seawall.events import Event, ToolCall, ToolResult, Turn
+from seawall.model import Enforcement, Isolation
+from seawall.processes import process_alive
+from seawall.runner import AgentResult, AgentRunner
+from seawall.scope.manifest import (
     AgentScope,
     ScopeManifest,
     manifest_digest,
     write_manifest,
 )
-from coordinator.testing.runners import AgentRunnerContract
+from seawall.testing.runners import AgentRunnerContract
 
 __all__ = ["ProcessRunnerContract"]
 

@@ -4,7 +4,7 @@ A third-party runner proves it keeps the contract by subclassing ``AgentRunnerCo
 in its own test suite and providing a ``runner`` fixture (needs pytest and anyio's
 pytest plugin, which ships with anyio)::
 
-    from coordinator.testing.runners import AgentRunnerContract
+    from seawall.testing.runners import AgentRunnerContract
 
     class TestMyRunner(AgentRunnerContract):
         @pytest.fixture
@@ -31,8 +31,8 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from coordinator.events import Event, Final
-from coordinator.runner import AgentRequest, AgentResult, AgentRunner
+from seawall.events import Event, Final
+from seawall.runner import AgentRequest, AgentResult, AgentRunner
 
 __all__ = ["AgentRunnerContract"]
 

@@ -2,7 +2,7 @@
 
 These tests drive the adapter through a *fault hook*: an object that makes the next
 request of one port operation fail in a chosen way and counts the requests it saw.
-``coordinator.testing.http.FakeService`` is one (every fake built on it, GitHub's,
+``seawall.testing.http.FakeService`` is one (every fake built on it, GitHub's,
 GitLab's or your own, gets it for free); provide it with the ``fault_hook`` fixture.
 Operations are the port's names: ``list_issues``, ``create_issue``, ``comment``,
 ``close_issue``, ``create_label``.
@@ -19,10 +19,10 @@ from typing import ClassVar, Protocol
 
 import pytest
 
-from coordinator.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy, find_marker
-from coordinator.errors import TrackerError
-from coordinator.testing.http import Fault
-from coordinator.tracker import (
+from seawall.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy, find_marker
+from seawall.errors import TrackerError
+from seawall.testing.http import Fault
+from seawall.tracker import (
     Capability,
     IssueTracker,
     TrackerRateLimitError,

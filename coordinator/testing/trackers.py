@@ -3,7 +3,7 @@
 Subclass ``TrackerConformance`` in a test module and provide a ``tracker`` fixture that
 yields a fresh, empty tracker (and closes it afterwards)::
 
-    from coordinator.testing.trackers import TrackerConformance
+    from seawall.testing.trackers import TrackerConformance
 
     class TestMyTracker(TrackerConformance):
         @pytest.fixture
@@ -16,7 +16,7 @@ pagination test reads several pages. Set ``secret`` to the token the fixture use
 the kit checks it never appears in a repr or an error.
 
 An HTTP adapter also provides ``fault_hook`` (its fake host, e.g. a service built on
-``coordinator.testing.http.FakeService``) and, to check claims, ``second_tracker``: the
+``seawall.testing.http.FakeService``) and, to check claims, ``second_tracker``: the
 fault tests of ``TrackerFaultKit`` then run too (5xx, a lost answer, a create applied
 after the client's timeout, rate limits, 401, labels created once, every page read).
 
@@ -31,10 +31,10 @@ from typing import ClassVar
 
 import pytest
 
-from coordinator.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy, find_marker
-from coordinator.errors import TrackerError
-from coordinator.testing.tracker_faults import FaultHook, TrackerFaultKit
-from coordinator.tracker import Issue, IssueTracker
+from seawall.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy, find_marker
+from seawall.errors import TrackerError
+from seawall.testing.tracker_faults import FaultHook, TrackerFaultKit
+from seawall.tracker import Issue, IssueTracker
 
 __all__ = ["FaultHook", "TrackerConformance", "TrackerFaultKit"]
 

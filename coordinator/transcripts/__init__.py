@@ -9,10 +9,10 @@ Plain text and binary garbage give no events and never an exception.
 
 from __future__ import annotations
 
-from coordinator.transcripts.claude import SIBLING_ERROR_MARKER, ClaudeStreamParser
-from coordinator.transcripts.codex import CODEX_EVENT_TYPES, CodexJsonParser
-from coordinator.transcripts.codex_rollout import CodexRolloutParser
-from coordinator.transcripts.reader import (
+from seawall.transcripts.claude import SIBLING_ERROR_MARKER, ClaudeStreamParser
+from seawall.transcripts.codex import CODEX_EVENT_TYPES, CodexJsonParser
+from seawall.transcripts.codex_rollout import CodexRolloutParser
+from seawall.transcripts.reader import (
     TranscriptFormat,
     TranscriptReader,
     parse_file,

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from coordinator.transcripts._common import as_int, cap_text
+from seawall.transcripts._common import as_int, cap_text
 
 __all__ = [
     "CLAUDE_LINE_DECODER",

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from coordinator.events import Event
+from seawall.events import Event
 
 __all__ = [
     "MAX_TEXT",

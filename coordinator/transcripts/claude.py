@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from coordinator.events import (
+from seawall.events import (
     Event,
     Final,
     new_message,
@@ -26,7 +26,7 @@ from coordinator.events import (
     new_turn,
     new_usage,
 )
-from coordinator.transcripts._claude_lines import (
+from seawall.transcripts._claude_lines import (
     ClaudeLine,
     TextBlock,
     ToolResultBlock,
@@ -35,7 +35,7 @@ from coordinator.transcripts._claude_lines import (
     decode_claude_line,
     result_text,
 )
-from coordinator.transcripts._common import MAX_TEXT, RecordParser, as_float, iso_seconds
+from seawall.transcripts._common import MAX_TEXT, RecordParser, as_float, iso_seconds
 
 __all__ = ["SIBLING_ERROR_MARKER", "ClaudeStreamParser"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from coordinator.events import (
+from seawall.events import (
     Event,
     Final,
     Message,
@@ -20,7 +20,7 @@ from coordinator.events import (
     Turn,
     Usage,
 )
-from coordinator.transcripts._common import RecordParser, as_int, cap_text
+from seawall.transcripts._common import RecordParser, as_int, cap_text
 
 __all__ = ["CODEX_EVENT_TYPES", "CodexJsonParser"]
 

@@ -31,8 +31,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from coordinator.events import Event, Message, ToolCall, ToolResult, Turn, Usage
-from coordinator.transcripts._common import RecordParser, as_int, cap_text
+from seawall.events import Event, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.transcripts._common import RecordParser, as_int, cap_text
 
 __all__ = ["ROLLOUT_RECORD_TYPES", "CodexRolloutParser", "patch_changes"]
 

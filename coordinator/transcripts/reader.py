@@ -9,12 +9,12 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from coordinator.events import Event
-from coordinator.transcripts._claude_lines import CLAUDE_LINE_DECODER
-from coordinator.transcripts._common import decode_record, decode_turn_record
-from coordinator.transcripts.claude import ClaudeStreamParser
-from coordinator.transcripts.codex import CODEX_EVENT_TYPES, CodexJsonParser
-from coordinator.transcripts.codex_rollout import ROLLOUT_RECORD_TYPES, CodexRolloutParser
+from seawall.events import Event
+from seawall.transcripts._claude_lines import CLAUDE_LINE_DECODER
+from seawall.transcripts._common import decode_record, decode_turn_record
+from seawall.transcripts.claude import ClaudeStreamParser
+from seawall.transcripts.codex import CODEX_EVENT_TYPES, CodexJsonParser
+from seawall.transcripts.codex_rollout import ROLLOUT_RECORD_TYPES, CodexRolloutParser
 
 __all__ = ["TranscriptFormat", "TranscriptReader", "parse_file", "parse_lines", "sniff_format"]
 

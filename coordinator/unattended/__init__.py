@@ -8,7 +8,7 @@ See ``docs/unattended.md``.
 
 from __future__ import annotations
 
-from coordinator.unattended.breaker import (
+from seawall.unattended.breaker import (
     BreakerState,
     BreakerStatus,
     RateLimitStatus,
@@ -16,18 +16,18 @@ from coordinator.unattended.breaker import (
     evaluate_breaker,
     evaluate_rate_limit,
 )
-from coordinator.unattended.config import RunnerSettings, load_settings, resolve_runner_dir
-from coordinator.unattended.executor import (
+from seawall.unattended.config import RunnerSettings, load_settings, resolve_runner_dir
+from seawall.unattended.executor import (
     ExecutionRequest,
     ExecutionResult,
     Executor,
     SubprocessExecutor,
 )
-from coordinator.unattended.ledger import AttemptRow, ItemHistory, Ledger, Run, group_runs
-from coordinator.unattended.logs import RunnerLog, TickLog, truncate_log
-from coordinator.unattended.outcomes import ChainEffect, Outcome, chain_effect
-from coordinator.unattended.paths import RunnerPaths
-from coordinator.unattended.queue import (
+from seawall.unattended.ledger import AttemptRow, ItemHistory, Ledger, Run, group_runs
+from seawall.unattended.logs import RunnerLog, TickLog, truncate_log
+from seawall.unattended.outcomes import ChainEffect, Outcome, chain_effect
+from seawall.unattended.paths import RunnerPaths
+from seawall.unattended.queue import (
     IntakeIssue,
     IssueLister,
     Queue,
@@ -35,9 +35,9 @@ from coordinator.unattended.queue import (
     QueueItem,
     tracker_lister,
 )
-from coordinator.unattended.report import TickAction, TickReport
-from coordinator.unattended.status import RunnerStatus, render_status, runner_status
-from coordinator.unattended.tick import run_tick
+from seawall.unattended.report import TickAction, TickReport
+from seawall.unattended.status import RunnerStatus, render_status, runner_status
+from seawall.unattended.tick import run_tick
 
 __all__ = [
     "AttemptRow",

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from coordinator.unattended.ledger import AttemptRow, Run, group_runs
-from coordinator.unattended.outcomes import ChainEffect, Outcome, chain_effect, is_blocked
-from coordinator.unattended.paths import format_ts
+from seawall.unattended.ledger import AttemptRow, Run, group_runs
+from seawall.unattended.outcomes import ChainEffect, Outcome, chain_effect, is_blocked
+from seawall.unattended.paths import format_ts
 
 __all__ = [
     "BreakerState",

@@ -13,8 +13,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from coordinator.config import FieldError, check_keys, field_line, field_values, ruled
-from coordinator.errors import ConfigurationError
+from seawall.config import FieldError, check_keys, field_line, field_values, ruled
+from seawall.errors import ConfigurationError
 
 __all__ = [
     "CONFIG_FILE_NAME",

@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from coordinator.processes import end_group
-from coordinator.unattended.failure import read_failure
-from coordinator.unattended.outcomes import SUCCESS_OUTCOMES, Outcome, outcome_for_exit_code
-from coordinator.unattended.queue import QueueItem
+from seawall.processes import end_group
+from seawall.unattended.failure import read_failure
+from seawall.unattended.outcomes import SUCCESS_OUTCOMES, Outcome, outcome_for_exit_code
+from seawall.unattended.queue import QueueItem
 
 __all__ = [
     "DEFAULT_SESSION_COMMAND",
@@ -30,7 +30,7 @@ __all__ = [
     "SubprocessExecutor",
 ]
 
-DEFAULT_SESSION_COMMAND: tuple[str, ...] = (sys.executable, "-m", "coordinator", "run")
+DEFAULT_SESSION_COMMAND: tuple[str, ...] = (sys.executable, "-m", "seawall", "run")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

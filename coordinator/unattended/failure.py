@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordinator.breakers.signature import error_signature, signature_digest
+from seawall.breakers.signature import error_signature, signature_digest
 
 __all__ = ["RunFailure", "read_failure", "run_failure"]
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coordinator.errors import StateError
-from coordinator.fsutil import atomic_write_bytes, atomic_write_text
-from coordinator.unattended.outcomes import (
+from seawall.errors import StateError
+from seawall.fsutil import atomic_write_bytes, atomic_write_text
+from seawall.unattended.outcomes import (
     ChainEffect,
     Outcome,
     chain_effect,

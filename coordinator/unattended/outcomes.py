@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from types import MappingProxyType
 
-from coordinator.exitcodes import ExitCode
+from seawall.exitcodes import ExitCode
 
 __all__ = [
     "BLOCKED_PREFIX",
@@ -88,7 +88,7 @@ SKIPPED_OUTCOMES: frozenset[str] = frozenset({Outcome.DIED, Outcome.RATE_LIMITED
 # next item meets it at the same step, so it counts as a failure.
 ENVIRONMENTAL_PUBLISH_GATES: frozenset[str] = frozenset({"remote", "push", "pr-create"})
 
-# Exit codes of ``python -m coordinator run PLAN`` and what the runner records for them.
+# Exit codes of ``python -m seawall run PLAN`` and what the runner records for them.
 # Any other code (1 included), a crash or an executable that cannot start is ``failed``;
 # a wall-clock timeout is ``timed-out``.
 EXIT_CODE_OUTCOMES: Mapping[int, Outcome] = MappingProxyType(

@@ -21,10 +21,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from coordinator.errors import ConfigurationError, StateError
-from coordinator.fsutil import atomic_write_text, file_lock
-from coordinator.unattended.ledger import ItemHistory
-from coordinator.unattended.outcomes import is_finished, is_parked
+from seawall.errors import ConfigurationError, StateError
+from seawall.fsutil import atomic_write_text, file_lock
+from seawall.unattended.ledger import ItemHistory
+from seawall.unattended.outcomes import is_finished, is_parked
 
 __all__ = [
     "QUEUE_SCHEMA",
@@ -210,8 +210,8 @@ def tracker_lister(
     """
 
     def lister() -> list[IntakeIssue]:
-        from coordinator.model import TrackerConfig
-        from coordinator.tracker import open_tracker
+        from seawall.model import TrackerConfig
+        from seawall.tracker import open_tracker
 
         config = TrackerConfig(kind=kind, repository=repository, label=label)
         with open_tracker(config, root=root) as tracker:

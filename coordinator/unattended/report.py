@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from coordinator.unattended.breaker import BreakerState
+from seawall.unattended.breaker import BreakerState
 
 __all__ = ["TickAction", "TickReport"]
 

@@ -14,19 +14,19 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from coordinator.unattended.breaker import (
+from seawall.unattended.breaker import (
     BreakerState,
     BreakerStatus,
     RateLimitStatus,
     evaluate_breaker,
     evaluate_rate_limit,
 )
-from coordinator.unattended.config import RunnerSettings
-from coordinator.unattended.ledger import ItemHistory, Ledger, item_histories
-from coordinator.unattended.logs import TickLog
-from coordinator.unattended.outcomes import Outcome, is_parked
-from coordinator.unattended.paths import RunnerPaths, format_ts
-from coordinator.unattended.queue import QueueFile, QueueItem
+from seawall.unattended.config import RunnerSettings
+from seawall.unattended.ledger import ItemHistory, Ledger, item_histories
+from seawall.unattended.logs import TickLog
+from seawall.unattended.outcomes import Outcome, is_parked
+from seawall.unattended.paths import RunnerPaths, format_ts
+from seawall.unattended.queue import QueueFile, QueueItem
 
 __all__ = ["ItemState", "ItemStatus", "RunnerStatus", "render_status", "runner_status"]
 

@@ -27,33 +27,33 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from coordinator.errors import SessionLockedError, TrackerError
-from coordinator.fsutil import file_lock
-from coordinator.unattended.breaker import (
+from seawall.errors import SessionLockedError, TrackerError
+from seawall.fsutil import file_lock
+from seawall.unattended.breaker import (
     BreakerState,
     BreakerStatus,
     breaker_reason,
     evaluate_breaker,
     evaluate_rate_limit,
 )
-from coordinator.unattended.config import RunnerSettings
-from coordinator.unattended.executor import (
+from seawall.unattended.config import RunnerSettings
+from seawall.unattended.executor import (
     ExecutionRequest,
     ExecutionResult,
     Executor,
     SubprocessExecutor,
 )
-from coordinator.unattended.ledger import (
+from seawall.unattended.ledger import (
     AttemptRow,
     ItemHistory,
     Ledger,
     group_runs,
     item_histories,
 )
-from coordinator.unattended.logs import RunnerLog, TickLog
-from coordinator.unattended.outcomes import Outcome, is_finished
-from coordinator.unattended.paths import RunnerPaths, format_ts
-from coordinator.unattended.queue import (
+from seawall.unattended.logs import RunnerLog, TickLog
+from seawall.unattended.outcomes import Outcome, is_finished
+from seawall.unattended.paths import RunnerPaths, format_ts
+from seawall.unattended.queue import (
     IssueLister,
     Queue,
     QueueFile,
@@ -61,7 +61,7 @@ from coordinator.unattended.queue import (
     next_item,
     tracker_lister,
 )
-from coordinator.unattended.report import TickAction, TickReport
+from seawall.unattended.report import TickAction, TickReport
 
 __all__ = ["run_tick"]
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 import github
 
-from adapters.trackers.github import GitHubTracker
-from coordinator.carryover import (
+from seawall.adapters.trackers.github import GitHubTracker
+from seawall.carryover import (
     Carryover,
     CarryoverFiler,
     CarryoverKind,
@@ -28,7 +28,7 @@ from coordinator.carryover import (
     render_body,
     render_title,
 )
-from coordinator.testing.http import FakeServer
+from seawall.testing.http import FakeServer
 from tests.bench.harness import BenchResult
 from tests.fakes.github_server import GitHubService
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import anyio
 
-from adapters.runners.claude_code import ClaudeCodeRunner
-from coordinator.hooks.server import serve_hooks
-from coordinator.runner import AgentRequest, AgentResult
+from seawall.adapters.runners.claude_code import ClaudeCodeRunner
+from seawall.hooks.server import serve_hooks
+from seawall.runner import AgentRequest, AgentResult
 from tests.bench.harness import BenchResult, best_of
 from tests.fakes.agent_clis import install_agent_clis
 from tests.fakes.anthropic_server import AnthropicServer

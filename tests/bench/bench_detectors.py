@@ -33,7 +33,7 @@ from pathlib import Path
 
 import anyio
 
-from coordinator.breakers.commands import (
+from seawall.breakers.commands import (
     _key_words,
     command_key,
     is_verify_command,
@@ -42,12 +42,12 @@ from coordinator.breakers.commands import (
     reads_only,
     verify_run,
 )
-from coordinator.breakers.signature import failure_print, signature_digest
-from coordinator.events import Event
-from coordinator.stagnation import AgentMonitor, Finding
-from coordinator.tail import TranscriptTailer
-from coordinator.telemetry import EventLog
-from coordinator.transcripts import TranscriptReader
+from seawall.breakers.signature import failure_print, signature_digest
+from seawall.events import Event
+from seawall.stagnation import AgentMonitor, Finding
+from seawall.tail import TranscriptTailer
+from seawall.telemetry import EventLog
+from seawall.transcripts import TranscriptReader
 from tests.bench.harness import BenchResult, Paired, alternating, paired
 from tests.fixtures_path import TRANSCRIPTS, transcripts_present
 

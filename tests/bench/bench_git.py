@@ -21,7 +21,7 @@ from pathlib import Path
 
 import anyio
 
-from coordinator.git import (
+from seawall.git import (
     AgentChange,
     Checkpointer,
     CheckpointMode,
@@ -33,8 +33,8 @@ from coordinator.git import (
     prepare_workspaces,
     prune_worktrees,
 )
-from coordinator.git.sparse import sparse_dirs
-from coordinator.model import Isolation
+from seawall.git.sparse import sparse_dirs
+from seawall.model import Isolation
 from tests.bench.harness import BenchResult, best_of
 
 FILES = 5000

@@ -25,8 +25,8 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from coordinator.model import Enforcement, Isolation, Task, Wave
-from coordinator.scope.manifest import build_manifest, write_manifest
+from seawall.model import Enforcement, Isolation, Task, Wave
+from seawall.scope.manifest import build_manifest, write_manifest
 from tests.bench.harness import BenchResult
 
 RUNS = 15
@@ -64,10 +64,10 @@ def _hook(event: str, payload: Mapping[str, object], env: dict[str, str]) -> Cal
 def run() -> list[BenchResult]:
     import compileall
 
-    import coordinator
+    import seawall
 
     # as installed: every module compiled once (an editable checkout may lack the files)
-    compileall.compile_dir(Path(coordinator.__file__).parent, quiet=1)
+    compileall.compile_dir(Path(seawall.__file__).parent, quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp)
         (repo / "src/app").mkdir(parents=True)
@@ -200,7 +200,7 @@ def _served_figures(
     """The calls of a session's agents: answered by the session's hook server."""
     from anyio.from_thread import start_blocking_portal
 
-    from coordinator.hooks.server import serve_hooks
+    from seawall.hooks.server import serve_hooks
 
     results = []
     with (
@@ -227,8 +227,8 @@ def _in_process(
     repo: Path, env: dict[str, str], payload: Mapping[str, object], baseline: float
 ) -> BenchResult:
     """The pre-tool-use decision alone, without process start and imports."""
-    from coordinator.hooks.context import resolve_context
-    from coordinator.hooks.pre_tool_use import check_call
+    from seawall.hooks.context import resolve_context
+    from seawall.hooks.pre_tool_use import check_call
 
     tool_input = payload["tool_input"]
     assert isinstance(tool_input, Mapping)

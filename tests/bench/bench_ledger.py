@@ -14,7 +14,7 @@ save on this disk.
 
 (c) The conversion mechanism, chosen by this measurement: encoding and decoding the
 200-agent ledger with msgspec, with cattrs (when installed) and by hand (asdict +
-json), and building 200 breaker trips with ``coordinator.config.fields.build``.
+json), and building 200 breaker trips with ``seawall.config.fields.build``.
 """
 
 from __future__ import annotations
@@ -33,20 +33,20 @@ from typing import Any
 
 import anyio
 
-from adapters.runners.callable import CallableRunner
-from coordinator import codec
-from coordinator.breakers.trip import BreakerKind, Trip
-from coordinator.config.fields import build
-from coordinator.fsutil import atomic_write_text
-from coordinator.model import Status, Task
-from coordinator.plan import parse_plan
-from coordinator.progress import Progress
-from coordinator.runner import AgentRequest, EmitFn, RunCounts
-from coordinator.session.engine import Session
-from coordinator.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
-from coordinator.state.pieces import Parts, ledger_parts
-from coordinator.state.runs import AgentRun
-from coordinator.state.store import StateStore
+from seawall import codec
+from seawall.adapters.runners.callable import CallableRunner
+from seawall.breakers.trip import BreakerKind, Trip
+from seawall.config.fields import build
+from seawall.fsutil import atomic_write_text
+from seawall.model import Status, Task
+from seawall.plan import parse_plan
+from seawall.progress import Progress
+from seawall.runner import AgentRequest, EmitFn, RunCounts
+from seawall.session.engine import Session
+from seawall.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
+from seawall.state.pieces import Parts, ledger_parts
+from seawall.state.runs import AgentRun
+from seawall.state.store import StateStore
 from tests.bench.harness import BenchResult, best_of, empty_repo
 
 WIDTH = 4

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 
-from coordinator.events import Message, ToolCall, ToolResult, Turn
+from seawall.events import Message, ToolCall, ToolResult, Turn
 from tests.bench.harness import BenchResult
 from tests.reliability.load import check_load, run_load
 

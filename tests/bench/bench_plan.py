@@ -18,8 +18,8 @@ import random
 
 import networkx as nx
 
-from coordinator.model import SessionConfig, Task
-from coordinator.plan.waves import build_graph, plan_task_waves
+from seawall.model import SessionConfig, Task
+from seawall.plan.waves import build_graph, plan_task_waves
 from tests.bench.harness import BenchResult, alternating, paired
 
 TARGET = 1.2

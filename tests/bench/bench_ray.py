@@ -23,13 +23,13 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from adapters.runners.command import CommandRunner
-from adapters.runners.ray import RayRunner
-from coordinator.git import prepare_workspaces
-from coordinator.model import Isolation, RunnerSpec
-from coordinator.runner import AgentRequest, AgentRunner
-from coordinator.sandbox.launch import available
-from coordinator.sandbox.policy import workspace_policy
+from seawall.adapters.runners.command import CommandRunner
+from seawall.adapters.runners.ray import RayRunner
+from seawall.git import prepare_workspaces
+from seawall.model import Isolation, RunnerSpec
+from seawall.runner import AgentRequest, AgentRunner
+from seawall.sandbox.launch import available
+from seawall.sandbox.policy import workspace_policy
 from tests.bench.harness import BenchResult
 
 AGENTS = 4
@@ -150,7 +150,7 @@ def _merge_a_wave(repo: Path) -> None:
 async def _bundles(repo: Path) -> tuple[float, float, int, int]:
     """Seconds and bytes of the history bundle a wave ships: the first wave's (the whole
     history) and the next wave's (only the commits merged since), on a 5,000-file repo."""
-    from adapters.runners._ray_local import LocalWorktree
+    from seawall.adapters.runners._ray_local import LocalWorktree
 
     runner = RayRunner(RunnerSpec(name="noop", kind="command", argv=NOOP))
     the_ray = await runner.link.connect()

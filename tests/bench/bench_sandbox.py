@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from coordinator.sandbox.launch import available, supervisor_argv
-from coordinator.sandbox.policy import DEVICE_PATHS, SandboxPolicy, workspace_policy
+from seawall.sandbox.launch import available, supervisor_argv
+from seawall.sandbox.policy import DEVICE_PATHS, SandboxPolicy, workspace_policy
 from tests.bench.harness import BenchResult
 
 RUNS = 21

@@ -15,15 +15,15 @@ from typing import Any, cast
 
 import anyio
 
-from adapters.runners.callable import CallableRunner
-from coordinator.events import Event, ToolCall, ToolResult, Turn
-from coordinator.git.checkpoints import Checkpointer
-from coordinator.model import BreakerLimits, StagnationConfig
-from coordinator.plan import parse_plan
-from coordinator.progress import Progress
-from coordinator.runner import AgentRequest, EmitFn
-from coordinator.session.dispatch import AgentJob, dispatch_wave
-from coordinator.session.engine import Session
+from seawall.adapters.runners.callable import CallableRunner
+from seawall.events import Event, ToolCall, ToolResult, Turn
+from seawall.git.checkpoints import Checkpointer
+from seawall.model import BreakerLimits, StagnationConfig
+from seawall.plan import parse_plan
+from seawall.progress import Progress
+from seawall.runner import AgentRequest, EmitFn
+from seawall.session.dispatch import AgentJob, dispatch_wave
+from seawall.session.engine import Session
 from tests.bench.harness import BenchResult, empty_repo
 
 AGENTS = 200

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from coordinator.shell import ShellParseError, simple_commands
+from seawall.shell import ShellParseError, simple_commands
 from tests.bench.harness import BenchResult
 
 CASES = Path(__file__).resolve().parents[1] / "corpus" / "scope_cases.toml"

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coordinator.hooks import pre_tool_use
-from coordinator.hooks.protocol import BLOCK_EXIT
-from coordinator.model import BreakerLimits, Enforcement, Isolation, Task, Wave
-from coordinator.scope.manifest import build_manifest, write_manifest
+from seawall.hooks import pre_tool_use
+from seawall.hooks.protocol import BLOCK_EXIT
+from seawall.model import BreakerLimits, Enforcement, Isolation, Task, Wave
+from seawall.scope.manifest import build_manifest, write_manifest
 
 CASES_FILE = Path(__file__).with_name("scope_cases.toml")
 SEAWALL = str(Path(sys.executable).with_name("seawall"))

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from coordinator.testing.http import send_json
+from seawall.testing.http import send_json
 from tests.fakes.model_script import ModelServer, ModelTurn, send_sse, substitute
 
 __all__ = ["AnthropicServer"]

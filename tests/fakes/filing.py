@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from coordinator.carryover import CarryoverFiler, RetryPolicy
-from coordinator.tracker import IssueTracker
+from seawall.carryover import CarryoverFiler, RetryPolicy
+from seawall.tracker import IssueTracker
 
 __all__ = ["Sleeps", "quick_filer"]
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any, ClassVar
 from urllib.parse import quote, unquote
 
-from coordinator.testing.http import Answer, FakeServer, FakeService, Fault, Request, paginate
+from seawall.testing.http import Answer, FakeServer, FakeService, Fault, Request, paginate
 
 __all__ = ["GitLabService", "gitlab_server", "too_many_requests"]
 

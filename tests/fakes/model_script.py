@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from coordinator.testing.http import LocalServer, read_body, send_json
+from seawall.testing.http import LocalServer, read_body, send_json
 
 __all__ = [
     "Call",

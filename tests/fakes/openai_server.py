@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from coordinator.testing.http import send_json
+from seawall.testing.http import send_json
 from tests.fakes.model_script import ModelServer, ModelTurn, send_sse, substitute
 
 __all__ = ["OpenAIResponsesServer", "codex_home", "opencode_config"]

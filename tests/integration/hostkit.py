@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from adapters.trackers.github import GitHubTracker
-from adapters.trackers.gitlab import GitLabTracker
-from coordinator.testing.http import FakeServer, FakeService
-from coordinator.tracker import IssueTracker
+from seawall.adapters.trackers.github import GitHubTracker
+from seawall.adapters.trackers.gitlab import GitLabTracker
+from seawall.testing.http import FakeServer, FakeService
+from seawall.tracker import IssueTracker
 from tests.fakes.github_server import GitHubService
 from tests.fakes.gitlab_server import GitLabService
 

@@ -82,7 +82,7 @@ def seawall(
     full_env = {**os.environ, **(env or {})}
     full_env.pop("SEAWALL_KILL_AT", None) if "SEAWALL_KILL_AT" not in (env or {}) else None
     done = subprocess.run(
-        [sys.executable, "-m", "coordinator", *args],
+        [sys.executable, "-m", "seawall", *args],
         cwd=cwd,
         env=full_env,
         capture_output=True,

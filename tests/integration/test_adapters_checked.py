@@ -20,13 +20,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _MODULES = {
     "good_tracker.py": """
-        from adapters.trackers.memory import MemoryTracker
+        from seawall.adapters.trackers.memory import MemoryTracker
 
         class ForgejoTracker(MemoryTracker):
             name = "forgejo"
     """,
     "abstract_tracker.py": """
-        from coordinator.tracker import IssueTracker
+        from seawall.tracker import IssueTracker
 
         class Half(IssueTracker):
             def list_issues(self, label):
@@ -36,7 +36,7 @@ _MODULES = {
         import definitely_missing_dependency  # noqa: F401
     """,
     "raising_tracker.py": """
-        from adapters.trackers.memory import MemoryTracker
+        from seawall.adapters.trackers.memory import MemoryTracker
 
         class Raising(MemoryTracker):
             @classmethod
@@ -77,7 +77,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def seawall(site: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
     return subprocess.run(
-        [sys.executable, "-m", "coordinator", *args],
+        [sys.executable, "-m", "seawall", *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -143,7 +143,7 @@ def repository(tmp_path: Path) -> Path:
         ("abstract", "Half does not implement the abstract method(s) close_issue, comment"),
         ("importerror", "no module named 'definitely_missing_dependency'"),
         ("raising", "could not be constructed: RuntimeError: the server URL is not set"),
-        ("plain", "is not a subclass of coordinator.tracker.IssueTracker"),
+        ("plain", "is not a subclass of seawall.tracker.IssueTracker"),
         ("github", "uses the name of the built-in tracker 'github'"),
     ],
 )

@@ -11,15 +11,15 @@ from pathlib import Path
 import anyio
 import pytest
 
-from adapters.trackers.memory import MemoryTracker
-from coordinator.errors import RunnerError
-from coordinator.exitcodes import ExitCode
-from coordinator.plan.loader import parse_plan
-from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
-from coordinator.session.engine import Session
-from coordinator.state.ledger import SessionPhase
-from coordinator.telemetry import read_events
-from coordinator.unattended.outcomes import ChainEffect, chain_effect, outcome_for_exit_code
+from seawall.adapters.trackers.memory import MemoryTracker
+from seawall.errors import RunnerError
+from seawall.exitcodes import ExitCode
+from seawall.plan.loader import parse_plan
+from seawall.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
+from seawall.session.engine import Session
+from seawall.state.ledger import SessionPhase
+from seawall.telemetry import read_events
+from seawall.unattended.outcomes import ChainEffect, chain_effect, outcome_for_exit_code
 from tests.integration.sessionkit import git, make_repo, seawall, show, status
 
 

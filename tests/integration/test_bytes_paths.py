@@ -11,10 +11,10 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileMode
 
-from coordinator.git.trees import update_tree
-from coordinator.model import Status
-from coordinator.state.ledger import AgentRecord, Resolution, SessionState, WaveRecord
-from coordinator.state.store import StateStore
+from seawall.git.trees import update_tree
+from seawall.model import Status
+from seawall.state.ledger import AgentRecord, Resolution, SessionState, WaveRecord
+from seawall.state.store import StateStore
 from tests.integration.sessionkit import git, make_repo, seawall
 
 RAW_NAME = b"caf\xe9-\xff.txt"  # Latin-1 bytes: not valid UTF-8

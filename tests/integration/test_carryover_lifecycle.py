@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from coordinator.testing.http import FakeServer, FakeService
+from seawall.testing.http import FakeServer, FakeService
 from tests.fakes.github_server import GitHubService
 from tests.fakes.gitlab_server import GitLabService
 from tests.integration.hostkit import TOKEN, Host, host, server

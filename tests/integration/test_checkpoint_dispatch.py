@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coordinator.git.checkpoints import Checkpointer, CheckpointMode
-from coordinator.git.history import agent_history
+from seawall.git.checkpoints import Checkpointer, CheckpointMode
+from seawall.git.history import agent_history
 from tests.integration.sessionkit import git, make_repo
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from coordinator.exitcodes import ExitCode
-from coordinator.telemetry import read_events
+from seawall.exitcodes import ExitCode
+from seawall.telemetry import read_events
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"

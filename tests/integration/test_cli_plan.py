@@ -15,7 +15,7 @@ QUICKSTART = ROOT / "examples" / "quickstart" / "plan.toml"
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "coordinator", *args],
+        [sys.executable, "-m", "seawall", *args],
         capture_output=True,
         text=True,
         timeout=60,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.plan import parse_plan
+from seawall.plan import parse_plan
 from tests.integration.sessionkit import make_repo, seawall, write_plan
 from tests.reliability.kit import ledger
 

@@ -15,7 +15,7 @@ from tests.integration.sessionkit import show
 def _demo(tmp_path: Path, name: str) -> tuple[subprocess.CompletedProcess[str], Path]:
     directory = tmp_path / name
     done = subprocess.run(
-        [sys.executable, "-m", "coordinator", "demo", "--dir", str(directory)],
+        [sys.executable, "-m", "seawall", "demo", "--dir", str(directory)],
         env={**os.environ, "HOME": str(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "c")},
         capture_output=True,
         text=True,

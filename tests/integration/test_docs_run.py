@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.cli import build_parser
-from coordinator.plan.loader import parse_plan
+from seawall.cli import build_parser
+from seawall.plan.loader import parse_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -114,7 +114,7 @@ subprocess.run(["git", "commit", "-q", "-m", "initial"], check=True)
 _PLAN = (
     _REPO
     + """
-from coordinator import load_plan
+from seawall import load_plan
 plan = load_plan("plan.toml")
 """
 )

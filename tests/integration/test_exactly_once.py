@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.carryover import (
+from seawall.carryover import (
     Carryover,
     CarryoverFiler,
     CarryoverKind,
@@ -23,8 +23,8 @@ from coordinator.carryover import (
     RetryPolicy,
     find_marker,
 )
-from coordinator.testing.http import FakeServer, Fault
-from coordinator.tracker import IssueTracker
+from seawall.testing.http import FakeServer, Fault
+from seawall.tracker import IssueTracker
 from tests.integration.hostkit import TOKEN, Host, host, server
 from tests.integration.sessionkit import make_repo, seawall, write_plan
 

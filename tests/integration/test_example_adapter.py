@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.testing.http import FakeServer
+from seawall.testing.http import FakeServer
 from tests.integration.sessionkit import make_repo, seawall, write_plan
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.plan import load_plan
+from seawall.plan import load_plan
 from tests.integration.sessionkit import make_repo, seawall, show, status
 
 ROOT = Path(__file__).resolve().parents[2]

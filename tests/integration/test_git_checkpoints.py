@@ -9,7 +9,7 @@ import anyio
 import pygit2
 import pytest
 
-from coordinator.git import (
+from seawall.git import (
     Checkpointer,
     CheckpointMode,
     EntryKind,

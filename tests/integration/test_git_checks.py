@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.git import AgentChange, integrate_wave, merge_wave, run_checks
-from coordinator.git.checks import CheckVerdict, bisect_merges
-from coordinator.git.merge import MergeStatus
+from seawall.git import AgentChange, integrate_wave, merge_wave, run_checks
+from seawall.git.checks import CheckVerdict, bisect_merges
+from seawall.git.merge import MergeStatus
 from tests.integration.test_git_support import agent_commit, git, head, make_repo
 
 CHECK = "test ! -e broken.txt"

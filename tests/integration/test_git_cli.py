@@ -9,15 +9,15 @@ from pathlib import Path
 
 import anyio
 
-from coordinator.git import prepare_workspaces
-from coordinator.git.workspaces import default_worktree_root
-from coordinator.model import Isolation
+from seawall.git import prepare_workspaces
+from seawall.git.workspaces import default_worktree_root
+from seawall.model import Isolation
 from tests.integration.test_git_support import head, make_repo
 
 
 def _seawall(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "coordinator", *args],
+        [sys.executable, "-m", "seawall", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

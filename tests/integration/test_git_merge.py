@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.git import MergeRule, MergeStatus
+from seawall.git import MergeRule, MergeStatus
 from tests.integration.test_git_support import (
     agent_commit,
     blob_text,

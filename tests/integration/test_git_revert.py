@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 
-from coordinator.git import (
+from seawall.git import (
     Checkpointer,
     CheckpointMode,
     MergeStatus,
@@ -20,7 +20,7 @@ from coordinator.git import (
     prune_worktrees,
     revert_agent,
 )
-from coordinator.model import Isolation
+from seawall.model import Isolation
 from tests.integration.test_git_support import git, head, make_repo
 
 

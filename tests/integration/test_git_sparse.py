@@ -15,7 +15,7 @@ import anyio
 import pygit2
 import pytest
 
-from coordinator.git import (
+from seawall.git import (
     AgentChange,
     Checkpointer,
     CheckpointMode,
@@ -25,9 +25,9 @@ from coordinator.git import (
     prune_worktrees,
     save_worktree,
 )
-from coordinator.git.status import checkout_problem, skipped_paths, worktree_status
-from coordinator.git.worktree_admin import admin_dir, is_ready
-from coordinator.model import Isolation
+from seawall.git.status import checkout_problem, skipped_paths, worktree_status
+from seawall.git.worktree_admin import admin_dir, is_ready
+from seawall.model import Isolation
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
 
 FILES = {
@@ -123,8 +123,8 @@ def test_checkpoints_merges_and_cleanup_keep_the_files_left_out(tmp_path: Path) 
 
 KILLER = """\
 import anyio, sys
-from coordinator.git import prepare_workspaces
-from coordinator.model import Isolation
+from seawall.git import prepare_workspaces
+from seawall.model import Isolation
 
 async def main() -> None:
     await prepare_workspaces(
@@ -203,7 +203,7 @@ def test_a_sparse_session_merges_only_the_agents_work(tmp_path: Path) -> None:
     )  # fmt: skip
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     process = subprocess.Popen(
-        [sys.executable, "-m", "coordinator", "resume", "--repo", str(repo)],
+        [sys.executable, "-m", "seawall", "resume", "--repo", str(repo)],
         cwd=repo,
         env={**os.environ, **env},
         stdout=subprocess.PIPE,
@@ -228,7 +228,7 @@ def test_a_sparse_session_merges_only_the_agents_work(tmp_path: Path) -> None:
 
 
 def _workspace(repo: Path, task: str) -> str:
-    from coordinator.state.store import ledger_data
+    from seawall.state.store import ledger_data
 
     (path,) = (repo / ".seawall").glob("*/state.json")
     agents = ledger_data(path)["waves"][0]["agents"]

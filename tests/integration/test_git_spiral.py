@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from coordinator.git import (
+from seawall.git import (
     Checkpointer,
     CheckpointMode,
     SignalKind,
@@ -15,7 +15,7 @@ from coordinator.git import (
     detect_spiral,
     prepare_workspaces,
 )
-from coordinator.model import Isolation, SpiralConfig
+from seawall.model import Isolation, SpiralConfig
 from tests.integration.test_git_support import git, head, make_repo
 
 CONFIG = SpiralConfig()

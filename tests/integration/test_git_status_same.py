@@ -21,10 +21,10 @@ import pytest
 from pygit2.enums import FileMode, FileStatus
 from pygit2.ffi import C
 
-from coordinator.git import prepare_workspaces
-from coordinator.git.index_file import read_skipped
-from coordinator.git.status import checkout_problem, disk_blob, skipped_paths, worktree_status
-from coordinator.model import Isolation
+from seawall.git import prepare_workspaces
+from seawall.git.index_file import read_skipped
+from seawall.git.status import checkout_problem, disk_blob, skipped_paths, worktree_status
+from seawall.model import Isolation
 from tests.integration.sessionkit import git, make_repo
 
 FILES = {

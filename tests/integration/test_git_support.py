@@ -9,7 +9,7 @@ from typing import Any
 
 import pygit2
 
-from coordinator.git import AgentChange, MergeResult, merge_wave
+from seawall.git import AgentChange, MergeResult, merge_wave
 
 Files = Mapping[str, str | bytes | None]
 

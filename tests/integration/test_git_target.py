@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.errors import DirtyWorkingTreeError, GitError
-from coordinator.git import (
+from seawall.errors import DirtyWorkingTreeError, GitError
+from seawall.git import (
     AgentChange,
     Checkpointer,
     CheckpointMode,
@@ -142,7 +142,7 @@ def test_a_killed_process_between_two_merges_leaves_the_target_untouched(repo: P
     script = textwrap.dedent(
         f"""
         import sys, time
-        from coordinator.git import AgentChange, merge_wave, advance_target
+        from seawall.git import AgentChange, merge_wave, advance_target
 
         def pause(merged):
             print("merged", merged.task_id, flush=True)

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pygit2.enums import FileMode
 
-from coordinator.git import AgentChange, MergeRule, merge_wave
-from coordinator.git.trees import ancestors, update_tree
+from seawall.git import AgentChange, MergeRule, merge_wave
+from seawall.git.trees import ancestors, update_tree
 from tests.integration.test_git_support import (
     agent_commit,
     git,

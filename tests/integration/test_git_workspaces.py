@@ -7,8 +7,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from coordinator.errors import ConfigurationError, DirtyWorkingTreeError, GitError
-from coordinator.git import (
+from seawall.errors import ConfigurationError, DirtyWorkingTreeError, GitError
+from seawall.git import (
     AgentChange,
     Checkpointer,
     CheckpointMode,
@@ -20,9 +20,9 @@ from coordinator.git import (
     prepare_workspaces,
     prune_worktrees,
 )
-from coordinator.git.workspaces import default_worktree_root
-from coordinator.git.worktree_admin import REMOVING_FILE, admin_dir
-from coordinator.model import Isolation
+from seawall.git.workspaces import default_worktree_root
+from seawall.git.worktree_admin import REMOVING_FILE, admin_dir
+from seawall.model import Isolation
 from tests.integration.test_git_support import commit_all, git, head, make_repo
 
 

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from coordinator.fsutil import file_lock
+from seawall.fsutil import file_lock
 from tests.integration.sessionkit import make_repo, seawall, write_plan
 
 
@@ -76,7 +76,7 @@ def test_ctrl_c_prints_the_resume_command(tmp_path: Path) -> None:
     spec = {**SPEC, "a": [{"marker": str(marker), "sleep": 60, "final": "late"}]}
     repo, plan, env = _plan(tmp_path, spec)
     process = subprocess.Popen(
-        [sys.executable, "-m", "coordinator", "run", str(plan), "--repo", str(repo)],
+        [sys.executable, "-m", "seawall", "run", str(plan), "--repo", str(repo)],
         cwd=repo,
         env={**os.environ, **env},
         stdout=subprocess.PIPE,

@@ -20,11 +20,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from coordinator.hooks.server import PREFIX, remove_leftovers, serve_hooks
+from seawall.hooks.server import PREFIX, remove_leftovers, serve_hooks
 
 SERVE = """
 import sys, anyio
-from coordinator.hooks.server import serve_hooks
+from seawall.hooks.server import serve_hooks
 async def main():
     async with serve_hooks() as path:
         print(path, flush=True)

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from coordinator.processes import process_alive
+from seawall.processes import process_alive
 from tests.integration.sessionkit import make_repo
 from tests.integration.test_hooks import SEAWALL, agent_env, decision, make_manifest, pre, run_hook
 
@@ -64,7 +64,7 @@ def _wait(done: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
 
 def _socket(env: dict[str, str]) -> Path:
     """Where the installed command's resident server listens with ``env``."""
-    code = "from coordinator.hooks.resident import socket_path; print(socket_path())"
+    code = "from seawall.hooks.resident import socket_path; print(socket_path())"
     done = subprocess.run(
         [INTERPRETER, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True
     )
@@ -148,7 +148,7 @@ def test_a_server_whose_code_changed_retires_and_the_call_is_still_decided(
     run_hook("pre-tool-use", outside, env)
     path = _socket(env)
     old = _server_pid(path)
-    import coordinator.hooks.pre_tool_use as module
+    import seawall.hooks.pre_tool_use as module
 
     source = Path(module.__file__ or "")
     before = source.stat()
@@ -218,10 +218,10 @@ def _modules_after_a_call(env: dict[str, str], payload: dict[str, Any]) -> tuple
     """(stdout, the decision modules loaded in the hook's own process) of one call."""
     probe = (
         "import sys\n"
-        "from coordinator.cli import main\n"
+        "from seawall.cli import main\n"
         "code = main(['hook', 'pre-tool-use'])\n"
         "heavy = ('argparse', 'json', 'dataclasses', 'typing', 'enum', 'pathlib',\n"
-        "         'coordinator.model', 'coordinator.hooks.entry', 'coordinator.scope')\n"
+        "         'seawall.model', 'seawall.hooks.entry', 'seawall.scope')\n"
         "print(sorted(name for name in heavy if name in sys.modules), file=sys.stderr)\n"
     )
     done = subprocess.run(
@@ -236,7 +236,7 @@ def test_off_decides_every_call_in_its_own_process(repo: Path, home: Path) -> No
     env = {**_env(repo, home), "SEAWALL_HOOK_RESIDENT": "off"}
     out, loaded = _modules_after_a_call(env, _calls(repo)[1])
     assert decision(json.loads(out)) == "deny"
-    assert "coordinator.hooks.entry" in loaded and "coordinator.scope" in loaded
+    assert "seawall.hooks.entry" in loaded and "seawall.scope" in loaded
 
 
 def test_the_installed_command_starts_without_re_or_a_parser(tmp_path: Path) -> None:
@@ -246,8 +246,8 @@ def test_the_installed_command_starts_without_re_or_a_parser(tmp_path: Path) -> 
     )  # fmt: skip
     assert done.returncode == 0 and done.stdout.startswith("seawall ")
     loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
-    assert "coordinator.cli" in loaded
-    assert not loaded & {"re", "argparse", "enum", "importlib.metadata", "coordinator.hooks"}
+    assert "seawall.cli" in loaded
+    assert not loaded & {"re", "argparse", "enum", "importlib.metadata", "seawall.hooks"}
 
 
 def test_the_started_server_holds_none_of_the_callers_pipes(repo: Path, home: Path) -> None:

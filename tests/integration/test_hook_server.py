@@ -20,12 +20,12 @@ import anyio
 import pytest
 from anyio.from_thread import start_blocking_portal
 
-from adapters.runners.command import CommandRunner
-from coordinator.hooks.server import serve_hooks
-from coordinator.hooks.wire import SOCKET_ENV
-from coordinator.runner import AgentRequest
-from coordinator.sandbox.launch import available
-from coordinator.sandbox.policy import scope_policy
+from seawall.adapters.runners.command import CommandRunner
+from seawall.hooks.server import serve_hooks
+from seawall.hooks.wire import SOCKET_ENV
+from seawall.runner import AgentRequest
+from seawall.sandbox.launch import available
+from seawall.sandbox.policy import scope_policy
 from tests.integration.sessionkit import make_repo, seawall
 from tests.integration.test_hooks import (
     SEAWALL,
@@ -168,10 +168,10 @@ def test_a_served_call_imports_no_parser_and_no_decision_code(repo: Path, served
     make_manifest(repo)
     code = (
         "import sys\n"
-        "from coordinator.cli import main\n"
+        "from seawall.cli import main\n"
         "code = main(['hook', 'pre-tool-use'])\n"
-        "heavy = ('argparse', 'json', 'dataclasses', 'typing', 'enum', 'coordinator.model',\n"
-        "         'coordinator.hooks.entry', 'coordinator.scope', 'anyio', 'socket')\n"
+        "heavy = ('argparse', 'json', 'dataclasses', 'typing', 'enum', 'seawall.model',\n"
+        "         'seawall.hooks.entry', 'seawall.scope', 'anyio', 'socket')\n"
         "print(code, sorted(name for name in heavy if name in sys.modules), file=sys.stderr)\n"
     )
     done = subprocess.run(

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from coordinator.model import CommandPolicyConfig, Enforcement, Isolation, Task, Wave
-from coordinator.scope.manifest import build_manifest, manifest_path, write_manifest
+from seawall.model import CommandPolicyConfig, Enforcement, Isolation, Task, Wave
+from seawall.scope.manifest import build_manifest, manifest_path, write_manifest
 
 SEAWALL = str(Path(sys.executable).with_name("seawall"))
 SESSION = "sess-1"
@@ -300,7 +300,7 @@ def test_in_place_wave_without_task_id_uses_the_union(repo: Path) -> None:
 
 
 def test_a_closed_manifest_is_no_longer_guessed(repo: Path) -> None:
-    from coordinator.scope.manifest import close_manifest
+    from seawall.scope.manifest import close_manifest
 
     close_manifest(make_manifest(repo))
     payload = pre(repo, "Write", {"file_path": str(repo / "other/y.py")})
@@ -514,8 +514,8 @@ def test_the_hook_modules_import_nothing_heavy() -> None:
         "import sys, types; root = types.ModuleType('coordinator'); "
         f"root.__path__ = [{str(Path(__file__).parents[2] / 'coordinator')!r}]; "
         "sys.modules['coordinator'] = root; "
-        "import coordinator.hooks.pre_tool_use, coordinator.hooks.post_tool_use, "
-        "coordinator.hooks.subagent_stop, coordinator.cli.hooks; "
+        "import seawall.hooks.pre_tool_use, seawall.hooks.post_tool_use, "
+        "seawall.hooks.subagent_stop, seawall.cli.hooks; "
         "heavy = {'pygit2', 'networkx', 'anyio', 'github', 'gitlab'} & set(sys.modules); "
         "print(sorted(heavy))"
     )

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.model import BreakerLimits, Enforcement, Isolation, Task, Wave
-from coordinator.scope.manifest import build_manifest, write_manifest
+from seawall.model import BreakerLimits, Enforcement, Isolation, Task, Wave
+from seawall.scope.manifest import build_manifest, write_manifest
 from tests.integration.test_hooks import (
     SESSION,
     agent_env,

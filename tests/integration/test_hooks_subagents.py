@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from coordinator.hooks.identity import subagent_identity
+from seawall.hooks.identity import subagent_identity
 from tests.integration.sessionkit import make_repo, seawall
 
 LEAD_TRANSCRIPT = "lead-session.jsonl"
@@ -64,7 +64,7 @@ def _pre(
     }
     env = {"PATH": os.environ["PATH"], "HOME": str(repo.parent), "CLAUDE_PROJECT_DIR": str(repo)}
     done = subprocess.run(
-        [sys.executable, "-m", "coordinator", "hook", "pre-tool-use"],
+        [sys.executable, "-m", "seawall", "hook", "pre-tool-use"],
         input=json.dumps(payload),
         env=env,
         capture_output=True,

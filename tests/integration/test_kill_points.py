@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.processes import process_alive
-from coordinator.state.render import render_state_md
-from coordinator.state.store import load_state
+from seawall.processes import process_alive
+from seawall.state.render import render_state_md
+from seawall.state.store import load_state
 from tests.integration.sessionkit import git, make_repo, seawall, show, write_plan
 
 pytestmark = pytest.mark.slow
@@ -132,7 +132,7 @@ def _run_and_kill_when(
     tmp_path: Path, marker: Path, env: dict[str, str], repo: Path, plan: Path
 ) -> int:
     process = subprocess.Popen(
-        [sys.executable, "-m", "coordinator", "run", str(plan), "--repo", str(repo)],
+        [sys.executable, "-m", "seawall", "run", str(plan), "--repo", str(repo)],
         cwd=repo,
         env={**os.environ, **env},
         stdout=subprocess.PIPE,

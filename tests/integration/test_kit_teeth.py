@@ -18,9 +18,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from adapters.runners.opencode import OpenCodeRunner
-from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
-from coordinator.testing.runner_processes import ProcessRunnerContract
+from seawall.adapters.runners.opencode import OpenCodeRunner
+from seawall.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
+from seawall.testing.runner_processes import ProcessRunnerContract
 
 ROOT = Path(__file__).resolve().parents[2]
 KIT_AGENT = ROOT / "tests" / "fakes" / "bin" / "kit_agent.py"
@@ -30,11 +30,11 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from adapters.trackers.github import GitHubTracker
-from coordinator.errors import TrackerError
-from coordinator.testing.http import FakeServer
-from coordinator.testing.trackers import TrackerConformance
-from coordinator.tracker import Issue, IssueTracker, TrackerUnavailableError
+from seawall.adapters.trackers.github import GitHubTracker
+from seawall.errors import TrackerError
+from seawall.testing.http import FakeServer
+from seawall.testing.trackers import TrackerConformance
+from seawall.tracker import Issue, IssueTracker, TrackerUnavailableError
 from tests.fakes.github_server import GitHubService
 
 TOKEN = "kit-token"
@@ -86,7 +86,7 @@ BUGS = {
         """
         class Buggy(GitHubTracker):
             def list_issues(self, label: str) -> list[Issue]:
-                from adapters.trackers.github import _issue
+                from seawall.adapters.trackers.github import _issue
 
                 found = self._repo.get_issues(state="all", labels=[label])
                 return [_issue(item) for item in found]

@@ -153,7 +153,7 @@ async def test_the_mcp_server_over_stdio(tmp_path: Path) -> None:
 
     repo, plan = _repo_and_plan(tmp_path)
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "coordinator", "mcp", "--repo", str(repo)], cwd=repo
+        command=sys.executable, args=["-m", "seawall", "mcp", "--repo", str(repo)], cwd=repo
     )
     async with Client(params, read_timeout_seconds=120) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}

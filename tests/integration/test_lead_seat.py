@@ -13,10 +13,10 @@ import anyio
 import jsonschema
 import pytest
 
-from adapters.trackers.memory import MemoryTracker
-from coordinator import AgentAssignment, PreparedWave, Session, WaveReport, load_plan
-from coordinator.exitcodes import ExitCode
-from coordinator.lead.types import SCHEMAS, load_schema
+from seawall import AgentAssignment, PreparedWave, Session, WaveReport, load_plan
+from seawall.adapters.trackers.memory import MemoryTracker
+from seawall.exitcodes import ExitCode
+from seawall.lead.types import SCHEMAS, load_schema
 from tests.integration.sessionkit import make_repo, seawall, show
 
 PLAN = (
@@ -149,7 +149,7 @@ def test_a_dead_lead_is_taken_over_and_reset_lead_releases_a_live_one(tmp_path: 
     plan = _plan(tmp_path, "gone")
     # the lead is a short-lived process: it prepares the wave, then dies
     lead = (
-        "import subprocess, sys; subprocess.run([sys.executable, '-m', 'coordinator', "
+        "import subprocess, sys; subprocess.run([sys.executable, '-m', 'seawall', "
         f"'wave', 'prepare', {str(plan)!r}, '--repo', {str(repo)!r}], check=True, "
         "stdout=subprocess.DEVNULL)"
     )

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from coordinator.telemetry import EventLog, read_events
+from seawall.telemetry import EventLog, read_events
 from tests.integration.sessionkit import make_repo, seawall, write_plan
 
 

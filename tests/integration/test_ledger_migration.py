@@ -25,12 +25,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from adapters.runners.callable import CallableRunner
-from coordinator.progress import Progress
-from coordinator.runner import AgentRequest, EmitFn
-from coordinator.session.engine import Session
-from coordinator.state.ledger import SCHEMA_VERSION, SessionPhase, WavePhase
-from coordinator.state.store import load_state
+from seawall.adapters.runners.callable import CallableRunner
+from seawall.progress import Progress
+from seawall.runner import AgentRequest, EmitFn
+from seawall.session.engine import Session
+from seawall.state.ledger import SCHEMA_VERSION, SessionPhase, WavePhase
+from seawall.state.store import load_state
 from tests.integration.sessionkit import ROOT, git, seawall
 
 DATA = Path(__file__).parent / "data"
@@ -89,8 +89,8 @@ _SAVER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from coordinator.state.ledger import AgentRecord, SessionState, WaveRecord
-    from coordinator.state.store import StateStore
+    from seawall.state.ledger import AgentRecord, SessionState, WaveRecord
+    from seawall.state.store import StateStore
 
     store = StateStore(Path(sys.argv[1]), "s1")
     state = SessionState(session="s1", name="n", repo=sys.argv[1], target_branch="main",

@@ -14,10 +14,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from coordinator.model import NotifyConfig
-from coordinator.notify import Notifier, check_notify, notification
-from coordinator.telemetry import EventLog, read_events
-from coordinator.testing.http import Answer, FakeServer, FakeService, Fault, Request
+from seawall.model import NotifyConfig
+from seawall.notify import Notifier, check_notify, notification
+from seawall.telemetry import EventLog, read_events
+from seawall.testing.http import Answer, FakeServer, FakeService, Fault, Request
 from tests.integration.sessionkit import make_repo, seawall, write_plan
 
 
@@ -126,7 +126,7 @@ def test_a_hanging_webhook_does_not_block_the_session_end(tmp_path: Path) -> Non
     ],
 )
 def test_a_bad_webhook_setting_is_refused(config: NotifyConfig, message: str) -> None:
-    from coordinator.errors import ConfigurationError
+    from seawall.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError) as raised:
         check_notify(config)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.testing.http import FakeServer, FakeService, Fault
+from seawall.testing.http import FakeServer, FakeService, Fault
 from tests.fakes.github_server import GitHubService
 from tests.fakes.gitlab_server import GitLabService
 from tests.integration.hostkit import TOKEN, Host, host, server

@@ -17,11 +17,11 @@ from types import MappingProxyType
 import anyio
 import pytest
 
-from coordinator.model import Plan, RunnerSpec, SessionConfig, Task
-from coordinator.plan import parse_plan
-from coordinator.processes import process_alive
-from coordinator.session.engine import Session
-from coordinator.state.ledger import SessionPhase
+from seawall.model import Plan, RunnerSpec, SessionConfig, Task
+from seawall.plan import parse_plan
+from seawall.processes import process_alive
+from seawall.session.engine import Session
+from seawall.state.ledger import SessionPhase
 from tests.integration.sessionkit import make_repo, show
 from tests.reliability.kit import FAULT_AGENT, ledger
 
@@ -53,7 +53,7 @@ def _plan(spec_dir: Path) -> Plan:
 _DRIVER = """
 import sys
 import anyio
-from coordinator.session.engine import Session
+from seawall.session.engine import Session
 from tests.integration.test_python_plan_reopen import _plan
 from pathlib import Path
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.runners.claude_code import ClaudeCodeRunner
-from coordinator.events import Event, Final, ToolResult
-from coordinator.runner import AgentRequest
+from seawall.adapters.runners.claude_code import ClaudeCodeRunner
+from seawall.events import Event, Final, ToolResult
+from seawall.runner import AgentRequest
 from tests.fakes.anthropic_server import AnthropicServer
 from tests.fakes.model_script import Call, ModelTurn, Script
 from tests.integration.realcli import agent_clis, anthropic, claude_env

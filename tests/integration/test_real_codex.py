@@ -10,10 +10,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from adapters.runners.codex import CodexRunner
-from coordinator.events import Event, ToolCall, ToolResult, Turn, Usage
-from coordinator.replay import ReplayFormat, detect_format
-from coordinator.runner import AgentRequest
+from seawall.adapters.runners.codex import CodexRunner
+from seawall.events import Event, ToolCall, ToolResult, Turn, Usage
+from seawall.replay import ReplayFormat, detect_format
+from seawall.runner import AgentRequest
 from tests.fakes.model_script import Call, ModelTurn, Script
 from tests.fakes.openai_server import OpenAIResponsesServer
 from tests.integration.realcli import agent_clis, codex_env, openai
@@ -174,7 +174,7 @@ async def test_replay_reads_the_rollout_file_a_real_run_wrote(
     assert detect_format(rollouts[0]) is ReplayFormat.CODEX_ROLLOUT
     with anyio.fail_after(60):
         done = await anyio.run_process(
-            [sys.executable, "-m", "coordinator", "replay", "--json", str(rollouts[0])],
+            [sys.executable, "-m", "seawall", "replay", "--json", str(rollouts[0])],
             cwd=workspace,
             check=False,
         )

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from coordinator.sandbox.launch import available
+from seawall.sandbox.launch import available
 from tests.fakes.model_script import Call, ModelTurn, Script
 from tests.fakes.openai_server import OpenAIResponsesServer
 from tests.integration.realcli import agent_clis, live_processes, openai, opencode_env

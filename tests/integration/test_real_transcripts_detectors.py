@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.breakers import AgentBreaker, BreakerKind, Trip
-from coordinator.events import ToolResult
-from coordinator.replay import ReplayRecord, ReplayReport, replay_file
-from coordinator.stagnation import GIT_WRITES, AgentMonitor, Finding, Pattern
-from coordinator.transcripts import parse_file
+from seawall.breakers import AgentBreaker, BreakerKind, Trip
+from seawall.events import ToolResult
+from seawall.replay import ReplayRecord, ReplayReport, replay_file
+from seawall.stagnation import GIT_WRITES, AgentMonitor, Finding, Pattern
+from seawall.transcripts import parse_file
 from tests.fixtures_path import TRANSCRIPTS, transcripts_present
 from tests.integration.transcript_labels import LABELS, Stretch
 

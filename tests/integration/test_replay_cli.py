@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from coordinator.replay import ReplayFormat, detect_format
+from seawall.replay import ReplayFormat, detect_format
 from tests.fixtures_path import TRANSCRIPTS, transcripts_present
 
 
 def seawall(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "coordinator", *args],
+        [sys.executable, "-m", "seawall", *args],
         cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
 

@@ -9,17 +9,17 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from coordinator.git.history import ChangeKind, tree_changes
-from coordinator.model import Enforcement
-from coordinator.scope.repostate import (
+from seawall.git.history import ChangeKind, tree_changes
+from seawall.model import Enforcement
+from seawall.scope.repostate import (
     AgentTrace,
     check_wave_state,
     save_snapshot,
     snapshot,
     snapshot_path,
 )
-from coordinator.scope.verify import changed_paths, verify_changes
-from coordinator.scope.worktree_link import link_points_at, restore_links
+from seawall.scope.verify import changed_paths, verify_changes
+from seawall.scope.worktree_link import link_points_at, restore_links
 
 SESSION = "s1"
 
@@ -156,7 +156,7 @@ def test_a_push_the_remote_moved_past_is_reported_with_the_command(
     git(repo, "push", "-q", "origin", "main:pushed")
     git(repo, "commit", "-q", "--allow-empty", "-m", "someone else")
     git(repo, "push", "-q", "origin", "main:pushed")  # moved on past what was seen
-    from coordinator.scope.repostate import compare, load_snapshot, restore
+    from seawall.scope.repostate import compare, load_snapshot, restore
 
     path = snapshot_path(repo, SESSION, 1)
     before = load_snapshot(path)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from coordinator.scope.repostate import snapshot
+from seawall.scope.repostate import snapshot
 
 SESSION = "s1"
 OWN = (f"refs/seawall/{SESSION}/", f"refs/heads/seawall/{SESSION}/")

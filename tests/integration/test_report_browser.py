@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 import pytest
 
-from coordinator.demo import run_demo
-from coordinator.report import report_path
-from coordinator.state.store import StateStore
+from seawall.demo import run_demo
+from seawall.report import report_path
+from seawall.state.store import StateStore
 from tests.browser import chromium, open_browser
 
 CHROMIUM = chromium()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from coordinator.breakers.store import load_breaker, open_breaker
-from coordinator.events import ToolCall, ToolResult
-from coordinator.model import BreakerLimits
+from seawall.breakers.store import load_breaker, open_breaker
+from seawall.events import ToolCall, ToolResult
+from seawall.model import BreakerLimits
 from tests.integration.sessionkit import make_repo, seawall
 
 

@@ -27,17 +27,17 @@ pytest.importorskip("ray", reason="the ray extra is not installed")
 
 import ray
 
-from adapters.runners.command import CommandRunner
-from adapters.runners.ray import RayRunner, parse_memory
-from coordinator.errors import ConfigurationError, MissingExtraError, RunnerError
-from coordinator.events import Event, Final, ToolCall, ToolResult
-from coordinator.git import Checkpointer, CheckpointMode, agent_history, prepare_workspaces
-from coordinator.git.repo import agent_branch, checkpoint_ref
-from coordinator.git.workspaces import worktree_path
-from coordinator.model import BreakerLimits, Isolation, RunnerSpec, StagnationConfig
-from coordinator.runner import AgentRequest, AgentResult, AgentRunner
-from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
-from coordinator.testing.runners import AgentRunnerContract
+from seawall.adapters.runners.command import CommandRunner
+from seawall.adapters.runners.ray import RayRunner, parse_memory
+from seawall.errors import ConfigurationError, MissingExtraError, RunnerError
+from seawall.events import Event, Final, ToolCall, ToolResult
+from seawall.git import Checkpointer, CheckpointMode, agent_history, prepare_workspaces
+from seawall.git.repo import agent_branch, checkpoint_ref
+from seawall.git.workspaces import worktree_path
+from seawall.model import BreakerLimits, Isolation, RunnerSpec, StagnationConfig
+from seawall.runner import AgentRequest, AgentResult, AgentRunner
+from seawall.session.dispatch import AgentJob, AgentRun, dispatch_wave
+from seawall.testing.runners import AgentRunnerContract
 
 # Ray 2.60 on Python 3.11 emits no warning here under -W error; none is filtered.
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -96,7 +96,7 @@ AGENT = textwrap.dedent(
             time.sleep(step["sleep"])
         if step.get("kill_worker"):  # the worker: the parent of seawall's supervisor
             parent = os.getppid()
-            if b"coordinator.sandbox.supervise" in Path(f"/proc/{parent}/cmdline").read_bytes():
+            if b"seawall.sandbox.supervise" in Path(f"/proc/{parent}/cmdline").read_bytes():
                 if "supervisor_pidfile" in step:
                     Path(step["supervisor_pidfile"]).write_text(str(parent))
                 parent = int(Path(f"/proc/{parent}/stat").read_text().rsplit(")", 1)[1].split()[1])
@@ -298,7 +298,7 @@ def _parent(pid: int) -> int:
 def worker_of(agent: int) -> int:
     """The Ray worker that runs the agent ``agent``: its parent, past seawall's supervisor."""
     parent = _parent(agent)
-    if b"coordinator.sandbox.supervise" in Path(f"/proc/{parent}/cmdline").read_bytes():
+    if b"seawall.sandbox.supervise" in Path(f"/proc/{parent}/cmdline").read_bytes():
         parent = _parent(parent)
     return parent
 
@@ -723,8 +723,8 @@ def ray_runner_for(spec: RunnerSpec, tmp_path: Path) -> RayRunner:
 async def test_a_session_on_ray_merges_like_a_local_session(
     local_ray: None, tmp_path: Path, agent_script: Path
 ) -> None:
-    from coordinator.plan.loader import parse_plan
-    from coordinator.session.engine import Session
+    from seawall.plan.loader import parse_plan
+    from seawall.session.engine import Session
 
     env = write_spec(tmp_path, {k: WAVE_SPEC[k] for k in ("alpha", "gamma")})
     plan = parse_plan(
@@ -754,8 +754,8 @@ async def test_a_session_on_ray_merges_like_a_local_session(
 async def test_a_session_records_an_agent_whose_worker_died_as_partial(
     local_ray: None, tmp_path: Path, agent_script: Path
 ) -> None:
-    from coordinator.plan.loader import parse_plan
-    from coordinator.session.engine import Session
+    from seawall.plan.loader import parse_plan
+    from seawall.session.engine import Session
 
     spec = {
         "alpha": {
@@ -950,7 +950,7 @@ class TestRayRunnerContract(AgentRunnerContract):
 async def test_history_bundles_grow_by_the_new_commits_only(
     local_ray: None, tmp_path: Path, agent_script: Path
 ) -> None:
-    from adapters.runners._ray_local import LocalWorktree
+    from seawall.adapters.runners._ray_local import LocalWorktree
 
     repo = tmp_path / "repo"
     base = make_repo(repo)

@@ -30,9 +30,9 @@ pytest.importorskip("ray", reason="the ray extra is not installed")
 
 import ray
 
-from adapters.runners.ray import RayRunner
-from coordinator.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
-from coordinator.telemetry import read_events
+from seawall.adapters.runners.ray import RayRunner
+from seawall.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
+from seawall.telemetry import read_events
 from tests.integration.raycluster import HEAD, Cluster, raylet_of, reload_auth
 from tests.integration.test_runner_ray import (
     agent_script,
@@ -327,8 +327,8 @@ def _retry_plan(tmp_path: Path, address: str | None = None) -> tuple[str, Path]:
 async def test_a_session_retries_the_agent_of_a_lost_node_and_goes_on(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    from coordinator.plan.loader import parse_plan
-    from coordinator.session.engine import Session
+    from seawall.plan.loader import parse_plan
+    from seawall.session.engine import Session
 
     text, marks = _retry_plan(tmp_path)
     plan = parse_plan(text)
@@ -365,7 +365,7 @@ async def test_a_killed_coordinator_leaves_no_remote_agent_and_resume_finishes(
     plan.write_text(plan_text)
     repo = tmp_path / "repo"
     make_repo(repo)
-    command = [sys.executable, "-m", "coordinator"]
+    command = [sys.executable, "-m", "seawall"]
     coordinator = await anyio.open_process(
         [*command, "run", str(plan), "--repo", str(repo)],
         cwd=repo,
@@ -493,8 +493,8 @@ async def test_resume_stops_the_remote_agent_a_killed_client_coordinator_left_ru
     repo = tmp_path / "repo"
     make_repo(repo)
     env = {**cluster.env, "RAY_CLIENT_RECONNECT_GRACE_PERIOD": "600"}
-    command = [sys.executable, "-m", "coordinator"]
-    log = tmp_path / "coordinator.log"
+    command = [sys.executable, "-m", "seawall"]
+    log = tmp_path / "seawall.log"
     with log.open("wb") as output:
         coordinator = await anyio.open_process(
             [*command, "run", str(plan), "--repo", str(repo)],
@@ -569,8 +569,8 @@ async def test_a_remote_agent_is_held_by_the_sandbox_and_its_hooks(
     """On the second node, the agent's hooks allow its scope and deny the rest (the
     manifest travelled, re-rooted, digest checked), and writes the hooks never see are
     refused by the kernel: outside the clone, the clone's git directory, the manifest."""
-    from coordinator.plan.loader import parse_plan
-    from coordinator.session.engine import Session
+    from seawall.plan.loader import parse_plan
+    from seawall.session.engine import Session
 
     claude = tmp_path / "claude"
     claude.write_text(f"#!{sys.executable}\n" + BARRIER_CLAUDE.read_text())

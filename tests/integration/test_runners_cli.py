@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from adapters.runners.claude_code import ClaudeCodeRunner
-from adapters.runners.codex import CodexRunner
-from coordinator.errors import ConfigurationError, RunnerError
-from coordinator.events import Event, Final, ToolCall, ToolResult, Usage
-from coordinator.model import RunnerSpec
-from coordinator.runner import AgentRequest, build_runner
-from coordinator.transcripts import parse_file
+from seawall.adapters.runners.claude_code import ClaudeCodeRunner
+from seawall.adapters.runners.codex import CodexRunner
+from seawall.errors import ConfigurationError, RunnerError
+from seawall.events import Event, Final, ToolCall, ToolResult, Usage
+from seawall.model import RunnerSpec
+from seawall.runner import AgentRequest, build_runner
+from seawall.transcripts import parse_file
 from tests.fixtures_path import TRANSCRIPTS, transcripts_present
 from tests.integration.runnerkit import anyio_backend, same_dir, workspace
 

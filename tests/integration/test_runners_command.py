@@ -10,12 +10,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from adapters.runners.command import CommandRunner
-from coordinator.errors import ConfigurationError, RunnerError
-from coordinator.events import Event, Final, Message, ToolCall
-from coordinator.model import RunnerSpec
-from coordinator.processes import process_alive
-from coordinator.runner import AgentRequest
+from seawall.adapters.runners.command import CommandRunner
+from seawall.errors import ConfigurationError, RunnerError
+from seawall.events import Event, Final, Message, ToolCall
+from seawall.model import RunnerSpec
+from seawall.processes import process_alive
+from seawall.runner import AgentRequest
 from tests.integration.runnerkit import anyio_backend, same_dir, workspace
 
 __all__ = ["anyio_backend", "workspace"]

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from adapters.runners.callable import AgentEmit, CallableRunner
-from adapters.runners.claude_code import ClaudeCodeRunner
-from adapters.runners.codex import CodexRunner
-from adapters.runners.command import CommandRunner
-from adapters.runners.opencode import OpenCodeRunner
-from adapters.runners.scripted import AgentScript, Say, ScriptedRunner, Sleep
-from coordinator.events import Message, Turn
-from coordinator.runner import AgentRequest, AgentRunner
-from coordinator.testing.runner_processes import ProcessRunnerContract
-from coordinator.testing.runners import AgentRunnerContract
+from seawall.adapters.runners.callable import AgentEmit, CallableRunner
+from seawall.adapters.runners.claude_code import ClaudeCodeRunner
+from seawall.adapters.runners.codex import CodexRunner
+from seawall.adapters.runners.command import CommandRunner
+from seawall.adapters.runners.opencode import OpenCodeRunner
+from seawall.adapters.runners.scripted import AgentScript, Say, ScriptedRunner, Sleep
+from seawall.events import Message, Turn
+from seawall.runner import AgentRequest, AgentRunner
+from seawall.testing.runner_processes import ProcessRunnerContract
+from seawall.testing.runners import AgentRunnerContract
 
 FAKE_BIN = Path(__file__).resolve().parents[1] / "fakes" / "bin"
 

@@ -8,10 +8,10 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from coordinator.errors import ConfigurationError
-from coordinator.events import Event, Final, Message, ToolCall, Turn, Usage
-from coordinator.model import RunnerSpec
-from coordinator.runner import AgentRequest, Emitter, RunCounter, StopSignal, build_runner
+from seawall.errors import ConfigurationError
+from seawall.events import Event, Final, Message, ToolCall, Turn, Usage
+from seawall.model import RunnerSpec
+from seawall.runner import AgentRequest, Emitter, RunCounter, StopSignal, build_runner
 
 
 def test_request_env_is_frozen_and_seawall_env_complete() -> None:
@@ -130,8 +130,8 @@ def test_build_runner_errors() -> None:
     "name", ["callable", "scripted", "command", "claude-code", "codex", "opencode"]
 )
 def test_registry_names_resolve_to_agent_runners(name: str) -> None:
-    from coordinator.registry import RUNNER_GROUP, resolve
-    from coordinator.runner import AgentRunner
+    from seawall.registry import RUNNER_GROUP, resolve
+    from seawall.runner import AgentRunner
 
     target = resolve(RUNNER_GROUP, name)
     assert isinstance(target, type) and issubclass(target, AgentRunner)

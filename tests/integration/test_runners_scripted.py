@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from adapters.runners.callable import AgentEmit, CallableRunner
-from adapters.runners.scripted import (
+from seawall.adapters.runners.callable import AgentEmit, CallableRunner
+from seawall.adapters.runners.scripted import (
     AgentScript,
     Commit,
     Crash,
@@ -23,10 +23,10 @@ from adapters.runners.scripted import (
     Tool,
     load_scripts,
 )
-from coordinator.errors import ConfigurationError
-from coordinator.events import Event, Final, Message, ToolCall, ToolResult
-from coordinator.model import RunnerSpec
-from coordinator.runner import AgentRequest, build_runner
+from seawall.errors import ConfigurationError
+from seawall.events import Event, Final, Message, ToolCall, ToolResult
+from seawall.model import RunnerSpec
+from seawall.runner import AgentRequest, build_runner
 from tests.integration.runnerkit import anyio_backend
 
 __all__ = ["anyio_backend"]

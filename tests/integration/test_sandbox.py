@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from adapters.runners.command import CommandRunner
-from coordinator.errors import ConfigurationError, RunnerError
-from coordinator.model import Enforcement
-from coordinator.runner import AgentRequest, AgentResult
-from coordinator.sandbox.agents import agent_sandbox, sandbox_notice
-from coordinator.sandbox.launch import available
-from coordinator.sandbox.policy import SandboxPolicy, scope_policy, workspace_policy
+from seawall.adapters.runners.command import CommandRunner
+from seawall.errors import ConfigurationError, RunnerError
+from seawall.model import Enforcement
+from seawall.runner import AgentRequest, AgentResult
+from seawall.sandbox.agents import agent_sandbox, sandbox_notice
+from seawall.sandbox.launch import available
+from seawall.sandbox.policy import SandboxPolicy, scope_policy, workspace_policy
 from tests.integration.runnerkit import anyio_backend
 from tests.integration.sessionkit import git, make_repo
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.sandbox.launch import available
+from seawall.sandbox.launch import available
 from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, show, status
 
 pytestmark = pytest.mark.skipif(not available(), reason="this kernel has no Landlock")
@@ -226,7 +226,7 @@ def test_a_placeholder_a_killed_supervisor_left_is_not_taken_as_the_agents_file(
         + "\n"
     )
     run = subprocess.Popen(
-        [sys.executable, "-m", "coordinator", "run", str(plan), "--repo", str(repo)],
+        [sys.executable, "-m", "seawall", "run", str(plan), "--repo", str(repo)],
         cwd=repo,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

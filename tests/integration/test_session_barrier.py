@@ -139,7 +139,7 @@ def test_a_salvaged_worktree_is_read_through_its_own_git_directory(tmp_path: Pat
     )
     env = {**os.environ, "AGENT_SPEC": str(spec)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "coordinator", "run", str(plan), "--repo", str(repo)],
+        [sys.executable, "-m", "seawall", "run", str(plan), "--repo", str(repo)],
         cwd=repo,
         env=env,
         stdout=subprocess.DEVNULL,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import anyio
 
-from adapters.runners.scripted import AgentScript, Edit, ScriptedRunner, Tool
-from coordinator.plan import parse_plan
-from coordinator.session.engine import Session
-from coordinator.state.ledger import SessionPhase
+from seawall.adapters.runners.scripted import AgentScript, Edit, ScriptedRunner, Tool
+from seawall.plan import parse_plan
+from seawall.session.engine import Session
+from seawall.state.ledger import SessionPhase
 from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, show, status
 
 PLAN = """
@@ -180,8 +180,8 @@ def test_in_place_spiral_is_reverted_to_the_base_not_deleted(tmp_path: Path) -> 
 def test_target_moved_during_a_wave_halts_on_merge_conflict_then_resumes(
     tmp_path: Path,
 ) -> None:
-    from adapters.runners.callable import CallableRunner
-    from coordinator.runner import AgentRequest, EmitFn
+    from seawall.adapters.runners.callable import CallableRunner
+    from seawall.runner import AgentRequest, EmitFn
 
     repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
     base = git(repo, "rev-parse", "main")

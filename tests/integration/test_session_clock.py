@@ -9,17 +9,17 @@ from pathlib import Path
 import anyio
 import jsonschema
 
-from adapters.runners.callable import CallableRunner
-from coordinator.codec import decode, encode
-from coordinator.exitcodes import ExitCode
-from coordinator.lead.types import load_schema
-from coordinator.plan import parse_plan
-from coordinator.runner import AgentRequest, EmitFn
-from coordinator.session.clock import SessionClock
-from coordinator.session.engine import Session
-from coordinator.state.ledger import SessionPhase, SessionState
-from coordinator.state.store import StateStore
-from coordinator.telemetry import read_events
+from seawall.adapters.runners.callable import CallableRunner
+from seawall.codec import decode, encode
+from seawall.exitcodes import ExitCode
+from seawall.lead.types import load_schema
+from seawall.plan import parse_plan
+from seawall.runner import AgentRequest, EmitFn
+from seawall.session.clock import SessionClock
+from seawall.session.engine import Session
+from seawall.state.ledger import SessionPhase, SessionState
+from seawall.state.store import StateStore
+from seawall.telemetry import read_events
 from tests.integration.sessionkit import make_repo, seawall, show
 from tests.reliability.kit import ledger
 

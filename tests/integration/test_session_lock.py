@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pygit2
 
-from coordinator.exitcodes import ExitCode
-from coordinator.git import AgentChange, merge_wave
+from seawall.exitcodes import ExitCode
+from seawall.git import AgentChange, merge_wave
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
 
 
@@ -49,7 +49,7 @@ def test_one_live_session_per_repository_and_a_dead_holder_is_taken_over(tmp_pat
         {"b": [{"writes": {"src/b.py": "b = 1\n"}, "final": "STATUS: done — b"}]},
     )
     with subprocess.Popen(
-        [sys.executable, "-m", "coordinator", "run", str(first_plan), "--repo", str(repo)],
+        [sys.executable, "-m", "seawall", "run", str(first_plan), "--repo", str(repo)],
         cwd=repo,
         env={**os.environ, **env},
         stdout=subprocess.DEVNULL,

@@ -160,7 +160,7 @@ def _hook(event: str, payload: dict[str, object], env: dict[str, str]) -> dict[s
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-m", "coordinator", "hook", event], input=json.dumps(payload),
+        [sys.executable, "-m", "seawall", "hook", event], input=json.dumps(payload),
         env={**os.environ, **env}, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode in (0, 2), done.stderr

@@ -18,10 +18,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from adapters.runners.command import CommandRunner
-from coordinator.events import Event, Message
-from coordinator.processes import aend_group, end_group, group_alive
-from coordinator.runner import AgentRequest
+from seawall.adapters.runners.command import CommandRunner
+from seawall.events import Event, Message
+from seawall.processes import aend_group, end_group, group_alive
+from seawall.runner import AgentRequest
 from tests.integration.runnerkit import anyio_backend
 
 __all__ = ["anyio_backend"]
@@ -178,7 +178,7 @@ async def test_aend_group_ends_a_group_without_blocking_the_loop(tmp_path: Path)
 
 STARTER = """
 import os, subprocess, sys, time
-from coordinator.sandbox.launch import agents_end_with_this_process, supervisor_argv
+from seawall.sandbox.launch import agents_end_with_this_process, supervisor_argv
 agent = ["sh", "-c", sys.argv[2]]
 if sys.argv[1] == "watched":
     with agents_end_with_this_process():

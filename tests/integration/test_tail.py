@@ -12,12 +12,12 @@ from typing import Any
 import anyio
 import pytest
 
-from coordinator.breakers import BreakerKind, Trip
-from coordinator.errors import SessionLockedError
-from coordinator.model import BreakerLimits
-from coordinator.stagnation import AgentMonitor, Finding, Pattern
-from coordinator.tail import TranscriptTailer, agent_id
-from coordinator.telemetry import EventLog, read_events
+from seawall.breakers import BreakerKind, Trip
+from seawall.errors import SessionLockedError
+from seawall.model import BreakerLimits
+from seawall.stagnation import AgentMonitor, Finding, Pattern
+from seawall.tail import TranscriptTailer, agent_id
+from seawall.telemetry import EventLog, read_events
 from tests.integration.runnerkit import anyio_backend
 
 __all__ = ["anyio_backend"]

@@ -14,7 +14,7 @@ import anyio
 import pytest
 from anyio.abc import Process
 
-from coordinator.breakers import (
+from seawall.breakers import (
     BreakerKind,
     Trip,
     WaveBreaker,
@@ -23,12 +23,12 @@ from coordinator.breakers import (
     append_blocked,
     blocked_path,
 )
-from coordinator.breakers.wave import WaveBreakerState
-from coordinator.codec import from_data, to_data
-from coordinator.fsutil import atomic_write_text
-from coordinator.stagnation import AgentMonitor
-from coordinator.tail import TranscriptTailer
-from coordinator.telemetry import EventLog, read_events
+from seawall.breakers.wave import WaveBreakerState
+from seawall.codec import from_data, to_data
+from seawall.fsutil import atomic_write_text
+from seawall.stagnation import AgentMonitor
+from seawall.tail import TranscriptTailer
+from seawall.telemetry import EventLog, read_events
 from tests.integration.runnerkit import anyio_backend
 
 __all__ = ["anyio_backend"]

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.cli import main
-from coordinator.errors import ConfigurationError, MissingExtraError
-from coordinator.model import TrackerConfig
-from coordinator.tracker import open_tracker
+from seawall.cli import main
+from seawall.errors import ConfigurationError, MissingExtraError
+from seawall.model import TrackerConfig
+from seawall.tracker import open_tracker
 from tests.fakes.github_server import GitHubService, github_server
 from tests.fakes.gitlab_server import GitLabService, gitlab_server
 
@@ -58,8 +58,8 @@ def test_remote_trackers_need_a_repository(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("module", "sdk", "hint"),
     [
-        ("adapters.trackers.github", "github", "pip install 'seawall[github]'"),
-        ("adapters.trackers.gitlab", "gitlab", "pip install 'seawall[gitlab]'"),
+        ("seawall.adapters.trackers.github", "github", "pip install 'seawall[github]'"),
+        ("seawall.adapters.trackers.gitlab", "gitlab", "pip install 'seawall[gitlab]'"),
     ],
 )
 def test_a_missing_sdk_names_the_install_command(
@@ -73,8 +73,8 @@ def test_a_missing_sdk_names_the_install_command(
 
 
 def test_debug_logs_of_both_clients_never_show_the_token(caplog: pytest.LogCaptureFixture) -> None:
-    from adapters.trackers.github import GitHubTracker
-    from adapters.trackers.gitlab import GitLabTracker
+    from seawall.adapters.trackers.github import GitHubTracker
+    from seawall.adapters.trackers.gitlab import GitLabTracker
 
     caplog.set_level(logging.DEBUG)
     with github_server(token="gh-secret-abc") as server:

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from adapters.trackers.github import GitHubTracker
-from coordinator.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy
-from coordinator.errors import ConfigurationError
-from coordinator.testing.http import FakeServer, Fault
-from coordinator.testing.trackers import FaultHook, TrackerConformance
-from coordinator.tracker import IssueTracker, TrackerUnavailableError
+from seawall.adapters.trackers.github import GitHubTracker
+from seawall.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy
+from seawall.errors import ConfigurationError
+from seawall.testing.http import FakeServer, Fault
+from seawall.testing.trackers import FaultHook, TrackerConformance
+from seawall.tracker import IssueTracker, TrackerUnavailableError
 from tests.fakes.filing import Sleeps, quick_filer
 from tests.fakes.github_server import GitHubService, github_server, rate_limited_403, secondary_429
 

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from adapters.trackers.gitlab import GitLabTracker
-from coordinator.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy
-from coordinator.errors import ConfigurationError, TrackerError
-from coordinator.testing.http import FakeServer, Fault
-from coordinator.testing.trackers import FaultHook, TrackerConformance
-from coordinator.tracker import IssueTracker, TrackerUnavailableError
+from seawall.adapters.trackers.gitlab import GitLabTracker
+from seawall.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy
+from seawall.errors import ConfigurationError, TrackerError
+from seawall.testing.http import FakeServer, Fault
+from seawall.testing.trackers import FaultHook, TrackerConformance
+from seawall.tracker import IssueTracker, TrackerUnavailableError
 from tests.fakes.filing import Sleeps, quick_filer
 from tests.fakes.gitlab_server import GitLabService, gitlab_server, too_many_requests
 

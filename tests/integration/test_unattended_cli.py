@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.processes import process_alive
+from seawall.processes import process_alive
 
 FAKE_SESSION = textwrap.dedent(
     """
@@ -49,7 +49,7 @@ APPEND_WRITER = textwrap.dedent(
 
 def seawall(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "coordinator", *args],
+        [sys.executable, "-m", "seawall", *args],
         env=env,
         cwd=cwd,
         capture_output=True,
@@ -172,7 +172,7 @@ def test_sigterm_stops_the_tick_and_its_session_and_the_run_is_recorded_died(
         == 0
     )
     tick = subprocess.Popen(
-        [sys.executable, "-m", "coordinator", "runner", "tick", "--dir", str(state)],
+        [sys.executable, "-m", "seawall", "runner", "tick", "--dir", str(state)],
         env=env,
         cwd=tmp_path,
         stdout=subprocess.PIPE,

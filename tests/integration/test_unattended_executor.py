@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.processes import process_alive
-from coordinator.unattended.executor import ExecutionRequest, SubprocessExecutor
-from coordinator.unattended.queue import QueueItem
+from seawall.processes import process_alive
+from seawall.unattended.executor import ExecutionRequest, SubprocessExecutor
+from seawall.unattended.queue import QueueItem
 
 # A stand-in for ``seawall run PLAN --repo REPO``: the plan's first line says what to do.
 FAKE_SESSION = textwrap.dedent(

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import anyio
 
-from coordinator.git import list_worktrees, prepare_workspaces, prune_worktrees
-from coordinator.git.worktree_admin import admin_dir, remove_worktrees
-from coordinator.model import Isolation
-from coordinator.state.store import ledger_data
+from seawall.git import list_worktrees, prepare_workspaces, prune_worktrees
+from seawall.git.worktree_admin import admin_dir, remove_worktrees
+from seawall.model import Isolation
+from seawall.state.store import ledger_data
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
 
 FILES = {f"pkg/m{i:03}.py": f"n = {i}\n" for i in range(60)}
@@ -174,7 +174,7 @@ def test_a_branch_deleting_files_its_agent_never_touched_is_refused(tmp_path: Pa
         tasks=[{"id": "a", "prompt": "Write a.", "scope": ["src/a.py"]}],
     )
     process = subprocess.Popen(
-        [sys.executable, "-m", "coordinator", "run", str(plan), "--repo", str(repo)],
+        [sys.executable, "-m", "seawall", "run", str(plan), "--repo", str(repo)],
         cwd=repo,
         env={**os.environ, "AGENT_SPEC": str(tmp_path / "agents.json")},
         stdout=subprocess.PIPE,

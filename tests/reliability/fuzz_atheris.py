@@ -19,13 +19,13 @@ from collections.abc import Callable
 import atheris
 
 with atheris.instrument_imports():
-    from coordinator.errors import ConfigurationError
-    from coordinator.hooks.pre_tool_use import handle
-    from coordinator.hooks.protocol import HookInputError, read_payload
-    from coordinator.plan import parse_plan
-    from coordinator.shell import ShellParseError, simple_commands
-    from coordinator.status import parse_status
-    from coordinator.transcripts import TranscriptReader
+    from seawall.errors import ConfigurationError
+    from seawall.hooks.pre_tool_use import handle
+    from seawall.hooks.protocol import HookInputError, read_payload
+    from seawall.plan import parse_plan
+    from seawall.shell import ShellParseError, simple_commands
+    from seawall.status import parse_status
+    from seawall.transcripts import TranscriptReader
 
 
 def _text(data: bytes) -> str:

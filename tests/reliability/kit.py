@@ -12,12 +12,12 @@ from typing import Any
 
 import anyio
 
-from coordinator.carryover import RetryPolicy
-from coordinator.plan import parse_plan
-from coordinator.session.engine import Session, SessionResult
-from coordinator.state.ledger import SessionState
-from coordinator.state.render import render_state_md
-from coordinator.state.store import load_state
+from seawall.carryover import RetryPolicy
+from seawall.plan import parse_plan
+from seawall.session.engine import Session, SessionResult
+from seawall.state.ledger import SessionState
+from seawall.state.render import render_state_md
+from seawall.state.store import load_state
 from tests.integration.sessionkit import git
 
 FAULT_AGENT = Path(__file__).with_name("fault_agent.py")

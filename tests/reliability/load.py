@@ -19,10 +19,10 @@ from pathlib import Path
 import anyio
 import anyio.lowlevel
 
-from adapters.runners.callable import CallableRunner
-from coordinator.events import Message, ToolCall, ToolResult, Turn
-from coordinator.runner import AgentRequest
-from coordinator.telemetry import read_events
+from seawall.adapters.runners.callable import CallableRunner
+from seawall.events import Message, ToolCall, ToolResult, Turn
+from seawall.runner import AgentRequest
+from seawall.telemetry import read_events
 from tests.integration.sessionkit import make_repo
 from tests.reliability.kit import ledger, run, session_for
 

@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from coordinator.git.workspaces import default_worktree_root
-from coordinator.processes import process_alive
-from coordinator.state.store import load_state
+from seawall.git.workspaces import default_worktree_root
+from seawall.processes import process_alive
+from seawall.state.store import load_state
 from tests.integration.sessionkit import git
 from tests.reliability.kit import issue_markers
 
@@ -141,7 +141,7 @@ class Run:
         }
 
     def start(self, *args: str) -> subprocess.Popen[str]:
-        argv = [sys.executable, "-m", "coordinator", *args, "--repo", str(self.repo)]
+        argv = [sys.executable, "-m", "seawall", *args, "--repo", str(self.repo)]
         return subprocess.Popen(
             argv,
             cwd=self.repo,
@@ -203,7 +203,7 @@ def _check(run: Run, template: Path) -> None:
     state = load_state(state_file)
     # status works
     shown = subprocess.run(
-        [sys.executable, "-m", "coordinator", "status", "--json", "--repo", str(repo)],
+        [sys.executable, "-m", "seawall", "status", "--json", "--repo", str(repo)],
         cwd=repo, env=run.env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert shown.returncode == 0, shown.stderr

@@ -21,13 +21,13 @@ from typing import Any
 import pygit2
 import pytest
 
-from adapters.trackers.github import GitHubTracker
-from adapters.trackers.memory import MemoryTracker
-from coordinator.errors import GitError, StateError
-from coordinator.processes import process_alive
-from coordinator.state.ledger import SessionPhase
-from coordinator.telemetry import read_events
-from coordinator.testing.http import Fault
+from seawall.adapters.trackers.github import GitHubTracker
+from seawall.adapters.trackers.memory import MemoryTracker
+from seawall.errors import GitError, StateError
+from seawall.processes import process_alive
+from seawall.state.ledger import SessionPhase
+from seawall.telemetry import read_events
+from seawall.testing.http import Fault
 from tests.fakes.github_server import GitHubService, github_server
 from tests.integration.sessionkit import git, make_repo, show, write_plan
 from tests.reliability.kit import (
@@ -311,7 +311,7 @@ def _failing_write_tree(control: dict[str, Any]) -> Any:
 def test_full_disk_for_a_checkpoint_is_a_git_error_and_the_next_one_records_all(
     tmp_path: Path, full_object_store: dict[str, Any]
 ) -> None:
-    from coordinator.git.checkpoints import Checkpointer, CheckpointMode
+    from seawall.git.checkpoints import Checkpointer, CheckpointMode
 
     repo = make_repo(tmp_path / "repo")
     base = git(repo, "rev-parse", "HEAD")
@@ -521,7 +521,7 @@ def test_failing_git_hooks_do_not_stop_the_merge(
 
 def test_restoring_an_agents_files_also_unstages_its_git_add(tmp_path: Path) -> None:
     """The git-layer half of the fix for the staged-file bug above."""
-    from coordinator.git.target import restore_agent_files
+    from seawall.git.target import restore_agent_files
 
     repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/keep.py": "k = 0\n"})
     (repo / "src" / "c.py").write_text("c = 1\n")

@@ -37,16 +37,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from coordinator.errors import ConfigurationError
-from coordinator.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
-from coordinator.hooks.pre_tool_use import handle
-from coordinator.hooks.protocol import HookResponse
-from coordinator.model import Enforcement, Isolation, Task, Wave
-from coordinator.plan import parse_plan
-from coordinator.scope.commands import CommandContext, CommandPolicy
-from coordinator.scope.manifest import build_manifest, write_manifest
-from coordinator.scope.matcher import ScopeMatcher, compile_grant, grant_matches
-from coordinator.transcripts import (
+from seawall.errors import ConfigurationError
+from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.hooks.pre_tool_use import handle
+from seawall.hooks.protocol import HookResponse
+from seawall.model import Enforcement, Isolation, Task, Wave
+from seawall.plan import parse_plan
+from seawall.scope.commands import CommandContext, CommandPolicy
+from seawall.scope.manifest import build_manifest, write_manifest
+from seawall.scope.matcher import ScopeMatcher, compile_grant, grant_matches
+from seawall.transcripts import (
     ClaudeStreamParser,
     CodexJsonParser,
     TranscriptReader,
@@ -417,7 +417,7 @@ def test_pre_tool_use_answers_any_payload_with_a_valid_decision(
 
 def _hook_process_answer(data: bytes, env: dict[str, str]) -> tuple[int, str, str]:
     """``seawall hook pre-tool-use`` in process: the real stdin reader and handler."""
-    from coordinator.cli.hooks import _run_hook
+    from seawall.cli.hooks import _run_hook
 
     stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
     out, err = io.StringIO(), io.StringIO()

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.breakers.agent import AgentBreaker
-from coordinator.events import ToolCall, ToolResult
-from coordinator.model import BreakerLimits
+from seawall.breakers.agent import AgentBreaker
+from seawall.events import ToolCall, ToolResult
+from seawall.model import BreakerLimits
 from tests.reliability.load import check_load, run_load
 
 pytestmark = pytest.mark.slow
@@ -39,7 +39,7 @@ def test_100_agents_x_1000_events_lose_nothing_and_trip_only_the_loopers(
 
 def test_memory_does_not_grow_with_the_events_processed(tmp_path: Path) -> None:
     """Per-agent state is capped (512 call keys) and the command caches are bounded
-    (``lru_cache`` of 4,096 entries in ``coordinator.breakers.commands``): once they
+    (``lru_cache`` of 4,096 entries in ``seawall.breakers.commands``): once they
     are full, 12,000 more events leave the traced memory where it was."""
     probes = (6000, 7500, 9000)
     figures = run_load(tmp_path, agents=1, events=36_000, loopers=0, probe_steps=probes)

@@ -13,8 +13,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from coordinator.events import Event, Final, Message, ToolCall, ToolResult
-from coordinator.model import BreakerLimits
+from seawall.events import Event, Final, Message, ToolCall, ToolResult
+from seawall.model import BreakerLimits
 
 __all__ = ["CASES", "Case", "Step", "bash", "edit", "final", "read", "say", "tool"]
 

@@ -19,11 +19,11 @@ import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from coordinator.breakers import AgentBreaker, BreakerNotice, Trip
-from coordinator.events import Event, ToolCall
-from coordinator.model import BreakerLimits, StagnationConfig
-from coordinator.stagnation import AgentMonitor, Finding
-from coordinator.transcripts import TranscriptReader
+from seawall.breakers import AgentBreaker, BreakerNotice, Trip
+from seawall.events import Event, ToolCall
+from seawall.model import BreakerLimits, StagnationConfig
+from seawall.stagnation import AgentMonitor, Finding
+from seawall.transcripts import TranscriptReader
 from tests.bench.bench_detectors import synthetic_mix
 from tests.fixtures_path import TRANSCRIPTS, transcripts_present
 

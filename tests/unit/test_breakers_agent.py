@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from coordinator.breakers import AgentBreaker, BreakerKind, BreakerState, NoticeKind, Trip
-from coordinator.breakers._memory import normal_path
-from coordinator.events import Event, Message, ToolCall, ToolResult, Turn
-from coordinator.model import BreakerLimits
+from seawall.breakers import AgentBreaker, BreakerKind, BreakerState, NoticeKind, Trip
+from seawall.breakers._memory import normal_path
+from seawall.events import Event, Message, ToolCall, ToolResult, Turn
+from seawall.model import BreakerLimits
 
 _ids = itertools.count()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from coordinator.breakers.commands import command_key, reads_only, verify_run
+from seawall.breakers.commands import command_key, reads_only, verify_run
 
 
 @pytest.mark.parametrize(

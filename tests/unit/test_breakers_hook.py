@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from coordinator.breakers import (
+from seawall.breakers import (
     CLEANUP_ALLOWANCE,
     AgentBreaker,
     BreakerKind,
@@ -26,13 +26,13 @@ from coordinator.breakers import (
     reset_agent_breaker,
     save_breaker,
 )
-from coordinator.breakers._saved import SavedBreaker
-from coordinator.breakers.keys import call_key
-from coordinator.breakers.signature import failure_print, output_digest
-from coordinator.codec import decode, encode
-from coordinator.errors import StateError
-from coordinator.events import ToolCall, ToolResult
-from coordinator.model import BreakerLimits
+from seawall.breakers._saved import SavedBreaker
+from seawall.breakers.keys import call_key
+from seawall.breakers.signature import failure_print, output_digest
+from seawall.codec import decode, encode
+from seawall.errors import StateError
+from seawall.events import ToolCall, ToolResult
+from seawall.model import BreakerLimits
 
 _n = 0
 
@@ -249,9 +249,9 @@ def test_separate_processes_share_one_breaker(tmp_path: Path) -> None:
     save_breaker(tmp_path, "s1", "t1", AgentBreaker(agent="t1", clock=time.time))
     script = (
         "import sys\nfrom pathlib import Path\n"
-        "from coordinator.breakers import open_breaker\n"
-        "from coordinator.events import ToolCall, ToolResult\n"
-        "from coordinator.model import BreakerLimits\n"
+        "from seawall.breakers import open_breaker\n"
+        "from seawall.events import ToolCall, ToolResult\n"
+        "from seawall.model import BreakerLimits\n"
         "limits = BreakerLimits(max_repeat_identical=3)\n"
         "with open_breaker(Path(sys.argv[1]), 's1', 't1', limits=limits) as b:\n"
         "    c = ToolCall(call_id=sys.argv[2], name='Bash', arguments={'command': 'ls'})\n"

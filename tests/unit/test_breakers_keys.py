@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordinator.breakers import keys
-from coordinator.breakers.keys import call_key, canonical_json, turn_key
+from seawall.breakers import keys
+from seawall.breakers.keys import call_key, canonical_json, turn_key
 
 
 def _reference(value: Any) -> str:

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordinator.breakers.signature import _DURATION, _URL, drop_noisy_lines
-from coordinator.events import ToolResult
-from coordinator.transcripts import TranscriptReader
+from seawall.breakers.signature import _DURATION, _URL, drop_noisy_lines
+from seawall.events import ToolResult
+from seawall.transcripts import TranscriptReader
 from tests.fixtures_path import TRANSCRIPTS, transcripts_present
 
 # the rule as one pattern: a line with a URL or a duration anywhere, with its newline

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordinator.breakers import error_signature, signature, signature_digest
-from coordinator.breakers.signature import failure_print, output_digest, same_failure
+from seawall.breakers import error_signature, signature, signature_digest
+from seawall.breakers.signature import failure_print, output_digest, same_failure
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.trackers.memory import MemoryTracker
-from coordinator.carryover import (
+from seawall.adapters.trackers.memory import MemoryTracker
+from seawall.carryover import (
     TITLE_LIMIT,
     Carryover,
     CarryoverKind,
@@ -22,9 +22,9 @@ from coordinator.carryover import (
     render_body,
     render_title,
 )
-from coordinator.errors import ConfigurationError, TrackerError
-from coordinator.telemetry import EventLog, read_events
-from coordinator.tracker import Issue, TrackerRateLimitError
+from seawall.errors import ConfigurationError, TrackerError
+from seawall.telemetry import EventLog, read_events
+from seawall.tracker import Issue, TrackerRateLimitError
 from tests.fakes.filing import Sleeps, quick_filer
 
 

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from coordinator.carryover import Carryover, CarryoverKind, find_marker, render_body
-from coordinator.status import error_in_text
+from seawall.carryover import Carryover, CarryoverKind, find_marker, render_body
+from seawall.status import error_in_text
 
 
 def _carry(

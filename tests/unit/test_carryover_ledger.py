@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.trackers.local import LocalTracker
-from adapters.trackers.memory import MemoryTracker
-from coordinator.carryover import (
+from seawall.adapters.trackers.local import LocalTracker
+from seawall.adapters.trackers.memory import MemoryTracker
+from seawall.carryover import (
     CarryoverFiler,
     CarryoverKind,
     CarryoverResult,
@@ -24,9 +24,9 @@ from coordinator.carryover import (
     missing_carryovers,
     parse_issue_suffix,
 )
-from coordinator.cli import main
-from coordinator.codec import encode, to_data
-from coordinator.errors import StateError
+from seawall.cli import main
+from seawall.codec import encode, to_data
+from seawall.errors import StateError
 
 
 def test_suffixes_for_created_duplicate_and_error() -> None:
@@ -47,8 +47,8 @@ def test_suffix_round_trips_through_a_state_line() -> None:
 
 
 def test_an_outcome_points_to_the_one_issue_reference_the_ledger_records() -> None:
-    from coordinator import model
-    from coordinator.state import ledger
+    from seawall import model
+    from seawall.state import ledger
 
     assert ledger.IssueRef is model.IssueRef is IssueRef
     created = CarryoverResult(created=True, number=7, url="https://tracker.invalid/7")
@@ -214,9 +214,9 @@ def test_cli_validate_picks_the_newest_session(
 def test_reads_the_ledger_the_session_loop_writes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from coordinator.model import Status
-    from coordinator.state.ledger import SCHEMA_VERSION, AgentRecord, SessionState, WaveRecord
-    from coordinator.state.ledger import IssueRef as LoopRef
+    from seawall.model import Status
+    from seawall.state.ledger import SCHEMA_VERSION, AgentRecord, SessionState, WaveRecord
+    from seawall.state.ledger import IssueRef as LoopRef
 
     wave = WaveRecord(number=2, tasks=[], isolation="none", enforcement="strict", max_turns=8)
     wave.agents = [

@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from coordinator.hooks.install import HOOKS
+from seawall.hooks.install import HOOKS
 
 PLUGIN = Path(__file__).resolve().parents[2] / "examples" / "claude-code-plugin"
 

@@ -7,8 +7,8 @@ import importlib
 import subprocess
 import sys
 
-from coordinator.cli import COMMAND_MODULES, COMMANDS, build_parser, main
-from coordinator.version import __version__
+from seawall.cli import COMMAND_MODULES, COMMANDS, build_parser, main
+from seawall.version import __version__
 
 
 def _registered(module: str) -> set[str]:
@@ -38,10 +38,10 @@ def test_version_needs_no_command_module() -> None:
             sys.executable,
             "-c",
             "import sys\n"
-            "from coordinator.cli import main\n"
+            "from seawall.cli import main\n"
             "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in sys.modules if m.startswith('coordinator.cli.')\n"
-            "             and m != 'coordinator.cli.parsing'))\n"
+            "print(sorted(m for m in sys.modules if m.startswith('seawall.cli.')\n"
+            "             and m != 'seawall.cli.parsing'))\n"
             "print('networkx' in sys.modules, 'pygit2' in sys.modules)",
         ],
         capture_output=True,
@@ -61,10 +61,10 @@ def test_a_hook_call_builds_only_the_hook_parser() -> None:
             sys.executable,
             "-c",
             "import sys\n"
-            "from coordinator.cli import main\n"
+            "from seawall.cli import main\n"
             "try:\n    main(['hook', '--help'])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in sys.modules if m.startswith('coordinator.cli.')\n"
-            "             and m != 'coordinator.cli.parsing'))\n"
+            "print(sorted(m for m in sys.modules if m.startswith('seawall.cli.')\n"
+            "             and m != 'seawall.cli.parsing'))\n"
             "print('networkx' in sys.modules)",
         ],
         capture_output=True,
@@ -73,7 +73,7 @@ def test_a_hook_call_builds_only_the_hook_parser() -> None:
         check=True,
     )
     lines = done.stdout.splitlines()
-    assert lines[-2] == "['coordinator.cli.hooks']"
+    assert lines[-2] == "['seawall.cli.hooks']"
     assert lines[-1] == "False"
 
 

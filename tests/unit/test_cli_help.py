@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.cli import build_parser, main
+from seawall.cli import build_parser, main
 
 
 def _commands(
@@ -67,7 +67,7 @@ def test_plan_errors_name_the_file_task_and_field(
 
 def test_errors_without_json_stay_prose(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "coordinator", "status", "--repo", str(tmp_path)],
+        [sys.executable, "-m", "seawall", "status", "--repo", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.trackers.memory import MemoryTracker
-from coordinator.carryover import (
+from seawall.adapters.trackers.memory import MemoryTracker
+from seawall.carryover import (
     Carryover,
     CarryoverFiler,
     CarryoverKind,
@@ -13,8 +13,8 @@ from coordinator.carryover import (
     marker,
     render_body,
 )
-from coordinator.closing import close_duplicates, close_landed
-from coordinator.errors import TrackerError
+from seawall.closing import close_duplicates, close_landed
+from seawall.errors import TrackerError
 
 
 def filer(tracker: MemoryTracker) -> CarryoverFiler:

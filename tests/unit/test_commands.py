@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordinator.errors import ConfigurationError
-from coordinator.model import CommandPolicyConfig
-from coordinator.scope.commands import (
+from seawall.errors import ConfigurationError
+from seawall.model import CommandPolicyConfig
+from seawall.scope.commands import (
     CommandContext,
     CommandPolicy,
     FindingKind,
     git_argv,
 )
-from coordinator.scope.matcher import ScopeMatcher
+from seawall.scope.matcher import ScopeMatcher
 
 
 @pytest.fixture
@@ -247,7 +247,7 @@ def test_an_allowed_command_contains_no_denied_command(line: tuple[str, bool]) -
 
 
 def test_subshell_inside_command_substitution_is_not_arithmetic() -> None:
-    from coordinator.shell import simple_commands
+    from seawall.shell import simple_commands
 
     argvs = [c.argv for c in simple_commands("echo $((git push --force); ls -la)")]
     assert ("git", "push", "--force") in argvs

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.config import (
+from seawall.config import (
     FieldError,
     build,
     check_keys,

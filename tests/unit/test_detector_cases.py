@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.breakers import AgentBreaker, BreakerKind, WaveBreaker, WaveReport
-from coordinator.events import ToolCall, ToolResult
-from coordinator.model import BreakerLimits
-from coordinator.stagnation import AgentMonitor, Pattern
+from seawall.breakers import AgentBreaker, BreakerKind, WaveBreaker, WaveReport
+from seawall.events import ToolCall, ToolResult
+from seawall.model import BreakerLimits
+from seawall.stagnation import AgentMonitor, Pattern
 from tests.unit.detector_cases import CASES, LINT_LINE, TYPE_ERROR, Case
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from coordinator.drafts import draft_class, positional
-from coordinator.events import (
+from seawall.drafts import draft_class, positional
+from seawall.events import (
     Message,
     ToolCall,
     ToolResult,
@@ -22,7 +22,7 @@ from coordinator.events import (
     new_turn,
     new_usage,
 )
-from coordinator.model import Enforcement, Isolation, Task, Wave, renumber_wave
+from seawall.model import Enforcement, Isolation, Task, Wave, renumber_wave
 
 BUILT_EVENTS: list[tuple[object, object]] = [
     (new_turn(3, 1.5), Turn(number=3, at=1.5)),

@@ -8,7 +8,7 @@ import pickle
 
 import pytest
 
-from coordinator.events import Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.events import Final, Message, ToolCall, ToolResult, Turn, Usage
 
 EVENT_CLASSES = (Turn, ToolCall, ToolResult, Message, Usage, Final)
 

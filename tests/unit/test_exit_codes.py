@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from coordinator import exitcodes
-from coordinator.cli import build_parser
-from coordinator.exitcodes import MEANINGS, ExitCode
-from coordinator.session.engine import SessionResult
-from coordinator.state.ledger import SessionPhase
+from seawall import exitcodes
+from seawall.cli import build_parser
+from seawall.exitcodes import MEANINGS, ExitCode
+from seawall.session.engine import SessionResult
+from seawall.state.ledger import SessionPhase
 
 ROOT = Path(__file__).resolve().parents[2]
 _BLOCK = re.compile(r"<!-- exit-codes:[^>]*-->\n(.*?)\n<!-- /exit-codes -->", re.S)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from coordinator.cli import build_parser
-from coordinator.exitcodes import MEANINGS, ExitCode, describe, help_epilog
-from coordinator.unattended.outcomes import EXIT_CODE_OUTCOMES
+from seawall.cli import build_parser
+from seawall.exitcodes import MEANINGS, ExitCode, describe, help_epilog
+from seawall.unattended.outcomes import EXIT_CODE_OUTCOMES
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-import coordinator.git
-from coordinator.git import agent_branch, checkpoint_ref, safe_component
-from coordinator.git.repo import parse_trailers
+import seawall.git
+from seawall.git import agent_branch, checkpoint_ref, safe_component
+from seawall.git.repo import parse_trailers
 
 
 @given(st.text(min_size=1, max_size=80))
@@ -35,12 +35,11 @@ def test_trailers_come_from_the_last_paragraph_only() -> None:
 
 
 def test_every_name_in_all_exists_and_nothing_public_is_missing() -> None:
-    exported = set(coordinator.git.__all__)
-    assert all(hasattr(coordinator.git, name) for name in exported)
+    exported = set(seawall.git.__all__)
+    assert all(hasattr(seawall.git, name) for name in exported)
     public = {
         name
-        for name, value in vars(coordinator.git).items()
-        if not name.startswith("_")
-        and getattr(value, "__module__", "").startswith("coordinator.git")
+        for name, value in vars(seawall.git).items()
+        if not name.startswith("_") and getattr(value, "__module__", "").startswith("seawall.git")
     }
     assert public == exported

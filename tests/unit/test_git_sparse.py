@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from coordinator.errors import PlanError
-from coordinator.git.sparse import ALWAYS, cone_patterns, sparse_dirs, task_sparse_dirs
-from coordinator.model import SessionConfig, Task
-from coordinator.plan import parse_plan
-from coordinator.plan.render import render_plan
+from seawall.errors import PlanError
+from seawall.git.sparse import ALWAYS, cone_patterns, sparse_dirs, task_sparse_dirs
+from seawall.model import SessionConfig, Task
+from seawall.plan import parse_plan
+from seawall.plan.render import render_plan
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from coordinator.git import (
+from seawall.git import (
     AgentHistory,
     ChangeKind,
     EntryKind,
@@ -11,7 +11,7 @@ from coordinator.git import (
     SignalKind,
     detect_spiral,
 )
-from coordinator.model import SpiralConfig
+from seawall.model import SpiralConfig
 
 
 def _entry(

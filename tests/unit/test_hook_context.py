@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.hooks.context import find_repository, resolve_context
-from coordinator.hooks.install import install_hooks
-from coordinator.model import Enforcement, Isolation, Task, Wave
-from coordinator.scope.enforce import Failure
-from coordinator.scope.manifest import (
+from seawall.hooks.context import find_repository, resolve_context
+from seawall.hooks.install import install_hooks
+from seawall.model import Enforcement, Isolation, Task, Wave
+from seawall.scope.enforce import Failure
+from seawall.scope.manifest import (
     build_manifest,
     digest_path,
     load_manifest,

@@ -7,8 +7,8 @@ import itertools
 
 import pytest
 
-from coordinator.errors import ConfigurationError
-from coordinator.isolation import (
+from seawall.errors import ConfigurationError
+from seawall.isolation import (
     EnforcementResolution,
     IsolationResolution,
     explain_enforcement,
@@ -16,7 +16,7 @@ from coordinator.isolation import (
     resolve_enforcement,
     resolve_isolation,
 )
-from coordinator.model import CollisionRisk, Enforcement, Isolation, SessionType
+from seawall.model import CollisionRisk, Enforcement, Isolation, SessionType
 
 TYPES = ["housekeeping", "feature", "deep"]
 

@@ -24,21 +24,21 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import pytest
 
-from coordinator import codec
-from coordinator.codec import to_data
-from coordinator.errors import StateError
-from coordinator.model import Status, Task
-from coordinator.state import pieces
-from coordinator.state.journal import Journal
-from coordinator.state.ledger import (
+from seawall import codec
+from seawall.codec import to_data
+from seawall.errors import StateError
+from seawall.model import Status, Task
+from seawall.state import pieces
+from seawall.state.journal import Journal
+from seawall.state.ledger import (
     AgentRecord,
     SessionState,
     TaskRecord,
     WavePhase,
     WaveRecord,
 )
-from coordinator.state.pieces import Parts
-from coordinator.state.store import StateStore, load_state
+from seawall.state.pieces import Parts
+from seawall.state.store import StateStore, load_state
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -212,7 +212,7 @@ def test_a_failed_append_leaves_its_changes_to_the_next_save(tmp_path: Path) -> 
 _CRASH = """
 import os, signal, sys
 sys.path.insert(0, {root!r})
-from coordinator.state.store import StateStore
+from seawall.state.store import StateStore
 store = StateStore(__import__("pathlib").Path({repo!r}), "s1")
 state = store.load()
 state.waves[1].agents[0].summary = "saved"

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from coordinator.breakers.wave import WaveCheckpoint, WaveCounters, WaveTrigger
-from coordinator.errors import StateError
-from coordinator.state.ledger import Halt, HaltedAgent, WaveBreakerState
-from coordinator.state.store import load_state
+from seawall.breakers.wave import WaveCheckpoint, WaveCounters, WaveTrigger
+from seawall.errors import StateError
+from seawall.state.ledger import Halt, HaltedAgent, WaveBreakerState
+from seawall.state.store import load_state
 
 _SESSION = {
     "session": "s1",

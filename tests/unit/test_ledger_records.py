@@ -7,14 +7,14 @@ import json
 import msgspec
 import pytest
 
-from coordinator.breakers.trip import BreakerKind, Trip
-from coordinator.codec import decode, encode, from_data
-from coordinator.model import Status
-from coordinator.runner import RunCounts
-from coordinator.session.dispatch import AgentRun
-from coordinator.session.review import judge_status
-from coordinator.stagnation.finding import ErrorClass, Finding, Pattern, Source, Verdict
-from coordinator.state.ledger import AgentRecord, IssueRef, SessionState, WaveRecord
+from seawall.breakers.trip import BreakerKind, Trip
+from seawall.codec import decode, encode, from_data
+from seawall.model import Status
+from seawall.runner import RunCounts
+from seawall.session.dispatch import AgentRun
+from seawall.session.review import judge_status
+from seawall.stagnation.finding import ErrorClass, Finding, Pattern, Source, Verdict
+from seawall.state.ledger import AgentRecord, IssueRef, SessionState, WaveRecord
 
 TRIP = Trip(kind=BreakerKind.LOOP, evidence="Bash:ls 3x", count=3.0, limit=3.0, at=12.5)
 

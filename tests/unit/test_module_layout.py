@@ -20,14 +20,27 @@ ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 500
 
 
-def module_names(package: Path) -> dict[str, Path]:
-    """Every module under ``package`` by dotted name."""
+#: Each code folder of the checkout and the import name it installs under.
+INSTALLED_AS = {"coordinator": "seawall", "adapters": "seawall.adapters", "prompts": "seawall.prompts"}
+
+
+def module_names(package: Path, name: str = "") -> dict[str, Path]:
+    """Every module under ``package`` by dotted name (``package`` imported as ``name``,
+    by default its folder's name)."""
     names: dict[str, Path] = {}
     for path in sorted(package.rglob("*.py")):
-        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        parts = [name or package.name, *path.relative_to(package).with_suffix("").parts]
         if parts[-1] == "__init__":
             parts.pop()
         names[".".join(parts)] = path
+    return names
+
+
+def installed_modules() -> dict[str, Path]:
+    """Every module of the three code folders by the name it is imported as."""
+    names: dict[str, Path] = {}
+    for folder, name in INSTALLED_AS.items():
+        names.update(module_names(ROOT / folder, name))
     return names
 
 
@@ -46,9 +59,10 @@ def _load_time(body: Iterable[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom
                 yield from _load_time(handler.body)
 
 
-def import_graph(package: Path) -> nx.DiGraph[str]:
-    """Module → module it imports at load time, within ``package``."""
-    modules = module_names(package)
+def import_graph(package: Path | None = None) -> nx.DiGraph[str]:
+    """Module → module it imports at load time, within ``package`` (by default, within
+    everything installed as ``seawall``)."""
+    modules = module_names(package) if package else installed_modules()
     graph: nx.DiGraph[str] = nx.DiGraph()
     graph.add_nodes_from(modules)
     for name, path in modules.items():
@@ -70,7 +84,7 @@ def import_graph(package: Path) -> nx.DiGraph[str]:
     return graph
 
 
-def cycles(package: Path) -> list[str]:
+def cycles(package: Path | None = None) -> list[str]:
     """Each import cycle of ``package``, as ``a -> b -> a`` from its first name."""
     found = []
     for cycle in nx.simple_cycles(import_graph(package)):
@@ -81,8 +95,8 @@ def cycles(package: Path) -> list[str]:
 
 
 def test_coordinator_has_no_import_cycle() -> None:
-    found = cycles(ROOT / "coordinator")
-    assert not found, "import cycle(s) in coordinator/:\n" + "\n".join(found)
+    found = cycles()
+    assert not found, "import cycle(s) in seawall:\n" + "\n".join(found)
 
 
 def test_a_cycle_is_found_and_named(tmp_path: Path) -> None:

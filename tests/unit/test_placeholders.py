@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from coordinator.sandbox.placeholders import create, drop_recorded, write_record
+from seawall.sandbox.placeholders import create, drop_recorded, write_record
 
 
 def test_only_a_recorded_placeholder_still_empty_and_the_same_file_is_dropped(

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.errors import ConfigurationError, PlanError
-from coordinator.model import Isolation, SessionType, TaskKind, renumber_wave
-from coordinator.plan import load_plan, parse_plan, plan_waves
-from coordinator.plan.waves import make_wave
+from seawall.errors import ConfigurationError, PlanError
+from seawall.model import Isolation, SessionType, TaskKind, renumber_wave
+from seawall.plan import load_plan, parse_plan, plan_waves
+from seawall.plan.waves import make_wave
 
 ROOT = Path(__file__).resolve().parents[2]
 

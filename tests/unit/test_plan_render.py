@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordinator.errors import PlanError
-from coordinator.model import (
+from seawall.errors import PlanError
+from seawall.model import (
     Budgets,
     ChecksPolicy,
     CollisionRisk,
@@ -28,9 +28,9 @@ from coordinator.model import (
     TaskKind,
     TrackerConfig,
 )
-from coordinator.plan import parse_plan, plan_source, render_plan
-from coordinator.plan.loader import validate_task_id
-from coordinator.pricing import Price
+from seawall.plan import parse_plan, plan_source, render_plan
+from seawall.plan.loader import validate_task_id
+from seawall.pricing import Price
 
 #: any text TOML can hold: every code point but the lone surrogates
 TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.errors import RunnerError
-from coordinator.preflight import preflight_runners
-from coordinator.runner import AgentRequest, AgentResult, AgentRunner, RunnerProbe
+from seawall.errors import RunnerError
+from seawall.preflight import preflight_runners
+from seawall.runner import AgentRequest, AgentResult, AgentRunner, RunnerProbe
 
 
 class ProbedRunner(AgentRunner):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from coordinator.errors import PlanError
-from coordinator.events import Final, Usage
-from coordinator.plan import parse_plan
-from coordinator.pricing import DEFAULT_PRICES, Price, PriceTable
-from coordinator.runner import RunCounter
+from seawall.errors import PlanError
+from seawall.events import Final, Usage
+from seawall.plan import parse_plan
+from seawall.pricing import DEFAULT_PRICES, Price, PriceTable
+from seawall.runner import RunCounter
 
 
 def test_the_longest_key_a_model_starts_with_wins() -> None:

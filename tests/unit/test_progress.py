@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from coordinator.progress import Progress
+from seawall.progress import Progress
 
 
 class Clock:

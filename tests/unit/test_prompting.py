@@ -7,10 +7,10 @@ from string import Template
 
 import pytest
 
-import prompts
-from coordinator.errors import ConfigurationError
-from coordinator.model import Task, TaskKind
-from coordinator.prompting import (
+from seawall import prompts
+from seawall.errors import ConfigurationError
+from seawall.model import Task, TaskKind
+from seawall.prompting import (
     ERROR_CLASSES,
     render_agent_prompt,
     render_carry_forward_prompt,
@@ -19,7 +19,7 @@ from coordinator.prompting import (
     render_new_files_part,
     render_rescope_prompt,
 )
-from coordinator.status import parse_status
+from seawall.status import parse_status
 
 TASK = Task(id="parser", prompt="Add a parser for the plan format.\n", scope=("src/plan.py",))
 TEST_WRITER = Task(id="tw", prompt="Test the parser.", kind=TaskKind.TEST_WRITER)

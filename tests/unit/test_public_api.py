@@ -1,4 +1,4 @@
-"""The public namespace of ``coordinator``: a test that fails when ``__all__`` drifts."""
+"""The public namespace of ``seawall``: a test that fails when ``__all__`` drifts."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import coordinator
+import seawall
 
 EXPECTED = {
     "AgentRequest", "AgentResult", "AgentRunner", "BreakerLimits", "Budgets", "Carryover",
@@ -29,15 +29,15 @@ EXPECTED = {
 
 
 def test_all_is_exactly_the_public_api() -> None:
-    assert set(coordinator.__all__) == EXPECTED
-    assert coordinator.__all__ == sorted(coordinator.__all__)
-    assert sorted(dir(coordinator)) == sorted(EXPECTED)
+    assert set(seawall.__all__) == EXPECTED
+    assert seawall.__all__ == sorted(seawall.__all__)
+    assert sorted(dir(seawall)) == sorted(EXPECTED)
 
 
 def test_type_checkers_see_the_same_names_from_the_same_modules() -> None:
     """The imports for type checkers (``if TYPE_CHECKING:``) re-export exactly the
     runtime table, each name from the module the table says, as ``name as name``."""
-    tree = ast.parse(Path(coordinator.__file__).read_text(encoding="utf-8"))
+    tree = ast.parse(Path(seawall.__file__).read_text(encoding="utf-8"))
     block = next(
         node
         for node in tree.body
@@ -45,28 +45,28 @@ def test_type_checkers_see_the_same_names_from_the_same_modules() -> None:
     )
     static: dict[str, str] = {}
     for node in block.body:
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("coordinator"):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("seawall"):
             for alias in node.names:
                 assert alias.asname == alias.name, f"{alias.name}: import it as itself"
                 static[alias.name] = str(node.module)
-    runtime = {name: module for module, names in coordinator._EXPORTS.items() for name in names}
+    runtime = {name: module for module, names in seawall._EXPORTS.items() for name in names}
     assert static == runtime
 
 
 def test_every_name_resolves_to_a_public_object() -> None:
-    for name in coordinator.__all__:
-        value = getattr(coordinator, name)
+    for name in seawall.__all__:
+        value = getattr(seawall, name)
         if name == "Event":  # a type alias (a union of the event classes)
-            assert all(t.__module__ == "coordinator.events" for t in value.__args__)
+            assert all(t.__module__ == "seawall.events" for t in value.__args__)
             continue
         module = getattr(value, "__module__", "") or ""
-        assert module.startswith("coordinator"), (name, module)
+        assert module.startswith("seawall"), (name, module)
         assert not name.startswith("_")
 
 
 def test_unknown_name_is_an_attribute_error() -> None:
     try:
-        coordinator.nothing_here  # noqa: B018
+        seawall.nothing_here  # noqa: B018
     except AttributeError as exc:
         assert "nothing_here" in str(exc)
     else:  # pragma: no cover
@@ -74,7 +74,7 @@ def test_unknown_name_is_an_attribute_error() -> None:
 
 
 def test_documented_signatures() -> None:
-    from coordinator import (
+    from seawall import (
         load_plan,
         parse_status,
         plan_waves,
@@ -95,6 +95,6 @@ def test_documented_signatures() -> None:
 
 
 def test_import_is_light() -> None:
-    code = "import sys, coordinator; print('networkx' in sys.modules, 'pygit2' in sys.modules)"
+    code = "import sys, seawall; print('networkx' in sys.modules, 'pygit2' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from adapters.runners._ray_options import Placement, job_runtime_env
-from adapters.runners._ray_scope import PackedScope, pack_scope, unpack_scope
-from coordinator.errors import RunnerError
-from coordinator.model import Enforcement, Isolation, Task, Wave
-from coordinator.runner import AgentRequest
-from coordinator.sandbox.policy import workspace_policy
-from coordinator.scope.manifest import (
+from seawall.adapters.runners._ray_options import Placement, job_runtime_env
+from seawall.adapters.runners._ray_scope import PackedScope, pack_scope, unpack_scope
+from seawall.errors import RunnerError
+from seawall.model import Enforcement, Isolation, Task, Wave
+from seawall.runner import AgentRequest
+from seawall.sandbox.policy import workspace_policy
+from seawall.scope.manifest import (
     build_manifest,
     load_manifest,
     manifest_digest,

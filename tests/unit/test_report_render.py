@@ -7,12 +7,12 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from coordinator.breakers.trip import BreakerKind, Trip
-from coordinator.breakers.wave import WaveTrigger
-from coordinator.model import Status, Task
-from coordinator.report import gather, render_page
-from coordinator.report.graph import wave_graph_svg
-from coordinator.state.ledger import (
+from seawall.breakers.trip import BreakerKind, Trip
+from seawall.breakers.wave import WaveTrigger
+from seawall.model import Status, Task
+from seawall.report import gather, render_page
+from seawall.report.graph import wave_graph_svg
+from seawall.state.ledger import (
     AgentRecord,
     CheckFailure,
     ChecksRecord,
@@ -23,7 +23,7 @@ from coordinator.state.ledger import (
     WavePhase,
     WaveRecord,
 )
-from coordinator.state.render import render_state_md
+from seawall.state.render import render_state_md
 
 
 def _state() -> SessionState:

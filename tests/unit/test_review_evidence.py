@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from coordinator.codec import decode, encode
-from coordinator.model import Status, Task, TaskKind
-from coordinator.session.dispatch import AgentRun
-from coordinator.session.evidence import accepts_no_change, verdict_note
-from coordinator.session.review import judge_status
+from seawall.codec import decode, encode
+from seawall.model import Status, Task, TaskKind
+from seawall.session.dispatch import AgentRun
+from seawall.session.evidence import accepts_no_change, verdict_note
+from seawall.session.review import judge_status
 
 DONE = "Edited the module.\nSTATUS: done — module edited"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from coordinator.state.render import run_notes
-from coordinator.state.runs import AgentRun
+from seawall.state.render import run_notes
+from seawall.state.runs import AgentRun
 
 
 def test_denials_are_named_with_the_end_of_their_path() -> None:

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from adapters.runners.claude_code import ClaudeCodeRunner
-from adapters.runners.codex import CodexRunner
-from adapters.runners.opencode import OPENCODE_TOOLS, OpenCodeJsonParser, OpenCodeRunner
-from adapters.runners.streaming import Tool, ToolNames
-from coordinator.errors import ConfigurationError
-from coordinator.events import (
+from seawall.adapters.runners.claude_code import ClaudeCodeRunner
+from seawall.adapters.runners.codex import CodexRunner
+from seawall.adapters.runners.opencode import OPENCODE_TOOLS, OpenCodeJsonParser, OpenCodeRunner
+from seawall.adapters.runners.streaming import Tool, ToolNames
+from seawall.errors import ConfigurationError
+from seawall.events import (
     Final,
     Message,
     ToolCall,
@@ -22,8 +22,8 @@ from coordinator.events import (
     read_path,
     shell_command,
 )
-from coordinator.model import RunnerSpec
-from coordinator.runner import build_runner, runner_options
+from seawall.model import RunnerSpec
+from seawall.runner import build_runner, runner_options
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.errors import PlanError
-from coordinator.plan import parse_plan
-from coordinator.processes import end_group
-from coordinator.sandbox import supervise
-from coordinator.sandbox.launch import supervisor_argv
-from coordinator.sandbox.policy import cli_state_paths, scope_policy, workspace_policy
+from seawall.errors import PlanError
+from seawall.plan import parse_plan
+from seawall.processes import end_group
+from seawall.sandbox import supervise
+from seawall.sandbox.launch import supervisor_argv
+from seawall.sandbox.policy import cli_state_paths, scope_policy, workspace_policy
 
 
 @pytest.fixture

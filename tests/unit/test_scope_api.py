@@ -1,10 +1,10 @@
-"""The public namespace of ``coordinator.scope`` does not drift."""
+"""The public namespace of ``seawall.scope`` does not drift."""
 
 from __future__ import annotations
 
 import inspect
 
-import coordinator.scope as scope
+import seawall.scope as scope
 
 SESSION_LOOP_API = {
     "build_manifest",

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.hooks.context import HookContext
-from coordinator.hooks.pre_tool_use import check_call
-from coordinator.model import Enforcement, Isolation
-from coordinator.scope.enforce import Decision, Failure
-from coordinator.scope.manifest import AgentScope, ScopeManifest
-from coordinator.shell import simple_commands
-from coordinator.shell.writes import writes
+from seawall.hooks.context import HookContext
+from seawall.hooks.pre_tool_use import check_call
+from seawall.model import Enforcement, Isolation
+from seawall.scope.enforce import Decision, Failure
+from seawall.scope.manifest import AgentScope, ScopeManifest
+from seawall.shell import simple_commands
+from seawall.shell.writes import writes
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from coordinator.model import Enforcement, Isolation, OverlapPolicy, Task, Wave
-from coordinator.scope.collisions import OverlapKind, check_pair, plan_collisions
+from seawall.model import Enforcement, Isolation, OverlapPolicy, Task, Wave
+from seawall.scope.collisions import OverlapKind, check_pair, plan_collisions
 
 
 def task(task_id: str, *scope: str) -> Task:

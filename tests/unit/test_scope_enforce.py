@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.model import Enforcement
-from coordinator.scope.enforce import (
+from seawall.model import Enforcement
+from seawall.scope.enforce import (
     FAIL_MATRIX,
     Decision,
     ErrorClass,
@@ -17,7 +17,7 @@ from coordinator.scope.enforce import (
     decide_failure,
     record_verdict,
 )
-from coordinator.telemetry import EventLog
+from seawall.telemetry import EventLog
 
 EXPECTED = {
     Failure.NO_SESSION: ("allow", "allow", "allow"),
@@ -82,7 +82,7 @@ def test_warn_and_deny_are_recorded_but_allow_is_not(tmp_path: Path) -> None:
 
 
 def test_the_error_echo_classifier_reads_our_classes() -> None:
-    from coordinator.stagnation.finding import classify_error
+    from seawall.stagnation.finding import classify_error
 
     for error_class in ErrorClass:
         for level in (Enforcement.STRICT, Enforcement.WARN):

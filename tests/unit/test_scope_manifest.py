@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.errors import ConfigurationError, StateError
-from coordinator.model import CommandPolicyConfig, Enforcement, Isolation, Task, Wave
-from coordinator.scope.manifest import (
+from seawall.errors import ConfigurationError, StateError
+from seawall.model import CommandPolicyConfig, Enforcement, Isolation, Task, Wave
+from seawall.scope.manifest import (
     ManifestError,
     build_manifest,
     close_manifest,

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordinator.errors import ConfigurationError
-from coordinator.scope.matcher import ScopeMatcher, ambiguity, compile_grant, grant_matches
+from seawall.errors import ConfigurationError
+from seawall.scope.matcher import ScopeMatcher, ambiguity, compile_grant, grant_matches
 
 SESSION = "s1"
 

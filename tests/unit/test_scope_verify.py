@@ -5,9 +5,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from coordinator.model import Enforcement, Isolation
-from coordinator.scope.manifest import AgentScope, ScopeManifest
-from coordinator.scope.verify import changed_paths, verify_changes, verify_wave
+from seawall.model import Enforcement, Isolation
+from seawall.scope.manifest import AgentScope, ScopeManifest
+from seawall.scope.verify import changed_paths, verify_changes, verify_wave
 
 CHANGED = ("src/a/x.py", "src/a/y.py", "README.md", "src/b/z.py", ".seawall/s/wave-1/scope.json")
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordinator.errors import ConfigurationError
-from coordinator.shell import Redirect, ShellParseError, SimpleCommand, simple_commands
+from seawall.errors import ConfigurationError
+from seawall.shell import Redirect, ShellParseError, SimpleCommand, simple_commands
 
 
 def argvs(command: str) -> list[tuple[str, ...]]:

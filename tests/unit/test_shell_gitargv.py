@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.breakers.commands import cleanup_refusal, git_invocations
-from coordinator.events import ToolCall
-from coordinator.scope.commands import CommandContext, CommandPolicy, FindingKind
-from coordinator.shell.gitargv import canonical_args, git_argv, read_git
-from coordinator.stagnation import GitWriteDetector
+from seawall.breakers.commands import cleanup_refusal, git_invocations
+from seawall.events import ToolCall
+from seawall.scope.commands import CommandContext, CommandPolicy, FindingKind
+from seawall.shell.gitargv import canonical_args, git_argv, read_git
+from seawall.stagnation import GitWriteDetector
 
 
 def test_global_options_and_their_values() -> None:

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordinator.events import ToolCall, shell_command
-from coordinator.shell import ShellLine, ShellParseError, read_line
-from coordinator.shell.grammar import _Parser
-from coordinator.shell.plain import PLAIN_LINE
-from coordinator.transcripts import TranscriptReader
+from seawall.events import ToolCall, shell_command
+from seawall.shell import ShellLine, ShellParseError, read_line
+from seawall.shell.grammar import _Parser
+from seawall.shell.plain import PLAIN_LINE
+from seawall.transcripts import TranscriptReader
 from tests.bench.bench_detectors import synthetic_mix
 from tests.bench.bench_shell_grammar import corpus_lines, mutants
 from tests.fixtures_path import transcript_files

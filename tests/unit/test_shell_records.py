@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from coordinator.shell.model import (
+from seawall.shell.model import (
     Redirect,
     ShellLine,
     SimpleCommand,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from coordinator.shell import simple_commands
-from coordinator.shell.words import expand_braces
-from coordinator.shell.writes import STDIN_FILES, Write, writes
+from seawall.shell import simple_commands
+from seawall.shell.words import expand_braces
+from seawall.shell.writes import STDIN_FILES, Write, writes
 
 
 def written(command: str) -> list[Write]:

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from coordinator.breakers import BreakerKind
-from coordinator.codec import decode, encode, to_data
-from coordinator.events import Event, Message, ToolCall, ToolResult, Turn
-from coordinator.model import BreakerLimits, StagnationConfig, Status
-from coordinator.stagnation import (
+from seawall.breakers import BreakerKind
+from seawall.codec import decode, encode, to_data
+from seawall.events import Event, Message, ToolCall, ToolResult, Turn
+from seawall.model import BreakerLimits, StagnationConfig, Status
+from seawall.stagnation import (
     AgentMonitor,
     AgentStagnation,
     ErrorClass,
@@ -25,7 +25,7 @@ from coordinator.stagnation import (
     classify_error,
     write_finding,
 )
-from coordinator.telemetry import EventLog, read_events
+from seawall.telemetry import EventLog, read_events
 
 _ids = itertools.count()
 

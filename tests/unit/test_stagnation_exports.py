@@ -1,4 +1,4 @@
-"""The public namespaces of ``coordinator.stagnation``/``breakers``/``tail`` do not drift."""
+"""The public namespaces of ``seawall.stagnation``/``breakers``/``tail`` do not drift."""
 
 from __future__ import annotations
 
@@ -6,14 +6,12 @@ import types
 
 import pytest
 
-import coordinator.breakers
-import coordinator.stagnation
-import coordinator.tail
+import seawall.breakers
+import seawall.stagnation
+import seawall.tail
 
 
-@pytest.mark.parametrize(
-    "module", [coordinator.breakers, coordinator.stagnation, coordinator.tail], ids=str
-)
+@pytest.mark.parametrize("module", [seawall.breakers, seawall.stagnation, seawall.tail], ids=str)
 def test_all_lists_exactly_the_public_names(module: types.ModuleType) -> None:
     public = {
         name

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.events import ToolCall
-from coordinator.model import Isolation
-from coordinator.stagnation import Finding, GitWriteDetector, Pattern, Source, Verdict
+from seawall.events import ToolCall
+from seawall.model import Isolation
+from seawall.stagnation import Finding, GitWriteDetector, Pattern, Source, Verdict
 
 _ids = itertools.count()
 

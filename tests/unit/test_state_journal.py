@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.codec import encode, to_data
-from coordinator.errors import StateError
-from coordinator.model import Status, Task
-from coordinator.session.engine import Session
-from coordinator.state.journal import snapshot_bytes
-from coordinator.state.ledger import (
+from seawall.codec import encode, to_data
+from seawall.errors import StateError
+from seawall.model import Status, Task
+from seawall.session.engine import Session
+from seawall.state.journal import snapshot_bytes
+from seawall.state.ledger import (
     SCHEMA_VERSION,
     AgentRecord,
     IssueRef,
@@ -23,8 +23,8 @@ from coordinator.state.ledger import (
     WavePhase,
     WaveRecord,
 )
-from coordinator.state.pieces import Parts, ledger_parts
-from coordinator.state.store import StateStore, load_state, read_ledger
+from seawall.state.pieces import Parts, ledger_parts
+from seawall.state.store import StateStore, load_state, read_ledger
 
 
 def _state(waves: int, agents: int = 4) -> SessionState:

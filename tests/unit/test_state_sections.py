@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.model import Status, Task
-from coordinator.state import sections
-from coordinator.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
-from coordinator.state.render import render_state_md, wave_section
-from coordinator.state.sections import split_sections
-from coordinator.state.store import StateStore
+from seawall.model import Status, Task
+from seawall.state import sections
+from seawall.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
+from seawall.state.render import render_state_md, wave_section
+from seawall.state.sections import split_sections
+from seawall.state.store import StateStore
 
 Rendered = list[int]
 

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coordinator.errors import ConfigurationError
-from coordinator.model import Status
-from coordinator.status import parse_status
+from seawall.errors import ConfigurationError
+from seawall.model import Status
+from seawall.status import parse_status
 
 FENCE = "```"
 

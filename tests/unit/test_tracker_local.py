@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.trackers.local import LocalTracker
-from coordinator.errors import TrackerError
-from coordinator.model import TrackerConfig
-from coordinator.testing.trackers import TrackerConformance
-from coordinator.tracker import IssueTracker, open_tracker
+from seawall.adapters.trackers.local import LocalTracker
+from seawall.errors import TrackerError
+from seawall.model import TrackerConfig
+from seawall.testing.trackers import TrackerConformance
+from seawall.tracker import IssueTracker, open_tracker
 
 
 class TestLocalConformance(TrackerConformance):

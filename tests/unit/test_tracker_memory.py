@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from adapters.trackers.memory import MemoryTracker
-from coordinator.errors import TrackerError
-from coordinator.testing.trackers import TrackerConformance
-from coordinator.tracker import IssueTracker, TrackerUnavailableError
+from seawall.adapters.trackers.memory import MemoryTracker
+from seawall.errors import TrackerError
+from seawall.testing.trackers import TrackerConformance
+from seawall.tracker import IssueTracker, TrackerUnavailableError
 
 
 class TestMemoryConformance(TrackerConformance):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from coordinator.events import Final, Message, ToolCall, ToolResult, Turn, Usage
-from coordinator.transcripts import ClaudeStreamParser
+from seawall.events import Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.transcripts import ClaudeStreamParser
 
 
 def line(record: dict[str, Any]) -> str:

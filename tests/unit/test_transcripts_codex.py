@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from coordinator.events import Final, Message, ToolCall, ToolResult, Turn, Usage
-from coordinator.transcripts import CodexJsonParser
+from seawall.events import Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.transcripts import CodexJsonParser
 
 
 def line(kind: str, **fields: Any) -> str:

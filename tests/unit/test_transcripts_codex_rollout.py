@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from coordinator.events import Message, ToolCall, ToolResult, Turn, Usage, edited_paths
-from coordinator.transcripts import CodexRolloutParser, TranscriptFormat, parse_lines
-from coordinator.transcripts.codex_rollout import patch_changes
-from coordinator.transcripts.reader import _classify
+from seawall.events import Message, ToolCall, ToolResult, Turn, Usage, edited_paths
+from seawall.transcripts import CodexRolloutParser, TranscriptFormat, parse_lines
+from seawall.transcripts.codex_rollout import patch_changes
+from seawall.transcripts.reader import _classify
 
 BAD_PATCH = "*** Begin Patch\n*** Update File: missing.txt\n@@\n-old\n+new\n*** End Patch\n"
 

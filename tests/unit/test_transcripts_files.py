@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.events import Final, ToolCall, ToolResult, Turn
-from coordinator.transcripts import TranscriptFormat, parse_file, parse_lines, sniff_format
+from seawall.events import Final, ToolCall, ToolResult, Turn
+from seawall.transcripts import TranscriptFormat, parse_file, parse_lines, sniff_format
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts"
 needs_fixtures = pytest.mark.skipif(
@@ -135,7 +135,7 @@ def test_a_broken_object_does_not_swallow_the_records_after_it() -> None:
 
 
 def test_public_names_of_the_package() -> None:
-    import coordinator.transcripts as package
+    import seawall.transcripts as package
 
     assert set(package.__all__) == {
         "CODEX_EVENT_TYPES",

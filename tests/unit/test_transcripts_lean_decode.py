@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordinator.events import Event
-from coordinator.transcripts import TranscriptReader
-from coordinator.transcripts._common import decode_record
+from seawall.events import Event
+from seawall.transcripts import TranscriptReader
+from seawall.transcripts._common import decode_record
 from tests.fixtures_path import transcript_files, transcripts_present
 
 

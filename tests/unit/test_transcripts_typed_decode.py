@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordinator.events import Event, Message, ToolCall, ToolResult, Turn, Usage
-from coordinator.transcripts import ClaudeStreamParser, TranscriptReader
-from coordinator.transcripts._claude_lines import decode_claude_line
-from coordinator.transcripts._common import decode_record
+from seawall.events import Event, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.transcripts import ClaudeStreamParser, TranscriptReader
+from seawall.transcripts._claude_lines import decode_claude_line
+from seawall.transcripts._common import decode_record
 from tests.bench.bench_detectors import synthetic_mix
 from tests.fixtures_path import transcript_files, transcripts_present
 

@@ -6,14 +6,14 @@ import itertools
 
 import pytest
 
-from coordinator.unattended.breaker import (
+from seawall.unattended.breaker import (
     BreakerState,
     BreakerStatus,
     consecutive_failures,
     evaluate_breaker,
     evaluate_rate_limit,
 )
-from coordinator.unattended.ledger import AttemptRow, group_runs
+from seawall.unattended.ledger import AttemptRow, group_runs
 
 _ids = itertools.count()
 

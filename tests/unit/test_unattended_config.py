@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.errors import ConfigurationError
-from coordinator.unattended.config import (
+from seawall.errors import ConfigurationError
+from seawall.unattended.config import (
     RunnerSettings,
     default_runner_dir,
     load_settings,

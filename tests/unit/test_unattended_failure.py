@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import itertools
 
-from coordinator.unattended.breaker import BreakerState, breaker_reason, evaluate_breaker
-from coordinator.unattended.failure import run_failure
-from coordinator.unattended.ledger import AttemptRow
+from seawall.unattended.breaker import BreakerState, breaker_reason, evaluate_breaker
+from seawall.unattended.failure import run_failure
+from seawall.unattended.ledger import AttemptRow
 
 _ids = itertools.count()
 

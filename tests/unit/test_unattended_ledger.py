@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coordinator.unattended.ledger import (
+from seawall.unattended.ledger import (
     COMPACT_KEEP_SEC,
     AttemptRow,
     Ledger,

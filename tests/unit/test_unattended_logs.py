@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from coordinator.unattended.logs import LOG_KEEP_BYTES, RunnerLog, TickLog, truncate_log
+from seawall.unattended.logs import LOG_KEEP_BYTES, RunnerLog, TickLog, truncate_log
 
 
 def test_truncation_keeps_the_inode_and_the_last_256_kb(tmp_path: Path) -> None:

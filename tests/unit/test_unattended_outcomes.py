@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from coordinator.unattended.outcomes import (
+from seawall.unattended.outcomes import (
     ENVIRONMENTAL_PUBLISH_GATES,
     EXIT_CODE_OUTCOMES,
     PARKED_OUTCOMES,

@@ -8,8 +8,8 @@ from tempfile import TemporaryDirectory
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordinator.unattended.breaker import evaluate_breaker
-from coordinator.unattended.ledger import AttemptRow, Ledger, item_histories
+from seawall.unattended.breaker import evaluate_breaker
+from seawall.unattended.ledger import AttemptRow, Ledger, item_histories
 
 DAY = 86_400.0
 NOW = 100 * DAY

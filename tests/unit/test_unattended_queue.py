@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.errors import ConfigurationError, StateError
-from coordinator.unattended.ledger import AttemptRow, item_histories
-from coordinator.unattended.queue import IntakeIssue, ItemSource, Queue, QueueFile
+from seawall.errors import ConfigurationError, StateError
+from seawall.unattended.ledger import AttemptRow, item_histories
+from seawall.unattended.queue import IntakeIssue, ItemSource, Queue, QueueFile
 
 
 def plan(tmp_path: Path, name: str = "plan.toml") -> Path:

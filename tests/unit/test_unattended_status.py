@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-import coordinator.unattended as unattended
-from coordinator.cli import main
-from coordinator.unattended.config import RunnerSettings
-from coordinator.unattended.executor import ExecutionRequest, ExecutionResult
-from coordinator.unattended.paths import RunnerPaths
-from coordinator.unattended.queue import QueueFile
-from coordinator.unattended.status import ItemState, render_status, runner_status
-from coordinator.unattended.tick import run_tick
+import seawall.unattended as unattended
+from seawall.cli import main
+from seawall.unattended.config import RunnerSettings
+from seawall.unattended.executor import ExecutionRequest, ExecutionResult
+from seawall.unattended.paths import RunnerPaths
+from seawall.unattended.queue import QueueFile
+from seawall.unattended.status import ItemState, render_status, runner_status
+from seawall.unattended.tick import run_tick
 
 NOW = 1_800_000_000.0
 

@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from coordinator.fsutil import file_lock
-from coordinator.unattended.breaker import BreakerState
-from coordinator.unattended.config import RunnerSettings
-from coordinator.unattended.executor import ExecutionRequest, ExecutionResult
-from coordinator.unattended.ledger import AttemptRow, Ledger
-from coordinator.unattended.paths import RunnerPaths
-from coordinator.unattended.queue import IntakeIssue, IssueLister, QueueFile
-from coordinator.unattended.report import TickAction, TickReport
-from coordinator.unattended.tick import run_tick
+from seawall.fsutil import file_lock
+from seawall.unattended.breaker import BreakerState
+from seawall.unattended.config import RunnerSettings
+from seawall.unattended.executor import ExecutionRequest, ExecutionResult
+from seawall.unattended.ledger import AttemptRow, Ledger
+from seawall.unattended.paths import RunnerPaths
+from seawall.unattended.queue import IntakeIssue, IssueLister, QueueFile
+from seawall.unattended.report import TickAction, TickReport
+from seawall.unattended.tick import run_tick
 
 START = 1_800_000_000.0
 COOLDOWN = 1800.0
@@ -420,8 +420,8 @@ def test_an_idle_tick_keeps_an_open_breakers_reason_and_the_override(runner: Run
 
 
 def test_intake_reads_a_real_local_tracker_by_label(tmp_path: Path) -> None:
-    from coordinator.model import TrackerConfig
-    from coordinator.tracker import open_tracker
+    from seawall.model import TrackerConfig
+    from seawall.tracker import open_tracker
 
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -442,7 +442,7 @@ def test_intake_reads_a_real_local_tracker_by_label(tmp_path: Path) -> None:
 
 
 def test_a_tracker_failure_skips_intake_but_not_the_queue(runner: Runner) -> None:
-    from coordinator.errors import TrackerError
+    from seawall.errors import TrackerError
 
     def broken() -> list[IntakeIssue]:
         raise TrackerError("502 Bad Gateway", tracker="github", operation="list issues")

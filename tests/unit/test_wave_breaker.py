@@ -9,11 +9,11 @@ from typing import Any
 import msgspec
 import pytest
 
-from coordinator.breakers import WaveBreaker, WaveReport, WaveTrigger, WaveTrip
-from coordinator.breakers.wave import WaveBreakerState, WaveCounters
-from coordinator.codec import decode, encode, from_data, to_data
-from coordinator.errors import StateError
-from coordinator.model import WaveBreakerConfig
+from seawall.breakers import WaveBreaker, WaveReport, WaveTrigger, WaveTrip
+from seawall.breakers.wave import WaveBreakerState, WaveCounters
+from seawall.codec import decode, encode, from_data, to_data
+from seawall.errors import StateError
+from seawall.model import WaveBreakerConfig
 
 PROGRESS = {"merged": 1, "new_commits": 1}
 

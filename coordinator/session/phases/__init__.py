@@ -1,4 +1,4 @@
-"""The phases of one wave, one module each, in the order ``coordinator.session.loop``
+"""The phases of one wave, one module each, in the order ``seawall.session.loop``
 runs them: ``planning`` (the next wave), ``prepare``, ``dispatch`` (with the salvage of
 agents that never reported), ``review`` (with the settling of an in-place tree),
 ``merge``, ``recover``; ``finish`` ends the session and ``lead`` is step mode. Each

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import anyio
 
-from coordinator.git.checkpoints import Checkpointer, CheckpointMode
-from coordinator.model import Isolation, Task
-from coordinator.sandbox.placeholders import drop_recorded
-from coordinator.scope.repostate import snapshot_path
-from coordinator.scope.worktree_link import restore_links
-from coordinator.session.context import WaveContext
-from coordinator.session.dispatch import AgentRun
-from coordinator.session.user_files import dirty_paths_in_scope
-from coordinator.state.ledger import AgentRecord, WaveRecord
+from seawall.git.checkpoints import Checkpointer, CheckpointMode
+from seawall.model import Isolation, Task
+from seawall.sandbox.placeholders import drop_recorded
+from seawall.scope.repostate import snapshot_path
+from seawall.scope.worktree_link import restore_links
+from seawall.session.context import WaveContext
+from seawall.session.dispatch import AgentRun
+from seawall.session.user_files import dirty_paths_in_scope
+from seawall.state.ledger import AgentRecord, WaveRecord
 
 __all__ = [
     "apply_run",

@@ -9,33 +9,33 @@ from pathlib import Path
 
 import anyio
 
-from coordinator.breakers.blocked import append_blocked_note
-from coordinator.breakers.trip import Trip
-from coordinator.codec import decode_any, encode, from_data, to_data
-from coordinator.errors import GitError, RunnerError, StateError
-from coordinator.events import Event, ToolCall
-from coordinator.faults import kill_point
-from coordinator.fsutil import atomic_write_bytes
-from coordinator.git.sparse import task_sparse_dirs
-from coordinator.git.workspaces import restore_worktree
-from coordinator.model import Enforcement, Isolation, Task
-from coordinator.pricing import PriceTable
-from coordinator.progress import Progress
-from coordinator.runner import AgentRequest, RunCounter
-from coordinator.sandbox.agents import agent_sandbox
-from coordinator.session.context import WaveContext
-from coordinator.session.dispatch import AgentJob, AgentRun, dispatch_wave
-from coordinator.session.orphans import find_orphans, stop_orphans
-from coordinator.session.phases.agents import (
+from seawall.breakers.blocked import append_blocked_note
+from seawall.breakers.trip import Trip
+from seawall.codec import decode_any, encode, from_data, to_data
+from seawall.errors import GitError, RunnerError, StateError
+from seawall.events import Event, ToolCall
+from seawall.faults import kill_point
+from seawall.fsutil import atomic_write_bytes
+from seawall.git.sparse import task_sparse_dirs
+from seawall.git.workspaces import restore_worktree
+from seawall.model import Enforcement, Isolation, Task
+from seawall.pricing import PriceTable
+from seawall.progress import Progress
+from seawall.runner import AgentRequest, RunCounter
+from seawall.sandbox.agents import agent_sandbox
+from seawall.session.context import WaveContext
+from seawall.session.dispatch import AgentJob, AgentRun, dispatch_wave
+from seawall.session.orphans import find_orphans, stop_orphans
+from seawall.session.phases.agents import (
     apply_run,
     checkpointer,
     dirty_in_scope,
     placeholder_record,
     snapshot_unreported,
 )
-from coordinator.session.phases.prepare import ensure_workspaces, manifest_fields, prompt_for
-from coordinator.state.ledger import AgentRecord, WavePhase, WaveRecord
-from coordinator.state.render import run_notes
+from seawall.session.phases.prepare import ensure_workspaces, manifest_fields, prompt_for
+from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
+from seawall.state.render import run_notes
 
 __all__ = ["dispatch", "progress_hook", "salvage"]
 

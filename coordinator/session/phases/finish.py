@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import anyio
 
-from coordinator.carryover import (
+from seawall.carryover import (
     CarryoverResult,
     LedgerEntry,
     covered_tasks,
@@ -13,11 +13,11 @@ from coordinator.carryover import (
     ledger_entries,
     plan_identity,
 )
-from coordinator.codec import to_data
-from coordinator.model import Status
-from coordinator.publish import PublishResult, publish_session, render_summary
-from coordinator.session.context import WaveContext
-from coordinator.state.ledger import IssueRef, SessionPhase
+from seawall.codec import to_data
+from seawall.model import Status
+from seawall.publish import PublishResult, publish_session, render_summary
+from seawall.session.context import WaveContext
+from seawall.state.ledger import IssueRef, SessionPhase
 
 __all__ = ["finish_session"]
 

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from coordinator.errors import StateError
-from coordinator.lead.types import AgentAssignment, AgentReview, PreparedWave, WaveReport
-from coordinator.session.context import WaveContext
-from coordinator.session.halts import halt_on_session_time
-from coordinator.session.phases.agents import apply_run, snapshot_unreported
-from coordinator.session.phases.merge import merge
-from coordinator.session.phases.planning import plan_next
-from coordinator.session.phases.prepare import ensure_workspaces, prepare, prompt_for
-from coordinator.session.phases.recover import recover
-from coordinator.session.phases.review import review, settle_in_place
-from coordinator.session.tasks import ready_tasks
-from coordinator.state.ledger import WavePhase, WaveRecord
+from seawall.errors import StateError
+from seawall.lead.types import AgentAssignment, AgentReview, PreparedWave, WaveReport
+from seawall.session.context import WaveContext
+from seawall.session.halts import halt_on_session_time
+from seawall.session.phases.agents import apply_run, snapshot_unreported
+from seawall.session.phases.merge import merge
+from seawall.session.phases.planning import plan_next
+from seawall.session.phases.prepare import ensure_workspaces, prepare, prompt_for
+from seawall.session.phases.recover import recover
+from seawall.session.phases.review import review, settle_in_place
+from seawall.session.tasks import ready_tasks
+from seawall.state.ledger import WavePhase, WaveRecord
 
 __all__ = ["prepare_for_lead", "review_from_lead"]
 

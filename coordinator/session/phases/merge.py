@@ -9,27 +9,27 @@ from collections.abc import Sequence
 
 import anyio
 
-from coordinator.carryover import plan_identity
-from coordinator.closing import close_landed_wave
-from coordinator.errors import GitError
-from coordinator.faults import kill_point
-from coordinator.git.checks import WaveIntegration
-from coordinator.git.merge import FixTask
-from coordinator.model import Enforcement, Task
-from coordinator.plan.loader import validate_task_id
-from coordinator.prompting import render_conflict_fix_prompt
-from coordinator.session.context import WaveContext
-from coordinator.session.halts import halt_on_base_checks, rebase_wave, report_checks
-from coordinator.session.integrate import (
+from seawall.carryover import plan_identity
+from seawall.closing import close_landed_wave
+from seawall.errors import GitError
+from seawall.faults import kill_point
+from seawall.git.checks import WaveIntegration
+from seawall.git.merge import FixTask
+from seawall.model import Enforcement, Task
+from seawall.plan.loader import validate_task_id
+from seawall.prompting import render_conflict_fix_prompt
+from seawall.session.context import WaveContext
+from seawall.session.halts import halt_on_base_checks, rebase_wave, report_checks
+from seawall.session.integrate import (
     advance,
     branch_tip,
     merge_plan,
     record_integration,
     run_integration,
 )
-from coordinator.session.tasks import add_pending
-from coordinator.session.wave_breaker import merge_conflict
-from coordinator.state.ledger import Dropped, SessionPhase, WavePhase, WaveRecord
+from seawall.session.tasks import add_pending
+from seawall.session.wave_breaker import merge_conflict
+from seawall.state.ledger import Dropped, SessionPhase, WavePhase, WaveRecord
 
 __all__ = ["merge"]
 

@@ -7,13 +7,13 @@ import time
 
 import anyio
 
-from coordinator.errors import GitError
-from coordinator.git.repo import pin_base
-from coordinator.plan.waves import make_wave
-from coordinator.scope.collisions import plan_collisions
-from coordinator.session.context import WaveContext
-from coordinator.session.tasks import ready_tasks, remove_pending
-from coordinator.state.ledger import WaveRecord
+from seawall.errors import GitError
+from seawall.git.repo import pin_base
+from seawall.plan.waves import make_wave
+from seawall.scope.collisions import plan_collisions
+from seawall.session.context import WaveContext
+from seawall.session.tasks import ready_tasks, remove_pending
+from seawall.state.ledger import WaveRecord
 
 __all__ = ["plan_next"]
 

@@ -9,21 +9,21 @@ from typing import Any
 
 import anyio
 
-from coordinator.faults import kill_point
-from coordinator.git.sparse import task_sparse_dirs
-from coordinator.git.workspaces import ensure_ready, prepare_workspaces
-from coordinator.isolation import explain_enforcement
-from coordinator.model import Enforcement, Isolation, Task, Wave
-from coordinator.prompting import render_agent_prompt
-from coordinator.scope.manifest import (
+from seawall.faults import kill_point
+from seawall.git.sparse import task_sparse_dirs
+from seawall.git.workspaces import ensure_ready, prepare_workspaces
+from seawall.isolation import explain_enforcement
+from seawall.model import Enforcement, Isolation, Task, Wave
+from seawall.prompting import render_agent_prompt
+from seawall.scope.manifest import (
     build_manifest,
     manifest_digest,
     manifest_path,
     write_manifest,
 )
-from coordinator.scope.repostate import save_snapshot, snapshot, snapshot_path
-from coordinator.session.context import WaveContext
-from coordinator.state.ledger import AgentRecord, WavePhase, WaveRecord
+from seawall.scope.repostate import save_snapshot, snapshot, snapshot_path
+from seawall.session.context import WaveContext
+from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
 
 __all__ = ["ensure_workspaces", "manifest_fields", "prepare", "prompt_for"]
 

@@ -8,20 +8,20 @@ import time
 
 import anyio
 
-from coordinator.carryover import Carryover, CarryoverKind, plan_identity
-from coordinator.faults import kill_point
-from coordinator.git.cleanup import prune_worktrees
-from coordinator.git.repo import checkpoint_ref
-from coordinator.model import Isolation, Status, Task
-from coordinator.scope.manifest import close_manifest, manifest_path
-from coordinator.session.context import WaveContext
-from coordinator.session.halts import halt_on_rate_limit
-from coordinator.session.recovery import Action, decide_recovery
-from coordinator.session.result import rate_limited
-from coordinator.session.tasks import add_pending
-from coordinator.session.wave_breaker import evaluate_wave
-from coordinator.state.ledger import AgentRecord, IssueRef, SessionPhase, WavePhase, WaveRecord
-from coordinator.state.render import run_notes
+from seawall.carryover import Carryover, CarryoverKind, plan_identity
+from seawall.faults import kill_point
+from seawall.git.cleanup import prune_worktrees
+from seawall.git.repo import checkpoint_ref
+from seawall.model import Isolation, Status, Task
+from seawall.scope.manifest import close_manifest, manifest_path
+from seawall.session.context import WaveContext
+from seawall.session.halts import halt_on_rate_limit
+from seawall.session.recovery import Action, decide_recovery
+from seawall.session.result import rate_limited
+from seawall.session.tasks import add_pending
+from seawall.session.wave_breaker import evaluate_wave
+from seawall.state.ledger import AgentRecord, IssueRef, SessionPhase, WavePhase, WaveRecord
+from seawall.state.render import run_notes
 
 __all__ = ["recover"]
 

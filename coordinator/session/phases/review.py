@@ -8,26 +8,26 @@ from pathlib import Path
 
 import anyio
 
-from coordinator.breakers.signature import error_signature
-from coordinator.codec import to_data
-from coordinator.git.history import AgentHistory, agent_history
-from coordinator.git.spiral import detect_spiral
-from coordinator.model import Enforcement, Isolation, Status, Task
-from coordinator.scope.repostate import AgentTrace, check_wave_state
-from coordinator.scope.verify import verify_changes
-from coordinator.session.context import WaveContext
-from coordinator.session.dispatch import AgentRun
-from coordinator.session.evidence import accepts_no_change, verdict_note
-from coordinator.session.integrate import absorb_agent_commits
-from coordinator.session.phases.agents import (
+from seawall.breakers.signature import error_signature
+from seawall.codec import to_data
+from seawall.git.history import AgentHistory, agent_history
+from seawall.git.spiral import detect_spiral
+from seawall.model import Enforcement, Isolation, Status, Task
+from seawall.scope.repostate import AgentTrace, check_wave_state
+from seawall.scope.verify import verify_changes
+from seawall.session.context import WaveContext
+from seawall.session.dispatch import AgentRun
+from seawall.session.evidence import accepts_no_change, verdict_note
+from seawall.session.integrate import absorb_agent_commits
+from seawall.session.phases.agents import (
     checkpointer,
     dirty_in_scope,
     drop_placeholders,
     restore_worktree_links,
 )
-from coordinator.session.review import apply_review
-from coordinator.session.user_files import kept_paths, restore_command, set_aside_unattributed
-from coordinator.state.ledger import AgentRecord, SpiralRecord, WavePhase, WaveRecord
+from seawall.session.review import apply_review
+from seawall.session.user_files import kept_paths, restore_command, set_aside_unattributed
+from seawall.state.ledger import AgentRecord, SpiralRecord, WavePhase, WaveRecord
 
 __all__ = ["review", "settle_in_place"]
 

@@ -4,7 +4,7 @@ Serves ``/api/v1/repos/<owner>/<repo>/...`` with Gitea's response shapes: issues
 their labels as objects), comments, labels (a name may repeat, as on Gitea), ``page``/
 ``limit`` pagination with ``Link`` and ``X-Total-Count`` headers, 201 for every create
 and edit, and ``Authorization: token ...`` authentication. Built on
-``coordinator.testing.http.FakeService``, so the tracker kit can inject faults by
+``seawall.testing.http.FakeService``, so the tracker kit can inject faults by
 operation.
 
     with FakeServer(GiteaService(token="t")) as server:
@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 from urllib.parse import unquote
 
-from coordinator.testing.http import Answer, FakeService, Request, paginate
+from seawall.testing.http import Answer, FakeService, Request, paginate
 
 __all__ = ["GiteaService"]
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from coordinator.errors import ConfigurationError, TrackerError
-from coordinator.model import TrackerConfig
-from coordinator.tracker import (
+from seawall.errors import ConfigurationError, TrackerError
+from seawall.model import TrackerConfig
+from seawall.tracker import (
     Issue,
     IssueTracker,
     TrackerRateLimitError,

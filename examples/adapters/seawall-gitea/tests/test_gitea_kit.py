@@ -8,9 +8,9 @@ import pytest
 from seawall_gitea import GiteaTracker
 from seawall_gitea.fake import GiteaService
 
-from coordinator.testing.http import FakeServer, Fault
-from coordinator.testing.trackers import TrackerConformance
-from coordinator.tracker import IssueTracker
+from seawall.testing.http import FakeServer, Fault
+from seawall.testing.trackers import TrackerConformance
+from seawall.tracker import IssueTracker
 
 TOKEN = "gitea-kit-token"
 
