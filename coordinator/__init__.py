@@ -62,9 +62,9 @@ if TYPE_CHECKING:
     from seawall.plan import load_plan as load_plan
     from seawall.plan import parse_plan as parse_plan
     from seawall.plan import plan_waves as plan_waves
-    from seawall.progress import Progress as Progress
     from seawall.prompting import render_agent_prompt as render_agent_prompt
     from seawall.registry import AdapterError as AdapterError
+    from seawall.report.progress import Progress as Progress
     from seawall.runner import AgentRequest as AgentRequest
     from seawall.runner import AgentResult as AgentResult
     from seawall.runner import AgentRunner as AgentRunner
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from seawall.runner import runner_options as runner_options
     from seawall.session.engine import Session as Session
     from seawall.session.engine import SessionResult as SessionResult
-    from seawall.status import parse_status as parse_status
+    from seawall.status_parsing import parse_status as parse_status
     from seawall.tracker import Capability as Capability
     from seawall.tracker import Issue as Issue
     from seawall.tracker import IssueTracker as IssueTracker
@@ -153,7 +153,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "parse_plan",
         "plan_waves",
     ),
-    "seawall.progress": ("Progress",),
+    "seawall.report.progress": ("Progress",),
     "seawall.prompting": ("render_agent_prompt",),
     "seawall.registry": ("AdapterError",),
     "seawall.runner": (
@@ -168,7 +168,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Session",
         "SessionResult",
     ),
-    "seawall.status": ("parse_status",),
+    "seawall.status_parsing": ("parse_status",),
     "seawall.tracker": (
         "Capability",
         "Issue",

@@ -33,11 +33,11 @@ from typing import ClassVar, Self
 
 import anyio
 
+from seawall.config.adapter_options import OptionTypes, check_options
 from seawall.errors import ConfigurationError
 from seawall.events import Event, Final, ToolCall, Turn, Usage
 from seawall.hooks.wire import SOCKET_ENV
 from seawall.model import OptionValue, RunnerSpec
-from seawall.options import OptionTypes, check_options
 from seawall.pricing import PriceTable
 from seawall.sandbox.policy import SandboxPolicy
 

@@ -23,9 +23,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import ClassVar, Self
 
+from seawall.config.adapter_options import OptionTypes, check_options
 from seawall.errors import ConfigurationError, TrackerError
 from seawall.model import OptionValue, TrackerConfig
-from seawall.options import OptionTypes, check_options
 
 __all__ = [
     "Capability",

@@ -25,8 +25,8 @@ import anyio
 from anyio.abc import Process
 
 from seawall.errors import ConfigurationError, RunnerError
-from seawall.processes import aend_group, signal_group
 from seawall.runner import AgentRequest, AgentResult, Emitter, StopSignal
+from seawall.runtime.processes import aend_group, signal_group
 from seawall.sandbox.launch import supervised, supervisor_argv, unavailable_reason
 from seawall.sandbox.policy import DEVICE_PATHS, SandboxPolicy, cli_state_paths
 from seawall.sandbox.supervise import SANDBOX_FAILED, SUPERVISOR_SAYS

@@ -29,9 +29,9 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from seawall.adapters.runners.streaming import DEFAULT_KILL_GRACE, LineParser, StreamingCliRunner
+from seawall.config.adapter_options import OptionTypes
 from seawall.errors import ConfigurationError
 from seawall.hooks.install import default_command
-from seawall.options import OptionTypes
 from seawall.prompting import render_new_files_part
 from seawall.runner import AgentRequest, AgentResult, EmitFn
 from seawall.transcripts import ClaudeStreamParser

@@ -43,13 +43,13 @@ from seawall.adapters.runners.streaming import (
     StreamingCliRunner,
     ToolNames,
 )
+from seawall.config.adapter_options import OptionTypes
 from seawall.errors import ConfigurationError, RunnerError
 from seawall.events import Event, Final
-from seawall.options import OptionTypes
 from seawall.runner import AgentRequest, AgentResult, EmitFn, Emitter
 from seawall.sandbox.launch import available as sandbox_available
-from seawall.tail import LineFollower
 from seawall.transcripts import CodexJsonParser, CodexRolloutParser
+from seawall.transcripts.tail import LineFollower
 
 __all__ = ["CodexRunner", "codex_home_of"]
 

@@ -35,10 +35,10 @@ from seawall.adapters.runners._process import (
     spawn_agent,
 )
 from seawall.adapters.runners.tools import CANONICAL_TOOLS, Tool, ToolGate, ToolNames, strict_scope
+from seawall.config.adapter_options import OptionTypes
 from seawall.errors import ConfigurationError
 from seawall.events import Event
 from seawall.model import RunnerSpec
-from seawall.options import OptionTypes
 from seawall.pricing import PriceTable
 from seawall.runner import (
     AgentRequest,

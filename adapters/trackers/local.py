@@ -20,8 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from seawall.errors import StateError, TrackerError
-from seawall.fsutil import atomic_write_text, file_lock
 from seawall.model import TrackerConfig
+from seawall.runtime.files import atomic_write_text, file_lock
 from seawall.tracker import Issue, IssueTracker
 
 __all__ = ["LocalTracker"]

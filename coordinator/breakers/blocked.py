@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from seawall.breakers.trip import Trip
-from seawall.fsutil import file_lock
+from seawall.runtime.files import file_lock
 
 __all__ = ["append_blocked", "append_blocked_note", "blocked_note", "blocked_path"]
 

@@ -17,8 +17,8 @@ from seawall.breakers._saved import SCHEMA, SavedBreaker
 from seawall.breakers.agent import AgentBreaker
 from seawall.codec import decode, encode
 from seawall.errors import StateError
-from seawall.fsutil import atomic_write_bytes, file_lock
 from seawall.model import BreakerLimits
+from seawall.runtime.files import atomic_write_bytes, file_lock
 
 __all__ = ["breaker_path", "load_breaker", "open_breaker", "reset_agent_breaker", "save_breaker"]
 

@@ -27,7 +27,7 @@ from typing import TypeVar
 from seawall.carryover.model import Carryover, CarryoverResult, find_marker
 from seawall.carryover.render import render_body, render_seen_again, render_title
 from seawall.errors import ConfigurationError, TrackerError
-from seawall.fsutil import file_lock
+from seawall.runtime.files import file_lock
 from seawall.telemetry import EventLog
 from seawall.tracker import (
     Capability,

@@ -19,7 +19,7 @@ from seawall.carryover.model import (
     marker,
 )
 from seawall.model import IssueRef
-from seawall.status import error_in_text
+from seawall.status_parsing import error_in_text
 
 __all__ = [
     "issue_suffix",

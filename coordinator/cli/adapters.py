@@ -160,7 +160,7 @@ def _check_all() -> list[dict[str, Any]]:
 def _check_plan(args: argparse.Namespace) -> list[dict[str, Any]]:
     from seawall.errors import ConfigurationError, TrackerError
     from seawall.plan import load_plan
-    from seawall.plan_adapters import checked_adapters
+    from seawall.plan.adapters import checked_adapters
 
     plan = load_plan(args.plan)
     root = (args.repo or Path.cwd()).resolve()
@@ -187,7 +187,7 @@ def _check_plan(args: argparse.Namespace) -> list[dict[str, Any]]:
 def _probe(name: str, runner: AgentRunner, cwd: Path) -> tuple[bool, str]:
     """The session preflight's probe: the runner's program resolves and answers."""
     from seawall.errors import RunnerError
-    from seawall.preflight import probe_runner
+    from seawall.session.preflight import probe_runner
 
     probe = runner.probe()
     if probe is None:

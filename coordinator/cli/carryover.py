@@ -186,8 +186,8 @@ def _file_and_dedupe(
         ledger_entries,
         missing_carryovers,
     )
+    from seawall.carryover.closing import close_duplicates
     from seawall.carryover.filer import CarryoverFiler
-    from seawall.closing import close_duplicates
     from seawall.telemetry import EventLog
 
     entries, covered = ledger_entries(state), covered_tasks(state)

@@ -6,9 +6,9 @@ import argparse
 import importlib
 import sys
 
-from seawall import faults
 from seawall.cli import COMMAND_MODULES, COMMANDS
 from seawall.errors import SeawallError
+from seawall.runtime import fault_injection as faults
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a start-up cost)
 if TYPE_CHECKING:

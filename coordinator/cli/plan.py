@@ -97,7 +97,7 @@ def _adapters(plan: Any) -> dict[str, Any]:
     field and the entry point) and say where each comes from."""
     from pathlib import Path
 
-    from seawall.plan_adapters import checked_adapters, runner_names
+    from seawall.plan.adapters import checked_adapters, runner_names
     from seawall.registry import RUNNER_GROUP, TRACKER_GROUP, entry
 
     def source(group: str, kind: str) -> str:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from seawall.model import Plan
-    from seawall.plan_adapters import Adapters
+    from seawall.plan.adapters import Adapters
     from seawall.runner import AgentRunner
     from seawall.session.engine import Session, SessionResult
     from seawall.state.store import StateStore
@@ -196,7 +196,7 @@ def _tracker(plan: Plan, args: argparse.Namespace) -> IssueTracker | None:
 def _adapters(plan: Plan, args: argparse.Namespace) -> Adapters:
     """The plan's tracker and runners, built before anything runs (errors name the field)."""
     from seawall.cli.adapters import tracker_config
-    from seawall.plan_adapters import build_adapters
+    from seawall.plan.adapters import build_adapters
 
     tracker = tracker_config(plan.session.tracker, args)
     return build_adapters(
@@ -263,7 +263,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from seawall.errors import SeawallError
     from seawall.plan import load_plan
-    from seawall.progress import make_progress
+    from seawall.report.progress import make_progress
     from seawall.session.engine import Session
 
     plan_path = Path(args.plan)
@@ -299,7 +299,7 @@ def _demo(args: argparse.Namespace) -> int:
     import anyio
 
     from seawall.demo import run_demo
-    from seawall.progress import make_progress
+    from seawall.report.progress import make_progress
 
     async def main() -> Any:
         return await run_demo(directory=args.dir, issues_dir=args.issues, progress=make_progress())
@@ -412,7 +412,7 @@ def _status(args: argparse.Namespace) -> int:
 def _resume(args: argparse.Namespace) -> int:
     import anyio
 
-    from seawall.progress import make_progress
+    from seawall.report.progress import make_progress
     from seawall.session.engine import Session
 
     probe = open_session(args)

@@ -132,7 +132,7 @@ def _enqueue(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     import json
 
-    from seawall.unattended.status import render_status, runner_status
+    from seawall.unattended.status_view import render_status, runner_status
 
     runner_dir, settings = _context(args)
     snapshot = runner_status(runner_dir, settings=settings, last_ticks=max(0, args.ticks))

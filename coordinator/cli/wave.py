@@ -84,13 +84,13 @@ def _wave_prepare(args: argparse.Namespace) -> int:
 
     from seawall.exitcodes import ExitCode
     from seawall.plan import load_plan
-    from seawall.progress import make_progress
+    from seawall.report.progress import make_progress
     from seawall.session.engine import Session
     from seawall.state.ledger import SessionPhase
 
     if args.plan:
         from seawall.cli.adapters import tracker_config
-        from seawall.plan_adapters import build_adapters
+        from seawall.plan.adapters import build_adapters
 
         plan_path = Path(args.plan)
         plan = load_plan(plan_path)
@@ -142,7 +142,7 @@ def _wave_finish(args: argparse.Namespace) -> int:
     import anyio
 
     from seawall.cli.session import status_payload
-    from seawall.progress import make_progress
+    from seawall.report.progress import make_progress
 
     session = open_session(args, progress=make_progress())
     anyio.run(session.finish)
@@ -159,7 +159,7 @@ def _wave_review(args: argparse.Namespace) -> int:
     data = read_outputs(args.input, None if args.input else sys.stdin.read())
     where = str(args.input) if args.input else "standard input"
     parse_outputs(data, None, where=where)  # the shape first: no session is needed for that
-    from seawall.progress import make_progress
+    from seawall.report.progress import make_progress
 
     session = open_session(args, progress=make_progress())
     waiting = dispatched_tasks(session)
@@ -178,7 +178,7 @@ def _wave_watch(args: argparse.Namespace) -> int:
     from seawall.errors import StateError
     from seawall.model import Isolation
     from seawall.stagnation import AgentMonitor
-    from seawall.tail import TranscriptTailer
+    from seawall.transcripts.tail import TranscriptTailer
 
     session = open_session(args)
     state = session.store.load()

@@ -19,7 +19,7 @@ from importlib.resources import files
 from pathlib import Path
 from string import Template
 
-from seawall.progress import Progress
+from seawall.report.progress import Progress
 
 __all__ = ["DemoResult", "default_issues_dir", "prepare_demo_repo", "run_demo"]
 

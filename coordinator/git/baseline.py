@@ -19,7 +19,7 @@ from typing import Any
 import pygit2
 
 from seawall.git.repo import open_repository, workdir
-from seawall.git.status import worktree_status
+from seawall.git.tree_state import worktree_status
 
 __all__ = ["Baseline", "record_baseline"]
 

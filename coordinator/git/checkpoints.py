@@ -35,7 +35,7 @@ from seawall.git.repo import (
     resolve_commit,
     seawall_signature,
 )
-from seawall.git.status import disk_blob, worktree_status
+from seawall.git.tree_state import disk_blob, worktree_status
 from seawall.git.trees import BlobEntry, update_tree
 
 __all__ = ["CheckpointKind", "CheckpointMode", "Checkpointer", "save_worktree", "snapshot_tree"]

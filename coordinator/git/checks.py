@@ -31,7 +31,7 @@ from seawall.git.merge import AgentChange, AgentMerge, MergeResult, merge_wave
 from seawall.git.repo import SEAWALL_DIR, ensure_excluded, open_repository, workdir
 from seawall.git.worktree_admin import add_worktree, remove_worktrees
 from seawall.model import ChecksPolicy
-from seawall.processes import end_group
+from seawall.runtime.processes import end_group
 
 __all__ = [
     "BisectResult",

@@ -33,7 +33,7 @@ from seawall.git.worktree_admin import (
     remove_worktrees,
     restore_link,
 )
-from seawall.processes import process_alive
+from seawall.runtime.processes import process_alive
 
 __all__ = [
     "PruneReport",

@@ -20,7 +20,7 @@ import anyio
 import pygit2
 
 from seawall.errors import GitError
-from seawall.git.status import worktree_status
+from seawall.git.tree_state import worktree_status
 
 __all__ = [
     "SEAWALL_DIR",

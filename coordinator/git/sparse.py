@@ -16,7 +16,7 @@ sparse set: that task gets the whole tree (:func:`sparse_dirs` returns ``None``)
 The sparse set is written into the worktree's own ``info/sparse-checkout`` and applied
 by the checkout with ``core.sparseCheckout`` given on the command line, so the
 repository's configuration is never changed. Files left out carry git's skip-worktree
-bit; :mod:`seawall.git.status` makes sure no reader takes them for deletions.
+bit; :mod:`seawall.git.tree_state` makes sure no reader takes them for deletions.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
-from seawall.fsutil import atomic_write_text
 from seawall.model import SessionConfig, Task
+from seawall.runtime.files import atomic_write_text
 
 __all__ = [
     "ALWAYS",

@@ -23,7 +23,6 @@ from pathlib import Path
 import pygit2
 
 from seawall.errors import DirtyWorkingTreeError, GitError
-from seawall.faults import kill_point
 from seawall.git.repo import (
     dirty_paths,
     open_repository,
@@ -34,6 +33,7 @@ from seawall.git.repo import (
     run_git,
     workdir,
 )
+from seawall.runtime.fault_injection import kill_point
 
 __all__ = [
     "AdvanceResult",

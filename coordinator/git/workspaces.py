@@ -33,7 +33,7 @@ from seawall.git.repo import (
     safe_component,
     workdir,
 )
-from seawall.git.status import checkout_problem, worktree_status
+from seawall.git.tree_state import checkout_problem, worktree_status
 from seawall.git.worktree_admin import (
     add_worktree,
     admin_dir,

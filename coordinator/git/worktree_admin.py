@@ -29,9 +29,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from seawall.fsutil import file_lock
 from seawall.git.repo import GitOutput, open_repository, run_git
 from seawall.git.sparse import sparse_args, write_sparse_set
+from seawall.runtime.files import file_lock
 
 __all__ = [
     "READY_FILE",

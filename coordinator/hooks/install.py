@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from seawall.errors import ConfigurationError
-from seawall.fsutil import atomic_write_text
+from seawall.runtime.files import atomic_write_text
 from seawall.scope.manifest import validate_session_id
 
 __all__ = ["HOOKS", "InstallResult", "default_command", "install_hooks", "settings_path"]

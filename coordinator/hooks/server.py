@@ -28,7 +28,7 @@ import anyio.abc
 
 from seawall.hooks.entry import answer_request
 from seawall.hooks.wire import MAX_REQUEST, encode_response
-from seawall.processes import process_alive
+from seawall.runtime.processes import process_alive
 
 __all__ = ["PREFIX", "remove_leftovers", "serve_hooks"]
 

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from seawall.fsutil import atomic_write_text
 from seawall.hooks import links
 from seawall.hooks.context import resolve_context
 from seawall.hooks.protocol import HookResponse, subagent_stop_block
+from seawall.runtime.files import atomic_write_text
 
 __all__ = ["ASK_FOR_STATUS", "final_message", "handle"]
 
@@ -30,7 +30,7 @@ _TAIL_BYTES = 256 * 1024
 
 def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
     """Answer one SubagentStop call."""
-    from seawall.status import parse_status
+    from seawall.status_parsing import parse_status
 
     ctx = resolve_context(payload, env)
     if ctx.manifest is None or ctx.repo is None:

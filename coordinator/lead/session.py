@@ -6,7 +6,7 @@ from pathlib import Path
 
 from seawall.errors import ConfigurationError
 from seawall.plan import load_plan
-from seawall.progress import make_progress
+from seawall.report.progress import make_progress
 from seawall.session.engine import Session
 from seawall.state.store import latest_session
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from seawall.fsutil import atomic_write_text, lock_is_held
 from seawall.report.facts import SessionFacts, gather
 from seawall.report.page import render_page
+from seawall.runtime.files import atomic_write_text, lock_is_held
 from seawall.state.ledger import SessionPhase, SessionState, WavePhase
 from seawall.state.store import StateStore
 from seawall.telemetry import read_events

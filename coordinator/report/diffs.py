@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pygit2
 
-from seawall.fsutil import atomic_write_text
 from seawall.git.repo import safe_component
+from seawall.runtime.files import atomic_write_text
 from seawall.state.ledger import AgentRecord, SessionState, WaveRecord
 
 __all__ = ["write_diffs"]

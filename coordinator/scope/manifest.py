@@ -25,8 +25,8 @@ from typing import Any
 
 from seawall.codec import from_data, to_data
 from seawall.errors import ConfigurationError, StateError
-from seawall.fsutil import atomic_write_text
 from seawall.model import BreakerLimits, CommandPolicyConfig, Enforcement, Isolation, Wave
+from seawall.runtime.files import atomic_write_text
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pygit2
 
-from seawall.fsutil import atomic_write_text
+from seawall.runtime.files import atomic_write_text
 from seawall.scope.undo import restore_head, restore_remote_ref
 
 __all__ = [

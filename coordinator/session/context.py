@@ -15,10 +15,10 @@ from pathlib import Path
 from seawall.carryover import CarryoverFiler, RetryPolicy
 from seawall.git.baseline import Baseline
 from seawall.model import Isolation, Plan, SessionConfig, Task
-from seawall.progress import Progress
+from seawall.report.progress import Progress
 from seawall.runner import AgentRunner
+from seawall.session.agent_watch import AgentRun
 from seawall.session.clock import SessionClock
-from seawall.session.dispatch import AgentRun
 from seawall.session.user_files import WaveBaselines
 from seawall.state.ledger import SessionState, WaveRecord
 from seawall.state.store import SessionPaths, StateStore

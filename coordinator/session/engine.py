@@ -28,12 +28,11 @@ from seawall.git.repo import ensure_excluded, open_repository, pin_base, require
 from seawall.git.workspaces import require_clean_worktree
 from seawall.lead.types import PreparedWave, WaveReport
 from seawall.model import Plan, RunnerSpec, Status, Task
-from seawall.notify import Notifier
 from seawall.plan.loader import parse_plan
 from seawall.plan.render import plan_source
-from seawall.preflight import preflight_runners
-from seawall.progress import Progress, quiet_progress
+from seawall.publishing.webhook import Notifier
 from seawall.report import report_path, write_report
+from seawall.report.progress import Progress, quiet_progress
 from seawall.runner import AgentRunner, build_runner
 from seawall.sandbox.agents import sandbox_notice
 from seawall.session.clock import Clock, SessionClock
@@ -41,6 +40,7 @@ from seawall.session.context import WaveContext
 from seawall.session.loop import advance
 from seawall.session.phases.finish import finish_session
 from seawall.session.phases.lead import prepare_for_lead, review_from_lead
+from seawall.session.preflight import preflight_runners
 from seawall.session.result import SessionResult, rate_limited
 from seawall.session.tasks import ready_tasks
 from seawall.session.wave_breaker import clear_for_resume
@@ -147,7 +147,7 @@ class Session:
     async def run(self) -> SessionResult:
         """Run the session to its end (or until it halts: a breaker, a budget, the environment).
 
-        Every runner the plan uses is probed first (see ``seawall.preflight``): one
+        Every runner the plan uses is probed first (see ``seawall.session.preflight``): one
         that cannot start raises ``RunnerError`` before any session state is written.
         """
         with self.repository_lock("run"):

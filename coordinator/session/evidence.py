@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from seawall.model import Status, StatusReport, Task, TaskKind
-from seawall.session.dispatch import AgentRun
+from seawall.session.agent_watch import AgentRun
 
 __all__ = ["WorkEvidence", "accepts_no_change", "check_unchanged_done", "verdict_note"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from seawall.processes import end_groups
+from seawall.runtime.processes import end_groups
 
 __all__ = ["find_orphans", "stop_orphans"]
 

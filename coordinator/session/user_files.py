@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pygit2
 
-from seawall.fsutil import atomic_write_text
 from seawall.git.baseline import Baseline, record_baseline, under
 from seawall.git.checkpoints import Checkpointer, CheckpointMode
 from seawall.git.repo import dirty_paths, open_repository, repo_relative, workdir
 from seawall.git.target import restore_agent_files, restore_path
+from seawall.runtime.files import atomic_write_text
 from seawall.scope.matcher import ScopeMatcher
 from seawall.state.ledger import SetAsideRecord, WaveRecord
 

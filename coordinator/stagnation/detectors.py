@@ -31,7 +31,7 @@ from seawall.stagnation.finding import (
     Verdict,
     classify_error,
 )
-from seawall.status import parse_status
+from seawall.status_parsing import parse_status
 
 __all__ = [
     "ErrorEchoDetector",

@@ -38,7 +38,7 @@ import msgspec
 
 from seawall.codec import decode_any, encode
 from seawall.errors import StateError
-from seawall.fsutil import fsync_dir, write_temp
+from seawall.runtime.files import fsync_dir, write_temp
 from seawall.state.ledger import SCHEMA_VERSION, SessionState
 from seawall.state.pieces import HEAD, PENDING, PLAN, Parts
 

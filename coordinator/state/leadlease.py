@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seawall.errors import SessionLockedError
-from seawall.fsutil import atomic_write_text
+from seawall.runtime.files import atomic_write_text
 
 __all__ = ["Lease", "check_lease", "lead_process", "release_lease", "take_lease"]
 

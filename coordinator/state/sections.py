@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seawall.codec import decode_any, encode
-from seawall.fsutil import write_in_place
+from seawall.runtime.files import write_in_place
 from seawall.state.ledger import WaveRecord
 from seawall.state.render import wave_section
 

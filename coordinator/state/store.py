@@ -21,7 +21,7 @@ import msgspec
 
 from seawall.codec import decode_any, from_data
 from seawall.errors import StateError
-from seawall.fsutil import file_lock, write_in_place
+from seawall.runtime.files import file_lock, write_in_place
 from seawall.state.journal import Journal, apply_line, read_lines
 from seawall.state.ledger import SessionPhase, SessionState
 from seawall.state.migrate import after_journal, migrate
@@ -148,7 +148,7 @@ class StateStore:
 
 
 def _kill_while_writing() -> None:
-    from seawall.faults import kill_point
+    from seawall.runtime.fault_injection import kill_point
 
     kill_point("while-writing-state")
 

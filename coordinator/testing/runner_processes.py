@@ -29,8 +29,8 @@ import anyio
 
 from seawall.events import Event, ToolCall, ToolResult, Turn
 from seawall.model import Enforcement, Isolation
-from seawall.processes import process_alive
 from seawall.runner import AgentResult, AgentRunner
+from seawall.runtime.processes import process_alive
 from seawall.scope.manifest import (
     AgentScope,
     ScopeManifest,

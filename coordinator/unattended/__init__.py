@@ -36,7 +36,7 @@ from seawall.unattended.queue import (
     tracker_lister,
 )
 from seawall.unattended.report import TickAction, TickReport
-from seawall.unattended.status import RunnerStatus, render_status, runner_status
+from seawall.unattended.status_view import RunnerStatus, render_status, runner_status
 from seawall.unattended.tick import run_tick
 
 __all__ = [

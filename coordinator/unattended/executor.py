@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from seawall.processes import end_group
+from seawall.runtime.processes import end_group
 from seawall.unattended.failure import read_failure
 from seawall.unattended.outcomes import SUCCESS_OUTCOMES, Outcome, outcome_for_exit_code
 from seawall.unattended.queue import QueueItem

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from seawall.errors import StateError
-from seawall.fsutil import atomic_write_bytes, atomic_write_text
+from seawall.runtime.files import atomic_write_bytes, atomic_write_text
 from seawall.unattended.outcomes import (
     ChainEffect,
     Outcome,

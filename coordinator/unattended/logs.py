@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from seawall.fsutil import atomic_write_bytes
+from seawall.runtime.files import atomic_write_bytes
 
 __all__ = [
     "LOG_KEEP_BYTES",

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from seawall.errors import ConfigurationError, StateError
-from seawall.fsutil import atomic_write_text, file_lock
+from seawall.runtime.files import atomic_write_text, file_lock
 from seawall.unattended.ledger import ItemHistory
 from seawall.unattended.outcomes import is_finished, is_parked
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from seawall.errors import SessionLockedError, TrackerError
-from seawall.fsutil import file_lock
+from seawall.runtime.files import file_lock
 from seawall.unattended.breaker import (
     BreakerState,
     BreakerStatus,

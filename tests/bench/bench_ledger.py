@@ -37,11 +37,11 @@ from seawall import codec
 from seawall.adapters.runners.callable import CallableRunner
 from seawall.breakers.trip import BreakerKind, Trip
 from seawall.config.fields import build
-from seawall.fsutil import atomic_write_text
 from seawall.model import Status, Task
 from seawall.plan import parse_plan
-from seawall.progress import Progress
+from seawall.report.progress import Progress
 from seawall.runner import AgentRequest, EmitFn, RunCounts
+from seawall.runtime.files import atomic_write_text
 from seawall.session.engine import Session
 from seawall.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
 from seawall.state.pieces import Parts, ledger_parts

@@ -150,7 +150,7 @@ def _merge_a_wave(repo: Path) -> None:
 async def _bundles(repo: Path) -> tuple[float, float, int, int]:
     """Seconds and bytes of the history bundle a wave ships: the first wave's (the whole
     history) and the next wave's (only the commits merged since), on a 5,000-file repo."""
-    from seawall.adapters.runners._ray_local import LocalWorktree
+    from seawall.adapters.runners.ray.local import LocalWorktree
 
     runner = RayRunner(RunnerSpec(name="noop", kind="command", argv=NOOP))
     the_ray = await runner.link.connect()

@@ -20,9 +20,9 @@ from seawall.events import Event, ToolCall, ToolResult, Turn
 from seawall.git.checkpoints import Checkpointer
 from seawall.model import BreakerLimits, StagnationConfig
 from seawall.plan import parse_plan
-from seawall.progress import Progress
+from seawall.report.progress import Progress
 from seawall.runner import AgentRequest, EmitFn
-from seawall.session.dispatch import AgentJob, dispatch_wave
+from seawall.session.agent_watch import AgentJob, dispatch_wave
 from seawall.session.engine import Session
 from tests.bench.harness import BenchResult, empty_repo
 

@@ -25,7 +25,7 @@ from seawall.git import (
     prune_worktrees,
     save_worktree,
 )
-from seawall.git.status import checkout_problem, skipped_paths, worktree_status
+from seawall.git.tree_state import checkout_problem, skipped_paths, worktree_status
 from seawall.git.worktree_admin import admin_dir, is_ready
 from seawall.model import Isolation
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan

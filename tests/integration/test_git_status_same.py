@@ -23,7 +23,7 @@ from pygit2.ffi import C
 
 from seawall.git import prepare_workspaces
 from seawall.git.index_file import read_skipped
-from seawall.git.status import checkout_problem, disk_blob, skipped_paths, worktree_status
+from seawall.git.tree_state import checkout_problem, disk_blob, skipped_paths, worktree_status
 from seawall.model import Isolation
 from tests.integration.sessionkit import git, make_repo
 

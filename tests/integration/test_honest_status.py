@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from seawall.fsutil import file_lock
+from seawall.runtime.files import file_lock
 from tests.integration.sessionkit import make_repo, seawall, write_plan
 
 

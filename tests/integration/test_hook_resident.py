@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from seawall.processes import process_alive
+from seawall.runtime.processes import process_alive
 from tests.integration.sessionkit import make_repo
 from tests.integration.test_hooks import SEAWALL, agent_env, decision, make_manifest, pre, run_hook
 

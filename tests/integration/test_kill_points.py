@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from seawall.processes import process_alive
+from seawall.runtime.processes import process_alive
 from seawall.state.render import render_state_md
 from seawall.state.store import load_state
 from tests.integration.sessionkit import git, make_repo, seawall, show, write_plan

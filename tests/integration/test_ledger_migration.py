@@ -26,7 +26,7 @@ import anyio
 import pytest
 
 from seawall.adapters.runners.callable import CallableRunner
-from seawall.progress import Progress
+from seawall.report.progress import Progress
 from seawall.runner import AgentRequest, EmitFn
 from seawall.session.engine import Session
 from seawall.state.ledger import SCHEMA_VERSION, SessionPhase, WavePhase

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import pytest
 
 from seawall.model import NotifyConfig
-from seawall.notify import Notifier, check_notify, notification
+from seawall.publishing.webhook import Notifier, check_notify, notification
 from seawall.telemetry import EventLog, read_events
 from seawall.testing.http import Answer, FakeServer, FakeService, Fault, Request
 from tests.integration.sessionkit import make_repo, seawall, write_plan

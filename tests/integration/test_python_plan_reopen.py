@@ -19,7 +19,7 @@ import pytest
 
 from seawall.model import Plan, RunnerSpec, SessionConfig, Task
 from seawall.plan import parse_plan
-from seawall.processes import process_alive
+from seawall.runtime.processes import process_alive
 from seawall.session.engine import Session
 from seawall.state.ledger import SessionPhase
 from tests.integration.sessionkit import make_repo, show

@@ -36,7 +36,7 @@ from seawall.git.repo import agent_branch, checkpoint_ref
 from seawall.git.workspaces import worktree_path
 from seawall.model import BreakerLimits, Isolation, RunnerSpec, StagnationConfig
 from seawall.runner import AgentRequest, AgentResult, AgentRunner
-from seawall.session.dispatch import AgentJob, AgentRun, dispatch_wave
+from seawall.session.agent_watch import AgentJob, AgentRun, dispatch_wave
 from seawall.testing.runners import AgentRunnerContract
 
 # Ray 2.60 on Python 3.11 emits no warning here under -W error; none is filtered.
@@ -950,7 +950,7 @@ class TestRayRunnerContract(AgentRunnerContract):
 async def test_history_bundles_grow_by_the_new_commits_only(
     local_ray: None, tmp_path: Path, agent_script: Path
 ) -> None:
-    from seawall.adapters.runners._ray_local import LocalWorktree
+    from seawall.adapters.runners.ray.local import LocalWorktree
 
     repo = tmp_path / "repo"
     base = make_repo(repo)

@@ -14,8 +14,8 @@ from seawall.adapters.runners.command import CommandRunner
 from seawall.errors import ConfigurationError, RunnerError
 from seawall.events import Event, Final, Message, ToolCall
 from seawall.model import RunnerSpec
-from seawall.processes import process_alive
 from seawall.runner import AgentRequest
+from seawall.runtime.processes import process_alive
 from tests.integration.runnerkit import anyio_backend, same_dir, workspace
 
 __all__ = ["anyio_backend", "workspace"]

@@ -20,8 +20,8 @@ import pytest
 
 from seawall.adapters.runners.command import CommandRunner
 from seawall.events import Event, Message
-from seawall.processes import aend_group, end_group, group_alive
 from seawall.runner import AgentRequest
+from seawall.runtime.processes import aend_group, end_group, group_alive
 from tests.integration.runnerkit import anyio_backend
 
 __all__ = ["anyio_backend"]

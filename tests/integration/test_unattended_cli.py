@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from seawall.processes import process_alive
+from seawall.runtime.processes import process_alive
 
 FAKE_SESSION = textwrap.dedent(
     """

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from seawall.processes import process_alive
+from seawall.runtime.processes import process_alive
 from seawall.unattended.executor import ExecutionRequest, SubprocessExecutor
 from seawall.unattended.queue import QueueItem
 

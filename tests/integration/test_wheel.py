@@ -8,6 +8,7 @@ package of the same name in site-packages.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -22,9 +23,16 @@ FOLDERS = {"coordinator": "seawall", "adapters": "seawall.adapters", "prompts": 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    source = tmp_path_factory.mktemp("source")  # the build writes build/ where it runs
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for folder in FOLDERS:
+        shutil.copytree(
+            ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__")
+        )
     out = tmp_path_factory.mktemp("wheel")
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(source)],
         capture_output=True,
         text=True,
         check=False,
@@ -62,7 +70,9 @@ def test_every_file_of_the_code_folders_is_in_the_wheel(wheel: Path) -> None:
 
 
 def test_every_package_folder_is_listed_in_pyproject() -> None:
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
     found = set()
     for folder, name in FOLDERS.items():
         for init in (ROOT / folder).rglob("*.py"):

@@ -24,7 +24,7 @@ with atheris.instrument_imports():
     from seawall.hooks.protocol import HookInputError, read_payload
     from seawall.plan import parse_plan
     from seawall.shell import ShellParseError, simple_commands
-    from seawall.status import parse_status
+    from seawall.status_parsing import parse_status
     from seawall.transcripts import TranscriptReader
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from seawall.git.workspaces import default_worktree_root
-from seawall.processes import process_alive
+from seawall.runtime.processes import process_alive
 from seawall.state.store import load_state
 from tests.integration.sessionkit import git
 from tests.reliability.kit import issue_markers

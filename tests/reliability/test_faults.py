@@ -24,7 +24,7 @@ import pytest
 from seawall.adapters.trackers.github import GitHubTracker
 from seawall.adapters.trackers.memory import MemoryTracker
 from seawall.errors import GitError, StateError
-from seawall.processes import process_alive
+from seawall.runtime.processes import process_alive
 from seawall.state.ledger import SessionPhase
 from seawall.telemetry import read_events
 from seawall.testing.http import Fault

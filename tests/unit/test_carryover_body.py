@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from seawall.carryover import Carryover, CarryoverKind, find_marker, render_body
-from seawall.status import error_in_text
+from seawall.status_parsing import error_in_text
 
 
 def _carry(

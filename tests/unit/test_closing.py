@@ -13,7 +13,7 @@ from seawall.carryover import (
     marker,
     render_body,
 )
-from seawall.closing import close_duplicates, close_landed
+from seawall.carryover.closing import close_duplicates, close_landed
 from seawall.errors import TrackerError
 
 

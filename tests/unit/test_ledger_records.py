@@ -11,8 +11,8 @@ from seawall.breakers.trip import BreakerKind, Trip
 from seawall.codec import decode, encode, from_data
 from seawall.model import Status
 from seawall.runner import RunCounts
-from seawall.session.dispatch import AgentRun
-from seawall.session.review import judge_status
+from seawall.session.agent_watch import AgentRun
+from seawall.session.verdict import judge_status
 from seawall.stagnation.finding import ErrorClass, Finding, Pattern, Source, Verdict
 from seawall.state.ledger import AgentRecord, IssueRef, SessionState, WaveRecord
 

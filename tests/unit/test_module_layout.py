@@ -21,7 +21,11 @@ MAX_LINES = 500
 
 
 #: Each code folder of the checkout and the import name it installs under.
-INSTALLED_AS = {"coordinator": "seawall", "adapters": "seawall.adapters", "prompts": "seawall.prompts"}
+INSTALLED_AS = {
+    "coordinator": "seawall",
+    "adapters": "seawall.adapters",
+    "prompts": "seawall.prompts",
+}
 
 
 def module_names(package: Path, name: str = "") -> dict[str, Path]:

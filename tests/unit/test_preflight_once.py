@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from seawall.errors import RunnerError
-from seawall.preflight import preflight_runners
 from seawall.runner import AgentRequest, AgentResult, AgentRunner, RunnerProbe
+from seawall.session.preflight import preflight_runners
 
 
 class ProbedRunner(AgentRunner):

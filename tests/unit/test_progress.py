@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from seawall.progress import Progress
+from seawall.report.progress import Progress
 
 
 class Clock:

@@ -19,7 +19,7 @@ from seawall.prompting import (
     render_new_files_part,
     render_rescope_prompt,
 )
-from seawall.status import parse_status
+from seawall.status_parsing import parse_status
 
 TASK = Task(id="parser", prompt="Add a parser for the plan format.\n", scope=("src/plan.py",))
 TEST_WRITER = Task(id="tw", prompt="Test the parser.", kind=TaskKind.TEST_WRITER)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from seawall.adapters.runners._ray_options import Placement, job_runtime_env
-from seawall.adapters.runners._ray_scope import PackedScope, pack_scope, unpack_scope
+from seawall.adapters.runners.ray.options import Placement, job_runtime_env
+from seawall.adapters.runners.ray.scope import PackedScope, pack_scope, unpack_scope
 from seawall.errors import RunnerError
 from seawall.model import Enforcement, Isolation, Task, Wave
 from seawall.runner import AgentRequest

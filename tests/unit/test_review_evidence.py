@@ -6,9 +6,9 @@ import pytest
 
 from seawall.codec import decode, encode
 from seawall.model import Status, Task, TaskKind
-from seawall.session.dispatch import AgentRun
+from seawall.session.agent_watch import AgentRun
 from seawall.session.evidence import accepts_no_change, verdict_note
-from seawall.session.review import judge_status
+from seawall.session.verdict import judge_status
 
 DONE = "Edited the module.\nSTATUS: done — module edited"
 

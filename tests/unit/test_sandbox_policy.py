@@ -12,7 +12,7 @@ import pytest
 
 from seawall.errors import PlanError
 from seawall.plan import parse_plan
-from seawall.processes import end_group
+from seawall.runtime.processes import end_group
 from seawall.sandbox import supervise
 from seawall.sandbox.launch import supervisor_argv
 from seawall.sandbox.policy import cli_state_paths, scope_policy, workspace_policy

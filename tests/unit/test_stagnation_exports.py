@@ -8,10 +8,12 @@ import pytest
 
 import seawall.breakers
 import seawall.stagnation
-import seawall.tail
+import seawall.transcripts.tail
 
 
-@pytest.mark.parametrize("module", [seawall.breakers, seawall.stagnation, seawall.tail], ids=str)
+@pytest.mark.parametrize(
+    "module", [seawall.breakers, seawall.stagnation, seawall.transcripts.tail], ids=str
+)
 def test_all_lists_exactly_the_public_names(module: types.ModuleType) -> None:
     public = {
         name

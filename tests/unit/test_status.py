@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from seawall.errors import ConfigurationError
 from seawall.model import Status
-from seawall.status import parse_status
+from seawall.status_parsing import parse_status
 
 FENCE = "```"
 

@@ -14,7 +14,7 @@ from seawall.unattended.config import RunnerSettings
 from seawall.unattended.executor import ExecutionRequest, ExecutionResult
 from seawall.unattended.paths import RunnerPaths
 from seawall.unattended.queue import QueueFile
-from seawall.unattended.status import ItemState, render_status, runner_status
+from seawall.unattended.status_view import ItemState, render_status, runner_status
 from seawall.unattended.tick import run_tick
 
 NOW = 1_800_000_000.0
@@ -89,7 +89,7 @@ def test_the_public_namespace_does_not_drift() -> None:
         "logs",
         "outcomes",
         "queue",
-        "status",
+        "status_view",
         "tick",
         "annotations",
     }

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from seawall.fsutil import file_lock
+from seawall.runtime.files import file_lock
 from seawall.unattended.breaker import BreakerState
 from seawall.unattended.config import RunnerSettings
 from seawall.unattended.executor import ExecutionRequest, ExecutionResult

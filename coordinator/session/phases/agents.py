@@ -13,8 +13,8 @@ from seawall.model import Isolation, Task
 from seawall.sandbox.placeholders import drop_recorded
 from seawall.scope.repostate import snapshot_path
 from seawall.scope.worktree_link import restore_links
+from seawall.session.agent_watch import AgentRun
 from seawall.session.context import WaveContext
-from seawall.session.dispatch import AgentRun
 from seawall.session.user_files import dirty_paths_in_scope
 from seawall.state.ledger import AgentRecord, WaveRecord
 

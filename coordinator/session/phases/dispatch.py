@@ -14,17 +14,17 @@ from seawall.breakers.trip import Trip
 from seawall.codec import decode_any, encode, from_data, to_data
 from seawall.errors import GitError, RunnerError, StateError
 from seawall.events import Event, ToolCall
-from seawall.faults import kill_point
-from seawall.fsutil import atomic_write_bytes
 from seawall.git.sparse import task_sparse_dirs
 from seawall.git.workspaces import restore_worktree
 from seawall.model import Enforcement, Isolation, Task
 from seawall.pricing import PriceTable
-from seawall.progress import Progress
+from seawall.report.progress import Progress
 from seawall.runner import AgentRequest, RunCounter
+from seawall.runtime.fault_injection import kill_point
+from seawall.runtime.files import atomic_write_bytes
 from seawall.sandbox.agents import agent_sandbox
+from seawall.session.agent_watch import AgentJob, AgentRun, dispatch_wave
 from seawall.session.context import WaveContext
-from seawall.session.dispatch import AgentJob, AgentRun, dispatch_wave
 from seawall.session.orphans import find_orphans, stop_orphans
 from seawall.session.phases.agents import (
     apply_run,

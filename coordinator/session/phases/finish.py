@@ -15,7 +15,7 @@ from seawall.carryover import (
 )
 from seawall.codec import to_data
 from seawall.model import Status
-from seawall.publish import PublishResult, publish_session, render_summary
+from seawall.publishing.pull_request import PublishResult, publish_session, render_summary
 from seawall.session.context import WaveContext
 from seawall.state.ledger import IssueRef, SessionPhase
 

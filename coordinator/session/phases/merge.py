@@ -10,14 +10,14 @@ from collections.abc import Sequence
 import anyio
 
 from seawall.carryover import plan_identity
-from seawall.closing import close_landed_wave
+from seawall.carryover.closing import close_landed_wave
 from seawall.errors import GitError
-from seawall.faults import kill_point
 from seawall.git.checks import WaveIntegration
 from seawall.git.merge import FixTask
 from seawall.model import Enforcement, Task
 from seawall.plan.loader import validate_task_id
 from seawall.prompting import render_conflict_fix_prompt
+from seawall.runtime.fault_injection import kill_point
 from seawall.session.context import WaveContext
 from seawall.session.halts import halt_on_base_checks, rebase_wave, report_checks
 from seawall.session.integrate import (

@@ -9,12 +9,12 @@ from typing import Any
 
 import anyio
 
-from seawall.faults import kill_point
 from seawall.git.sparse import task_sparse_dirs
 from seawall.git.workspaces import ensure_ready, prepare_workspaces
 from seawall.isolation import explain_enforcement
 from seawall.model import Enforcement, Isolation, Task, Wave
 from seawall.prompting import render_agent_prompt
+from seawall.runtime.fault_injection import kill_point
 from seawall.scope.manifest import (
     build_manifest,
     manifest_digest,

@@ -9,14 +9,14 @@ import time
 import anyio
 
 from seawall.carryover import Carryover, CarryoverKind, plan_identity
-from seawall.faults import kill_point
 from seawall.git.cleanup import prune_worktrees
 from seawall.git.repo import checkpoint_ref
 from seawall.model import Isolation, Status, Task
+from seawall.runtime.fault_injection import kill_point
 from seawall.scope.manifest import close_manifest, manifest_path
+from seawall.session.after_review import Action, decide_recovery
 from seawall.session.context import WaveContext
 from seawall.session.halts import halt_on_rate_limit
-from seawall.session.recovery import Action, decide_recovery
 from seawall.session.result import rate_limited
 from seawall.session.tasks import add_pending
 from seawall.session.wave_breaker import evaluate_wave

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from seawall.carryover.filer import RetryPolicy, is_transient, retrying
 from seawall.errors import ConfigurationError, GitError, TrackerError
-from seawall.faults import kill_point
-from seawall.fsutil import atomic_write_text
 from seawall.git.repo import run_git
 from seawall.model import PublishConfig
+from seawall.runtime.fault_injection import kill_point
+from seawall.runtime.files import atomic_write_text
 from seawall.tracker import Capability, IssueTracker, PullRequest, TrackerRateLimitError
 
 __all__ = ["PublishResult", "check_publisher", "publish_session", "render_summary"]

@@ -6,11 +6,11 @@ For a wave with more agents than one machine can build and test at once. Per ``r
    repository, the first with the history up to the first wave's base, each later one
    with only the commits since (shared by the agents of a wave), plus a small extra
    bundle for an earlier checkpoint ref. No shared filesystem or git server.
-2. A Ray task (placed by ``seawall.adapters.runners._ray_options.Placement``) clones them on some
+2. A Ray task (placed by ``seawall.adapters.runners.ray.options.Placement``) clones them on some
    worker, checks out the agent's branch, rebuilds the wrapped runner and runs it there
    under the same sandbox and with the wave's scope manifest, both re-rooted to the
-   clone (``seawall.adapters.runners._ray_scope``; the worker's side is
-   ``seawall.adapters.runners._ray_worker``).
+   clone (``seawall.adapters.runners.ray.scope``; the worker's side is
+   ``seawall.adapters.runners.ray.worker``).
 3. Events come back while the agent runs, through a small hub actor; each is handed to
    ``emit`` at once, so detectors, breakers and the live table work unchanged. After each
    edit the worker sends a shadow checkpoint as a bundle; the coordinator stores it,
@@ -42,14 +42,14 @@ from typing import Any, ClassVar, Self
 import anyio
 import anyio.to_thread
 
-from seawall.adapters.runners._ray_git import bundle
-from seawall.adapters.runners._ray_link import RayLink, wait_ref
-from seawall.adapters.runners._ray_local import LocalWorktree
-from seawall.adapters.runners._ray_options import Placement, parse_memory, runner_arguments
-from seawall.adapters.runners._ray_orphans import stop_remote_orphans
-from seawall.adapters.runners._ray_outcome import Settled, StopState, remote_result, stopped_before
-from seawall.adapters.runners._ray_scope import pack_scope
-from seawall.adapters.runners._ray_wire import Job, decode_event, encode_spec
+from seawall.adapters.runners.ray.git import bundle
+from seawall.adapters.runners.ray.link import RayLink, wait_ref
+from seawall.adapters.runners.ray.local import LocalWorktree
+from seawall.adapters.runners.ray.options import Placement, parse_memory, runner_arguments
+from seawall.adapters.runners.ray.orphans import stop_remote_orphans
+from seawall.adapters.runners.ray.outcome import Settled, StopState, remote_result, stopped_before
+from seawall.adapters.runners.ray.scope import pack_scope
+from seawall.adapters.runners.ray.wire import Job, decode_event, encode_spec
 from seawall.errors import ConfigurationError, RunnerError, SeawallError
 from seawall.model import RunnerSpec
 from seawall.runner import (
@@ -160,7 +160,7 @@ class RayRunner(AgentRunner):
 
     async def stop_remote_orphans(self, session: str, task_id: str) -> list[str]:
         """Stop the task's agents a dead coordinator left on the cluster's nodes (see
-        ``seawall.adapters.runners._ray_orphans``)."""
+        ``seawall.adapters.runners.ray.orphans``)."""
         return await stop_remote_orphans(self.link, self.placement, session, task_id)
 
     # -- one run ---------------------------------------------------------------------

@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from seawall.model import Status, StatusReport
-from seawall.session.dispatch import AgentRun
+from seawall.session.agent_watch import AgentRun
 from seawall.session.evidence import WorkEvidence, check_unchanged_done
 from seawall.stagnation.finding import Finding, Pattern
 from seawall.state.ledger import AgentRecord, SpiralRecord
-from seawall.status import parse_status
+from seawall.status_parsing import parse_status
 
 __all__ = ["apply_review"]
 

@@ -21,9 +21,9 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from seawall.adapters.runners._ray_git import bundle
-from seawall.adapters.runners._ray_hub import Hub
-from seawall.adapters.runners._ray_local import LocalWorktree
+from seawall.adapters.runners.ray.git import bundle
+from seawall.adapters.runners.ray.hub import Hub
+from seawall.adapters.runners.ray.local import LocalWorktree
 from seawall.errors import ConfigurationError, MissingExtraError, RunnerError
 from seawall.git.repo import common_dir, open_repository
 
@@ -94,7 +94,7 @@ class RayLink:
             if self._hub is None or self._hub[0] != job:
                 self._hub = (job, await self._new_hub(ray))
                 self._bases.clear()
-                from seawall.adapters.runners._ray_worker import run_remote
+                from seawall.adapters.runners.ray.worker import run_remote
 
                 self.remote = ray.remote(run_remote)
             return ray

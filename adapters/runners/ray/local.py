@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from seawall.adapters.runners._ray_git import (
+from seawall.adapters.runners.ray.git import (
     apply_tree,
     commit_tree,
     compare_and_swap_ref,
@@ -21,7 +21,7 @@ from seawall.adapters.runners._ray_git import (
     move_branch,
     unbundle,
 )
-from seawall.adapters.runners._ray_wire import CheckpointNote
+from seawall.adapters.runners.ray.wire import CheckpointNote
 from seawall.errors import GitError, RunnerError
 from seawall.git.repo import checkpoint_ref, open_repository, ref_target
 from seawall.runner import AgentRequest

@@ -37,9 +37,9 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from seawall.adapters.runners._ray_git import bundle, commit_tree, init_clone
-from seawall.adapters.runners._ray_scope import WorkerScope, unpack_scope
-from seawall.adapters.runners._ray_wire import (
+from seawall.adapters.runners.ray.git import bundle, commit_tree, init_clone
+from seawall.adapters.runners.ray.scope import WorkerScope, unpack_scope
+from seawall.adapters.runners.ray.wire import (
     CheckpointNote,
     Job,
     WorkerOutcome,

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from seawall.config.adapter_options import options_text
 from seawall.errors import ConfigurationError
 from seawall.model import OptionValue, RunnerSpec
-from seawall.options import options_text
 
 __all__ = ["OPTIONS", "Placement", "job_runtime_env", "parse_memory", "runner_arguments"]
 

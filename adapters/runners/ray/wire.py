@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
-from seawall.adapters.runners._ray_scope import PackedScope
+from seawall.adapters.runners.ray.scope import PackedScope
 from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.model import RunnerSpec
 

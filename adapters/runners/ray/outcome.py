@@ -17,8 +17,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from seawall.adapters.runners._ray_local import LocalWorktree
-from seawall.adapters.runners._ray_wire import WorkerOutcome
+from seawall.adapters.runners.ray.local import LocalWorktree
+from seawall.adapters.runners.ray.wire import WorkerOutcome
 from seawall.errors import RunnerError
 from seawall.runner import AgentRequest, AgentResult, Emitter
 

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from seawall import faults
 from seawall.errors import ConfigurationError
+from seawall.runtime import fault_injection as faults
 
 
 def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -26,7 +26,8 @@ def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_stray_variable_does_not_kill_an_embedding_program() -> None:
     result = _run(
-        "from seawall.faults import kill_point\nkill_point('between-merges')\nprint('alive')",
+        "from seawall.runtime.fault_injection import kill_point\n"
+        "kill_point('between-merges')\nprint('alive')",
         SEAWALL_KILL_AT="between-merges",
     )
     assert result.returncode == 0, result.stderr
@@ -35,7 +36,7 @@ def test_a_stray_variable_does_not_kill_an_embedding_program() -> None:
 
 def test_an_armed_point_kills_on_the_nth_time() -> None:
     result = _run(
-        "from seawall import faults\n"
+        "from seawall.runtime import fault_injection as faults\n"
         "faults.arm('mid-advance', nth=2)\n"
         "faults.kill_point('mid-advance')\nprint('first', flush=True)\n"
         "faults.kill_point('between-merges')\n"
@@ -47,7 +48,7 @@ def test_an_armed_point_kills_on_the_nth_time() -> None:
 
 def test_the_command_line_arms_from_the_environment() -> None:
     result = _run(
-        "from seawall import faults\n"
+        "from seawall.runtime import fault_injection as faults\n"
         "faults.arm_from_environment()\n"
         "faults.kill_point('before-advance')\nprint('alive')",
         SEAWALL_KILL_AT="before-advance",

@@ -22,8 +22,8 @@ from typing import Any
 
 import anyio
 
-from seawall.adapters.runners._ray_link import RayLink, wait_ref
-from seawall.adapters.runners._ray_options import Placement
+from seawall.adapters.runners.ray.link import RayLink, wait_ref
+from seawall.adapters.runners.ray.options import Placement
 from seawall.errors import RunnerError, SeawallError
 
 __all__ = ["ORPHAN_WAIT", "PROBE_WAIT", "reap_here", "stop_remote_orphans"]

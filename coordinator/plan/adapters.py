@@ -6,7 +6,7 @@ a class with an abstract method left out or a constructor that raises stops the
 command with a ``PlanError`` naming the plan file, the field, the entry point and its
 package, and no agent ever starts. The built instances are then the session's own.
 (Whether each runner's program can start is the session's preflight, in
-``seawall.preflight``.)
+``seawall.session.preflight``.)
 """
 
 from __future__ import annotations
@@ -101,8 +101,8 @@ def _tracker(plan: Plan, config: TrackerConfig, root: Path) -> IssueTracker:
 
 
 def _publisher(plan: Plan, host: IssueTracker) -> None:
-    from seawall.notify import check_notify
-    from seawall.publish import check_publisher
+    from seawall.publishing.pull_request import check_publisher
+    from seawall.publishing.webhook import check_notify
 
     try:
         check_publisher(host, plan.session.publish)

@@ -21,7 +21,7 @@ from anyio.abc import TaskStatus
 
 from seawall.breakers.trip import Trip
 from seawall.events import Event
-from seawall.fsutil import file_lock
+from seawall.runtime.files import file_lock
 from seawall.stagnation.finding import Finding
 from seawall.stagnation.monitor import AgentMonitor
 from seawall.transcripts import TranscriptReader
