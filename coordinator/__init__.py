@@ -38,10 +38,6 @@ if TYPE_CHECKING:
     from seawall.isolation import explain_isolation as explain_isolation
     from seawall.isolation import resolve_enforcement as resolve_enforcement
     from seawall.isolation import resolve_isolation as resolve_isolation
-    from seawall.lead.types import AgentAssignment as AgentAssignment
-    from seawall.lead.types import AgentReview as AgentReview
-    from seawall.lead.types import PreparedWave as PreparedWave
-    from seawall.lead.types import WaveReport as WaveReport
     from seawall.model import BreakerLimits as BreakerLimits
     from seawall.model import Budgets as Budgets
     from seawall.model import ChecksPolicy as ChecksPolicy
@@ -73,6 +69,10 @@ if TYPE_CHECKING:
     from seawall.runner import runner_options as runner_options
     from seawall.session.engine import Session as Session
     from seawall.session.engine import SessionResult as SessionResult
+    from seawall.session.step_types import AgentAssignment as AgentAssignment
+    from seawall.session.step_types import AgentReview as AgentReview
+    from seawall.session.step_types import PreparedWave as PreparedWave
+    from seawall.session.step_types import WaveReport as WaveReport
     from seawall.status_parsing import parse_status as parse_status
     from seawall.tracker import Capability as Capability
     from seawall.tracker import Issue as Issue
@@ -123,7 +123,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "resolve_enforcement",
         "resolve_isolation",
     ),
-    "seawall.lead.types": (
+    "seawall.session.step_types": (
         "AgentAssignment",
         "AgentReview",
         "PreparedWave",

@@ -3,7 +3,8 @@
 A group module exposes ``register(subparsers)``; it adds its parsers and sets a
 ``handler`` default: a function taking the parsed namespace and returning an exit code.
 Only the module of the command being run is imported and only its parser built
-(``COMMANDS`` says which module registers which command; a test keeps it true), and
+(``seawall.cli.commands.COMMANDS`` says which module registers which command; a test
+keeps it true), and
 heavy imports happen inside handlers, so ``--version`` starts fast. ``--help`` and an
 unknown command build every parser (``seawall.cli.parsing``). ``seawall hook ...``
 never builds a parser: the hook client (``seawall.hooks.client``) hands the call to
@@ -27,51 +28,13 @@ if TYPE_CHECKING:
 
 __all__ = ["build_parser", "main"]
 
-COMMAND_MODULES = (
-    "seawall.cli.plan",
-    "seawall.cli.session",
-    "seawall.cli.wave",
-    "seawall.cli.report",
-    "seawall.cli.worktrees",
-    "seawall.cli.restore",
-    "seawall.cli.carryover",
-    "seawall.cli.hooks",
-    "seawall.cli.unattended",
-    "seawall.cli.lead",
-    "seawall.cli.replay",
-    "seawall.cli.adapters",
-)
 
-
-COMMANDS: dict[str, str] = {
-    "plan": "seawall.cli.plan",
-    "prompt": "seawall.cli.plan",
-    "run": "seawall.cli.session",
-    "demo": "seawall.cli.session",
-    "status": "seawall.cli.session",
-    "resume": "seawall.cli.session",
-    "kill": "seawall.cli.session",
-    "reset": "seawall.cli.session",
-    "wave": "seawall.cli.wave",
-    "report": "seawall.cli.report",
-    "worktrees": "seawall.cli.worktrees",
-    "restore": "seawall.cli.restore",
-    "carryover": "seawall.cli.carryover",
-    "hook": "seawall.cli.hooks",
-    "hooks": "seawall.cli.hooks",
-    "runner": "seawall.cli.unattended",
-    "next": "seawall.cli.lead",
-    "mcp": "seawall.cli.lead",
-    "replay": "seawall.cli.replay",
-    "adapters": "seawall.cli.adapters",
-}
-
-
-def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
+def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser of ``modules``' commands (all of them by default)."""
+    from seawall.cli.commands import COMMAND_MODULES
     from seawall.cli.parsing import build_parser
 
-    return build_parser(modules)
+    return build_parser(COMMAND_MODULES if modules is None else modules)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

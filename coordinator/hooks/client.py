@@ -57,7 +57,7 @@ def run(argv: list[str]) -> int | None:
     try:
         sock.settimeout(TIMEOUT)
         try:
-            if resident and not residence.private(path.rpartition("/")[0]):
+            if resident and not wire.private(path.rpartition("/")[0]):
                 raise FileNotFoundError(path)  # made by someone else: never trusted
             sock.connect(path)
         except OSError:

@@ -27,7 +27,7 @@ import sys
 
 from seawall.hooks import wire
 
-__all__ = ["IDLE_ENV", "RESIDENT_ENV", "main", "private", "socket_path", "start"]
+__all__ = ["IDLE_ENV", "RESIDENT_ENV", "main", "socket_path", "start"]
 
 RESIDENT_ENV = "SEAWALL_HOOK_RESIDENT"
 """``off`` makes every hook call with no session server decide in its own process; an
@@ -59,19 +59,6 @@ def socket_path() -> str:
     return f"{folder or _ROOT + f'/seawall-resident-{os.getuid()}'}/{key:016x}.sock"
 
 
-def private(folder: str) -> bool:
-    """Whether ``folder`` is a real directory of this user that nobody else may write."""
-    try:
-        info = os.lstat(folder)
-    except OSError:
-        return False
-    return (
-        (info.st_mode & 0o170000) == 0o040000
-        and info.st_uid == os.getuid()
-        and not (info.st_mode & 0o022)
-    )
-
-
 def start() -> None:
     """Start the resident server in the background; never fails the call that asks."""
     path = socket_path()
@@ -82,7 +69,7 @@ def start() -> None:
         pass
     except OSError:
         return
-    if not private(folder):
+    if not wire.private(folder):
         return
     try:
         null = os.open(os.devnull, os.O_RDWR)

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 from seawall.hooks import wire
-from seawall.hooks.resident import private
 
 __all__ = ["serve"]
 
@@ -31,7 +30,7 @@ _CALL_TIMEOUT = 30.0  # a caller that connects and sends nothing is dropped afte
 def serve(path: str, *, idle: float) -> None:
     """Serve hook calls on ``path`` until ``idle`` seconds pass without one."""
     socket_file = Path(path)
-    if not private(str(socket_file.parent)):
+    if not wire.private(str(socket_file.parent)):
         return
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
     try:

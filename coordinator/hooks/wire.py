@@ -6,10 +6,12 @@ separated by NUL bytes) and the hook's stdin as it came. The answer is one heade
 ``<exit code> <stdout bytes> <stderr bytes>``, then both texts. The client sends its
 request and shuts its side down; the server answers and closes. Nothing here imports
 anything: the client runs once per tool call, and every module it loads is paid for on
-every call.
+every call; ``os`` is loaded by the interpreter itself.
 """
 
 from __future__ import annotations
+
+import os
 
 __all__ = [
     "EVENTS",
@@ -21,6 +23,7 @@ __all__ = [
     "decode_response",
     "encode_request",
     "encode_response",
+    "private",
 ]
 
 EVENTS = ("pre-tool-use", "post-tool-use", "subagent-stop")
@@ -37,6 +40,20 @@ RETIRED = -1
 caller decides the call by itself."""
 
 _MAGIC = b"seawall-hook/1"
+
+
+def private(folder: str) -> bool:
+    """Whether ``folder`` is a real directory of this user that nobody else may write (a
+    socket is trusted only in such a folder)."""
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    return (
+        (info.st_mode & 0o170000) == 0o040000
+        and info.st_uid == os.getuid()
+        and not (info.st_mode & 0o022)
+    )
 
 
 class WireError(ValueError):

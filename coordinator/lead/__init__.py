@@ -10,7 +10,7 @@ over the Model Context Protocol.
 
 from __future__ import annotations
 
-from seawall.lead.types import (
+from seawall.session.step_types import (
     AgentAssignment,
     AgentReview,
     PreparedWave,

@@ -27,8 +27,8 @@ from msgspec import UNSET, UnsetType
 
 from seawall.config.fields import suggest
 from seawall.errors import ConfigurationError, StateError
-from seawall.lead.types import Document, PreparedWave, WaveReport
 from seawall.session.engine import Session
+from seawall.session.step_types import Document, PreparedWave, WaveReport
 from seawall.state.ledger import Halt, SessionPhase, WavePhase
 
 __all__ = [

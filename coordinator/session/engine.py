@@ -26,7 +26,6 @@ from seawall.errors import StateError
 from seawall.git.cleanup import remove_stale_check_worktrees
 from seawall.git.repo import ensure_excluded, open_repository, pin_base, require_no_operation
 from seawall.git.workspaces import require_clean_worktree
-from seawall.lead.types import PreparedWave, WaveReport
 from seawall.model import Plan, RunnerSpec, Status, Task
 from seawall.plan.loader import parse_plan
 from seawall.plan.render import plan_source
@@ -42,6 +41,7 @@ from seawall.session.phases.finish import finish_session
 from seawall.session.phases.lead import prepare_for_lead, review_from_lead
 from seawall.session.preflight import preflight_runners
 from seawall.session.result import SessionResult, rate_limited
+from seawall.session.step_types import PreparedWave, WaveReport
 from seawall.session.tasks import ready_tasks
 from seawall.session.wave_breaker import clear_for_resume
 from seawall.state.leadlease import check_lease, release_lease, take_lease

@@ -218,11 +218,12 @@ def _modules_after_a_call(env: dict[str, str], payload: dict[str, Any]) -> tuple
     """(stdout, the decision modules loaded in the hook's own process) of one call."""
     probe = (
         "import sys\n"
+        "before = set(sys.modules)  # what the interpreter's start-up (an install's .pth) loaded\n"
         "from seawall.cli import main\n"
         "code = main(['hook', 'pre-tool-use'])\n"
         "heavy = ('argparse', 'json', 'dataclasses', 'typing', 'enum', 'pathlib',\n"
         "         'seawall.model', 'seawall.hooks.entry', 'seawall.scope')\n"
-        "print(sorted(name for name in heavy if name in sys.modules), file=sys.stderr)\n"
+        "print(sorted(n for n in heavy if n in sys.modules and n not in before), file=sys.stderr)\n"
     )
     done = subprocess.run(
         [INTERPRETER, "-c", probe], input=json.dumps(payload), env=env,
@@ -239,13 +240,25 @@ def test_off_decides_every_call_in_its_own_process(repo: Path, home: Path) -> No
     assert "seawall.hooks.entry" in loaded and "seawall.scope" in loaded
 
 
-def test_the_installed_command_starts_without_re_or_a_parser(tmp_path: Path) -> None:
+def _imported(argv: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     done = subprocess.run(
-        [INTERPRETER, "-X", "importtime", SEAWALL, "--version"],
-        capture_output=True, text=True, timeout=60, cwd=tmp_path,
-    )  # fmt: skip
+        [INTERPRETER, "-X", "importtime", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+    )
+    return done, {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+
+
+def test_the_installed_command_starts_without_re_or_a_parser(tmp_path: Path) -> None:
+    """What the command imports beyond what the interpreter's own start-up imports (an
+    editable install's import hook loads ``pathlib`` and ``re`` into every process of
+    its environment; an installed wheel adds nothing)."""
+    _, interpreter = _imported(["-c", "pass"], tmp_path)
+    done, loaded = _imported([SEAWALL, "--version"], tmp_path)
+    loaded -= interpreter
     assert done.returncode == 0 and done.stdout.startswith("seawall ")
-    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
     assert "seawall.cli" in loaded
     assert not loaded & {"re", "argparse", "enum", "importlib.metadata", "seawall.hooks"}
 

@@ -168,11 +168,13 @@ def test_a_served_call_imports_no_parser_and_no_decision_code(repo: Path, served
     make_manifest(repo)
     code = (
         "import sys\n"
+        "before = set(sys.modules)  # what the interpreter's start-up (an install's .pth) loaded\n"
         "from seawall.cli import main\n"
         "code = main(['hook', 'pre-tool-use'])\n"
         "heavy = ('argparse', 'json', 'dataclasses', 'typing', 'enum', 'seawall.model',\n"
         "         'seawall.hooks.entry', 'seawall.scope', 'anyio', 'socket')\n"
-        "print(code, sorted(name for name in heavy if name in sys.modules), file=sys.stderr)\n"
+        "loaded = [n for n in heavy if n in sys.modules and n not in before]\n"
+        "print(code, sorted(loaded), file=sys.stderr)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code],

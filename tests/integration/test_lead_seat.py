@@ -16,7 +16,7 @@ import pytest
 from seawall import AgentAssignment, PreparedWave, Session, WaveReport, load_plan
 from seawall.adapters.trackers.memory import MemoryTracker
 from seawall.exitcodes import ExitCode
-from seawall.lead.types import SCHEMAS, load_schema
+from seawall.session.step_types import SCHEMAS, load_schema
 from tests.integration.sessionkit import make_repo, seawall, show
 
 PLAN = (

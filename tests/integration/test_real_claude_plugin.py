@@ -21,7 +21,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from seawall.lead.types import load_schema
+from seawall.session.step_types import load_schema
 from tests.fakes.agent_clis import AgentClis
 from tests.fakes.anthropic_server import AnthropicServer
 from tests.fakes.model_script import Call, ModelTurn, Script

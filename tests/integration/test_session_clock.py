@@ -12,11 +12,11 @@ import jsonschema
 from seawall.adapters.runners.callable import CallableRunner
 from seawall.codec import decode, encode
 from seawall.exitcodes import ExitCode
-from seawall.lead.types import load_schema
 from seawall.plan import parse_plan
 from seawall.runner import AgentRequest, EmitFn
 from seawall.session.clock import SessionClock
 from seawall.session.engine import Session
+from seawall.session.step_types import load_schema
 from seawall.state.ledger import SessionPhase, SessionState
 from seawall.state.store import StateStore
 from seawall.telemetry import read_events

@@ -129,7 +129,7 @@ def test_the_default_command_is_seawall_run(tmp_path: Path) -> None:
     assert SubprocessExecutor().argv(req) == [
         sys.executable,
         "-m",
-        "coordinator",
+        "seawall",
         "run",
         req.item.plan,
         "--repo",

@@ -7,7 +7,8 @@ import importlib
 import subprocess
 import sys
 
-from seawall.cli import COMMAND_MODULES, COMMANDS, build_parser, main
+from seawall.cli import build_parser, main
+from seawall.cli.commands import COMMAND_MODULES, COMMANDS
 from seawall.version import __version__
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from seawall.errors import StateError
-from seawall.lead.types import AgentAssignment, AgentReview, PreparedWave, WaveReport
 from seawall.session.context import WaveContext
 from seawall.session.halts import halt_on_session_time
 from seawall.session.phases.agents import apply_run, snapshot_unreported
@@ -20,6 +19,7 @@ from seawall.session.phases.planning import plan_next
 from seawall.session.phases.prepare import ensure_workspaces, prepare, prompt_for
 from seawall.session.phases.recover import recover
 from seawall.session.phases.review import review, settle_in_place
+from seawall.session.step_types import AgentAssignment, AgentReview, PreparedWave, WaveReport
 from seawall.session.tasks import ready_tasks
 from seawall.state.ledger import WavePhase, WaveRecord
 
