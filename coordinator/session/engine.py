@@ -38,9 +38,9 @@ from seawall.session.clock import Clock, SessionClock
 from seawall.session.context import WaveContext
 from seawall.session.loop import advance
 from seawall.session.phases.finish import finish_session
-from seawall.session.phases.lead import prepare_for_lead, review_from_lead
 from seawall.session.preflight import preflight_runners
 from seawall.session.result import SessionResult, rate_limited
+from seawall.session.step_mode import prepare_for_lead, review_from_lead
 from seawall.session.step_types import PreparedWave, WaveReport
 from seawall.session.tasks import ready_tasks
 from seawall.session.wave_breaker import clear_for_resume

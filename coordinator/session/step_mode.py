@@ -3,7 +3,9 @@
 ``prepare_for_lead`` plans and prepares the next wave and returns what the lead needs
 to dispatch it (a ``PreparedWave``); ``review_from_lead`` takes each agent's final text
 and runs the rest of the wave (review, merge, recover) as the driven loop does (a
-``WaveReport``). Neither finishes the session: that is ``finish_session``, its own step.
+``WaveReport``). Both run the driven loop's own halves (``seawall.session.wave_steps``),
+so the same halts apply. Neither finishes the session: that is ``finish_session``, its
+own step.
 """
 
 from __future__ import annotations
@@ -12,16 +14,11 @@ from collections.abc import Mapping
 
 from seawall.errors import StateError
 from seawall.session.context import WaveContext
-from seawall.session.halts import halt_on_session_time
 from seawall.session.phases.agents import apply_run, snapshot_unreported
-from seawall.session.phases.merge import merge
-from seawall.session.phases.planning import plan_next
-from seawall.session.phases.prepare import ensure_workspaces, prepare, prompt_for
-from seawall.session.phases.recover import recover
-from seawall.session.phases.review import review, settle_in_place
+from seawall.session.phases.prepare import ensure_workspaces, prompt_for
 from seawall.session.step_types import AgentAssignment, AgentReview, PreparedWave, WaveReport
-from seawall.session.tasks import ready_tasks
-from seawall.state.ledger import WavePhase, WaveRecord
+from seawall.session.wave_steps import land_wave, next_wave
+from seawall.state.ledger import WavePhase
 
 __all__ = ["prepare_for_lead", "review_from_lead"]
 
@@ -31,18 +28,10 @@ async def prepare_for_lead(ctx: WaveContext) -> PreparedWave | None:
     or None when nothing is left (finishing, which files what is missing, is its own
     step) or the session halted: as the driven loop does, it halts before it plans a
     new wave or hands out a prepared one past its ``budgets.session_minutes``."""
-    wave = ctx.state.current_wave
-    if wave is None or wave.phase is WavePhase.DONE:
-        if ready_tasks(ctx.state) and await halt_on_session_time(ctx, wave):
-            return None
-        wave = await plan_next(ctx)
-        if wave is None:
-            return None
-    if wave.phase is WavePhase.PLANNED:
-        await prepare(ctx, wave)
+    wave = await next_wave(ctx)
+    if wave is None:
+        return None
     if wave.phase is WavePhase.PREPARED:
-        if await halt_on_session_time(ctx, wave):
-            return None
         await ensure_workspaces(ctx, wave)
         wave.phase = WavePhase.DISPATCHED
         wave.lead = True
@@ -85,11 +74,7 @@ async def review_from_lead(ctx: WaveContext, outputs: Mapping[str, str]) -> Wave
         run.stop_reason = "" if text is not None else "no output was given"
         apply_run(ctx, record, run)
     await ctx.save()
-    await settle_in_place(ctx, wave)
-    await review(ctx, wave)
-    await merge(ctx, wave)
-    if _merged(wave):  # not halted before the merge
-        await recover(ctx, wave)
+    await land_wave(ctx, wave)
     state = ctx.state
     return WaveReport(
         session=state.session,
@@ -111,7 +96,3 @@ async def review_from_lead(ctx: WaveContext, outputs: Mapping[str, str]) -> Wave
         checks=wave.checks,
         halt=state.halt,
     )
-
-
-def _merged(wave: WaveRecord) -> bool:
-    return wave.phase is WavePhase.MERGED
