@@ -1,4 +1,4 @@
-"""Dispatch: run the agents of one wave concurrently and watch each of them live.
+"""The watch of running agents: run the agents of one wave concurrently, each watched live.
 
 Per agent: a runner call with its wall clock, the coordinator's own counts (turns, tool
 calls, cost), the per-agent breakers and the stagnation detectors on every event, a
@@ -29,7 +29,7 @@ from seawall.stagnation import AgentMonitor
 from seawall.state.runs import AgentRun
 from seawall.telemetry import EventLog
 
-__all__ = ["AgentJob", "AgentRun", "dispatch_wave"]
+__all__ = ["AgentJob", "AgentRun", "AgentWatch", "dispatch_wave", "run_agent"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -89,22 +89,181 @@ async def dispatch_wave(
     return [runs[job.task_id] for job in jobs]
 
 
-@dataclass(slots=True)
-class _Watch:
-    """What the coordinator saw of one running agent besides its counts: the trip that
-    stopped it, why it was stopped, its errors, edits and guard denials."""
+class AgentWatch:
+    """The coordinator's live watch of one running agent, fed every event the runner
+    streams (``observe``): its counts, the edits it makes (a shadow checkpoint after
+    each), its errors and guard denials, and the judgement that stops it (``judge``).
+    ``finish`` turns what was seen into the agent's ``AgentRun``."""
 
-    trip: Trip | None = None
-    stop: str = ""
-    saw_errors: bool = False
-    last_error: str = ""
-    checkpoint_error: str = ""
-    failed_edits: int = 0
-    last_failed_edit: str = ""
-    writes: int = 0
-    guard_denials: int = 0
-    last_guard_denial: str = ""
-    events: int = 0  # events of the run, not counting a runner's own end-of-run note
+    def __init__(
+        self,
+        job: AgentJob,
+        *,
+        on_event: OnEvent | None = None,
+        on_trip: Callable[[AgentJob, Trip], None] | None = None,
+    ) -> None:
+        self.job = job
+        self.on_event = on_event
+        self.on_trip = on_trip
+        self.counter = RunCounter(clock=time.monotonic, prices=job.prices)
+        self.monitor = AgentMonitor(
+            session=job.session,
+            wave=job.wave,
+            agent=job.task_id,
+            workspace=job.request.workspace,
+            repo=job.repo,
+            isolation=Isolation.NONE if job.in_place else Isolation.WORKTREE,
+            limits=job.limits,
+            stagnation=job.stagnation,
+            event_log=job.event_log,
+        )
+        self.pending_edits: dict[str, tuple[str, ...]] = {}  # call id -> paths it edits
+        self.touched: set[str] = set()
+        self.trip: Trip | None = None  # the trip that stopped the agent
+        self.stop_reason = ""  # why the coordinator stopped it ("" while it was not)
+        self.saw_errors = False
+        self.last_error = ""
+        self.checkpoint_error = ""
+        self.failed_edits = 0
+        self.last_failed_edit = ""
+        self.writes = 0
+        self.guard_denials = 0
+        self.last_guard_denial = ""
+        self.events = 0  # events of the run, not counting a runner's own end-of-run note
+
+    async def observe(self, event: Event) -> None:
+        """The runner's event callback: count, record edits, then judge."""
+        if not (type(event) is Final and not event.text):  # a runner's own end-of-run note
+            self.events += 1
+        self.counter.observe(event)
+        if self.on_event is not None:
+            self.on_event(self.job.task_id, event, self.counter)
+        if type(event) is ToolCall:
+            paths = edited_paths(event)
+            if paths:
+                self.pending_edits[event.call_id] = paths
+        elif type(event) is ToolResult:
+            await self._result(event)
+        self.judge(event)
+
+    async def _result(self, event: ToolResult) -> None:
+        """A tool's result: an error (a guard's denial, a failed edit) or a done edit,
+        whose files get their shadow checkpoint now."""
+        denied = False
+        if event.is_error and not event.cancelled:
+            self.saw_errors = True
+            self.last_error = event.text[-2000:]
+            denied = is_guard_denial(event.text)
+            if denied:
+                self.guard_denials += 1
+                self.last_guard_denial = event.text[:500]
+        paths = self.pending_edits.pop(event.call_id, ())
+        if paths and event.is_error and not event.cancelled and not denied:
+            self.failed_edits += 1
+            self.last_failed_edit = event.text[:500]
+        if paths and not event.is_error:
+            self.writes += 1
+            self.touched.update(_relative(self.job.request.workspace, path) for path in paths)
+            await self._guarded(self.job.checkpointer.acheckpoint(self._in_place(paths)))
+
+    def judge(self, event: Event) -> None:
+        """Whether this event ends the agent, and if so stop it. Two things do: a trip of
+        the per-agent breakers or the stagnation detectors (``AgentMonitor.observe``; a
+        self-service trip only warns the agent through its hooks), and a turn past the
+        task's limit. The first reason is kept."""
+        trip = self.monitor.observe(event)
+        if trip is not None and self.trip is None and not trip.self_service:
+            self.trip = trip
+            self.stop(f"breaker {trip.kind.label}: {trip.evidence}")
+            if self.on_trip is not None:
+                self.on_trip(self.job, trip)
+        if type(event) is Turn and self.counter.turns > self.job.max_turns and not self.stop_reason:
+            self.stop(f"turn limit: {self.counter.turns} turns > max {self.job.max_turns}")
+
+    def stop(self, reason: str) -> None:
+        """Stop the agent: the request's stop signal is set, and the runner ends the
+        agent's whole process group (``runtime.processes.aend_group``: SIGTERM, a grace
+        period, SIGKILL) and returns an interrupted result, which ``finish`` snapshots."""
+        self.stop_reason = reason
+        self.job.request.stop.stop(reason)
+
+    async def finish(
+        self, result: AgentResult | None, *, runner_error: str, start_failure: str
+    ) -> AgentRun:
+        """The agent's run once its runner returned (``result``) or failed
+        (``runner_error``): a last checkpoint, a ``wip:`` snapshot of an interrupted
+        run, and everything seen, as one record."""
+        job, counter = self.job, self.counter
+        final_paths = tuple(sorted(self.touched.union(job.scope_paths() if job.in_place else ())))
+        checkpoint = await self._guarded(job.checkpointer.acheckpoint(self._in_place(final_paths)))
+        final = counter.final
+        if final is not None and final.turn_limit and not self.stop_reason:
+            turns = final.num_turns if final.num_turns is not None else counter.turns
+            self.stop_reason = (
+                f"turn limit: the agent stopped after {turns} turns (max {job.max_turns})"
+            )
+        interrupted = result is None or result.interrupted or bool(self.stop_reason)
+        wip = None
+        if interrupted and (self.trip is None or self.trip.wants_snapshot):
+            reason = self.stop_reason or (result.stop_reason if result else "") or runner_error
+            wip = await self._guarded(
+                job.checkpointer.awip(reason or "stopped", self._in_place(final_paths))
+            )
+        final_text = result.final_text if result else ""
+        if not final_text and final is not None:
+            final_text = final.text
+        if result is not None and checkpoint is None and job.checkpointer.tip is None:
+            start_failure = _died_at_start(result, events=self.events, touched=self.touched)
+        return AgentRun(
+            task_id=job.task_id,
+            is_error=bool(result and result.is_error) or bool(runner_error),
+            exit_code=result.exit_code if result else None,
+            transcript=str(result.transcript_path or "") if result else "",
+            counts=RunCounts(
+                turns=counter.turns,
+                tool_calls=counter.tool_calls,
+                cost_usd=round(counter.cost_usd, 6),
+                cost_estimated=counter.cost_estimated,
+                input_tokens=counter.input_tokens,
+                output_tokens=counter.output_tokens,
+                elapsed_s=round(counter.elapsed_s, 3),
+                last_tool=counter.last_tool or "",
+            ),
+            trip=self.trip,
+            stop_reason=self.stop_reason or (result.stop_reason if result else ""),
+            final_text=final_text,
+            checkpoint=checkpoint or job.checkpointer.tip,
+            wip=wip,
+            touched=final_paths,
+            findings=list(self.monitor.finish()),
+            runner_error=runner_error,
+            checkpoint_error=self.checkpoint_error,
+            truncated=interrupted and not runner_error,
+            saw_errors=self.saw_errors or bool(result and result.is_error),
+            last_error=self.last_error,
+            denials=final.denials if final is not None else (),
+            failed_edits=self.failed_edits,
+            last_failed_edit=self.last_failed_edit,
+            writes=self.writes,
+            guard_denials=self.guard_denials,
+            last_guard_denial=self.last_guard_denial,
+            start_failure=start_failure,
+            stderr_tail=result.stderr_tail[-2000:] if result else "",
+        )
+
+    def _in_place(self, paths: Sequence[str]) -> Sequence[str] | None:
+        """The paths a checkpoint takes: those given in place, the whole worktree else."""
+        return paths if self.job.in_place else None
+
+    async def _guarded(self, step: Awaitable[str | None]) -> str | None:
+        """Run one checkpoint step; a git failure (a full disk) is kept for the session to
+        report once the wave's agents have ended, instead of cancelling the whole wave.
+        The agent's files stay in its workspace, where a resume records them."""
+        try:
+            return await step
+        except GitError as exc:
+            self.checkpoint_error = self.checkpoint_error or str(exc)
+            return None
 
 
 async def run_agent(
@@ -113,125 +272,17 @@ async def run_agent(
     on_event: OnEvent | None = None,
     on_trip: Callable[[AgentJob, Trip], None] | None = None,
 ) -> AgentRun:
-    """Run one agent to its end under the coordinator's watch."""
-    counter = RunCounter(clock=time.monotonic, prices=job.prices)
-    monitor = AgentMonitor(
-        session=job.session,
-        wave=job.wave,
-        agent=job.task_id,
-        workspace=job.request.workspace,
-        repo=job.repo,
-        isolation=Isolation.NONE if job.in_place else Isolation.WORKTREE,
-        limits=job.limits,
-        stagnation=job.stagnation,
-        event_log=job.event_log,
-    )
-    pending_edits: dict[str, tuple[str, ...]] = {}
-    touched: set[str] = set()
-    watch = _Watch()
-
-    async def emit(event: Event) -> None:
-        if not (type(event) is Final and not event.text):  # a runner's own end-of-run note
-            watch.events += 1
-        counter.observe(event)
-        if on_event is not None:
-            on_event(job.task_id, event, counter)
-        if type(event) is ToolCall:
-            paths = edited_paths(event)
-            if paths:
-                pending_edits[event.call_id] = paths
-        elif type(event) is ToolResult:
-            denied = False
-            if event.is_error and not event.cancelled:
-                watch.saw_errors = True
-                watch.last_error = event.text[-2000:]
-                denied = is_guard_denial(event.text)
-                if denied:
-                    watch.guard_denials += 1
-                    watch.last_guard_denial = event.text[:500]
-            paths = pending_edits.pop(event.call_id, ())
-            if paths and event.is_error and not event.cancelled and not denied:
-                watch.failed_edits += 1
-                watch.last_failed_edit = event.text[:500]
-            if paths and not event.is_error:
-                watch.writes += 1
-                touched.update(_relative(job.request.workspace, path) for path in paths)
-                await _guarded(watch, job.checkpointer.acheckpoint(paths if job.in_place else None))
-        trip = monitor.observe(event)
-        if trip is not None and watch.trip is None and not trip.self_service:
-            watch.trip = trip
-            _stop(job, f"breaker {trip.kind.label}: {trip.evidence}", watch)
-            if on_trip is not None:
-                on_trip(job, trip)
-        if type(event) is Turn and counter.turns > job.max_turns and not watch.stop:
-            _stop(job, f"turn limit: {counter.turns} turns > max {job.max_turns}", watch)
-
+    """Run one agent to its end under the coordinator's watch (``AgentWatch``)."""
+    watch = AgentWatch(job, on_event=on_event, on_trip=on_trip)
     result: AgentResult | None = None
-    runner_error = ""
-    start_failure = ""
+    runner_error = start_failure = ""
     try:
-        result = await job.runner.run(job.request, emit)
+        result = await job.runner.run(job.request, watch.observe)
     except RunnerError as exc:  # the program could not be started at all
         runner_error = start_failure = str(exc)
     except Exception as exc:  # noqa: BLE001 - a runner that breaks is this agent's outcome
         runner_error = f"{type(exc).__name__}: {exc}"
-    final_paths = tuple(sorted(touched.union(job.scope_paths() if job.in_place else ())))
-    checkpoint = await _guarded(
-        watch, job.checkpointer.acheckpoint(final_paths if job.in_place else None)
-    )
-    final = counter.final
-    if final is not None and final.turn_limit and not watch.stop:
-        turns = final.num_turns if final.num_turns is not None else counter.turns
-        watch.stop = f"turn limit: the agent stopped after {turns} turns (max {job.max_turns})"
-    interrupted = result is None or result.interrupted or bool(watch.stop)
-    wip = None
-    trip = watch.trip
-    if interrupted and (trip is None or trip.wants_snapshot):
-        reason = watch.stop or (result.stop_reason if result else "") or runner_error
-        wip = await _guarded(
-            watch, job.checkpointer.awip(reason or "stopped", final_paths if job.in_place else None)
-        )
-    final_text = result.final_text if result else ""
-    if not final_text and counter.final is not None:
-        final_text = counter.final.text
-    if result is not None and checkpoint is None and job.checkpointer.tip is None:
-        start_failure = _died_at_start(result, events=watch.events, touched=touched)
-    return AgentRun(
-        task_id=job.task_id,
-        is_error=bool(result and result.is_error) or bool(runner_error),
-        exit_code=result.exit_code if result else None,
-        transcript=str(result.transcript_path or "") if result else "",
-        counts=RunCounts(
-            turns=counter.turns,
-            tool_calls=counter.tool_calls,
-            cost_usd=round(counter.cost_usd, 6),
-            cost_estimated=counter.cost_estimated,
-            input_tokens=counter.input_tokens,
-            output_tokens=counter.output_tokens,
-            elapsed_s=round(counter.elapsed_s, 3),
-            last_tool=counter.last_tool or "",
-        ),
-        trip=trip,
-        stop_reason=watch.stop or (result.stop_reason if result else ""),
-        final_text=final_text,
-        checkpoint=checkpoint or job.checkpointer.tip,
-        wip=wip,
-        touched=final_paths,
-        findings=list(monitor.finish()),
-        runner_error=runner_error,
-        checkpoint_error=watch.checkpoint_error,
-        truncated=interrupted and not runner_error,
-        saw_errors=watch.saw_errors or bool(result and result.is_error),
-        last_error=watch.last_error,
-        denials=final.denials if final is not None else (),
-        failed_edits=watch.failed_edits,
-        last_failed_edit=watch.last_failed_edit,
-        writes=watch.writes,
-        guard_denials=watch.guard_denials,
-        last_guard_denial=watch.last_guard_denial,
-        start_failure=start_failure,
-        stderr_tail=result.stderr_tail[-2000:] if result else "",
-    )
+    return await watch.finish(result, runner_error=runner_error, start_failure=start_failure)
 
 
 def _died_at_start(result: AgentResult, *, events: int, touched: set[str]) -> str:
@@ -242,22 +293,6 @@ def _died_at_start(result: AgentResult, *, events: int, touched: set[str]) -> st
     code = result.exit_code
     how = f"killed by signal {-code}" if code is not None and code < 0 else f"exited {code}"
     return f"the agent {how} before its first event"
-
-
-async def _guarded(watch: _Watch, step: Awaitable[str | None]) -> str | None:
-    """Run one checkpoint step; a git failure (a full disk) is kept for the session to
-    report once the wave's agents have ended, instead of cancelling the whole wave. The
-    agent's files stay in its workspace, where a resume records them."""
-    try:
-        return await step
-    except GitError as exc:
-        watch.checkpoint_error = watch.checkpoint_error or str(exc)
-        return None
-
-
-def _stop(job: AgentJob, reason: str, watch: _Watch) -> None:
-    watch.stop = reason
-    job.request.stop.stop(reason)
 
 
 def _relative(workspace: Path, path: str) -> str:
