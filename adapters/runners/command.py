@@ -30,7 +30,7 @@ from seawall.adapters.runners._process import (
     process_result,
     spawn_agent,
 )
-from seawall.adapters.runners.tools import ToolGate, ToolNames, strict_scope
+from seawall.adapters.runners.tool_names import ToolGate, ToolNames, strict_scope
 from seawall.errors import ConfigurationError
 from seawall.events import Final, Message
 from seawall.model import RunnerSpec

@@ -34,7 +34,13 @@ from seawall.adapters.runners._process import (
     process_result,
     spawn_agent,
 )
-from seawall.adapters.runners.tools import CANONICAL_TOOLS, Tool, ToolGate, ToolNames, strict_scope
+from seawall.adapters.runners.tool_names import (
+    CANONICAL_TOOLS,
+    Tool,
+    ToolGate,
+    ToolNames,
+    strict_scope,
+)
 from seawall.config.adapter_options import OptionTypes
 from seawall.errors import ConfigurationError
 from seawall.events import Event

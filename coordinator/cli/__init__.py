@@ -3,7 +3,7 @@
 A group module exposes ``register(subparsers)``; it adds its parsers and sets a
 ``handler`` default: a function taking the parsed namespace and returning an exit code.
 Only the module of the command being run is imported and only its parser built
-(``seawall.cli.commands.COMMANDS`` says which module registers which command; a test
+(``seawall.cli.command_table.COMMANDS`` says which module registers which command; a test
 keeps it true), and
 heavy imports happen inside handlers, so ``--version`` starts fast. ``--help`` and an
 unknown command build every parser (``seawall.cli.parsing``). ``seawall hook ...``
@@ -31,7 +31,7 @@ __all__ = ["build_parser", "main"]
 
 def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser of ``modules``' commands (all of them by default)."""
-    from seawall.cli.commands import COMMAND_MODULES
+    from seawall.cli.command_table import COMMAND_MODULES
     from seawall.cli.parsing import build_parser
 
     return build_parser(COMMAND_MODULES if modules is None else modules)

@@ -45,7 +45,7 @@ def _next(args: argparse.Namespace) -> int:
     import anyio
 
     from seawall.exitcodes import ExitCode
-    from seawall.lead.session import open_for_lead
+    from seawall.lead.open_session import open_for_lead
     from seawall.lead.steps import next_step, read_outputs
 
     data: object | None = None

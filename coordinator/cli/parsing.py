@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-from seawall.cli.commands import COMMAND_MODULES, COMMANDS
+from seawall.cli.command_table import COMMAND_MODULES, COMMANDS
 from seawall.errors import SeawallError
 from seawall.runtime import fault_injection as faults
 

@@ -31,7 +31,7 @@ from seawall.hooks.protocol import (
 )
 from seawall.model import Enforcement
 from seawall.scope.bashwrites import PathTarget, write_targets
-from seawall.scope.commands import CommandContext, CommandPolicy, FindingKind
+from seawall.scope.command_policy import CommandContext, CommandPolicy, FindingKind
 from seawall.scope.enforce import (
     ALLOW,
     Decision,

@@ -16,7 +16,7 @@ from seawall.scope.collisions import (
     check_pair,
     plan_collisions,
 )
-from seawall.scope.commands import CommandContext, CommandFinding, CommandPolicy, FindingKind
+from seawall.scope.command_policy import CommandContext, CommandFinding, CommandPolicy, FindingKind
 from seawall.scope.enforce import FAIL_MATRIX, Decision, ErrorClass, Failure, Verdict
 from seawall.scope.manifest import (
     AgentScope,

@@ -33,7 +33,7 @@ from seawall.publishing.webhook import Notifier
 from seawall.report import report_path, write_report
 from seawall.report.progress import Progress, quiet_progress
 from seawall.runner import AgentRunner, build_runner
-from seawall.sandbox.agents import sandbox_notice
+from seawall.sandbox.selection import sandbox_notice
 from seawall.session.clock import Clock, SessionClock
 from seawall.session.context import WaveContext
 from seawall.session.loop import advance

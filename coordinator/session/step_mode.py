@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from seawall.errors import StateError
+from seawall.session.agent_records import apply_run, snapshot_unreported
 from seawall.session.context import WaveContext
-from seawall.session.phases.agents import apply_run, snapshot_unreported
 from seawall.session.phases.prepare import ensure_workspaces, prompt_for
 from seawall.session.step_types import AgentAssignment, AgentReview, PreparedWave, WaveReport
 from seawall.session.wave_steps import land_wave, next_wave

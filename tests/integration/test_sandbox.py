@@ -19,9 +19,9 @@ from seawall.adapters.runners.command import CommandRunner
 from seawall.errors import ConfigurationError, RunnerError
 from seawall.model import Enforcement
 from seawall.runner import AgentRequest, AgentResult
-from seawall.sandbox.agents import agent_sandbox, sandbox_notice
 from seawall.sandbox.launch import available
 from seawall.sandbox.policy import SandboxPolicy, scope_policy, workspace_policy
+from seawall.sandbox.selection import agent_sandbox, sandbox_notice
 from tests.integration.runnerkit import anyio_backend
 from tests.integration.sessionkit import git, make_repo
 

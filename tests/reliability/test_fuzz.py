@@ -43,7 +43,7 @@ from seawall.hooks.pre_tool_use import handle
 from seawall.hooks.protocol import HookResponse
 from seawall.model import Enforcement, Isolation, Task, Wave
 from seawall.plan import parse_plan
-from seawall.scope.commands import CommandContext, CommandPolicy
+from seawall.scope.command_policy import CommandContext, CommandPolicy
 from seawall.scope.manifest import build_manifest, write_manifest
 from seawall.scope.matcher import ScopeMatcher, compile_grant, grant_matches
 from seawall.transcripts import (

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from seawall.cli import build_parser, main
-from seawall.cli.commands import COMMAND_MODULES, COMMANDS
+from seawall.cli.command_table import COMMAND_MODULES, COMMANDS
 from seawall.version import __version__
 
 
@@ -42,7 +42,7 @@ def test_version_needs_no_command_module() -> None:
             "from seawall.cli import main\n"
             "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m.startswith('seawall.cli.')\n"
-            "             and m not in ('seawall.cli.parsing', 'seawall.cli.commands')))\n"
+            "             and m not in ('seawall.cli.parsing', 'seawall.cli.command_table')))\n"
             "print('networkx' in sys.modules, 'pygit2' in sys.modules)",
         ],
         capture_output=True,
@@ -65,7 +65,7 @@ def test_a_hook_call_builds_only_the_hook_parser() -> None:
             "from seawall.cli import main\n"
             "try:\n    main(['hook', '--help'])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m.startswith('seawall.cli.')\n"
-            "             and m not in ('seawall.cli.parsing', 'seawall.cli.commands')))\n"
+            "             and m not in ('seawall.cli.parsing', 'seawall.cli.command_table')))\n"
             "print('networkx' in sys.modules)",
         ],
         capture_output=True,

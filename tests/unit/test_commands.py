@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from seawall.errors import ConfigurationError
 from seawall.model import CommandPolicyConfig
-from seawall.scope.commands import (
+from seawall.scope.command_policy import (
     CommandContext,
     CommandPolicy,
     FindingKind,

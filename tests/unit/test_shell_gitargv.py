@@ -8,7 +8,7 @@ import pytest
 
 from seawall.breakers.commands import cleanup_refusal, git_invocations
 from seawall.events import ToolCall
-from seawall.scope.commands import CommandContext, CommandPolicy, FindingKind
+from seawall.scope.command_policy import CommandContext, CommandPolicy, FindingKind
 from seawall.shell.gitargv import canonical_args, git_argv, read_git
 from seawall.stagnation import GitWriteDetector
 

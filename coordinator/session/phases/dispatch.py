@@ -22,17 +22,17 @@ from seawall.report.progress import Progress
 from seawall.runner import AgentRequest, RunCounter
 from seawall.runtime.fault_injection import kill_point
 from seawall.runtime.files import atomic_write_bytes
-from seawall.sandbox.agents import agent_sandbox
-from seawall.session.agent_watch import AgentJob, AgentRun, dispatch_wave
-from seawall.session.context import WaveContext
-from seawall.session.orphans import find_orphans, stop_orphans
-from seawall.session.phases.agents import (
+from seawall.sandbox.selection import agent_sandbox
+from seawall.session.agent_records import (
     apply_run,
     checkpointer,
     dirty_in_scope,
     placeholder_record,
     snapshot_unreported,
 )
+from seawall.session.agent_watch import AgentJob, AgentRun, dispatch_wave
+from seawall.session.context import WaveContext
+from seawall.session.orphans import find_orphans, stop_orphans
 from seawall.session.phases.prepare import ensure_workspaces, manifest_fields, prompt_for
 from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
 from seawall.state.render import run_notes

@@ -15,16 +15,16 @@ from seawall.git.spiral import detect_spiral
 from seawall.model import Enforcement, Isolation, Status, Task
 from seawall.scope.repostate import AgentTrace, check_wave_state
 from seawall.scope.verify import verify_changes
-from seawall.session.agent_watch import AgentRun
-from seawall.session.context import WaveContext
-from seawall.session.evidence import accepts_no_change, verdict_note
-from seawall.session.integrate import absorb_agent_commits
-from seawall.session.phases.agents import (
+from seawall.session.agent_records import (
     checkpointer,
     dirty_in_scope,
     drop_placeholders,
     restore_worktree_links,
 )
+from seawall.session.agent_watch import AgentRun
+from seawall.session.context import WaveContext
+from seawall.session.evidence import accepts_no_change, verdict_note
+from seawall.session.integrate import absorb_agent_commits
 from seawall.session.user_files import kept_paths, restore_command, set_aside_unattributed
 from seawall.session.verdict import apply_review
 from seawall.state.ledger import AgentRecord, SpiralRecord, WavePhase, WaveRecord
