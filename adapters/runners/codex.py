@@ -48,8 +48,8 @@ from seawall.errors import ConfigurationError, RunnerError
 from seawall.events import Event, Final
 from seawall.runner import AgentRequest, AgentResult, EmitFn, Emitter
 from seawall.sandbox.launch import available as sandbox_available
+from seawall.stagnation.transcript_tail import LineFollower
 from seawall.transcripts import CodexJsonParser, CodexRolloutParser
-from seawall.transcripts.tail import LineFollower
 
 __all__ = ["CodexRunner", "codex_home_of"]
 

@@ -178,7 +178,7 @@ def _wave_watch(args: argparse.Namespace) -> int:
     from seawall.errors import StateError
     from seawall.model import Isolation
     from seawall.stagnation import AgentMonitor
-    from seawall.transcripts.tail import TranscriptTailer
+    from seawall.stagnation.transcript_tail import TranscriptTailer
 
     session = open_session(args)
     state = session.store.load()

@@ -45,9 +45,9 @@ from seawall.breakers.commands import (
 from seawall.breakers.signature import failure_print, signature_digest
 from seawall.events import Event
 from seawall.stagnation import AgentMonitor, Finding
+from seawall.stagnation.transcript_tail import TranscriptTailer
 from seawall.telemetry import EventLog
 from seawall.transcripts import TranscriptReader
-from seawall.transcripts.tail import TranscriptTailer
 from tests.bench.harness import BenchResult, Paired, alternating, paired
 from tests.fixtures_path import TRANSCRIPTS, transcripts_present
 

@@ -16,8 +16,8 @@ from seawall.breakers import BreakerKind, Trip
 from seawall.errors import SessionLockedError
 from seawall.model import BreakerLimits
 from seawall.stagnation import AgentMonitor, Finding, Pattern
+from seawall.stagnation.transcript_tail import TranscriptTailer, agent_id
 from seawall.telemetry import EventLog, read_events
-from seawall.transcripts.tail import TranscriptTailer, agent_id
 from tests.integration.runnerkit import anyio_backend
 
 __all__ = ["anyio_backend"]

@@ -27,8 +27,8 @@ from seawall.breakers.wave import WaveBreakerState
 from seawall.codec import from_data, to_data
 from seawall.runtime.files import atomic_write_text
 from seawall.stagnation import AgentMonitor
+from seawall.stagnation.transcript_tail import TranscriptTailer
 from seawall.telemetry import EventLog, read_events
-from seawall.transcripts.tail import TranscriptTailer
 from tests.integration.runnerkit import anyio_backend
 
 __all__ = ["anyio_backend"]

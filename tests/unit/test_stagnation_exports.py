@@ -8,11 +8,11 @@ import pytest
 
 import seawall.breakers
 import seawall.stagnation
-import seawall.transcripts.tail
+import seawall.stagnation.transcript_tail
 
 
 @pytest.mark.parametrize(
-    "module", [seawall.breakers, seawall.stagnation, seawall.transcripts.tail], ids=str
+    "module", [seawall.breakers, seawall.stagnation, seawall.stagnation.transcript_tail], ids=str
 )
 def test_all_lists_exactly_the_public_names(module: types.ModuleType) -> None:
     public = {
