@@ -15,7 +15,6 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-import networkx as nx
 import pytest
 
 from tests.unit.test_module_layout import ROOT, installed_modules
