@@ -42,7 +42,7 @@ def reap_here(session: str, task_id: str) -> tuple[str, list[int]]:
     the process groups that had a live member."""
     import ray
 
-    from seawall.session.orphans import find_orphans, stop_orphans
+    from seawall.runtime.orphans import find_orphans, stop_orphans
 
     node = str(ray.get_runtime_context().get_node_id())
     groups = find_orphans(session, task_id)

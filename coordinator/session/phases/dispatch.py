@@ -22,6 +22,7 @@ from seawall.report.progress import Progress
 from seawall.runner import AgentRequest, RunCounter
 from seawall.runtime.fault_injection import kill_point
 from seawall.runtime.files import atomic_write_bytes
+from seawall.runtime.orphans import find_orphans, stop_orphans
 from seawall.sandbox.selection import agent_sandbox
 from seawall.session.agent_records import (
     apply_run,
@@ -32,7 +33,6 @@ from seawall.session.agent_records import (
 )
 from seawall.session.agent_watch import AgentJob, AgentRun, dispatch_wave
 from seawall.session.context import WaveContext
-from seawall.session.orphans import find_orphans, stop_orphans
 from seawall.session.phases.prepare import ensure_workspaces, manifest_fields, prompt_for
 from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
 from seawall.state.render import run_notes
