@@ -1,7 +1,7 @@
 """seawall: run a coding session as waves of coding agents.
 
 The public namespace. Everything a lead agent or a user script needs is importable from
-here; submodules hold the details. Names load on first use, so importing ``coordinator``
+here; submodules hold the details. Names load on first use, so importing ``seawall``
 (as every ``seawall hook`` call does) stays cheap.
 """
 
