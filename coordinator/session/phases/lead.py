@@ -22,6 +22,7 @@ from seawall.session.phases.recover import recover
 from seawall.session.phases.review import review, settle_in_place
 from seawall.session.tasks import ready_tasks
 from seawall.state.ledger import WavePhase, WaveRecord
+from seawall.state.render import set_aside_for_fixes
 
 __all__ = ["prepare_for_lead", "review_from_lead"]
 
@@ -103,6 +104,7 @@ async def review_from_lead(ctx: WaveContext, outputs: Mapping[str, str]) -> Wave
                 remaining=a.remaining,
                 merged=a.merged,
                 issue=None if a.issue is None else a.issue.number,
+                set_aside=tuple(set_aside_for_fixes(wave, a.task)),
             )
             for a in wave.agents
         ),
