@@ -349,6 +349,7 @@ def _state(args: argparse.Namespace) -> StateStore:
 
 def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
     from seawall.codec import to_data
+    from seawall.state.render import set_aside_for_fixes
 
     return {
         "session": state.session,
@@ -379,6 +380,7 @@ def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
                         "spiral": to_data(agent.spiral),
                         "issue": None if agent.issue is None else agent.issue.number,
                         "merged": agent.merged,
+                        "set_aside": [to_data(r) for r in set_aside_for_fixes(wave, agent.task)],
                         "cost_estimated": agent.cost_estimated,
                         "input_tokens": agent.input_tokens,
                         "output_tokens": agent.output_tokens,

@@ -1,11 +1,11 @@
 """``seawall demo``: an offline session of scripted agents on a throwaway repository.
 
 It shows a parallel in-place wave, a worktree wave, a partial carried forward, a spiral
-re-scoped, a failed task with its carryover issue, a merge conflict resolved by policy,
-and ends with the session's HTML report. The local tracker's issues live with the demo:
-in ``issues/`` next to the throwaway repository (which each run recreates), so running
-the demo twice in the same folder finds its carryovers instead of filing them again,
-and two demo folders never share a tracker.
+re-scoped, a failed task with its carryover issue, a merge conflict set aside as a fix
+task the next wave runs, and ends with the session's HTML report. The local tracker's
+issues live with the demo: in ``issues/`` next to the throwaway repository (which each
+run recreates), so running the demo twice in the same folder finds its carryovers
+instead of filing them again, and two demo folders never share a tracker.
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ the index or any branch: the target branch moves later, in ``target``.
 
 Conflict policy, every case recorded as a :class:`Resolution`:
 
-- a file both agents added: the later agent's version;
+- a file both agents added: the two versions merged line by line when their union is
+  unambiguous (``line_union``); otherwise the earlier agent's version, the later one set
+  aside in a fix task;
 - an existing file both modified (overlapping hunks): the earlier agent's version; the
   later agent's conflicting change becomes a fix task carrying the conflicting hunks;
 - delete/modify, binary, rename/rename, mode: the earlier version stays in the tree, the
@@ -26,6 +28,7 @@ from pygit2.enums import DeltaStatus, FileMode
 
 from seawall.git.checkpoints import KIND_TRAILER, Checkpointer
 from seawall.git.cleanup import SOURCE_TREE_TRAILER
+from seawall.git.line_union import line_union
 from seawall.git.repo import (
     open_repository,
     parse_trailers,
@@ -48,7 +51,8 @@ __all__ = [
 
 
 class MergeRule(StrEnum):
-    BOTH_ADDED = "both-added: later agent's version"
+    BOTH_ADDED = "both-added: earlier agent's version, fix task"
+    BOTH_ADDED_MERGED = "both-added: merged line by line"
     BOTH_MODIFIED = "both-modified: earlier agent's version, fix task"
     DELETE_MODIFY = "delete/modify: earlier version kept, fix task"
     BINARY = "binary: earlier version kept, fix task"
@@ -84,8 +88,8 @@ class Resolution:
     path: str
     rule: MergeRule
     kept_task: str  # whose version is in the integration ("base" for the wave base)
-    other_task: str  # whose version was set aside (or, for both-added, replaced)
-    fix_task: str | None
+    other_task: str  # whose version was set aside (or, merged line by line, the earlier)
+    fix_task: str | None  # None: nothing was set aside
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -369,8 +373,7 @@ class _Conflicts:
     def _decide(self, index: pygit2.Index, ancestor: Entry, ours: Entry, theirs: Entry) -> Entry:
         """The entry to keep in the tree for one conflict, recording the resolution."""
         if ancestor is None and ours is not None and theirs is not None:
-            self._record(_path(theirs), MergeRule.BOTH_ADDED, later_wins=True)
-            return theirs
+            return self._both_added(ours, theirs)
         if ancestor is not None and ours is not None and theirs is not None:
             rule = self._modified_rule(ancestor, ours, theirs)
             self._set_aside(_path(ours), rule)
@@ -395,16 +398,38 @@ class _Conflicts:
             return None
         return ours  # the earlier side of a rename/rename, or a path both sides moved away
 
+    def _both_added(self, ours: pygit2.IndexEntry, theirs: pygit2.IndexEntry) -> Entry:
+        """Both added the file: merged line by line if unambiguous, else the later set aside."""
+        path = _path(ours)
+        rule = self._modified_rule(None, ours, theirs, text=MergeRule.BOTH_ADDED)
+        if rule is MergeRule.BOTH_ADDED:
+            union = line_union(self.repo, ours.id, theirs.id)
+            if union is not None:
+                self._record(path, MergeRule.BOTH_ADDED_MERGED, later_wins=True)
+                return pygit2.IndexEntry(path, union, ours.mode)
+            self.hunks.append(self._hunks(None, ours, theirs))
+        else:
+            self.hunks.append(f"{path}: both added it, {rule.split(':')[0]} conflict")
+        self._set_aside(path, rule)
+        return ours
+
     def _modified_rule(
-        self, ancestor: pygit2.IndexEntry, ours: pygit2.IndexEntry, theirs: pygit2.IndexEntry
+        self,
+        ancestor: Entry,
+        ours: pygit2.IndexEntry,
+        theirs: pygit2.IndexEntry,
+        *,
+        text: MergeRule = MergeRule.BOTH_MODIFIED,
     ) -> MergeRule:
+        """MODE, BINARY, or ``text`` when all versions are text files of one mode."""
+        entries = [e for e in (ancestor, ours, theirs) if e is not None]
         if ours.mode != theirs.mode:
             return MergeRule.MODE
-        if any(e.mode in (FileMode.LINK, FileMode.COMMIT) for e in (ancestor, ours, theirs)):
+        if any(e.mode in (FileMode.LINK, FileMode.COMMIT) for e in entries):
             return MergeRule.BINARY
-        if any(self.repo[e.id].peel(pygit2.Blob).is_binary for e in (ancestor, ours, theirs)):
+        if any(self.repo[e.id].peel(pygit2.Blob).is_binary for e in entries):
             return MergeRule.BINARY
-        return MergeRule.BOTH_MODIFIED
+        return text
 
     def _record(
         self, path: str, rule: MergeRule, *, later_wins: bool, owner_of: str | None = None
@@ -426,9 +451,7 @@ class _Conflicts:
         self.set_aside.add(path)
         self.against.add(self.state.owner.get(owner_of or path, "base"))
 
-    def _hunks(
-        self, ancestor: pygit2.IndexEntry, ours: pygit2.IndexEntry, theirs: pygit2.IndexEntry
-    ) -> str:
+    def _hunks(self, ancestor: Entry, ours: pygit2.IndexEntry, theirs: pygit2.IndexEntry) -> str:
         """The conflicting regions, labelled with the agents that wrote them."""
         earlier = self.state.owner.get(_path(ours), "base")
         merged = self.repo.merge_file_from_index(ancestor, ours, theirs)

@@ -17,7 +17,7 @@ from pathlib import Path
 from seawall.report.facts import AgentFacts, SessionFacts, WaveFacts
 from seawall.report.graph import STATUS_COLOURS, wave_graph_svg
 from seawall.state.ledger import WaveRecord
-from seawall.state.render import checks_summary
+from seawall.state.render import checks_summary, set_aside_for_fixes
 
 __all__ = ["render_page"]
 
@@ -199,7 +199,7 @@ def _wave(wave: WaveFacts, base: Path) -> str:
         '<th class="num">tokens</th><th class="num">cost</th><th>trips · findings</th>'
         "<th>merge · issue</th><th>files</th></tr>"
     )
-    rows = "".join(_agent_row(agent, window, base) for agent in wave.agents)
+    rows = "".join(_agent_row(agent, record, window, base) for agent in wave.agents)
     return (
         f'<section class="wave" id="wave-{record.number}" data-wave="{record.number}">'
         f"<h2>Wave {record.number} · {escape(str(record.phase))}</h2>{_items(facts)}"
@@ -214,7 +214,7 @@ def _checks(record: WaveRecord) -> str:
     return f'checks: <span data-field="checks">{escape(summary)}</span>'
 
 
-def _agent_row(agent: AgentFacts, window: tuple[float, float], base: Path) -> str:
+def _agent_row(agent: AgentFacts, wave: WaveRecord, window: tuple[float, float], base: Path) -> str:
     record = agent.record
     status = escape(agent.status)
     mark = (
@@ -234,6 +234,11 @@ def _agent_row(agent: AgentFacts, window: tuple[float, float], base: Path) -> st
     trips += [f"{escape(f.pattern)}: {escape(f.evidence)}" for f in record.findings]
     trips += [f"out of scope: <code>{escape(v)}</code>" for v in record.scope_violations]
     merge = ["merged" if record.merged else "not merged"]
+    merge += [
+        f"<code>{escape(r.path)}</code> set aside for fix task <code>{escape(r.fix_task or '')}"
+        f"</code> (kept: {escape(r.kept)})"
+        for r in set_aside_for_fixes(wave, record.task)
+    ]
     if record.issue is not None:
         label = f"{'existing' if record.issue.existing else 'issue'} #{record.issue.number}"
         merge.append(_link_or_text(record.issue.url, label))

@@ -4,7 +4,7 @@ A wave goes planned → prepared → dispatched → reviewed → merged → done
 saved at every step, so a resumed session calls ``advance`` again and continues from
 the recorded phase. The session halts (and ``advance`` returns) before it plans a new
 wave or dispatches a prepared one past its ``budgets.session_minutes``. Step mode
-(``phases.lead``) runs the same two halves (``wave_steps``) with the lead dispatching.
+(``step_mode``) runs the same two halves (``wave_steps``) with the lead dispatching.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from seawall.session.phases.prepare import ensure_workspaces, prompt_for
 from seawall.session.step_types import AgentAssignment, AgentReview, PreparedWave, WaveReport
 from seawall.session.wave_steps import land_wave, next_wave
 from seawall.state.ledger import WavePhase
+from seawall.state.render import set_aside_for_fixes
 
 __all__ = ["prepare_for_lead", "review_from_lead"]
 
@@ -88,6 +89,7 @@ async def review_from_lead(ctx: WaveContext, outputs: Mapping[str, str]) -> Wave
                 remaining=a.remaining,
                 merged=a.merged,
                 issue=None if a.issue is None else a.issue.number,
+                set_aside=tuple(set_aside_for_fixes(wave, a.task)),
             )
             for a in wave.agents
         ),

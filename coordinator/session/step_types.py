@@ -19,7 +19,7 @@ from importlib import resources
 from typing import Any
 
 from seawall.codec import decode_any, encode
-from seawall.state.ledger import ChecksRecord, Halt, SetAsideRecord
+from seawall.state.ledger import ChecksRecord, Halt, Resolution, SetAsideRecord
 
 __all__ = [
     "SCHEMAS",
@@ -83,7 +83,9 @@ class PreparedWave(Document):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentReview(Document):
-    """What the review made of one agent's work."""
+    """What the review made of one agent's work. ``set_aside`` holds the conflicts in
+    which its version of a file was kept out of the merge: the file, whose version
+    stayed, and the fix task queued to reconcile them."""
 
     task: str
     status: str | None  # done | no-tests-needed | partial | failed | spiral | blocked
@@ -91,6 +93,7 @@ class AgentReview(Document):
     remaining: str
     merged: bool
     issue: int | None  # the carryover issue filed (or found) for it
+    set_aside: tuple[Resolution, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

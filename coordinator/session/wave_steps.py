@@ -6,7 +6,7 @@ has run past its ``budgets.session_minutes``. ``land_wave`` takes a dispatched w
 its end: it halts when agents could not start (the environment's fault, not the
 tasks'), then reviews, merges and recovers. Between the two, the driven loop dispatches
 the agents itself (``phases.dispatch``) and step mode hands them to the lead
-(``phases.lead``); nothing else differs.
+(``step_mode``); nothing else differs.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from seawall.state.ledger import AgentRecord, SessionState, SetAsideRecord, WaveRecord
+from seawall.state.ledger import AgentRecord, Resolution, SessionState, SetAsideRecord, WaveRecord
 from seawall.state.runs import AgentRun
 
 __all__ = [
@@ -19,9 +19,11 @@ __all__ = [
     "checks_line",
     "checks_summary",
     "history_line",
+    "merge_outcome",
     "render_state_md",
     "run_notes",
     "set_aside",
+    "set_aside_for_fixes",
     "wave_history",
     "wave_section",
 ]
@@ -52,12 +54,41 @@ def history_line(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool = Fa
     elif agent.summary:
         detail = f" — {_one_line(agent.summary)}"
     suffix = f" {agent.issue.suffix()}" if agent.issue else ""
-    merged = " · merged" if agent.merged else ""
+    outcome = merge_outcome(wave, agent)
+    merged = f" · {outcome}" if outcome else ""
     recovery = f" · {agent.recovery}" if agent.recovery else ""
     figures = f" · {agent_figures(agent)}" if agent.status else ""
     line = f"- W{wave.number} · {agent.task} · {status}{detail}{merged}{recovery}{figures}{suffix}"
     notes = run_notes(agent.run)
     return "\n".join([line, *(f"  - {note}" for note in notes)])
+
+
+def set_aside_for_fixes(wave: WaveRecord, task: str) -> list[Resolution]:
+    """The conflicts of ``wave`` in which ``task``'s version was set aside, each naming the
+    fix task the wave queued for it: the part of its work the merge did not take."""
+    return [
+        r
+        for r in wave.resolutions
+        if r.fix_task is not None
+        and r.fix_task in wave.fix_tasks
+        and task in r.agents
+        and r.kept != task
+    ]
+
+
+def merge_outcome(wave: WaveRecord, agent: AgentRecord) -> str:
+    """What the merge took of the agent's work: ``merged``; ``""`` (nothing); or, when
+    some was set aside, which files, for which fix task, and whose version stayed, e.g.
+    ``not merged: `docs/api.md` set aside for fix task docs-auth-fix-w2 (kept:
+    docs-api)``."""
+    aside = set_aside_for_fixes(wave, agent.task)
+    if not aside:
+        return "merged" if agent.merged else ""
+    paths = ", ".join(f"`{r.path}`" for r in aside[:5]) + (" ..." if len(aside) > 5 else "")
+    fixes = ", ".join(dict.fromkeys(r.fix_task or "" for r in aside))
+    kept = ", ".join(dict.fromkeys(r.kept for r in aside))
+    lead = "merged, except" if agent.merged else "not merged:"
+    return f"{lead} {paths} set aside for fix task {fixes} (kept: {kept})"
 
 
 def run_notes(run: AgentRun | None) -> list[str]:

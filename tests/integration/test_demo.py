@@ -55,10 +55,20 @@ def test_demo_shows_every_path_and_files_no_duplicates(tmp_path: Path) -> None:
     # a failure with its carryover issue
     assert by_wave[1]["report-csv"]["status"] == "failed"
     assert by_wave[1]["report-csv"]["issue"]["number"] == 1
-    # a merge conflict resolved by policy, recorded
-    rules = [r["rule"] for r in waves[1]["resolutions"]]
-    assert any(rule.startswith("both-added") for rule in rules)
-    assert show(repo, "main", "docs/api.md") is not None
+    # both docs agents add docs/api.md: the earlier one's version merges, the later one's
+    # is set aside in a fix task that the next wave runs, and the file ends with both
+    (resolution,) = waves[1]["resolutions"]
+    assert resolution["rule"].startswith("both-added")
+    assert (resolution["kept"], resolution["fix_task"]) == ("docs-api", "docs-auth-fix-w2")
+    assert by_wave[1]["docs-api"]["merged"] is True
+    assert by_wave[1]["docs-auth"]["merged"] is False
+    assert by_wave[2]["docs-auth-fix-w2"]["status"] == "done"
+    assert by_wave[2]["docs-auth-fix-w2"]["merged"] is True
+    api_md = show(repo, "main", "docs/api.md")
+    assert api_md is not None
+    assert "- GET /items" in api_md and "## Authentication" in api_md
+    auth_row = next(line for line in done.stdout.splitlines() if "· docs-auth ·" in line)
+    assert "set aside" in auth_row and "docs-auth-fix-w2" in auth_row
     assert "## Wave History" in done.stdout and "→ issue #1" in done.stdout
     assert "```mermaid" not in done.stdout
     assert state["phase"] == "done"
@@ -66,6 +76,10 @@ def test_demo_shows_every_path_and_files_no_duplicates(tmp_path: Path) -> None:
     report = next(line for line in done.stdout.splitlines() if line.startswith("report: "))
     page = Path(report.removeprefix("report: ")).read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and 'data-task="report-csv"' in page
+    fix_row = page[page.index('<tr class="agent" data-wave="3" data-task="docs-auth-fix-w2"') :]
+    assert "<td>merged" in fix_row[: fix_row.index("</tr>")]
+    auth_row = page[page.index('<tr class="agent" data-wave="2" data-task="docs-auth"') :]
+    assert "docs-auth-fix-w2" in auth_row[: auth_row.index("</tr>")]
     # the tracker lives with the demo, not in a cache every clone shares
     issue = (tmp_path / "first" / "issues" / "1.md").read_text(encoding="utf-8")
     assert "- **Error signature:** ModuleNotFoundError: No module named 'csvkit'" in issue

@@ -61,17 +61,37 @@ def test_non_overlapping_edits_of_one_file_merge_cleanly(repo: Path) -> None:
     assert result.fix_tasks == ()
 
 
-def test_both_added_takes_the_later_agents_version(repo: Path) -> None:
+def test_both_added_with_one_extending_the_other_merges_line_by_line(repo: Path) -> None:
+    base = head(repo)
+    a = agent_commit(repo, base, {"added.txt": "title\n"})
+    b = agent_commit(repo, base, {"added.txt": "title\nbody from b\n"})
+    result = merge_agents(repo, base, a, b)
+    assert blob_text(repo, result.integration, "added.txt") == "title\nbody from b\n"
+    (resolution,) = result.resolutions
+    assert resolution.rule is MergeRule.BOTH_ADDED_MERGED
+    assert resolution.fix_task is None
+    assert result.fix_tasks == ()
+    assert [agent.status for agent in result.agents] == [MergeStatus.MERGED] * 2
+
+
+def test_both_added_differently_keeps_the_earlier_version_and_sets_the_later_aside(
+    repo: Path,
+) -> None:
     base = head(repo)
     a = agent_commit(repo, base, {"added.txt": "from a\n"})
     b = agent_commit(repo, base, {"added.txt": "from b\n"})
     result = merge_agents(repo, base, a, b)
-    assert blob_text(repo, result.integration, "added.txt") == "from b\n"
+    assert blob_text(repo, result.integration, "added.txt") == "from a\n"
     (resolution,) = result.resolutions
     assert resolution.rule is MergeRule.BOTH_ADDED
-    assert (resolution.kept_task, resolution.other_task) == ("b", "a")
-    assert resolution.fix_task is None
-    assert result.fix_tasks == ()
+    assert (resolution.kept_task, resolution.other_task) == ("a", "b")
+    assert resolution.fix_task == "b-fix-w1"
+    (fix,) = result.fix_tasks
+    assert (fix.source_task, fix.against_tasks, fix.files) == ("b", ("a",), ("added.txt",))
+    assert fix.source_commit == b
+    assert "from a" in fix.hunks and "from b" in fix.hunks
+    assert blob_text(repo, fix.source_commit, "added.txt") == "from b\n"
+    assert result.agent("b").status is MergeStatus.CONFLICTED
 
 
 def test_both_modified_keeps_the_earlier_version_and_files_the_hunks(repo: Path) -> None:

@@ -30,6 +30,7 @@ from seawall.session.integrate import (
 from seawall.session.tasks import add_pending
 from seawall.session.wave_breaker import merge_conflict
 from seawall.state.ledger import Dropped, SessionPhase, WavePhase, WaveRecord
+from seawall.state.render import merge_outcome, set_aside_for_fixes
 
 __all__ = ["merge"]
 
@@ -103,6 +104,9 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
     if wave.dropped:
         line += f", dropped {', '.join(d.task for d in wave.dropped)}"
     ctx.progress.log(line.removeprefix("seawall: "))
+    for agent in wave.agents:
+        if set_aside_for_fixes(wave, agent.task):
+            ctx.progress.log(f"W{wave.number} {agent.task}: {merge_outcome(wave, agent)}")
 
 
 async def _close_landed(ctx: WaveContext, wave: WaveRecord) -> None:
