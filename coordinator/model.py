@@ -1,4 +1,6 @@
-"""The domain model: tasks, session configuration, plans, waves, statuses and issues.
+"""The domain model: tasks, session configuration, plans, waves, statuses and issues, and
+what a wave's merge, checks and review produced (the ledger keeps those records and the
+telemetry stream tells them).
 
 Every value here is a frozen, slotted, keyword-only dataclass or a StrEnum. Nothing
 reads the environment or the disk at import time.
@@ -17,11 +19,14 @@ from seawall.pricing import Price
 
 __all__ = [
     "AUTO_MAX_TURNS",
+    "BaselineChecks",
     "BreakerLimits",
     "Budgets",
+    "CheckFailure",
     "ChecksPolicy",
     "CollisionRisk",
     "CommandPolicyConfig",
+    "Dropped",
     "Enforcement",
     "Isolation",
     "IssueRef",
@@ -30,9 +35,11 @@ __all__ = [
     "OverlapPolicy",
     "Plan",
     "PublishConfig",
+    "Resolution",
     "RunnerSpec",
     "SessionConfig",
     "SessionType",
+    "SetAsideRecord",
     "SpiralConfig",
     "StagnationConfig",
     "Status",
@@ -388,3 +395,58 @@ class IssueRef:
     def suffix(self) -> str:
         """``→ issue #N`` for an issue filed for the task, ``→ existing #N`` otherwise."""
         return f"→ {'existing' if self.existing else 'issue'} #{self.number}"
+
+
+# What a wave produced: ``seawall.state.ledger`` keeps these, ``seawall.telemetry`` tells them.
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolution:
+    """A merge conflict resolved by the documented policy: the path, the rule that
+    decided it (``seawall.git.merge.MergeRule``'s value), the two agents, the one
+    whose version was kept, and the fix task queued for the other, if any."""
+
+    path: str
+    rule: str
+    agents: tuple[str, ...] = ()
+    kept: str = ""
+    fix_task: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dropped:
+    """An agent whose merge was dropped from the wave, and why."""
+
+    task: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckFailure:
+    """The first check command that failed: its exit code (None: it timed out) and the
+    tail of its output."""
+
+    command: str
+    returncode: int | None = None
+    output: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BaselineChecks:
+    """The wave base's own run of the checks, when it was checked."""
+
+    commit: str
+    failure: CheckFailure | None = None
+    no_tests: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetAsideRecord:
+    """Changes of a shared tree no agent may own: kept on ``ref``; ``files`` were taken
+    out of the tree, ``left_in_place`` (the user's files that predate the wave and
+    changed during it) only copied; ``restore`` is the command that puts them back."""
+
+    ref: str
+    files: tuple[str, ...] = ()
+    left_in_place: tuple[str, ...] = ()
+    restore: str = ""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from seawall.carryover import CarryoverFiler, CarryoverKind, find_marker, fingerprint
 from seawall.errors import TrackerError
 from seawall.model import Status
+from seawall.telemetry import CarryoverClosed
 from seawall.tracker import Issue
 
 if TYPE_CHECKING:
@@ -166,14 +167,15 @@ def close_landed_wave(
         ):
             results.append(result)
             events.append(
-                "carryover_closed",
-                wave=wave.number,
-                agent=agent.task,
-                number=result.number or None,
-                reason=result.reason,
-                closed=result.closed,
-                commit=commit,
-                error=result.error,
+                CarryoverClosed(
+                    wave=wave.number,
+                    agent=agent.task,
+                    number=result.number or None,
+                    reason=result.reason,
+                    closed=result.closed,
+                    commit=commit,
+                    error=result.error,
+                )
             )
             if result.closed:
                 log(f"W{wave.number} {agent.task}: landed; closed issue #{result.number}")

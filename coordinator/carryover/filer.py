@@ -28,7 +28,7 @@ from seawall.carryover.model import Carryover, CarryoverResult, find_marker
 from seawall.carryover.render import render_body, render_seen_again, render_title
 from seawall.errors import ConfigurationError, TrackerError
 from seawall.runtime.files import file_lock
-from seawall.telemetry import EventLog
+from seawall.telemetry import CarryoverFiled, EventLog
 from seawall.tracker import (
     Capability,
     Issue,
@@ -281,16 +281,17 @@ class CarryoverFiler:
             return
         outcome = "created" if result.created else result.skipped
         self.events.append(
-            "carryover",
-            task=carryover.task_id,
-            kind=carryover.kind.value,
-            wave=carryover.wave,
-            fingerprint=result.fingerprint,
-            outcome=outcome,
-            number=result.number,
-            url=result.url,
-            tracker=self.tracker.name,
-            error=result.error,
+            CarryoverFiled(
+                task=carryover.task_id,
+                kind=carryover.kind.value,
+                wave=carryover.wave,
+                fingerprint=result.fingerprint,
+                outcome=outcome,
+                number=result.number,
+                url=result.url,
+                tracker=self.tracker.name,
+                error=result.error,
+            )
         )
 
 

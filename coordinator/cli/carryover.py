@@ -188,7 +188,7 @@ def _file_and_dedupe(
     )
     from seawall.carryover.closing import close_duplicates
     from seawall.carryover.filer import CarryoverFiler
-    from seawall.telemetry import EventLog
+    from seawall.telemetry import CarryoverClosed, EventLog
 
     entries, covered = ledger_entries(state), covered_tasks(state)
     events = EventLog(state_path.parent / "events.jsonl", session=session)
@@ -220,12 +220,13 @@ def _file_and_dedupe(
         else:
             print(f"duplicate #{closed.number} of #{closed.duplicate_of}: closed")
         events.append(
-            "carryover_closed",
-            number=closed.number or None,
-            reason="duplicate",
-            duplicate_of=closed.duplicate_of,
-            closed=closed.closed,
-            error=closed.error,
+            CarryoverClosed(
+                number=closed.number or None,
+                reason="duplicate",
+                duplicate_of=closed.duplicate_of,
+                closed=closed.closed,
+                error=closed.error,
+            )
         )
     return failed, filed
 

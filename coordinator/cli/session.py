@@ -440,13 +440,14 @@ def _resume(args: argparse.Namespace) -> int:
 def _kill(args: argparse.Namespace) -> int:
     from seawall.state.leadlease import release_lease
     from seawall.state.ledger import SessionPhase
+    from seawall.telemetry import SessionKilled
 
     store = _state(args)
     with store.lock():
         state = store.load()
         state.phase = SessionPhase.KILLED
         store.save(state)
-    store.events.append("session_killed")
+    store.events.append(SessionKilled())
     release_lease(store.paths.repo, state.session)
     refs = f"refs/seawall/{state.session}/*"
     if args.json:
@@ -459,11 +460,12 @@ def _kill(args: argparse.Namespace) -> int:
 def _reset(args: argparse.Namespace) -> int:
     from seawall.breakers.store import reset_agent_breaker
     from seawall.state.leadlease import release_lease
+    from seawall.telemetry import BreakerReset, LeadReleased
 
     store = _state(args)
     if args.lead:
         released = release_lease(store.paths.repo, store.paths.session)
-        store.events.append("lead_released", released=released)
+        store.events.append(LeadReleased(released=released))
         if args.json:
             print(json.dumps({"session": store.paths.session, "released": released}))
         else:
@@ -471,7 +473,7 @@ def _reset(args: argparse.Namespace) -> int:
             print(f"session {store.paths.session}: the lead's hold on the repository {verb}")
         return 0
     cleared = reset_agent_breaker(store.paths.repo, store.paths.session, args.agent)
-    store.events.append("breaker_reset", agent=args.agent, cleared=cleared)
+    store.events.append(BreakerReset(agent=args.agent, cleared=cleared))
     if args.json:
         print(json.dumps({"agent": args.agent, "cleared": cleared}))
     else:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seawall.hooks.context import HookContext
-from seawall.scope.enforce import Verdict, record_verdict
-from seawall.telemetry import EventLog
+from seawall.scope.enforce import Verdict
+
+if TYPE_CHECKING:
+    from seawall.telemetry import EventLog
 
 __all__ = ["breaker_admit", "breaker_observe", "checkpoint", "event_log", "record"]
 
@@ -32,23 +34,27 @@ def driven(env: Mapping[str, str]) -> bool:
 
 
 def event_log(ctx: HookContext) -> EventLog | None:
-    """The session's ``events.jsonl``, or None outside a session."""
+    """The session's ``events.jsonl``, or None outside a session. The telemetry is
+    imported here, by a hook that writes a record, not by every hook that starts."""
     if ctx.repo is None or ctx.session is None:
         return None
+    from seawall.telemetry import EventLog
+
     return EventLog(ctx.repo / ".seawall" / ctx.session / "events.jsonl", session=ctx.session)
 
 
-def record(ctx: HookContext, verdict: Verdict, **fields: Any) -> None:
-    """Record a warned or denied call in the session's telemetry."""
+def record(ctx: HookContext, verdict: Verdict, *, tool: str | None = None) -> None:
+    """Record a warned or denied call in the session's telemetry (a plain allow is not
+    recorded)."""
     log = event_log(ctx)
-    if log is not None:
-        record_verdict(
-            log,
-            verdict,
-            wave=ctx.manifest.wave if ctx.manifest else None,
-            task=ctx.task_id,
-            **fields,
-        )
+    if log is None:
+        return
+    from seawall.telemetry import scope_verdict
+
+    wave = ctx.manifest.wave if ctx.manifest else None
+    event = scope_verdict(verdict, wave=wave, task=ctx.task_id, tool=tool)
+    if event is not None:
+        log.append(event)
 
 
 def _tool_call(payload: Mapping[str, Any]) -> Any:

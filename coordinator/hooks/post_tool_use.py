@@ -33,7 +33,9 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
     except SeawallError as exc:
         log = links.event_log(ctx)
         if log is not None:
-            log.append("checkpoint_failed", task=ctx.task_id, error=str(exc))
+            from seawall.telemetry import CheckpointFailed
+
+            log.append(CheckpointFailed(task=ctx.task_id, error=str(exc)))
         notes.append(f"seawall: checkpoint failed: {exc}")
     message = links.breaker_observe(ctx, payload)
     if message:

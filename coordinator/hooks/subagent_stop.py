@@ -54,7 +54,22 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
     }
     log = links.event_log(ctx)
     if log is not None:
-        log.append("agent_finished", source="hook", **record)
+        from seawall.telemetry import AgentFinished, FinishSource
+
+        agent_id = payload.get("agent_id")
+        log.append(
+            AgentFinished(
+                wave=ctx.manifest.wave,
+                agent=ctx.task_id,
+                source=FinishSource.HOOK,
+                status=report.status,
+                summary=report.summary,
+                remaining=report.remaining,
+                inferred=report.inferred,
+                reason=report.reason,
+                agent_id=agent_id if isinstance(agent_id, str) else None,
+            )
+        )
     if ctx.task_id is not None:
         path = ctx.repo / ".seawall" / ctx.manifest.session / "agents" / ctx.task_id
         atomic_write_text(path / "status.json", json.dumps(record, indent=2) + "\n")

@@ -29,14 +29,22 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
 
 from seawall.errors import ConfigurationError
 from seawall.model import NotifyConfig
-from seawall.telemetry import EventLog
+from seawall.telemetry import (
+    BreakerLevel,
+    BreakerTripped,
+    EventLog,
+    NotifyFailed,
+    SessionFinished,
+    SessionHalted,
+    TelemetryEvent,
+)
 
 __all__ = ["EVENTS", "Notifier", "check_notify", "notification"]
 
@@ -59,33 +67,33 @@ def check_notify(config: NotifyConfig | None) -> None:
         raise ConfigurationError("session.notify.attempts: must be at least 1")
 
 
-def notification(record: Mapping[str, Any], *, name: str) -> dict[str, Any] | None:
+def notification(record: TelemetryEvent, *, name: str) -> dict[str, Any] | None:
     """The webhook body for a telemetry ``record``, or None when it is not notified."""
-    kind = record.get("event")
-    if kind == "breaker_tripped":
-        event = "halt" if record.get("level") == "wave" else "trip"
-        detail = str(record.get("detail") or record.get("breaker") or "")
-        if record.get("evidence"):
-            detail = f"{detail}: {record['evidence']}"
-    elif kind == "session_halted":
-        event, detail = "halt", str(record.get("reason") or "")
-    elif kind == "session_finished":
-        event, detail = "finish", f"{record.get('waves', 0)} wave(s)"
+    wave: int | None = None
+    if isinstance(record, BreakerTripped):
+        event = "halt" if record.level is BreakerLevel.WAVE else "trip"
+        breaker = record.breaker.label if record.breaker is not None else ""
+        detail = record.detail or breaker
+        if record.evidence:
+            detail = f"{detail}: {record.evidence}"
+        wave = record.wave
+    elif isinstance(record, SessionHalted):
+        event, detail, wave = "halt", record.reason, record.wave
+    elif isinstance(record, SessionFinished):
+        event, detail = "finish", f"{record.waves} wave(s)"
     else:
         return None
     body: dict[str, Any] = {
         "version": 1,
         "event": event,
-        "session": record.get("session"),
+        "session": record.session,
         "name": name,
-        "wave": record.get("wave"),
+        "wave": wave,
         "detail": detail,
-        "at": datetime.fromtimestamp(float(record.get("ts") or time.time()), UTC).strftime(
-            "%Y-%m-%dT%H:%M:%SZ"
-        ),
+        "at": datetime.fromtimestamp(record.ts or time.time(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
-    if event == "trip":
-        body["agent"] = record.get("agent")
+    if isinstance(record, BreakerTripped) and event == "trip":
+        body["agent"] = record.agent
     return body
 
 
@@ -132,7 +140,7 @@ class Notifier:
             return  # the deliveries still queued are dropped; the daemon thread goes
         self._thread.join(timeout=self._drain)
 
-    def _listen(self, record: dict[str, Any]) -> None:
+    def _listen(self, record: TelemetryEvent) -> None:
         body = notification(record, name=self.name)
         if body is None or body["event"] not in self.config.events:
             return
@@ -159,7 +167,7 @@ class Notifier:
             if attempt + 1 < self.config.attempts:
                 self._sleep(min(8.0, 0.5 * 2.0**attempt))
         self.events.append(
-            "notify_failed", notification=body["event"], attempts=self.config.attempts, error=error
+            NotifyFailed(notification=body["event"], attempts=self.config.attempts, error=error)
         )
 
 

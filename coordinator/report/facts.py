@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from seawall.state.ledger import AgentRecord, SessionState, WaveRecord
 from seawall.state.render import set_aside
+from seawall.telemetry import AgentFinished, TelemetryEvent, UnknownEvent, WaveMerged
 
 __all__ = [
     "AgentFacts",
@@ -82,7 +82,7 @@ class SessionFacts:
     waves: tuple[WaveFacts, ...]
     totals: Totals
     phase_label: str  # the ledger's phase, or "interrupted" when its coordinator is gone
-    events: tuple[Mapping[str, Any], ...] = field(default=())
+    events: tuple[TelemetryEvent | UnknownEvent, ...] = field(default=())
 
 
 def agent_tokens(agent: AgentRecord) -> int:
@@ -99,7 +99,7 @@ def agent_tokens(agent: AgentRecord) -> int:
 
 def gather(
     state: SessionState,
-    events: Sequence[Mapping[str, Any]] = (),
+    events: Sequence[TelemetryEvent | UnknownEvent] = (),
     diffs: Mapping[tuple[int, str], str] | None = None,
     *,
     interrupted: bool = False,
@@ -107,15 +107,11 @@ def gather(
     """The report's facts of ``state``; ``events`` are the session's telemetry records,
     ``diffs`` the patch files by ``(wave, task)``, ``interrupted`` whether the session
     is recorded as running while no coordinator holds its lock."""
-    finished = {
-        (int(e.get("wave") or 0), str(e.get("agent"))): e
-        for e in events
-        if e.get("event") == "agent_finished"
-    }
+    finished = {(e.wave, e.agent): e for e in events if isinstance(e, AgentFinished) and e.agent}
     merges: dict[int, list[str]] = {}
     for e in events:
-        if e.get("event") == "merge":
-            merges.setdefault(int(e.get("wave") or 0), []).extend(map(str, e.get("merged") or ()))
+        if isinstance(e, WaveMerged):
+            merges.setdefault(e.wave, []).extend(e.merged)
     waves = tuple(_wave(wave, finished, merges, diffs or {}) for wave in state.waves)
     return SessionFacts(
         state=state,
@@ -128,14 +124,14 @@ def gather(
 
 def _wave(
     wave: WaveRecord,
-    finished: Mapping[tuple[int, str], Mapping[str, Any]],
+    finished: Mapping[tuple[int, str], AgentFinished],
     merges: Mapping[int, Sequence[str]],
     diffs: Mapping[tuple[int, str], str],
 ) -> WaveFacts:
     agents = []
     for agent in wave.agents:
         event = finished.get((wave.number, agent.task))
-        end = float(event["ts"]) if event else (wave.finished_at if agent.status else 0.0)
+        end = event.ts if event else (wave.finished_at if agent.status else 0.0)
         start = end - agent.elapsed_s if end and agent.elapsed_s else wave.started_at
         agents.append(
             AgentFacts(

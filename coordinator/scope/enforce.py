@@ -19,10 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
 
 from seawall.model import Enforcement
-from seawall.telemetry import EventLog
 
 __all__ = [
     "ALLOW",
@@ -33,7 +31,6 @@ __all__ = [
     "Verdict",
     "decide",
     "decide_failure",
-    "record_verdict",
 ]
 
 
@@ -149,18 +146,3 @@ def decide_failure(
 ) -> Verdict:
     """The verdict when the guard cannot judge normally (see ``FAIL_MATRIX``)."""
     return decide(enforcement, error_class=error_class, problem=detail, failure=failure)
-
-
-def record_verdict(log: EventLog, verdict: Verdict, **fields: Any) -> None:
-    """Append the telemetry record of a warned or denied call; plain allows are not logged."""
-    if verdict.decision is Decision.ALLOW:
-        return
-    kind = "scope_warning" if verdict.decision is Decision.WARN else "scope_denied"
-    log.append(
-        kind,
-        decision=str(verdict.decision),
-        error_class=str(verdict.error_class) if verdict.error_class else None,
-        failure=str(verdict.failure) if verdict.failure else None,
-        problem=verdict.problem,
-        **fields,
-    )

@@ -22,12 +22,12 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from enum import StrEnum
 from pathlib import Path
 
 import pygit2
 
 from seawall.runtime.files import atomic_write_text
+from seawall.scope.state_change import ChangeKind, StateChange
 from seawall.scope.undo import restore_head, restore_remote_ref
 
 __all__ = [
@@ -50,12 +50,6 @@ _MAX_FILE = 1 << 20  # a hook or config file larger than this is recorded by dig
 _MAX_TRANSCRIPT = 4 << 20  # bytes of a transcript searched for who made a change
 
 
-class ChangeKind(StrEnum):
-    ADDED = "added"
-    CHANGED = "changed"
-    REMOVED = "removed"
-
-
 @dataclass(frozen=True, slots=True)
 class RepoState:
     """Files of the git directory (path -> base64 content, mode) and refs (name -> id)."""
@@ -63,41 +57,6 @@ class RepoState:
     files: Mapping[str, tuple[str, int]]
     refs: Mapping[str, str]
     remote_refs: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StateChange:
-    """One difference between the state before and after a wave."""
-
-    area: str  # hook | config | ref | remote
-    name: str  # a path in the git directory, a ref name, or ``remote:ref``
-    kind: ChangeKind
-    before: str | None = None  # a ref's old id (refs only)
-    after: str | None = None
-    agents: tuple[str, ...] = ()  # who made it: one agent, or every candidate
-    restored: bool = False
-    saved: str | None = None  # where the planted version was kept
-    note: str = ""  # why it was not restored, and how to do it by hand
-
-    def record(self) -> dict[str, object]:
-        """The fields of the ``repo_state_changed`` event."""
-        return {
-            "area": self.area,
-            "name": self.name,
-            "change": str(self.kind),
-            "agents": list(self.agents),
-            "restored": self.restored,
-            "saved": self.saved,
-            "note": self.note,
-        }
-
-    def describe(self) -> str:
-        who = self.agents[0] if len(self.agents) == 1 else "one of " + ", ".join(self.agents)
-        what = f"{self.area} {self.name} {self.kind}"
-        done = "restored" if self.restored else "not restored"
-        kept = f", the planted version kept at {self.saved}" if self.saved else ""
-        note = f": {self.note}" if self.note else ""
-        return f"{what} by {who or 'an unknown process'} ({done}{kept}){note}"
 
 
 @dataclass(frozen=True, slots=True)

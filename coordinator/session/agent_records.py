@@ -17,6 +17,7 @@ from seawall.session.agent_watch import AgentRun
 from seawall.session.context import WaveContext
 from seawall.session.user_files import dirty_paths_in_scope
 from seawall.state.ledger import AgentRecord, WaveRecord
+from seawall.telemetry import RepoStateChanged
 
 __all__ = [
     "apply_run",
@@ -55,7 +56,7 @@ async def restore_worktree_links(
     pairs = [(record.task, Path(record.workspace)) for record in agents]
     changes = await anyio.to_thread.run_sync(lambda: restore_links(ctx.repo, pairs, save_dir=save))
     for change in changes:
-        ctx.events.append("repo_state_changed", wave=wave.number, **change.record())
+        ctx.events.append(RepoStateChanged(wave=wave.number, change=change))
         ctx.progress.log(f"wave {wave.number}: {change.describe()}")
 
 

@@ -48,6 +48,7 @@ from seawall.state.leadlease import check_lease, release_lease, take_lease
 from seawall.state.ledger import SessionPhase, SessionState, WavePhase
 from seawall.state.repolock import repository_lock
 from seawall.state.store import StateStore, latest_session
+from seawall.telemetry import SessionStarted
 from seawall.tracker import IssueTracker, open_tracker
 
 __all__ = ["Session", "SessionResult", "new_session_id"]
@@ -323,11 +324,12 @@ class Session:
         self.state = state
         self._save_now(state)
         self.store.events.append(
-            "session_started",
-            plan=state.plan_path,
-            target=pin.branch,
-            base=pin.commit,
-            tasks=len(self.plan.tasks),
+            SessionStarted(
+                plan=state.plan_path,
+                target=pin.branch,
+                base=pin.commit,
+                tasks=len(self.plan.tasks),
+            )
         )
         return state
 

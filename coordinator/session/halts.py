@@ -11,11 +11,11 @@ its new tip.
 
 from __future__ import annotations
 
-from seawall.codec import to_data
 from seawall.session.context import WaveContext
 from seawall.state.ledger import Halt, HaltedAgent, SessionPhase, WavePhase, WaveRecord
 from seawall.state.render import checks_line
 from seawall.state.runs import AgentRun
+from seawall.telemetry import AgentStartFailed, ChecksRun, SessionHalted, WaveRebased
 
 __all__ = [
     "halt_on_base_checks",
@@ -33,14 +33,15 @@ def report_checks(ctx: WaveContext, wave: WaveRecord) -> None:
     if checks is None:
         return
     ctx.events.append(
-        "checks",
-        wave=wave.number,
-        policy=str(checks.policy),
-        verdict=checks.verdict,
-        commit=checks.commit,
-        failure=checks.failure.command if checks.failure else None,
-        baseline=to_data(checks.baseline),
-        dropped=[d.task for d in wave.dropped],
+        ChecksRun(
+            wave=wave.number,
+            policy=checks.policy,
+            verdict=checks.verdict,
+            commit=checks.commit,
+            failure=checks.failure.command if checks.failure else None,
+            baseline=checks.baseline,
+            dropped=tuple(d.task for d in wave.dropped),
+        )
     )
     line = checks_line(wave)
     if line is not None:
@@ -60,7 +61,7 @@ def halt_on_base_checks(ctx: WaveContext, wave: WaveRecord) -> None:
         "environment the checks run in (then `seawall resume`)",
     )
     ctx.state.halt = halt
-    ctx.events.append("session_halted", wave=wave.number, reason="checks-fail-at-base")
+    ctx.events.append(SessionHalted(wave=wave.number, reason="checks-fail-at-base"))
     ctx.progress.log(f"{detail}; halted. Next: {halt.next}")
 
 
@@ -83,7 +84,15 @@ async def halt_on_start_failures(ctx: WaveContext, wave: WaveRecord) -> bool:
                 stderr=run.stderr_tail,
             )
         )
-        ctx.events.append("agent_start_failed", wave=wave.number, **to_data(agents[-1]))
+        ctx.events.append(
+            AgentStartFailed(
+                wave=wave.number,
+                task=record.task,
+                reason=run.start_failure,
+                exit_code=run.exit_code,
+                stderr=run.stderr_tail,
+            )
+        )
         record.run = None
     first = agents[0]
     detail = f"W{wave.number} {first.task}: {first.reason}"
@@ -99,7 +108,7 @@ async def halt_on_start_failures(ctx: WaveContext, wave: WaveRecord) -> bool:
         stderr=first.stderr,
         next="fix the agent program (see its stderr), then `seawall resume`",
     )
-    ctx.events.append("session_halted", wave=wave.number, reason="agent-start")
+    ctx.events.append(SessionHalted(wave=wave.number, reason="agent-start"))
     ctx.progress.log(f"{detail}; halted: the environment's failure, not the task's")
     for agent in agents:
         tail = agent.stderr.strip() or "(nothing on stderr)"
@@ -116,9 +125,7 @@ def rebase_wave(ctx: WaveContext, wave: WaveRecord, tip: str) -> None:
     """Merge ``wave`` onto ``tip``, the target branch's new tip, instead of its base: the
     agents' changes against the base are merged onto it (conflicts by the policy, against
     "the target branch"), the checks run there, and the branch moves from ``tip``."""
-    ctx.events.append(
-        "wave_rebased", wave=wave.number, base=wave.base, previous=wave.start, onto=tip
-    )
+    ctx.events.append(WaveRebased(wave=wave.number, base=wave.base, previous=wave.start, onto=tip))
     ctx.progress.log(
         f"wave {wave.number}: {ctx.state.target_branch} moved from {wave.start[:12]} to "
         f"{tip[:12]}; merging the wave onto the new tip"
@@ -133,7 +140,7 @@ def halt_on_rate_limit(ctx: WaveContext, wave: WaveRecord) -> None:
     detail = f"every agent of wave {wave.number} failed on a provider rate limit"
     ctx.state.phase = SessionPhase.HALTED
     ctx.state.halt = Halt(reason="rate-limited", detail=detail, wave=wave.number)
-    ctx.events.append("session_halted", wave=wave.number, reason="rate-limited")
+    ctx.events.append(SessionHalted(wave=wave.number, reason="rate-limited"))
     ctx.progress.log(f"{detail}; halted. `seawall resume` when the limit has reset")
 
 
@@ -170,11 +177,12 @@ async def halt_on_session_time(ctx: WaveContext, wave: WaveRecord | None) -> boo
     )
     ctx.state.halt = halt
     ctx.events.append(
-        "session_halted",
-        wave=number,
-        reason="session-time",
-        elapsed_s=round(elapsed, 1),
-        limit_s=limit * 60.0,
+        SessionHalted(
+            wave=number,
+            reason="session-time",
+            elapsed_s=round(elapsed, 1),
+            limit_s=limit * 60.0,
+        )
     )
     ctx.progress.log(f"{detail}; halted. Next: {halt.next}")
     await ctx.save()

@@ -9,7 +9,7 @@ from typing import Any
 
 from seawall.codec import to_data
 from seawall.model import Status
-from seawall.telemetry import EventLog
+from seawall.telemetry import EventLog, StagnationDetected
 
 __all__ = [
     "ErrorClass",
@@ -119,13 +119,13 @@ _STATUS: dict[Verdict, Status | None] = {
 }
 
 
-def write_finding(log: EventLog, finding: Finding, *, wave: int) -> dict[str, Any]:
+def write_finding(log: EventLog, finding: Finding, *, wave: int) -> StagnationDetected:
     """Append ``finding`` to ``events.jsonl`` as one ``stagnation_detected`` record."""
     event = finding.event(wave=wave)
     fields: dict[str, Any] = to_data(event)
     if event.error_class is None:
         del fields["error_class"]
-    return log.append("stagnation_detected", **fields)
+    return log.append(StagnationDetected(**fields))
 
 
 _EDIT_FRICTION = re.compile(

@@ -21,7 +21,7 @@ from seawall.events import Event, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.model import BreakerLimits, Isolation, StagnationConfig, Status
 from seawall.stagnation.finding import Finding, Pattern, write_finding
 from seawall.stagnation.watch import AgentStagnation
-from seawall.telemetry import EventLog
+from seawall.telemetry import BreakerTripped, EventLog
 
 __all__ = ["AgentMonitor", "FindingListener", "MonitorStatistics"]
 
@@ -167,13 +167,14 @@ class AgentMonitor:
         if self.event_log is None:
             return
         self.event_log.append(
-            "breaker_tripped",
-            wave=self.wave,
-            agent=self.agent,
-            breaker=trip.kind.label,
-            evidence=trip.evidence,
-            count=trip.count,
-            limit=trip.limit,
-            snapshot=trip.wants_snapshot,
-            next_action=trip.next_action(self.agent),
+            BreakerTripped(
+                wave=self.wave,
+                agent=self.agent,
+                breaker=trip.kind,
+                evidence=trip.evidence,
+                count=trip.count,
+                limit=trip.limit,
+                snapshot=trip.wants_snapshot,
+                next_action=trip.next_action(self.agent),
+            )
         )

@@ -13,7 +13,17 @@ from enum import StrEnum
 
 from seawall.breakers.trip import Trip
 from seawall.breakers.wave import WaveBreakerState
-from seawall.model import ChecksPolicy, IssueRef, Status, Task
+from seawall.model import (
+    BaselineChecks,
+    CheckFailure,
+    ChecksPolicy,
+    Dropped,
+    IssueRef,
+    Resolution,
+    SetAsideRecord,
+    Status,
+    Task,
+)
 from seawall.stagnation.finding import Finding
 from seawall.state.runs import AgentRun
 
@@ -103,46 +113,6 @@ class WavePhase(StrEnum):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Resolution:
-    """A merge conflict resolved by the documented policy: the path, the rule that
-    decided it (``seawall.git.merge.MergeRule``'s value), the two agents, the one
-    whose version was kept, and the fix task queued for the other, if any."""
-
-    path: str
-    rule: str
-    agents: tuple[str, ...] = ()
-    kept: str = ""
-    fix_task: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Dropped:
-    """An agent whose merge was dropped from the wave, and why."""
-
-    task: str
-    reason: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CheckFailure:
-    """The first check command that failed: its exit code (None: it timed out) and the
-    tail of its output."""
-
-    command: str
-    returncode: int | None = None
-    output: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BaselineChecks:
-    """The wave base's own run of the checks, when it was checked."""
-
-    commit: str
-    failure: CheckFailure | None = None
-    no_tests: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class ChecksRecord:
     """A wave's checks: whether they passed, under which policy, the verdict
     (``seawall.git.checks.CheckVerdict``'s value), how many runs it took, the commit
@@ -156,18 +126,6 @@ class ChecksRecord:
     failure: CheckFailure | None = None
     no_tests: bool = False
     baseline: BaselineChecks | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SetAsideRecord:
-    """Changes of a shared tree no agent may own: kept on ``ref``; ``files`` were taken
-    out of the tree, ``left_in_place`` (the user's files that predate the wave and
-    changed during it) only copied; ``restore`` is the command that puts them back."""
-
-    ref: str
-    files: tuple[str, ...] = ()
-    left_in_place: tuple[str, ...] = ()
-    restore: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -18,7 +18,7 @@ from seawall.plan.loader import parse_plan
 from seawall.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
 from seawall.session.engine import Session
 from seawall.state.ledger import SessionPhase
-from seawall.telemetry import read_events
+from seawall.telemetry import AgentStartFailed, CarryoverFiled, read_events
 from seawall.unattended.outcomes import ChainEffect, chain_effect, outcome_for_exit_code
 from tests.integration.sessionkit import git, make_repo, seawall, show, status
 
@@ -121,8 +121,8 @@ def test_an_agent_that_dies_before_its_first_event_halts_the_session(tmp_path: P
     assert (tmp_path / "state" / "dispatches").read_text() == "1"  # no re-dispatch
     assert not list((repo / ".seawall" / "issues").glob("*.md"))  # no carryover issue
     events = repo / ".seawall" / data["session"] / "events.jsonl"
-    assert [e["task"] for e in read_events(events, event="agent_start_failed")] == ["a"]
-    assert not list(read_events(events, event="carryover"))
+    assert [e.task for e in read_events(events, AgentStartFailed)] == ["a"]
+    assert not list(read_events(events, CarryoverFiled))
     # the program is fixed: resume runs the agent again and the session ends normally
     fixed.write_text("")
     done = seawall("resume", "--repo", str(repo), cwd=repo)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from seawall.exitcodes import ExitCode
-from seawall.telemetry import read_events
+from seawall.telemetry import ChecksRun, read_events
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
@@ -52,8 +52,8 @@ def _session(
     return repo, done
 
 
-def _events(repo: Path, data: dict[str, Any], kind: str) -> list[dict[str, Any]]:
-    return list(read_events(repo / ".seawall" / data["session"] / "events.jsonl", event=kind))
+def _checks(repo: Path, data: dict[str, Any]) -> list[ChecksRun]:
+    return list(read_events(repo / ".seawall" / data["session"] / "events.jsonl", ChecksRun))
 
 
 def _state_md(repo: Path, data: dict[str, Any]) -> str:
@@ -79,7 +79,7 @@ def test_block_halts_when_the_base_fails_and_merges_nothing(tmp_path: Path) -> N
     assert (checks["policy"], checks["verdict"]) == ("block", "base-fails")
     assert checks["failure"]["command"] == PYTEST and checks["failure"]["returncode"] == 1
     assert "checks fail on the wave base" in _state_md(repo, data)
-    assert [e["verdict"] for e in _events(repo, data, "checks")] == ["base-fails"]
+    assert [e.verdict for e in _checks(repo, data)] == ["base-fails"]
     assert data["waves"][0]["agents"][0]["merged"] is False
     # the work is kept: the agent's checkpoint still holds it
     assert "a = 1" in git(repo, "log", "--all", "-p", "--", "src/a.py")
@@ -132,7 +132,7 @@ def test_baseline_merges_with_the_base_failures_and_drops_new_ones(tmp_path: Pat
         repo, data
     )
     assert "merged with failing checks" in done.stdout
-    assert [e["verdict"] for e in _events(repo, data, "checks")] == ["known-failures"]
+    assert [e.verdict for e in _checks(repo, data)] == ["known-failures"]
 
 
 def test_warn_merges_a_failing_wave_and_says_so(tmp_path: Path) -> None:
@@ -150,7 +150,7 @@ def test_warn_merges_a_failing_wave_and_says_so(tmp_path: Path) -> None:
     assert data["waves"][0]["checks"]["verdict"] == "failed-merged"
     assert 'under checks_policy = "warn"' in done.stderr
     assert 'under checks_policy = "warn"' in _state_md(repo, data)
-    assert [e["verdict"] for e in _events(repo, data, "checks")] == ["failed-merged"]
+    assert [e.verdict for e in _checks(repo, data)] == ["failed-merged"]
 
 
 def test_passing_checks_exit_zero(tmp_path: Path) -> None:
@@ -164,7 +164,7 @@ def test_passing_checks_exit_zero(tmp_path: Path) -> None:
     assert done.returncode == ExitCode.OK, done.stdout + done.stderr
     data = status(repo)
     assert data["waves"][0]["checks"]["verdict"] == "passed"
-    assert [e["verdict"] for e in _events(repo, data, "checks")] == ["passed"]
+    assert [e.verdict for e in _checks(repo, data)] == ["passed"]
 
 
 def test_step_mode_review_says_what_the_checks_did(tmp_path: Path) -> None:

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+from seawall.telemetry import KINDS, CarryoverFiled, WaveMerged, read_events, read_line
 from tests.integration.sessionkit import show
+
+#: what a Python repr looks like inside a JSON string: ``Name(field=``, ``Name('``,
+#: ``Name()``, ``<... object at 0x...>``, ``<Enum.MEMBER: 'value'>``
+_REPR = re.compile(r"\b[A-Z][A-Za-z]*\((?:[a-z_]+=|'|\)|\\\")|object at 0x|<[A-Z]\w*\.[A-Z_]+: ")
 
 
 def _demo(tmp_path: Path, name: str) -> tuple[subprocess.CompletedProcess[str], Path]:
@@ -110,3 +116,19 @@ def test_demo_shows_every_path_and_files_no_duplicates(tmp_path: Path) -> None:
     other, _ = _demo(tmp_path, "other")
     assert other.returncode == 0, other.stdout + other.stderr
     assert "→ issue #1" in other.stdout and "→ existing" not in other.stdout
+
+
+def test_the_demo_telemetry_is_typed_records_without_a_repr(tmp_path: Path) -> None:
+    done, repo = _demo(tmp_path, "typed")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (path,) = (repo / ".seawall").glob("demo-*/events.jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines
+    assert [line for line in lines if _REPR.search(line)] == []
+    records = [read_line(line) for line in lines]
+    assert [line for line, r in zip(lines, records, strict=True) if not isinstance(r, KINDS)] == []
+    merges = list(read_events(path, WaveMerged))
+    resolved = [r for merge in merges for r in merge.resolutions]
+    assert [r.path for r in resolved] == ["docs/api.md"] and resolved[0].rule.startswith("both-")
+    filed = [(c.task, c.kind, c.outcome) for c in read_events(path, CarryoverFiled)]
+    assert ("report-csv", "FAILED", "created") in filed

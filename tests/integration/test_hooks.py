@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from seawall.model import CommandPolicyConfig, Enforcement, Isolation, Task, Wave
+from seawall.scope.enforce import Decision
 from seawall.scope.manifest import build_manifest, manifest_path, write_manifest
+from seawall.telemetry import AgentFinished, FinishSource, ScopeDenied, ScopeWarning, read_events
 
 SEAWALL = str(Path(sys.executable).with_name("seawall"))
 SESSION = "sess-1"
@@ -131,9 +133,9 @@ def test_edit_in_scope_passes_and_out_of_scope_is_denied(repo: Path) -> None:
     assert out is not None
     reason = out["hookSpecificOutput"]["permissionDecisionReason"]
     assert reason.startswith("seawall scope-denied: other/y.py is outside this task's file scope")
-    events = (repo / ".seawall" / SESSION / "events.jsonl").read_text().splitlines()
-    record = json.loads(events[-1])
-    assert record["event"] == "scope_denied" and record["task"] == "t1"
+    (record,) = read_events(repo / ".seawall" / SESSION / "events.jsonl")
+    assert isinstance(record, ScopeDenied) and record.task == "t1" and record.tool == "Write"
+    assert record.decision is Decision.DENY and record.session == SESSION
 
 
 @pytest.mark.parametrize("tool", ["MultiEdit", "NotebookEdit"])
@@ -159,8 +161,8 @@ def test_warn_allows_tells_the_agent_and_records(repo: Path) -> None:
     specific = out["hookSpecificOutput"]
     assert "permissionDecision" not in specific
     assert specific["additionalContext"].startswith("seawall scope-denied (warning)")
-    events = (repo / ".seawall" / SESSION / "events.jsonl").read_text()
-    assert '"event": "scope_warning"' in events
+    (record,) = read_events(repo / ".seawall" / SESSION / "events.jsonl")
+    assert isinstance(record, ScopeWarning) and record.decision is Decision.WARN
 
 
 def test_off_allows_silently(repo: Path) -> None:
@@ -391,8 +393,10 @@ def test_subagent_stop_records_the_status(repo: Path) -> None:
     assert (code, out) == (0, None)
     status = json.loads((repo / ".seawall" / SESSION / "agents" / "t1" / "status.json").read_text())
     assert status["status"] == "done" and status["summary"] == "added x"
-    events = (repo / ".seawall" / SESSION / "events.jsonl").read_text()
-    assert '"event": "agent_finished"' in events
+    (record,) = read_events(repo / ".seawall" / SESSION / "events.jsonl", AgentFinished)
+    assert record.source is FinishSource.HOOK and record.agent == "t1"
+    assert record.status == "done" and record.summary == "added x"
+    assert record.agent_id == "agent-7"
 
 
 def test_subagent_stop_asks_once_for_a_missing_status(repo: Path, tmp_path: Path) -> None:

@@ -6,19 +6,25 @@ import json
 import shutil
 from pathlib import Path
 
-from seawall.telemetry import EventLog, read_events
+from seawall.telemetry import (
+    EventLog,
+    SessionFinished,
+    SessionStarted,
+    WaveFinished,
+    read_events,
+)
 from tests.integration.sessionkit import make_repo, seawall, write_plan
 
 
 def test_a_torn_last_event_line_does_not_swallow_the_next_event(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
-    EventLog(path, session="s").append("session_started")
+    EventLog(path, session="s").append(SessionStarted(plan="p", target="main", base="b", tasks=1))
     with path.open("ab") as handle:  # a crash in the middle of a write
         handle.write(b'{"ts": 1, "event": "agent_fin')
     log = EventLog(path, session="s")
-    log.append("wave_finished", wave=1)
-    log.append("session_finished")
-    kinds = [record["event"] for record in read_events(path)]
+    log.append(WaveFinished(wave=1, statuses={}))
+    log.append(SessionFinished(cost_usd=0.0, waves=1))
+    kinds = [record.event for record in read_events(path)]
     assert kinds == ["session_started", "wave_finished", "session_finished"]
     assert path.read_bytes().count(b"\n") == 4  # the torn line ended on its own line
 

@@ -14,9 +14,19 @@ from typing import Any, ClassVar
 
 import pytest
 
+from seawall.breakers.trip import BreakerKind
+from seawall.breakers.wave import WaveTrigger
 from seawall.model import NotifyConfig
 from seawall.publishing.webhook import Notifier, check_notify, notification
-from seawall.telemetry import EventLog, read_events
+from seawall.telemetry import (
+    BreakerLevel,
+    BreakerTripped,
+    EventLog,
+    NotifyFailed,
+    SessionFinished,
+    WaveMerged,
+    read_events,
+)
 from seawall.testing.http import Answer, FakeServer, FakeService, Fault, Request
 from tests.integration.sessionkit import make_repo, seawall, write_plan
 
@@ -68,10 +78,16 @@ def test_trips_halts_and_the_finish_are_posted_with_the_documented_body(
     events = EventLog(tmp_path / "events.jsonl", session="s-1")
     config = NotifyConfig(url=hook.origin + "/hook")
     with Notifier(config, events=events, name="demo"):
-        events.append("breaker_tripped", wave=2, agent="parser", breaker="loop", evidence="x4")
-        events.append("merge", wave=2)  # not notified
-        events.append("breaker_tripped", wave=2, level="wave", trigger="stall", detail="stalled")
-        events.append("session_finished", waves=2, cost_usd=0.0)
+        events.append(
+            BreakerTripped(wave=2, agent="parser", breaker=BreakerKind.LOOP, evidence="x4")
+        )
+        events.append(WaveMerged(wave=2, integration=None))  # not notified
+        events.append(
+            BreakerTripped(
+                wave=2, level=BreakerLevel.WAVE, trigger=WaveTrigger.STALL, detail="stalled"
+            )
+        )
+        events.append(SessionFinished(waves=2, cost_usd=0.0))
         wait_for(hook, 3)
     trip, halt, finish = bodies(hook)
     assert trip == {
@@ -80,7 +96,7 @@ def test_trips_halts_and_the_finish_are_posted_with_the_documented_body(
         "session": "s-1",
         "name": "demo",
         "wave": 2,
-        "detail": "loop: x4",
+        "detail": "breaker/loop: x4",
         "at": trip["at"],
         "agent": "parser",
     }
@@ -95,16 +111,16 @@ def test_a_failed_delivery_is_retried_then_dropped_with_a_record(
     events = EventLog(tmp_path / "events.jsonl", session="s-1")
     config = NotifyConfig(url=hook.origin + "/hook", events=("finish",), attempts=2)
     with Notifier(config, events=events, name="demo", sleep=lambda s: None):
-        events.append("session_finished", waves=1)
+        events.append(SessionFinished(waves=1, cost_usd=0.0))
         wait_for(hook, 1)
     assert [b["event"] for b in bodies(hook)] == ["finish"]
     assert hook.service.count_operation("deliver") == 2, "the 500 was retried once"
 
     dead = NotifyConfig(url="http://127.0.0.1:9/hook", events=("finish",), attempts=2)
     with Notifier(dead, events=events, name="demo", sleep=lambda s: None):
-        events.append("session_finished", waves=1)
-    (failed,) = read_events(tmp_path / "events.jsonl", event="notify_failed")
-    assert failed["notification"] == "finish" and failed["attempts"] == 2
+        events.append(SessionFinished(waves=1, cost_usd=0.0))
+    (failed,) = read_events(tmp_path / "events.jsonl", NotifyFailed)
+    assert failed.notification == "finish" and failed.attempts == 2
 
 
 def test_a_hanging_webhook_does_not_block_the_session_end(tmp_path: Path) -> None:
@@ -114,7 +130,7 @@ def test_a_hanging_webhook_does_not_block_the_session_end(tmp_path: Path) -> Non
         config = NotifyConfig(url=slow.origin + "/hook", timeout=0.5, attempts=1)
         started = time.monotonic()
         with Notifier(config, events=events, name="demo", drain_seconds=1.0):
-            events.append("session_finished", waves=1)
+            events.append(SessionFinished(waves=1, cost_usd=0.0))
         assert time.monotonic() - started < 3.0
 
 
@@ -134,7 +150,7 @@ def test_a_bad_webhook_setting_is_refused(config: NotifyConfig, message: str) ->
 
 
 def test_other_records_are_not_notifications() -> None:
-    assert notification({"event": "merge", "ts": 1.0}, name="x") is None
+    assert notification(WaveMerged(wave=1, integration=None, ts=1.0), name="x") is None
 
 
 @pytest.mark.slow

@@ -32,7 +32,7 @@ import ray
 
 from seawall.adapters.runners.ray import RayRunner
 from seawall.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
-from seawall.telemetry import read_events
+from seawall.telemetry import AgentFinished, AgentSalvaged, OrphanStopped, read_events
 from tests.integration.raycluster import HEAD, Cluster, raylet_of, reload_auth
 from tests.integration.test_runner_ray import (
     agent_script,
@@ -520,9 +520,10 @@ async def test_resume_stops_the_remote_agent_a_killed_client_coordinator_left_ru
     assert not alive(pid), f"the orphaned remote agent {pid} outlived the resume"
     (events,) = (repo / ".seawall").glob("*/events.jsonl")
     kinds = [
-        (record["event"], record.get("agent"), bool(record.get("remote")))
+        (record.event, record.agent, bool(getattr(record, "remote", ())))
         for record in read_events(events)
-        if record.get("agent") == "victim"
+        if isinstance(record, AgentFinished | AgentSalvaged | OrphanStopped)
+        and record.agent == "victim"
     ]
     stopped = kinds.index(("orphan_stopped", "victim", True))  # through Ray, on its node
     assert kinds.index(("agent_salvaged", "victim", False)) > stopped, kinds

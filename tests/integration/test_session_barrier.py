@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from seawall.telemetry import AgentSalvaged, RepoStateChanged, read_events
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
 
 
-def _events(repo: Path, session: str) -> list[dict[str, object]]:
-    lines = (repo / ".seawall" / session / "events.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+def _changes(repo: Path, session: str) -> list[RepoStateChanged]:
+    return list(read_events(repo / ".seawall" / session / "events.jsonl", RepoStateChanged))
 
 
 def test_a_planted_hook_is_taken_back_and_agents_know_their_manifest(tmp_path: Path) -> None:
@@ -54,10 +54,8 @@ def test_a_planted_hook_is_taken_back_and_agents_know_their_manifest(tmp_path: P
     assert not (repo / ".git/hooks/post-merge").exists()
     kept = repo / ".seawall" / session / "wave-1" / "planted" / "hooks" / "post-merge"
     assert kept.read_text() == "#!/bin/sh\necho planted\n"
-    changes = [e for e in _events(repo, session) if e["event"] == "repo_state_changed"]
-    assert [(e["area"], e["name"], e["restored"]) for e in changes] == [
-        ("hook", "hooks/post-merge", True)
-    ]
+    changes = [e.change for e in _changes(repo, session)]
+    assert [(c.area, c.name, c.restored) for c in changes] == [("hook", "hooks/post-merge", True)]
     assert show(repo, "main", "src/p.py") == "p = 1\n"  # the agent's task work still merges
     told = json.loads((tmp_path / "planter-env.json").read_text())
     manifest = Path(told["SEAWALL_MANIFEST"])
@@ -107,11 +105,11 @@ def test_a_worktree_pointed_at_a_decoy_repository_is_put_back_and_named(tmp_path
     assert show(repo, "main", "README.md") == "# p\n"
     assert git(decoy, "for-each-ref") == decoy_refs  # nothing written there
     assert git(decoy, "status", "--porcelain") == ""
-    changes = [e for e in _events(repo, session) if e["event"] == "repo_state_changed"]
-    assert [(e["area"], e["agents"], e["restored"]) for e in changes] == [
-        ("worktree", ["mover"], True)
-    ], changes
-    kept = Path(str(changes[0]["saved"]))
+    changes = [e.change for e in _changes(repo, session)]
+    assert [(c.area, c.agents, c.restored) for c in changes] == [("worktree", ("mover",), True)], (
+        changes
+    )
+    kept = Path(str(changes[0].saved))
     assert kept.read_text() == link  # what the agent wrote, kept where agents cannot write
     assert kept.is_relative_to(repo / ".seawall" / session)
     assert "by mover (restored" in done.stderr, done.stderr
@@ -156,12 +154,12 @@ def test_a_salvaged_worktree_is_read_through_its_own_git_directory(tmp_path: Pat
     resumed = seawall("resume", "--repo", str(repo), cwd=repo, env={"AGENT_SPEC": str(spec)})
     session = status(repo)["session"]
     assert git(decoy, "for-each-ref") == decoy_refs, resumed.stderr  # nothing written there
-    events = _events(repo, session)
-    (salvaged,) = [e for e in events if e["event"] == "agent_salvaged"]
-    assert salvaged["checkpoint"], salvaged  # the work read from the worktree itself
-    assert git(repo, "show", f"{salvaged['checkpoint']}:src/m.py") == "m = 1"
-    changes = [e for e in events if e["event"] == "repo_state_changed"]
-    assert [(e["area"], e["agents"]) for e in changes] == [("worktree", ["mover"])], changes
+    events = repo / ".seawall" / session / "events.jsonl"
+    (salvaged,) = read_events(events, AgentSalvaged)
+    assert salvaged.checkpoint, salvaged  # the work read from the worktree itself
+    assert git(repo, "show", f"{salvaged.checkpoint}:src/m.py") == "m = 1"
+    changes = [e.change for e in _changes(repo, session)]
+    assert [(c.area, c.agents) for c in changes] == [("worktree", ("mover",))], changes
     assert show(repo, "main", "src/m.py") == "m = 2\n", resumed.stdout + resumed.stderr
 
 

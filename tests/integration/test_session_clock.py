@@ -19,7 +19,7 @@ from seawall.session.engine import Session
 from seawall.session.step_types import load_schema
 from seawall.state.ledger import SessionPhase, SessionState
 from seawall.state.store import StateStore
-from seawall.telemetry import read_events
+from seawall.telemetry import SessionHalted, read_events
 from tests.integration.sessionkit import make_repo, seawall, show
 from tests.reliability.kit import ledger
 
@@ -96,9 +96,8 @@ def test_the_session_halts_past_its_minutes_and_resume_grants_as_many_again(
     assert state.running_s == 4800.0 and state.clock_start_s == 0.0
     state_md = (repo / ".seawall" / result.session / "STATE.md").read_text()
     assert "session-time" in state_md and "80.0 of its 60 minutes" in state_md
-    events = read_events(repo / ".seawall" / result.session / "events.jsonl")
-    halted = [e for e in events if e["event"] == "session_halted"]
-    assert [(e["reason"], e["elapsed_s"], e["limit_s"]) for e in halted] == [
+    halted = read_events(repo / ".seawall" / result.session / "events.jsonl", SessionHalted)
+    assert [(e.reason, e.elapsed_s, e.limit_s) for e in halted] == [
         ("session-time", 4800.0, 3600.0)
     ]
 

@@ -17,7 +17,7 @@ from seawall.errors import SessionLockedError
 from seawall.model import BreakerLimits
 from seawall.stagnation import AgentMonitor, Finding, Pattern
 from seawall.stagnation.transcript_tail import TranscriptTailer, agent_id
-from seawall.telemetry import EventLog, read_events
+from seawall.telemetry import BreakerTripped, EventLog, StagnationDetected, read_events
 from tests.integration.runnerkit import anyio_backend
 
 __all__ = ["anyio_backend"]
@@ -87,8 +87,11 @@ class Setup:
             interval=interval, on_trip=lambda m, trip: self.trips.append((m.agent, trip)),
         )  # fmt: skip
 
-    def records(self, event: str = "stagnation_detected") -> list[dict[str, Any]]:
-        return list(read_events(self.events_path, event=event))
+    def records(self) -> list[StagnationDetected]:
+        return list(read_events(self.events_path, StagnationDetected))
+
+    def trips_recorded(self) -> list[BreakerTripped]:
+        return list(read_events(self.events_path, BreakerTripped))
 
 
 def append(path: Path, data: str) -> None:
@@ -113,8 +116,8 @@ def test_a_growing_file_is_read_once_and_partial_lines_wait(tmp_path: Path) -> N
     assert tailer.poll() == 1
     assert tailer.poll() == 0
     records = setup.records()
-    assert [r["pattern"] for r in records] == ["status-partial"]
-    assert records[0]["agent"] == "a1" and records[0]["source"] == "tail"
+    assert [r.pattern for r in records] == ["status-partial"]
+    assert records[0].agent == "a1" and records[0].source == "tail"
     assert tailer.statistics().lines == 1
 
 
@@ -149,7 +152,7 @@ def test_a_truncated_file_is_read_again_from_the_start(tmp_path: Path) -> None:
     path.write_text(assistant(text("STATUS: failed — gave up")) + "\n")
     assert tailer.poll() == 1
     assert tailer.statistics().restarts == 1
-    assert [r["pattern"] for r in setup.records()] == ["status-partial"]
+    assert [r.pattern for r in setup.records()] == ["status-partial"]
 
 
 def test_a_loop_trips_through_the_tail(tmp_path: Path) -> None:
@@ -161,9 +164,9 @@ def test_a_loop_trips_through_the_tail(tmp_path: Path) -> None:
         append(path, user_result(f"t{n}", "a.py\nb.py") + "\n")
     tailer.poll()
     assert [(agent, trip.kind) for agent, trip in setup.trips] == [("a1", BreakerKind.LOOP)]
-    tripped = setup.records("breaker_tripped")
-    assert len(tripped) == 1 and tripped[0]["breaker"] == "breaker/loop"
-    assert tripped[0]["agent"] == "a1" and tripped[0]["snapshot"] is True
+    tripped = setup.trips_recorded()
+    assert len(tripped) == 1 and tripped[0].breaker is BreakerKind.LOOP
+    assert tripped[0].agent == "a1" and tripped[0].snapshot is True
 
 
 async def test_one_tailer_per_session(tmp_path: Path) -> None:
@@ -222,7 +225,7 @@ async def test_records_survive_the_agent_being_killed(tmp_path: Path) -> None:
             await arrived.wait()
         group.cancel_scope.cancel()
     assert process.returncode == -signal.SIGKILL
-    patterns = sorted(r["pattern"] for r in setup.records())
+    patterns = sorted(r.pattern for r in setup.records())
     # `git add -A && git commit` is two kinds of write: each is recorded
     assert patterns == [Pattern.GIT_WRITE.value, Pattern.GIT_WRITE.value,
                         Pattern.STATUS_PARTIAL.value]  # fmt: skip

@@ -28,7 +28,7 @@ from seawall.codec import from_data, to_data
 from seawall.runtime.files import atomic_write_text
 from seawall.stagnation import AgentMonitor
 from seawall.stagnation.transcript_tail import TranscriptTailer
-from seawall.telemetry import EventLog, read_events
+from seawall.telemetry import BreakerTripped, EventLog, read_events
 from tests.integration.runnerkit import anyio_backend
 
 __all__ = ["anyio_backend"]
@@ -120,8 +120,8 @@ async def test_a_looping_agent_is_stopped_and_the_others_go_on(tmp_path: Path) -
     worker = tailer.monitors["worker"]
     assert worker.breaker.trip is None and findings["worker"] == ()
     assert worker.breaker.statistics().edits_since_verify == 0  # the passing test counted
-    tripped = list(read_events(log.path, event="breaker_tripped"))
-    assert [(r["agent"], r["breaker"]) for r in tripped] == [("looper", "breaker/loop")]
+    tripped = list(read_events(log.path, BreakerTripped))
+    assert [(r.agent, r.breaker) for r in tripped] == [("looper", BreakerKind.LOOP)]
     note = blocked_path(repo, "s1").read_text()
     assert "agent `looper` · breaker/loop" in note and "`ls src`" in note
 

@@ -22,7 +22,7 @@ import anyio.lowlevel
 from seawall.adapters.runners.callable import CallableRunner
 from seawall.events import Message, ToolCall, ToolResult, Turn
 from seawall.runner import AgentRequest
-from seawall.telemetry import read_events
+from seawall.telemetry import AgentFinished, BreakerTripped, read_events
 from tests.integration.sessionkit import make_repo
 from tests.reliability.kit import ledger, run, session_for
 
@@ -133,20 +133,17 @@ def check_load(repo: Path, figures: LoadFigures) -> dict[str, int]:
     first = {agent.task: agent for agent in state.waves[0].agents}
     assert len(first) == figures.agents
     events_path = repo / ".seawall" / state.session / "events.jsonl"
-    finished = {
-        e["agent"]: e
-        for e in read_events(events_path, event="agent_finished")
-        if e.get("wave") == 1
-    }
-    tripped = {e["agent"] for e in read_events(events_path, event="breaker_tripped")}
+    finished = {e.agent: e for e in read_events(events_path, AgentFinished) if e.wave == 1}
+    tripped = {e.agent for e in read_events(events_path, BreakerTripped)}
     steps = figures.events_per_agent // EVENTS_PER_STEP
     for task, record in first.items():
         looper = is_looper(task, figures.loopers)
         # what the coordinator counted is what the agent emitted, call for call
         assert record.tool_calls == figures.calls[task], (task, record.tool_calls)
         assert record.turns == figures.calls[task], (task, record.turns)
-        assert finished[task]["tool_calls"] == record.tool_calls
-        assert finished[task]["turns"] == record.turns
+        counts = finished[task].counts
+        assert counts is not None
+        assert counts.tool_calls == record.tool_calls and counts.turns == record.turns
         if looper:
             assert record.trip is not None and record.trip.kind.label == "breaker/loop", task
             # stopped at the LOOP_LIMIT-th identical call (one more may be in flight)

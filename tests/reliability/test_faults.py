@@ -26,7 +26,7 @@ from seawall.adapters.trackers.memory import MemoryTracker
 from seawall.errors import GitError, StateError
 from seawall.runtime.processes import process_alive
 from seawall.state.ledger import SessionPhase
-from seawall.telemetry import read_events
+from seawall.telemetry import CarryoverFiled, read_events
 from seawall.testing.http import Fault
 from tests.fakes.github_server import GitHubService, github_server
 from tests.integration.sessionkit import git, make_repo, show, write_plan
@@ -413,11 +413,11 @@ def test_tracker_down_for_the_whole_session_is_reported_not_raised(
     state = ledger(repo)
     assert state.task("flaky").issue is None  # not filed, and the ledger says so
     errors = [
-        e
-        for e in read_events(repo / ".seawall" / state.session / "events.jsonl", event="carryover")
-        if e.get("error")
+        e.error
+        for e in read_events(repo / ".seawall" / state.session / "events.jsonl", CarryoverFiled)
+        if e.error
     ]
-    assert errors and "502" in errors[0]["error"]
+    assert errors and "502" in errors[0]
     # the tracker is back: resuming a done session is refused, but nothing was lost:
     assert show(repo, "main", "src/fine.py") == "ok\n"
 

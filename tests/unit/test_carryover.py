@@ -23,7 +23,7 @@ from seawall.carryover import (
     render_title,
 )
 from seawall.errors import ConfigurationError, TrackerError
-from seawall.telemetry import EventLog, read_events
+from seawall.telemetry import CarryoverFiled, EventLog, read_events
 from seawall.tracker import Issue, TrackerRateLimitError
 from tests.fakes.filing import Sleeps, quick_filer
 
@@ -223,10 +223,11 @@ def test_every_filing_is_recorded_in_telemetry(tmp_path: Path) -> None:
     session = quick_filer(MemoryTracker(), events=log)
     session.file(work())
     session.file(work())
-    records = list(read_events(tmp_path / "events.jsonl", event="carryover"))
-    assert [r["outcome"] for r in records] == ["created", "duplicate"]
-    assert records[0]["number"] == 1 and records[0]["tracker"] == "memory"
-    assert json.dumps(records)  # plain JSON, no objects
+    records = list(read_events(tmp_path / "events.jsonl", CarryoverFiled))
+    assert [r.outcome for r in records] == ["created", "duplicate"]
+    assert records[0].number == 1 and records[0].tracker == "memory"
+    lines = (tmp_path / "events.jsonl").read_text().splitlines()
+    assert [json.loads(line)["event"] for line in lines] == ["carryover", "carryover"]
 
 
 def test_issues_without_a_marker_are_ignored() -> None:

@@ -24,6 +24,7 @@ from seawall.state.ledger import (
     WaveRecord,
 )
 from seawall.state.render import render_state_md
+from seawall.telemetry import AgentFinished, SessionKilled, UnknownEvent, WaveMerged
 
 
 def _state() -> SessionState:
@@ -196,3 +197,19 @@ def test_the_graph_draws_every_agent_and_the_edges_between_waves() -> None:
     assert svg.count('class="edge dep"') == 1  # docs (wave 2) waited for api (wave 1)
     assert svg.count('class="edge retry"') == 1  # db again in wave 2
     assert "no wave has run yet" in wave_graph_svg(())
+
+
+def test_the_telemetry_says_when_each_agent_finished_and_what_merged() -> None:
+    events = (
+        AgentFinished(wave=1, agent="api", ts=1_800_000_050.0),
+        AgentFinished(wave=1, agent=None, ts=1_800_000_060.0),  # a hook without a task
+        WaveMerged(wave=1, integration="c" * 40, merged=("api", "db")),
+        SessionKilled(ts=1_800_000_090.0),
+        UnknownEvent(event="deployed", data={"where": "prod"}),
+    )
+    facts = gather(_state(), events)
+    api, db = facts.waves[0].agents
+    assert (api.finished_at, api.started_at) == (1_800_000_050.0, 1_800_000_050.0 - 61.5)
+    assert db.finished_at == 1_800_000_070.0  # no record: the wave's end
+    assert facts.waves[0].merged == ("api", "db")
+    assert facts.events == events

@@ -15,9 +15,8 @@ from seawall.scope.enforce import (
     Failure,
     decide,
     decide_failure,
-    record_verdict,
 )
-from seawall.telemetry import EventLog
+from seawall.telemetry import EventLog, ScopeDenied, ScopeWarning, read_events, scope_verdict
 
 EXPECTED = {
     Failure.NO_SESSION: ("allow", "allow", "allow"),
@@ -72,12 +71,22 @@ def test_warn_and_deny_are_recorded_but_allow_is_not(tmp_path: Path) -> None:
     log = EventLog(tmp_path / "events.jsonl", session="s")
     for level in LEVELS:
         verdict = decide(level, error_class=ErrorClass.SCOPE_DENIED, problem=f"p-{level}")
-        record_verdict(log, verdict, task="t1")
+        record = scope_verdict(verdict, wave=1, task="t1", tool="Write")
+        if record is not None:
+            log.append(record)
     records = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert [(r["event"], r["problem"]) for r in records] == [
         ("scope_denied", "p-strict"),
         ("scope_warning", "p-warn"),
     ]
+    typed = list(read_events(tmp_path / "events.jsonl"))
+    assert [type(r) for r in typed] == [ScopeDenied, ScopeWarning]
+    assert all(
+        isinstance(r, ScopeDenied | ScopeWarning)
+        and r.error_class is ErrorClass.SCOPE_DENIED
+        and r.task == "t1"
+        for r in typed
+    )
     assert records[1]["task"] == "t1" and records[1]["error_class"] == "scope-denied"
 
 

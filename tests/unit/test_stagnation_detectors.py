@@ -25,7 +25,7 @@ from seawall.stagnation import (
     classify_error,
     write_finding,
 )
-from seawall.telemetry import EventLog, read_events
+from seawall.telemetry import BreakerTripped, EventLog, StagnationDetected, read_events
 
 _ids = itertools.count()
 
@@ -245,10 +245,11 @@ def test_a_live_status_partial_is_recorded_once(tmp_path: Path) -> None:
     m = monitor(tmp_path, log=log)
     m.observe(Message(text="Progress so far.\nSTATUS: partial — parser done | REMAINING: tests"))
     m.observe(Message(text="STATUS: partial — still"))
-    records = list(read_events(tmp_path / "events.jsonl", event="stagnation_detected"))
+    records = list(read_events(tmp_path / "events.jsonl", StagnationDetected))
     assert len(records) == 1  # durable at once, even if the agent is killed now
-    assert records[0]["pattern"] == "status-partial" and records[0]["source"] == "tail"
-    assert records[0]["occurrences"] == 1 and "error_class" not in records[0]
+    assert records[0].pattern == "status-partial" and records[0].source == "tail"
+    assert records[0].occurrences == 1 and records[0].error_class is None
+    assert "error_class" not in (tmp_path / "events.jsonl").read_text()
     assert m.live_status is Status.PARTIAL
 
 
@@ -269,16 +270,17 @@ def test_records_carry_the_schema_fields(tmp_path: Path) -> None:
     log = EventLog(tmp_path / "events.jsonl", session="s1")
     m = monitor(tmp_path, log=log)
     run(m, echo("x = 1", 3, "String to replace not found") + paging("/r/b.py", 3))
-    records = list(read_events(tmp_path / "events.jsonl", event="stagnation_detected"))
-    by_pattern = {record["pattern"]: record for record in records}
+    lines = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    by_pattern = {line["pattern"]: line for line in lines}
     assert set(by_pattern) == {"error-echo", "pagination-spiral"}
-    for record in records:
+    for line in lines:
         assert {"ts", "event", "session", "wave", "agent", "pattern", "source", "occurrences",
-                "evidence"} <= set(record)  # fmt: skip
-        assert record["session"] == "s1" and record["wave"] == 1 and record["agent"] == "t1"
+                "evidence"} <= set(line)  # fmt: skip
+        assert line["session"] == "s1" and line["wave"] == 1 and line["agent"] == "t1"
     assert by_pattern["error-echo"]["error_class"] == "edit-format-friction"
     assert "error_class" not in by_pattern["pagination-spiral"]
-    json.dumps(records)
+    records = list(read_events(tmp_path / "events.jsonl", StagnationDetected))
+    assert [r.pattern for r in records] == [line["pattern"] for line in lines]
 
 
 def test_finish_is_idempotent(tmp_path: Path) -> None:
@@ -327,12 +329,19 @@ def test_a_finding_round_trips_through_its_ledger_record(tmp_path: Path) -> None
     log = EventLog(tmp_path / "events.jsonl", session="s")
     write_finding(log, replace(finding, pattern=Pattern.GIT_WRITE, error_class=None), wave=2)
     write_finding(log, finding, wave=2)
-    written = [{k: v for k, v in r.items() if k != "ts"} for r in read_events(log.path)]
+    lines = [json.loads(line) for line in log.path.read_text().splitlines()]
+    written = [{k: v for k, v in line.items() if k != "ts"} for line in lines]
     assert written == [
         {"event": "stagnation_detected", "session": "s", "wave": 2, "agent": "t1",
          "pattern": "git-write", "source": "tail", "occurrences": 3, "evidence": "e"},
         {"event": "stagnation_detected", "session": "s", **event},
     ]  # fmt: skip
+    records = list(read_events(log.path, StagnationDetected))
+    assert [(r.event, r.session, r.pattern, r.error_class) for r in records] == [
+        ("stagnation_detected", "s", "git-write", None),
+        ("stagnation_detected", "s", "error-echo", "scope-denied"),
+    ]
+    assert len(list(read_events(log.path))) == 2
 
 
 def test_a_turn_past_the_deadline_trips_once_and_records_it(tmp_path: Path) -> None:
@@ -347,5 +356,5 @@ def test_a_turn_past_the_deadline_trips_once_and_records_it(tmp_path: Path) -> N
     trip = monitor.observe(Turn(number=2))
     assert trip is not None and trip.kind is BreakerKind.SESSION_TIME
     assert monitor.observe(Turn(number=3)) is None  # the first trip wins, recorded once
-    records = list(read_events(log.path, event="breaker_tripped"))
-    assert [(r["agent"], r["breaker"]) for r in records] == [("t1", trip.kind.label)]
+    records = list(read_events(log.path, BreakerTripped))
+    assert [(r.agent, r.breaker) for r in records] == [("t1", trip.kind)]

@@ -11,7 +11,7 @@ import anyio
 
 from seawall.breakers.blocked import append_blocked_note
 from seawall.breakers.trip import Trip
-from seawall.codec import decode_any, encode, from_data, to_data
+from seawall.codec import decode_any, encode, from_data
 from seawall.errors import GitError, RunnerError, StateError
 from seawall.events import Event, ToolCall
 from seawall.git.sparse import task_sparse_dirs
@@ -36,6 +36,13 @@ from seawall.session.context import WaveContext
 from seawall.session.phases.prepare import ensure_workspaces, manifest_fields, prompt_for
 from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
 from seawall.state.render import run_notes
+from seawall.telemetry import (
+    AgentFinished,
+    AgentSalvaged,
+    OrphanStopped,
+    RemoteOrphansUnchecked,
+    WorktreeRecreated,
+)
 
 __all__ = ["dispatch", "progress_hook", "salvage"]
 
@@ -158,12 +165,13 @@ async def _finished(ctx: WaveContext, wave: WaveRecord, run: AgentRun) -> None:
     for line in run_notes(run):
         ctx.progress.log(f"W{wave.number} {run.task_id}: {line}")
     ctx.events.append(
-        "agent_finished",
-        wave=wave.number,
-        agent=run.task_id,
-        truncated=run.truncated,
-        stop_reason=run.stop_reason,
-        **to_data(run.counts),
+        AgentFinished(
+            wave=wave.number,
+            agent=run.task_id,
+            truncated=run.truncated,
+            stop_reason=run.stop_reason,
+            counts=run.counts,
+        )
     )
     if run.checkpoint_error:
         # no run record: a resume then records the agent's files from its workspace
@@ -200,7 +208,7 @@ async def salvage(ctx: WaveContext, wave: WaveRecord) -> None:
         run.truncated, run.stop_reason = True, reason
         apply_run(ctx, record, run)
         ctx.events.append(
-            "agent_salvaged", wave=wave.number, agent=record.task, checkpoint=run.checkpoint
+            AgentSalvaged(wave=wave.number, agent=record.task, checkpoint=run.checkpoint)
         )
     if salvaged:
         await ctx.save()
@@ -216,14 +224,14 @@ async def _stop_orphans(ctx: WaveContext, task: Task) -> None:
     try:
         remote = await ctx.runner_for(task).stop_remote_orphans(ctx.state.session, task.id)
     except RunnerError as exc:
-        ctx.events.append("remote_orphans_unchecked", agent=task.id, error=str(exc))
+        ctx.events.append(RemoteOrphansUnchecked(agent=task.id, error=str(exc)))
         ctx.progress.log(
             f"warning: {task.id}: could not look for a remote agent the previous coordinator "
             f"left running: {exc}"
         )
     else:
         if remote:
-            ctx.events.append("orphan_stopped", agent=task.id, remote=remote)
+            ctx.events.append(OrphanStopped(agent=task.id, remote=tuple(remote)))
             ctx.progress.log(
                 f"{task.id}: stopped the remote agent the previous coordinator left running "
                 f"({'; '.join(remote)})"
@@ -231,7 +239,7 @@ async def _stop_orphans(ctx: WaveContext, task: Task) -> None:
     groups = await anyio.to_thread.run_sync(find_orphans, ctx.state.session, task.id)
     if groups:
         stopped = await anyio.to_thread.run_sync(stop_orphans, groups)
-        ctx.events.append("orphan_stopped", agent=task.id, process_groups=sorted(stopped))
+        ctx.events.append(OrphanStopped(agent=task.id, process_groups=tuple(sorted(stopped))))
         ctx.progress.log(f"{task.id}: stopped the agent the previous coordinator left running")
 
 
@@ -247,5 +255,5 @@ async def _restore_missing_worktree(
     task = ctx.tasks(wave).get(record.task)
     sparse = None if task is None else task_sparse_dirs(task, ctx.config)
     if await restore_worktree(ctx.repo, record.workspace, record.branch, sparse=sparse):
-        ctx.events.append("worktree_recreated", wave=wave.number, path=record.workspace)
+        ctx.events.append(WorktreeRecreated(wave=wave.number, path=record.workspace))
         ctx.progress.log(f"{record.task}: its worktree folder was missing; made again")

@@ -18,6 +18,7 @@ from seawall.model import Status
 from seawall.publishing.pull_request import PublishResult, publish_session, render_summary
 from seawall.session.context import WaveContext
 from seawall.state.ledger import IssueRef, SessionPhase
+from seawall.telemetry import Published, SessionFinished
 
 __all__ = ["finish_session"]
 
@@ -50,7 +51,7 @@ async def finish_session(ctx: WaveContext) -> None:
         await _publish(ctx)
     state.phase = SessionPhase.DONE
     await ctx.save()
-    ctx.events.append("session_finished", cost_usd=state.cost_usd, waves=len(state.waves))
+    ctx.events.append(SessionFinished(cost_usd=state.cost_usd, waves=len(state.waves)))
 
 
 async def _publish(ctx: WaveContext) -> None:
@@ -75,14 +76,15 @@ async def _publish(ctx: WaveContext) -> None:
     result = await anyio.to_thread.run_sync(publish)
     request = result.request
     ctx.events.append(
-        "published",
-        branch=result.branch,
-        base=result.base,
-        commit=result.commit,
-        number=request.number if request else None,
-        url=request.url if request else None,
-        created=result.created,
-        error=result.error,
+        Published(
+            branch=result.branch,
+            base=result.base,
+            commit=result.commit,
+            number=request.number if request else None,
+            url=request.url if request else None,
+            created=result.created,
+            error=result.error,
+        )
     )
     if request is not None:
         verb = "opened" if result.created else "found open"

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import anyio
 
+from seawall.breakers.wave import WaveTrigger
 from seawall.carryover import plan_identity
 from seawall.carryover.closing import close_landed_wave
 from seawall.errors import GitError
@@ -31,6 +32,7 @@ from seawall.session.tasks import add_pending
 from seawall.session.wave_breaker import merge_conflict
 from seawall.state.ledger import Dropped, SessionPhase, WavePhase, WaveRecord
 from seawall.state.render import merge_outcome, set_aside_for_fixes
+from seawall.telemetry import BreakerLevel, BreakerTripped, MergeRefused, WaveMerged
 
 __all__ = ["merge"]
 
@@ -73,7 +75,7 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
     fixes = record_integration(wave, result)
     for task, reason in plan.refused:
         wave.dropped.append(Dropped(task=task, reason=reason))
-        ctx.events.append("merge_refused", wave=wave.number, agent=task, reason=reason)
+        ctx.events.append(MergeRefused(wave=wave.number, agent=task, reason=reason))
         ctx.progress.log(f"error: wave {wave.number} {task}: {reason}")
     report_checks(ctx, wave)
     if not result.mergeable:
@@ -90,12 +92,13 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
     await ctx.save()
     merged = [a.task for a in wave.agents if a.merged]
     ctx.events.append(
-        "merge",
-        wave=wave.number,
-        integration=wave.integration,
-        merged=merged,
-        resolutions=wave.resolutions,
-        dropped=wave.dropped,
+        WaveMerged(
+            wave=wave.number,
+            integration=wave.integration,
+            merged=tuple(merged),
+            resolutions=tuple(wave.resolutions),
+            dropped=tuple(wave.dropped),
+        )
     )
     await _close_landed(ctx, wave)
     line = f"wave {wave.number}: merged {len(merged)} agent(s) into {branch}"
@@ -134,7 +137,12 @@ def _halt_on_conflict(ctx: WaveContext, wave: WaveRecord, detail: str, head: str
         return False
     ctx.state.phase = SessionPhase.HALTED
     ctx.events.append(
-        "breaker_tripped", wave=wave.number, level="wave", trigger="merge-conflict", detail=detail
+        BreakerTripped(
+            wave=wave.number,
+            level=BreakerLevel.WAVE,
+            trigger=WaveTrigger.MERGE_CONFLICT,
+            detail=detail,
+        )
     )
     ctx.progress.log(line.removeprefix("seawall: "))
     return True

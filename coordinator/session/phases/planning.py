@@ -14,6 +14,7 @@ from seawall.scope.collisions import plan_collisions
 from seawall.session.context import WaveContext
 from seawall.session.tasks import ready_tasks, remove_pending
 from seawall.state.ledger import WaveRecord
+from seawall.telemetry import ScopeCollision, WavePlanned
 
 __all__ = ["plan_next"]
 
@@ -37,7 +38,7 @@ async def plan_next(ctx: WaveContext) -> WaveRecord | None:
     )
     if report.colliding:
         ctx.events.append(
-            "scope_collision", wave=number, action=report.action, lines=report.lines()
+            ScopeCollision(wave=number, action=report.action, lines=tuple(report.lines()))
         )
         ctx.progress.log("; ".join(report.lines()))
     pin = await anyio.to_thread.run_sync(pin_base, ctx.repo)
@@ -62,12 +63,13 @@ async def plan_next(ctx: WaveContext) -> WaveRecord | None:
     remove_pending(ctx.state, wave_plan.task_ids)
     await ctx.save()
     ctx.events.append(
-        "wave_planned",
-        wave=number,
-        tasks=list(wave_plan.task_ids),
-        isolation=wave.isolation,
-        enforcement=wave.enforcement,
-        base=wave.base,
-        reason=wave.isolation_reason,
+        WavePlanned(
+            wave=number,
+            tasks=tuple(wave_plan.task_ids),
+            isolation=wave_plan.isolation,
+            enforcement=wave_plan.enforcement,
+            base=wave.base,
+            reason=wave.isolation_reason,
+        )
     )
     return wave

@@ -24,6 +24,7 @@ from seawall.scope.manifest import (
 from seawall.scope.repostate import save_snapshot, snapshot, snapshot_path
 from seawall.session.context import WaveContext
 from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
+from seawall.telemetry import WorktreeFallback, WorktreeRecreated
 
 __all__ = ["ensure_workspaces", "manifest_fields", "prepare", "prompt_for"]
 
@@ -75,7 +76,7 @@ async def ensure_workspaces(ctx: WaveContext, wave: WaveRecord) -> None:
     }
     remade = await ensure_ready(ctx.repo, waiting, base=wave.base, sparse=sparse)
     for path in remade:
-        ctx.events.append("worktree_recreated", wave=wave.number, path=path)
+        ctx.events.append(WorktreeRecreated(wave=wave.number, path=path))
         ctx.progress.log(f"wave {wave.number}: worktree {path} was not whole; made again")
 
 
@@ -126,7 +127,7 @@ def _fall_back_in_place(ctx: WaveContext, wave: WaveRecord) -> None:
         f"warning: wave {wave.number}: worktrees could not be created, "
         f"running in place: {wave.fallback}"
     )
-    ctx.events.append("worktree_fallback", wave=wave.number, reason=wave.fallback)
+    ctx.events.append(WorktreeFallback(wave=wave.number, reason=wave.fallback))
 
 
 def _write_manifest(ctx: WaveContext, wave: WaveRecord, tasks: list[Task]) -> None:

@@ -22,6 +22,14 @@ from seawall.session.tasks import add_pending
 from seawall.session.wave_breaker import evaluate_wave
 from seawall.state.ledger import AgentRecord, IssueRef, SessionPhase, WavePhase, WaveRecord
 from seawall.state.render import run_notes
+from seawall.telemetry import (
+    BreakerLevel,
+    BreakerNotHalting,
+    BreakerTripped,
+    RecoveryDecided,
+    WaveFinished,
+    WorktreeKept,
+)
 
 __all__ = ["recover"]
 
@@ -59,11 +67,12 @@ async def recover(ctx: WaveContext, wave: WaveRecord) -> None:
         if recovery.action is not Action.NONE:
             record.recovery = recovery.reason
             ctx.events.append(
-                "recovery",
-                wave=wave.number,
-                agent=record.task,
-                action=str(recovery.action),
-                reason=recovery.reason,
+                RecoveryDecided(
+                    wave=wave.number,
+                    agent=record.task,
+                    action=recovery.action,
+                    reason=recovery.reason,
+                )
             )
     add_pending(ctx.state, next_tasks)
     await _finish_wave(ctx, wave)
@@ -79,7 +88,7 @@ async def _finish_wave(ctx: WaveContext, wave: WaveRecord) -> None:
         _wave_breaker(ctx, wave)
     await ctx.save()
     ctx.events.append(
-        "wave_finished", wave=wave.number, statuses={a.task: a.status for a in wave.agents}
+        WaveFinished(wave=wave.number, statuses={a.task: a.status for a in wave.agents})
     )
 
 
@@ -121,17 +130,7 @@ async def _file_carryover(
         ctx.progress.log(f"W{wave.number} {task.id}: {kind} {ref.suffix()}")
     else:
         ctx.progress.log(f"warning: carryover for {task.id} not filed: {result.error}")
-    ctx.events.append(
-        "carryover",
-        wave=wave.number,
-        agent=task.id,
-        kind=kind,
-        created=result.created,
-        number=result.number,
-        skipped=result.skipped,
-        error=result.error,
-    )
-    await ctx.save()
+    await ctx.save()  # the filer recorded the filing in the telemetry
 
 
 async def _cleanup(ctx: WaveContext, wave: WaveRecord) -> None:
@@ -144,7 +143,7 @@ async def _cleanup(ctx: WaveContext, wave: WaveRecord) -> None:
     report = await anyio.to_thread.run_sync(lambda: prune_worktrees(ctx.repo, paths=paths))
     for info in report.kept:
         ctx.events.append(
-            "worktree_kept", wave=wave.number, agent=info.task, path=info.path, reason=info.reason
+            WorktreeKept(wave=wave.number, agent=info.task, path=info.path, reason=info.reason)
         )
 
 
@@ -160,18 +159,19 @@ def _wave_breaker(ctx: WaveContext, wave: WaveRecord) -> None:
         return
     if not ctx.state.pending:
         ctx.events.append(
-            "breaker_not_halting",
-            wave=wave.number,
-            line=line,
-            reason="no work is left; the session ends",
+            BreakerNotHalting(
+                wave=wave.number, line=line, reason="no work is left; the session ends"
+            )
         )
         return
     ctx.state.phase = SessionPhase.HALTED
+    breaker = ctx.state.breaker
     ctx.events.append(
-        "breaker_tripped",
-        wave=wave.number,
-        level="wave",
-        trigger=None if ctx.state.breaker is None else ctx.state.breaker.trigger,
-        detail=None if ctx.state.breaker is None else ctx.state.breaker.detail,
+        BreakerTripped(
+            wave=wave.number,
+            level=BreakerLevel.WAVE,
+            trigger=None if breaker is None else breaker.trigger,
+            detail=None if breaker is None else breaker.detail,
+        )
     )
     ctx.progress.log(line.removeprefix("seawall: "))

@@ -9,7 +9,6 @@ from pathlib import Path
 import anyio
 
 from seawall.breakers.signature import error_signature
-from seawall.codec import to_data
 from seawall.git.history import AgentHistory, agent_history
 from seawall.git.spiral import detect_spiral
 from seawall.model import Enforcement, Isolation, Status, Task
@@ -28,6 +27,12 @@ from seawall.session.integrate import absorb_agent_commits
 from seawall.session.user_files import kept_paths, restore_command, set_aside_unattributed
 from seawall.session.verdict import apply_review
 from seawall.state.ledger import AgentRecord, SpiralRecord, WavePhase, WaveRecord
+from seawall.telemetry import (
+    AgentCommitsAbsorbed,
+    RepoStateChanged,
+    ScopeViolation,
+    UnattributedChanges,
+)
 
 __all__ = ["review", "settle_in_place"]
 
@@ -51,7 +56,7 @@ async def settle_in_place(ctx: WaveContext, wave: WaveRecord) -> None:
     absorbed = await anyio.to_thread.run_sync(absorb_agent_commits, ctx.repo, wave, branch, session)
     tasks = ctx.tasks(wave)
     if absorbed:
-        ctx.events.append("agent_commits_absorbed", wave=wave.number, ref=absorbed)
+        ctx.events.append(AgentCommitsAbsorbed(wave=wave.number, ref=absorbed))
         ctx.progress.log(
             f"wave {wave.number}: commits made on {branch} by agents in the shared tree "
             f"were taken back (kept on {absorbed}) and reviewed as their changes"
@@ -74,7 +79,7 @@ async def settle_in_place(ctx: WaveContext, wave: WaveRecord) -> None:
     if aside is not None:
         command = restore_command(ctx.repo, session, wave.number)
         wave.set_aside = aside.record(command)
-        ctx.events.append("unattributed_changes", wave=wave.number, **to_data(wave.set_aside))
+        ctx.events.append(UnattributedChanges(wave=wave.number, set_aside=wave.set_aside))
         for line in aside.lines(wave.number, command):
             ctx.progress.log(line)
     await ctx.save()
@@ -115,13 +120,14 @@ async def review(ctx: WaveContext, wave: WaveRecord) -> None:
             ctx.progress.log(f"W{wave.number} {record.task}: {note}")
         if record.scope_violations:
             ctx.events.append(
-                "scope_violation",
-                wave=wave.number,
-                agent=record.task,
-                files=record.scope_violations,
-                action="left out of the merge"
-                if enforcement is Enforcement.STRICT
-                else "merged, reported",
+                ScopeViolation(
+                    wave=wave.number,
+                    agent=record.task,
+                    files=tuple(record.scope_violations),
+                    action="left out of the merge"
+                    if enforcement is Enforcement.STRICT
+                    else "merged, reported",
+                )
             )
         _record_task(ctx, record)
     wave.phase = WavePhase.REVIEWED
@@ -144,7 +150,7 @@ def _check_repo_state(ctx: WaveContext, wave: WaveRecord) -> None:
         restore_changes=strict,
     )
     for change in changes:
-        ctx.events.append("repo_state_changed", wave=wave.number, **change.record())
+        ctx.events.append(RepoStateChanged(wave=wave.number, change=change))
         ctx.progress.log(f"wave {wave.number}: {change.describe()}")
 
 

@@ -1,0 +1,107 @@
+"""``events.jsonl``, the session's telemetry stream: one typed record per line.
+
+Every record is of one kind of a closed set (``seawall.telemetry.records`` lists them,
+by area: the session, a wave, an agent), a frozen msgspec ``Struct`` tagged by its
+``event`` key; ``EventLog`` writes them through ``seawall.codec`` and ``read_events``
+reads them back, lines written before the records were typed included
+(``seawall.telemetry.legacy``).
+"""
+
+from seawall.telemetry.agent_records import (
+    AgentFinished,
+    AgentSalvaged,
+    AgentStartFailed,
+    BreakerLevel,
+    BreakerTripped,
+    CheckpointFailed,
+    FinishSource,
+    OrphanStopped,
+    RemoteOrphansUnchecked,
+    ScopeDenied,
+    ScopeWarning,
+    StagnationDetected,
+    scope_verdict,
+)
+from seawall.telemetry.base import TelemetryRecord, UnknownEvent
+from seawall.telemetry.log import EventLog, read_events, read_line
+from seawall.telemetry.records import BY_TAG, KINDS, TelemetryEvent
+from seawall.telemetry.session_records import (
+    BreakerReset,
+    LeadReleased,
+    NotifyFailed,
+    Published,
+    SessionFinished,
+    SessionHalted,
+    SessionKilled,
+    SessionStarted,
+)
+from seawall.telemetry.wave_records import (
+    AgentCommitsAbsorbed,
+    BreakerNotHalting,
+    CarryoverClosed,
+    CarryoverFiled,
+    ChecksRun,
+    MergeRefused,
+    RecoveryDecided,
+    RepoStateChanged,
+    ScopeCollision,
+    ScopeViolation,
+    UnattributedChanges,
+    WaveFinished,
+    WaveMerged,
+    WavePlanned,
+    WaveRebased,
+    WorktreeFallback,
+    WorktreeKept,
+    WorktreeRecreated,
+)
+
+__all__ = [
+    "BY_TAG",
+    "KINDS",
+    "AgentCommitsAbsorbed",
+    "AgentFinished",
+    "AgentSalvaged",
+    "AgentStartFailed",
+    "BreakerLevel",
+    "BreakerNotHalting",
+    "BreakerReset",
+    "BreakerTripped",
+    "CarryoverClosed",
+    "CarryoverFiled",
+    "CheckpointFailed",
+    "ChecksRun",
+    "EventLog",
+    "FinishSource",
+    "LeadReleased",
+    "MergeRefused",
+    "NotifyFailed",
+    "OrphanStopped",
+    "Published",
+    "RecoveryDecided",
+    "RemoteOrphansUnchecked",
+    "RepoStateChanged",
+    "ScopeCollision",
+    "ScopeDenied",
+    "ScopeViolation",
+    "ScopeWarning",
+    "SessionFinished",
+    "SessionHalted",
+    "SessionKilled",
+    "SessionStarted",
+    "StagnationDetected",
+    "TelemetryEvent",
+    "TelemetryRecord",
+    "UnattributedChanges",
+    "UnknownEvent",
+    "WaveFinished",
+    "WaveMerged",
+    "WavePlanned",
+    "WaveRebased",
+    "WorktreeFallback",
+    "WorktreeKept",
+    "WorktreeRecreated",
+    "read_events",
+    "read_line",
+    "scope_verdict",
+]
