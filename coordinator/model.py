@@ -36,6 +36,7 @@ __all__ = [
     "Plan",
     "PublishConfig",
     "Resolution",
+    "RunCounts",
     "RunnerSpec",
     "SessionConfig",
     "SessionType",
@@ -450,3 +451,18 @@ class SetAsideRecord:
     files: tuple[str, ...] = ()
     left_in_place: tuple[str, ...] = ()
     restore: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunCounts:
+    """What the coordinator counted of one agent's run (a snapshot of
+    ``seawall.runner.RunCounter``)."""
+
+    turns: int = 0
+    tool_calls: int = 0
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    elapsed_s: float = 0.0
+    last_tool: str | None = None
+    cost_estimated: bool = False

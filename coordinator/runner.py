@@ -37,7 +37,7 @@ from seawall.config.adapter_options import OptionTypes, check_options
 from seawall.errors import ConfigurationError
 from seawall.events import Event, Final, ToolCall, Turn, Usage
 from seawall.hooks.wire import SOCKET_ENV
-from seawall.model import OptionValue, RunnerSpec
+from seawall.model import OptionValue, RunCounts, RunnerSpec
 from seawall.pricing import PriceTable
 from seawall.sandbox.policy import SandboxPolicy
 
@@ -188,20 +188,6 @@ class AgentResult:
     def interrupted(self) -> bool:
         """The agent did not end by itself (timed out or stopped): its work is partial."""
         return self.timed_out or self.cancelled
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunCounts:
-    """A snapshot of a ``RunCounter``."""
-
-    turns: int = 0
-    tool_calls: int = 0
-    cost_usd: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    elapsed_s: float = 0.0
-    last_tool: str | None = None
-    cost_estimated: bool = False
 
 
 class RunCounter:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from seawall.breakers.trip import Trip
-from seawall.runner import RunCounts
+from seawall.model import RunCounts
 from seawall.stagnation.finding import Finding
 
 __all__ = ["AgentRun"]

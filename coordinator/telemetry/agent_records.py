@@ -13,8 +13,7 @@ from enum import StrEnum
 
 from seawall.breakers.trip import BreakerKind
 from seawall.breakers.wave import WaveTrigger
-from seawall.model import Status
-from seawall.runner import RunCounts
+from seawall.model import RunCounts, Status
 from seawall.scope.enforce import Decision, ErrorClass, Failure, Verdict
 from seawall.telemetry.base import TelemetryRecord
 

@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from seawall.runner import RunCounts
+from seawall.model import RunCounts
 
 __all__ = ["from_repr", "upgrade"]
 
