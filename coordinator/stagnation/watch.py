@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from seawall.breakers._memory import Repeat
-from seawall.breakers.keys import PAGINATION_ARGS, call_key, canonical_json, turn_key
+from seawall.breakers.keys import PAGINATION_ARGS, KeyEncoder, canonical_json
 from seawall.breakers.polls import BackgroundWatch, CallFacts
 from seawall.events import EDIT_TOOLS, Event, Message, ToolCall, ToolResult
 from seawall.model import Isolation, StagnationConfig, Status
@@ -40,6 +40,7 @@ class AgentStagnation:
         "_findings",
         "_finished",
         "_git",
+        "_keys",
         "_pagination",
         "_status",
         "_turn_keys",
@@ -54,10 +55,13 @@ class AgentStagnation:
         repo: Path | None = None,
         isolation: Isolation = Isolation.NONE,
         background: BackgroundWatch | None = None,
+        keys: KeyEncoder | None = None,
     ) -> None:
         """``background`` is a watch of background jobs shared with the agent's breaker;
-        without one the detectors keep their own."""
+        without one the detectors keep their own. ``keys`` writes the call keys (the
+        standard encoder unless given)."""
         config = config or StagnationConfig()
+        self._keys = keys if keys is not None else KeyEncoder()
         self._pagination = PaginationDetector(agent=agent, threshold=config.pagination_reads)
         self._turn_keys = TurnKeyDetector(agent=agent, threshold=config.turn_key_repeats)
         self._background = background if background is not None else BackgroundWatch()
@@ -100,7 +104,7 @@ class AgentStagnation:
     def observe_call(self, call: ToolCall) -> tuple[str, tuple[Finding, ...]]:
         """Feed a call; returns its full call key (so the breaker need not compute the
         canonical JSON again) and the git-write findings it produced (one per kind)."""
-        full = call_key(call.name, call.arguments)
+        full = self._keys.call_key(call.name, call.arguments)
         facts = self._background.judge(call)
         return full, self.observe_judged(call, full, facts)
 
@@ -112,7 +116,7 @@ class AgentStagnation:
         call_id = call.call_id
         command, _, _, wait, paths, read = facts
         paged = not PAGINATION_ARGS.isdisjoint(arguments)
-        key = turn_key(name, arguments) if paged else full  # the turn key
+        key = self._keys.turn_key(name, arguments) if paged else full  # the turn key
         # pagination: an edit ends every streak; a read waits for its result
         pagination = self._pagination
         if name in EDIT_TOOLS:
