@@ -7,7 +7,7 @@ reads the environment or the disk at import time.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Literal
@@ -328,7 +328,15 @@ class Wave:
     def renumbered(self, number: int, tasks: tuple[Task, ...]) -> Wave:
         """A wave of ``tasks`` numbered ``number`` with this wave's decisions (planning
         decides once per wave shape and gives every wave of that shape the same)."""
-        return replace(self, number=number, tasks=tasks)
+        return Wave(
+            number=number,
+            tasks=tasks,
+            isolation=self.isolation,
+            enforcement=self.enforcement,
+            max_turns=self.max_turns,
+            isolation_reason=self.isolation_reason,
+            enforcement_reason=self.enforcement_reason,
+        )
 
 
 def renumber_wave(like: Wave, number: int, tasks: tuple[Task, ...]) -> Wave:
