@@ -6,12 +6,10 @@ live table consume them without knowing which agent CLI produced them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeVar
-
-from seawall.drafts import positional
+from typing import Any
 
 __all__ = [
     "EDIT_TOOLS",
@@ -27,11 +25,6 @@ __all__ = [
     "Turn",
     "Usage",
     "edited_paths",
-    "new_message",
-    "new_tool_call",
-    "new_tool_result",
-    "new_turn",
-    "new_usage",
     "read_path",
     "shell_command",
 ]
@@ -48,53 +41,6 @@ def _empty() -> Mapping[str, Any]:
     return MappingProxyType({})
 
 
-_E = TypeVar("_E")
-
-
-class _Factory:
-    """The default of a field whose default is made per instance (shown as dataclasses
-    show it)."""
-
-    def __repr__(self) -> str:
-        return "<factory>"
-
-
-_FACTORY = _Factory()
-
-
-def _direct_init(cls: type[_E]) -> type[_E]:
-    """Give a frozen, slotted dataclass an ``__init__`` that fills its slots directly.
-
-    Same signature and defaults as the one ``dataclass`` writes; that one sets every
-    field through ``object.__setattr__`` (the price of ``frozen``), and a transcript
-    makes events by the hundred thousand. Setting a field afterwards still raises
-    ``FrozenInstanceError``."""
-    namespace: dict[str, Any] = {"_FACTORY": _FACTORY}
-    params: list[str] = []
-    body: list[str] = []
-    for spec in fields(cls):  # type: ignore[arg-type]
-        name = spec.name
-        namespace[f"_set_{name}"] = cls.__dict__[name].__set__
-        value = name
-        if spec.default is not MISSING:
-            namespace[f"_default_{name}"] = spec.default
-            params.append(f"{name}=_default_{name}")
-        elif spec.default_factory is not MISSING:
-            namespace[f"_factory_{name}"] = spec.default_factory
-            params.append(f"{name}=_FACTORY")
-            value = f"_factory_{name}() if {name} is _FACTORY else {name}"
-        else:
-            params.append(name)
-        body.append(f"    _set_{name}(self, {value})")
-    exec(f"def __init__(self, *, {', '.join(params)}):\n" + "\n".join(body), namespace)
-    init: Callable[..., None] = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__doc__ = cls.__init__.__doc__
-    setattr(cls, "__init__", init)  # noqa: B010 (mypy refuses assigning a method)
-    return cls
-
-
-@_direct_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Turn:
     """A new assistant turn began (one model response)."""
@@ -103,7 +49,6 @@ class Turn:
     at: float = 0.0
 
 
-@_direct_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall:
     """The agent asked for a tool. ``arguments`` is the tool input as given."""
@@ -115,7 +60,6 @@ class ToolCall:
     at: float = 0.0
 
 
-@_direct_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult:
     """A tool answered. ``cancelled`` marks a call dropped because a sibling call errored."""
@@ -129,7 +73,6 @@ class ToolResult:
     at: float = 0.0
 
 
-@_direct_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
     """Text the agent wrote (not a tool call)."""
@@ -139,7 +82,6 @@ class Message:
     at: float = 0.0
 
 
-@_direct_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
     """Token usage and cost of one model response, counted once per ``message_id``.
@@ -157,7 +99,6 @@ class Usage:
     at: float = 0.0
 
 
-@_direct_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Final:
     """The agent finished. ``is_error`` is true for any failed run, whatever the subtype.
@@ -181,19 +122,6 @@ class Final:
 
 
 Event = Turn | ToolCall | ToolResult | Message | Usage | Final
-
-# the parsers' own way to make events (``seawall.drafts``): by position, no defaults
-new_turn: Callable[[int, float], Turn] = positional(Turn, "new_turn")
-new_tool_call: Callable[[str, str, Mapping[str, Any], int, float], ToolCall] = positional(
-    ToolCall, "new_tool_call"
-)
-new_tool_result: Callable[[str, bool, str, str | None, int | None, bool, float], ToolResult] = (
-    positional(ToolResult, "new_tool_result")
-)
-new_message: Callable[[str, int, float], Message] = positional(Message, "new_message")
-new_usage: Callable[[str, str, int, int, int, int, float, float], Usage] = positional(
-    Usage, "new_usage"
-)
 
 
 def _str_arg(arguments: Mapping[str, Any], *names: str) -> str | None:

@@ -8,13 +8,12 @@ reads the environment or the disk at import time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Literal
 
-from seawall.drafts import draft_class
 from seawall.pricing import Price
 
 __all__ = [
@@ -337,40 +336,20 @@ class Wave:
     def renumbered(self, number: int, tasks: tuple[Task, ...]) -> Wave:
         """A wave of ``tasks`` numbered ``number`` with this wave's decisions (planning
         decides once per wave shape and gives every wave of that shape the same)."""
-        return renumber_wave(self, number, tasks)
+        return Wave(
+            number=number,
+            tasks=tasks,
+            isolation=self.isolation,
+            enforcement=self.enforcement,
+            max_turns=self.max_turns,
+            isolation_reason=self.isolation_reason,
+            enforcement_reason=self.enforcement_reason,
+        )
 
 
-def _wave_renumberer() -> Callable[[Wave, int, tuple[Task, ...]], Wave]:
-    """``Wave.renumbered`` without the frozen ``__init__``'s call per field.
-
-    Planning gives one decision to thousands of waves; this fills a draft of the wave
-    (``seawall.drafts``), several times cheaper. It covers exactly the fields
-    ``Wave`` has: a field added to ``Wave`` and not here fails at import.
-    """
-    names = ("number", "tasks", "isolation", "enforcement", "max_turns",
-             "isolation_reason", "enforcement_reason")  # fmt: skip
-    if names != tuple(item.name for item in fields(Wave)):
-        raise TypeError("Wave's fields changed: update _wave_renumberer")
-    draft = draft_class(Wave)
-
-    def renumber(like: Wave, number: int, tasks: tuple[Task, ...]) -> Wave:
-        wave: Any = draft()
-        wave.number = number
-        wave.tasks = tasks
-        wave.isolation = like.isolation
-        wave.enforcement = like.enforcement
-        wave.max_turns = like.max_turns
-        wave.isolation_reason = like.isolation_reason
-        wave.enforcement_reason = like.enforcement_reason
-        wave.__class__ = Wave
-        built: Wave = wave
-        return built
-
-    return renumber
-
-
-renumber_wave = _wave_renumberer()
-"""``renumber_wave(like, number, tasks)`` is ``like.renumbered(number, tasks)``."""
+def renumber_wave(like: Wave, number: int, tasks: tuple[Task, ...]) -> Wave:
+    """``like.renumbered(number, tasks)``."""
+    return like.renumbered(number, tasks)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

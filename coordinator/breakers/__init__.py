@@ -23,7 +23,13 @@ from seawall.breakers.commands import (
     is_verify_command,
     is_wait_command,
 )
-from seawall.breakers.keys import PAGINATION_ARGS, call_key, canonical_json, turn_key
+from seawall.breakers.keys import (
+    PAGINATION_ARGS,
+    KeyEncoder,
+    call_key,
+    canonical_json,
+    turn_key,
+)
 from seawall.breakers.signature import error_signature, signature_digest
 from seawall.breakers.store import (
     breaker_path,
@@ -54,6 +60,7 @@ __all__ = [
     "BreakerNotice",
     "BreakerState",
     "BreakerStatistics",
+    "KeyEncoder",
     "NoticeKind",
     "Trip",
     "WaveBreaker",

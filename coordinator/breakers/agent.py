@@ -195,15 +195,17 @@ class AgentBreaker:
         key = full_key if full_key is not None else call_key(name, call.arguments)
         if len(key) > KEY_CHARS:
             key = compact_key(key)
-        command, _, poll, _, paths, _ = facts if facts is not None else self._background.judge(call)
-        self._pending[call.call_id] = (key, name, command, paths, poll)
+        if facts is None:
+            facts = self._background.judge(call)
+        command = facts.command
+        self._pending[call.call_id] = (key, name, command, facts.paths, facts.poll)
         if self.trip is not None:
             return None
         limits = self.limits
         if self.tool_calls >= self._warn_at and not self.warned:
             self.warned = True
             self._notify(BreakerNotice(kind=NoticeKind.WARNED, message=self._warning_text()))
-        if not poll:
+        if not facts.poll:
             repeat = self._repeats.get(key)
             streak = 0 if repeat is None else 1 if isinstance(repeat, tuple) else repeat.streak
             if streak and streak + 1 >= limits.max_repeat_identical:

@@ -14,9 +14,9 @@ from typing import Any
 
 __all__ = [
     "PAGINATION_ARGS",
+    "KeyEncoder",
     "call_key",
     "canonical_json",
-    "load_fast_encoder",
     "split_pagination",
     "turn_key",
 ]
@@ -28,37 +28,58 @@ PAGINATION_ARGS = frozenset(
 _encode_any = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
 ).encode
-
-
-_encode_flat: Callable[[Any], bytes] | None = None
 _FLAT_VALUES = frozenset({str, int, bool, type(None)})  # what msgspec writes as json does
 
 
-def load_fast_encoder() -> None:
-    """From now on, write the usual tool input's keys with msgspec in this process: the
-    same text at a sixth of the cost. A live watch calls it; a hook's process does not
-    (importing msgspec would cost it more than its few keys save)."""
-    global _encode_flat
-    if _encode_flat is None:
-        import msgspec
+class KeyEncoder:
+    """Writes canonical JSON (sorted keys, no insignificant space, unknown types by
+    ``str``) and the call keys made of it.
 
-        _encode_flat = msgspec.json.Encoder(order="sorted").encode
+    ``fast`` writes the usual tool input, a flat object of strings, integers, booleans
+    and nulls, with msgspec: the same text at a sixth of the cost. A live watch, which
+    writes many keys, makes a fast one; a hook's process keeps the standard one
+    (importing msgspec would cost it more than its few keys save). Floats are spelled
+    otherwise by msgspec, and lone surrogates refused: those go the standard way.
+    """
+
+    __slots__ = ("_flat",)
+
+    def __init__(self, *, fast: bool = False) -> None:
+        self._flat: Callable[[Any], bytes] | None = None
+        if fast:
+            import msgspec
+
+            self._flat = msgspec.json.Encoder(order="sorted").encode
+
+    def canonical_json(self, value: Any) -> str:
+        """``value`` as canonical JSON."""
+        flat = self._flat
+        if (
+            flat is not None
+            and type(value) is dict
+            and _FLAT_VALUES.issuperset(map(type, value.values()))
+        ):
+            try:
+                return flat(value).decode()
+            except (UnicodeEncodeError, TypeError):  # a lone surrogate, a key that is no string
+                pass
+        return _standard(value)
+
+    def call_key(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """``<tool>:<canonical arguments>``: the identity of a call for the loop breaker."""
+        return name + ":" + self.canonical_json(arguments)
+
+    def turn_key(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """``<tool>:<canonical arguments>`` with pagination arguments stripped."""
+        if PAGINATION_ARGS.isdisjoint(arguments):
+            return self.call_key(name, arguments)
+        rest, _ = split_pagination(arguments)
+        return name + ":" + self.canonical_json(rest)
 
 
-def _encode(value: Any) -> str:
-    """``_encode_any(value)``, written directly for the usual tool input: a flat object
-    of strings, integers, booleans (and, with msgspec loaded, nulls). Floats are spelled
-    otherwise by msgspec, and lone surrogates refused: those go the standard way."""
-    flat = _encode_flat
-    if (
-        flat is not None
-        and type(value) is dict
-        and _FLAT_VALUES.issuperset(map(type, value.values()))
-    ):
-        try:
-            return flat(value).decode()
-        except (UnicodeEncodeError, TypeError):  # a lone surrogate, a key that is no string
-            pass
+def _standard(value: Any) -> str:
+    """``_encode_any(value)``, written directly for a flat object of strings, integers
+    and booleans (nearly every tool input) with ``json``'s own string escaper."""
     if type(value) is not dict:
         return _encode_any(dict(value) if isinstance(value, Mapping) else value)
     parts: list[str] = []
@@ -82,14 +103,17 @@ def _encode(value: Any) -> str:
     return "{" + ",".join(parts) + "}"
 
 
+_STANDARD = KeyEncoder()
+
+
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no insignificant space; unknown types by ``str``."""
-    return _encode(value)
+    return _STANDARD.canonical_json(value)
 
 
 def call_key(name: str, arguments: Mapping[str, Any]) -> str:
     """``<tool>:<canonical arguments>``: the identity of a call for the loop breaker."""
-    return name + ":" + _encode(arguments)
+    return _STANDARD.call_key(name, arguments)
 
 
 def split_pagination(arguments: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -103,7 +127,4 @@ def split_pagination(arguments: Mapping[str, Any]) -> tuple[dict[str, Any], dict
 
 def turn_key(name: str, arguments: Mapping[str, Any]) -> str:
     """``<tool>:<canonical arguments>`` with pagination arguments stripped."""
-    if PAGINATION_ARGS.isdisjoint(arguments):
-        return call_key(name, arguments)
-    rest, _ = split_pagination(arguments)
-    return name + ":" + _encode(rest)
+    return _STANDARD.turn_key(name, arguments)

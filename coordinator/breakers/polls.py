@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import PurePath
+from typing import NamedTuple
 
 from seawall.breakers.commands import is_wait_command as pure_wait
 from seawall.breakers.commands import parse_commands
@@ -89,12 +90,18 @@ def _operands(cmd: SimpleCommand) -> list[str]:
     return operands[1:] if cmd.name in _PATTERN_FIRST else operands
 
 
-CallFacts = tuple[str | None, bool, bool, bool, tuple[str, ...], str | None]
-"""What one call is for the breaker and the detectors, derived once per call:
-``(command, background, poll, wait, paths, read)``: its shell command, whether it
-starts a background job, whether the breaker takes it for a poll and the detectors
-for a wait (they also ask about edits), the paths it edits and the path it reads."""
-_NO_FACTS: CallFacts = (None, False, False, False, (), None)
+class CallFacts(NamedTuple):
+    """What one call is for the breaker and the detectors, derived once per call."""
+
+    command: str | None = None  # its shell command
+    background: bool = False  # it starts a background job
+    poll: bool = False  # the breaker takes it for a poll, not a repeat
+    wait: bool = False  # the detectors take it for a wait, not a repeat
+    paths: tuple[str, ...] = ()  # the paths it edits
+    read: str | None = None  # the path it reads
+
+
+_NO_FACTS = CallFacts()
 
 
 def _base_name(path: str) -> str:
@@ -147,18 +154,18 @@ class BackgroundWatch:
                 "run_in_background"
             ) is True:  # it starts a background job
                 self.started(command)
-                return (command, True, False, False, (), None)
+                return CallFacts(command=command, background=True)
             wait = self.is_wait_command(command)
-            return (command, False, wait, wait, (), None)
+            return CallFacts(command=command, poll=wait, wait=wait)
         if name in EDIT_TOOLS:  # never a poll or a wait
-            return (None, False, False, False, edited_paths(call), None)
+            return CallFacts(paths=edited_paths(call))
         read = read_path(call)
         wait = (  # a call that asks a background task for its output (Claude Code's
             name in POLL_TOOLS  # BashOutput, TaskOutput; an empty Codex write_stdin only
             or (name == "write_stdin" and not call.arguments.get("chars"))  # polls its
             or self.is_watched_read(read)  # session), or a read of a watched file
         )
-        return (None, False, wait, wait, (), read)
+        return CallFacts(poll=wait, wait=wait, read=read)
 
     def is_wait_command(self, command: str) -> bool:
         """A shell command that only sleeps, or only reads watched files after sleeping."""

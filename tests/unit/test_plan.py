@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from seawall.errors import ConfigurationError, PlanError
-from seawall.model import Isolation, SessionType, TaskKind, renumber_wave
+from seawall.model import (
+    Enforcement,
+    Isolation,
+    SessionType,
+    Task,
+    TaskKind,
+    Wave,
+    renumber_wave,
+)
 from seawall.plan import load_plan, parse_plan, plan_waves
 from seawall.plan.waves import make_wave
 
@@ -327,3 +335,15 @@ def test_a_renumbered_wave_is_the_wave_with_its_number_and_tasks_replaced() -> N
     assert renumber_wave(wave, 9, other) == again
     with pytest.raises(dataclasses.FrozenInstanceError):
         again.number = 1  # type: ignore[misc]
+
+
+def test_a_renumbered_wave_keeps_every_decision_of_the_wave() -> None:
+    like = Wave(
+        number=1, tasks=(Task(id="a", prompt="x"),), isolation=Isolation.WORKTREE,
+        enforcement=Enforcement.STRICT, max_turns=7, isolation_reason="why",
+        enforcement_reason="how",
+    )  # fmt: skip
+    for spec in dataclasses.fields(Wave):  # every field set apart from its default
+        assert getattr(like, spec.name) != spec.default, spec.name
+    tasks = (Task(id="b", prompt="y"),)
+    assert like.renumbered(4, tasks) == dataclasses.replace(like, number=4, tasks=tasks)

@@ -1,4 +1,5 @@
-"""The reader's cheap record builders give the very records the constructors give."""
+"""The reader's record helpers give the records the constructors give, every other field
+at its default."""
 
 from __future__ import annotations
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from seawall.breakers import BreakerKind
+from seawall.breakers import BreakerKind, call_key, turn_key
+from seawall.breakers.polls import BackgroundWatch
 from seawall.codec import decode, encode, to_data
 from seawall.events import Event, Message, ToolCall, ToolResult, Turn
 from seawall.model import BreakerLimits, StagnationConfig, Status
@@ -18,9 +19,12 @@ from seawall.stagnation import (
     AgentMonitor,
     AgentStagnation,
     ErrorClass,
+    ErrorEchoDetector,
     Finding,
+    PaginationDetector,
     Pattern,
     Source,
+    TurnKeyDetector,
     Verdict,
     classify_error,
     write_finding,
@@ -294,6 +298,56 @@ def test_stagnation_thresholds_come_from_the_config(tmp_path: Path) -> None:
     m = AgentMonitor(session="s1", wave=1, agent="t1", workspace=tmp_path, repo=tmp_path,
                      stagnation=StagnationConfig(pagination_reads=5))  # fmt: skip
     assert run(m, paging("/r/a.py", 4)) == ()
+
+
+# -- each detector alone: its own rules over the turn key and facts it is given ------------
+
+
+def observe_calls(
+    detector: PaginationDetector | TurnKeyDetector, events: list[Event], watch: BackgroundWatch
+) -> None:
+    for event in events:
+        if isinstance(event, ToolCall):
+            detector.observe_call(event, turn_key(event.name, event.arguments), watch.judge(event))
+        elif isinstance(event, ToolResult):
+            detector.observe_result(event)
+
+
+def test_the_pagination_detector_alone_keeps_a_spiral_until_its_path_is_edited() -> None:
+    detector, watch = PaginationDetector(agent="t1"), BackgroundWatch()
+    observe_calls(detector, paging("/r/foo.ts", 3) + paging("/r/bar.ts", 2), watch)
+    assert [(f.subject, f.occurrences) for f in detector.finish()] == [("/r/foo.ts", 3)]
+    observe_calls(detector, pair("Edit", file_path="/r/foo.ts", old_string="a"), watch)
+    assert detector.finish() == []
+
+
+def test_the_turn_key_detector_alone_counts_runs_but_no_waits_or_cancelled_calls() -> None:
+    def make() -> list[Event]:
+        return pair("Bash", "same", command="make")
+
+    detector, watch = TurnKeyDetector(agent="t1", threshold=3), BackgroundWatch()
+    waits = [e for _ in range(4) for e in pair("TaskOutput", "running", task_id="b1")]
+    observe_calls(detector, make() + waits + make() + make(), watch)  # waits neither count
+    (finding,) = detector.finish()  # nor break the run
+    assert finding.occurrences == 3 and finding.subject == call_key("Bash", {"command": "make"})
+    detector = TurnKeyDetector(agent="t1", threshold=3)
+    third = call("Bash", command="make")
+    cancelled = ToolResult(call_id=third.call_id, is_error=True, cancelled=True)
+    observe_calls(detector, make() + make() + [third, cancelled], watch)
+    assert detector.finish() == []  # the third never ran: two repeats only
+
+
+def test_the_error_echo_detector_alone_returns_its_finding_live() -> None:
+    detector = ErrorEchoDetector(agent="t1", threshold=2)
+    found: list[Finding | None] = []
+    for _ in range(2):
+        failing = call("Bash", command="make  build")
+        detector.observe_call(failing, call_key(failing.name, failing.arguments))
+        found.append(detector.observe_result(
+            ToolResult(call_id=failing.call_id, is_error=True, text="error: no rule")
+        ))  # fmt: skip
+    assert found[0] is None and found[1] is not None
+    assert found[1].pattern is Pattern.ERROR_ECHO and found[1].subject == "Bash:make build"
 
 
 # -- AgentStagnation without the breaker ---------------------------------------------------
