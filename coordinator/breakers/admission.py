@@ -15,8 +15,8 @@ from __future__ import annotations
 from enum import Enum
 from pathlib import Path
 
-from seawall.breakers._memory import is_stop_note
 from seawall.breakers.commands import cleanup_refusal, reads_only, verify_run
+from seawall.breakers.memory import is_stop_note
 from seawall.breakers.polls import POLL_TOOLS
 from seawall.breakers.trip import CLEANUP_ALLOWANCE, Admission, Trip
 from seawall.events import READ_TOOLS, ToolCall, edited_paths, shell_command

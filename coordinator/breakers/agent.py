@@ -14,7 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from seawall.breakers._memory import (
+from seawall.breakers.admission import Effect, after_trip
+from seawall.breakers.commands import (
+    command_key,
+    is_verify_command,
+    may_have_key,
+    verify_passed,
+    verify_run,
+)
+from seawall.breakers.keys import call_key
+from seawall.breakers.memory import (
     KEY_CHARS,
     FailureCounts,
     Pending,
@@ -26,17 +35,8 @@ from seawall.breakers._memory import (
     normal_path,
     short,
 )
-from seawall.breakers._saved import SavedBreaker, dump_state, load_state
-from seawall.breakers.admission import Effect, after_trip
-from seawall.breakers.commands import (
-    command_key,
-    is_verify_command,
-    may_have_key,
-    verify_passed,
-    verify_run,
-)
-from seawall.breakers.keys import call_key
 from seawall.breakers.polls import BackgroundWatch, CallFacts, timed_out
+from seawall.breakers.saved import SavedBreaker, dump_state, load_state
 from seawall.breakers.signature import failure_print
 from seawall.breakers.trip import (
     Admission,

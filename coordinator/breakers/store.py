@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from seawall.breakers._saved import SCHEMA, SavedBreaker
 from seawall.breakers.agent import AgentBreaker
+from seawall.breakers.saved import SCHEMA, SavedBreaker
 from seawall.codec import decode, encode
 from seawall.errors import StateError
 from seawall.model import BreakerLimits

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 
-from seawall.breakers._memory import is_guard_denial
+from seawall.breakers.memory import is_guard_denial
 from seawall.breakers.trip import Trip
 from seawall.errors import GitError, RunnerError
 from seawall.events import Event, Final, ToolCall, ToolResult, Turn, edited_paths

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from seawall.breakers._memory import FailureCounts, Repeat, Seen
 from seawall.breakers.commands import command_key
 from seawall.breakers.keys import PAGINATION_ARGS, canonical_json
+from seawall.breakers.memory import FailureCounts, Repeat, Seen
 from seawall.breakers.polls import CallFacts
 from seawall.events import (
     EDIT_TOOLS,

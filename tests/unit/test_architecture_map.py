@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import networkx as nx
 import pytest
 
 from tests.unit.test_module_layout import ROOT, installed_modules
@@ -122,3 +123,27 @@ def test_the_map_is_read_and_a_stray_import_is_named(tmp_path: Path) -> None:
         )
     }
     assert found == {("seawall.a", "seawall.b")}  # an import inside a function counts
+
+
+def test_no_private_module_is_imported_from_outside_its_package(
+    modules: dict[str, Path],
+) -> None:
+    found = []
+    for importer, imported, line in all_imports(modules):
+        names = imported.split(".")
+        private = [i for i, n in enumerate(names) if n.startswith("_") and not n.startswith("__")]
+        if not private:
+            continue
+        owner = ".".join(names[: private[0]])
+        if importer != owner and not importer.startswith(owner + "."):
+            found.append(f"{modules[importer].relative_to(ROOT)}:{line}: {imported}")
+    assert not found, "private modules imported from outside their package:\n" + "\n".join(found)
+
+
+def test_no_import_circle_even_through_deferred_imports(modules: dict[str, Path]) -> None:
+    graph: nx.DiGraph[str] = nx.DiGraph()
+    graph.add_edges_from((a, b) for a, b, _ in all_imports(modules) if a != b)
+    circles = sorted(
+        " -> ".join(sorted(c)) for c in nx.strongly_connected_components(graph) if len(c) > 1
+    )
+    assert not circles, "import circles:\n" + "\n".join(circles)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from seawall.breakers import AgentBreaker, BreakerKind, BreakerState, NoticeKind, Trip
-from seawall.breakers._memory import normal_path
+from seawall.breakers.memory import normal_path
 from seawall.events import Event, Message, ToolCall, ToolResult, Turn
 from seawall.model import BreakerLimits
 

@@ -26,8 +26,8 @@ from seawall.breakers import (
     reset_agent_breaker,
     save_breaker,
 )
-from seawall.breakers._saved import SavedBreaker
 from seawall.breakers.keys import call_key
+from seawall.breakers.saved import SavedBreaker
 from seawall.breakers.signature import failure_print, output_digest
 from seawall.codec import decode, encode
 from seawall.errors import StateError

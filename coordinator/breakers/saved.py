@@ -1,4 +1,4 @@
-"""An agent breaker's counters as one record, for hook processes that resume it (internal).
+"""An agent breaker's counters as one record, for hook processes that resume it.
 
 The record is converted by the codec (``seawall.codec``) like every other record;
 its JSON shape is the one schema 2 has always had: a pending call and a repeat are
@@ -8,15 +8,12 @@ short arrays, a command's failures a list of ``[failure print, count]`` pairs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from seawall.breakers._memory import FailureCounts, Repeat
+from seawall.breakers.memory import FailureCounts, Pending, Repeat, Seen
 from seawall.breakers.polls import BackgroundWatch
 from seawall.breakers.signature import FailurePrint
 from seawall.breakers.trip import Trip
-
-if TYPE_CHECKING:
-    from seawall.breakers.agent import AgentBreaker
 
 SCHEMA = 2
 
@@ -56,7 +53,28 @@ class SavedBreaker:
     background: SavedWatch = field(default_factory=SavedWatch)
 
 
-def dump_state(breaker: AgentBreaker) -> SavedBreaker:
+class Counters(Protocol):
+    """The counters of a breaker that ``dump_state`` saves and ``load_state`` sets (the
+    ``AgentBreaker``'s own, named here so this module need not import it)."""
+
+    agent: str
+    _started: float
+    tool_calls: int
+    edits_since_verify: int
+    consecutive_failures: int
+    consecutive_polls: int
+    scope_denials: int
+    files: set[str]
+    warned: bool
+    cleanup_used: int
+    trip: Trip | None
+    _pending: dict[str, Pending]
+    _repeats: dict[str, Repeat | Seen]
+    _command_failures: dict[str, FailureCounts]
+    _background: BackgroundWatch
+
+
+def dump_state(breaker: Counters) -> SavedBreaker:
     """The record of ``breaker``'s counters."""
     return SavedBreaker(
         agent=breaker.agent,
@@ -80,7 +98,7 @@ def dump_state(breaker: AgentBreaker) -> SavedBreaker:
     )
 
 
-def load_state(breaker: AgentBreaker, saved: SavedBreaker) -> None:
+def load_state(breaker: Counters, saved: SavedBreaker) -> None:
     """Set ``breaker``'s counters from a record ``dump_state`` made."""
     breaker.tool_calls = saved.tool_calls
     breaker.edits_since_verify = saved.edits_since_verify

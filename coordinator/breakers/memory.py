@@ -1,4 +1,6 @@
-"""The per-agent breaker's small internal records and helpers (not public API)."""
+"""What the per-agent breaker remembers of an agent's calls: repeats, failure counts,
+guard denials and stop notes (shared with the stagnation detectors and the agent watch;
+not re-exported from ``seawall.breakers``)."""
 
 from __future__ import annotations
 
