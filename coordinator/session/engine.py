@@ -25,6 +25,7 @@ from seawall.codec import to_data
 from seawall.errors import StateError
 from seawall.git.cleanup import remove_stale_check_worktrees
 from seawall.git.repo import ensure_excluded, open_repository, pin_base, require_no_operation
+from seawall.git.stale_locks import recover_git_locks
 from seawall.git.workspaces import require_clean_worktree
 from seawall.model import Plan, RunnerSpec, Status, Task
 from seawall.plan.loader import parse_plan
@@ -165,6 +166,11 @@ class Session:
         """
         self.rebase = rebase
         with self.repository_lock("resume"), self.store.lock():
+            await anyio.to_thread.run_sync(
+                lambda: recover_git_locks(
+                    self.repo, log=self.progress.log, record=self.store.events.append
+                )
+            )
             self._clock.start()
             state = self.state or self.store.load()
             self.state = state
