@@ -8,7 +8,10 @@ advanced and never a merge in progress:
 2. put back the base content of files in-place agents wrote (their work is already in the
    integration commits and checkpoint refs);
 3. update the index and working tree from the old to the new tree (``git read-tree -m -u``,
-   the two-tree fast-forward git itself uses; it keeps unrelated local changes);
+   the two-tree fast-forward git itself uses; it keeps unrelated local changes). git
+   writes the files first and the index last, so a ``read-tree`` killed midway leaves
+   some files as in the new tree while the index still says old: before the update is
+   redone, such files are put back as in the old tree (``read-tree`` writes them again);
 4. move the branch with a compare-and-swap (``git update-ref <ref> <new> <old>``); if the
    branch moved meanwhile, the working tree is put back and ``GitError`` is raised.
 """
@@ -118,6 +121,7 @@ def advance_target(
     changed: tuple[str, ...] = tuple(sorted(_changed(repo, str(old), str(new_id))))
     if checked_out:
         agent_files = expand_paths(repo, root, repo[old].peel(pygit2.Tree), agent_paths)
+        agent_files |= _written_by_interrupted_update(repo, root, old, new_id, changed)
         changed = check_user_changes(root, old=str(old), new=str(new_id), agent_paths=agent_files)
         _restore(repo, root, old, agent_files)
         run_git(["read-tree", "-m", "-u", str(old), str(new_id)], cwd=root)
@@ -138,6 +142,61 @@ def advance_target(
         working_tree_updated=checked_out,
         changed_paths=changed,
     )
+
+
+def _written_by_interrupted_update(
+    repo: pygit2.Repository,
+    root: Path,
+    old: pygit2.Oid,
+    new: pygit2.Oid,
+    changed: Collection[str],
+) -> set[str]:
+    """The changed files a killed ``git read-tree -m -u`` already wrote: on disk as in
+    ``new`` (or gone, where ``new`` has none) while the index has them as in ``old``."""
+    old_tree = repo[old].peel(pygit2.Tree)
+    new_tree = repo[new].peel(pygit2.Tree)
+    repo.index.read()
+    found = set()
+    for path in set(changed) & dirty_paths(repo):
+        if _index_entry(repo.index, path) == _tree_entry(old_tree, path) and _on_disk_as(
+            root, _tree_entry(new_tree, path), path
+        ):
+            found.add(path)
+    return found
+
+
+def _tree_entry(tree: pygit2.Tree, path: str) -> tuple[pygit2.Oid, int] | None:
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    return (entry.id, int(entry.filemode)) if entry.type_str == "blob" else None
+
+
+def _index_entry(index: pygit2.Index, path: str) -> tuple[pygit2.Oid, int] | None:
+    try:
+        entry = index[path]
+    except KeyError:
+        return None
+    return entry.id, int(entry.mode)
+
+
+def _on_disk_as(root: Path, entry: tuple[pygit2.Oid, int] | None, path: str) -> bool:
+    """Whether the file at ``path`` is the blob ``entry`` (absent, when it is None)."""
+    full = root / path
+    if entry is None:
+        return not full.is_symlink() and not full.exists()
+    blob, mode = entry
+    if mode == pygit2.enums.FileMode.LINK:
+        if not full.is_symlink():
+            return False
+        return pygit2.hash(os.fsencode(full.readlink())) == blob
+    if full.is_symlink() or not full.is_file():
+        return False
+    executable = bool(full.stat().st_mode & 0o100)
+    if executable != (mode == pygit2.enums.FileMode.BLOB_EXECUTABLE):
+        return False
+    return pygit2.hashfile(str(full)) == blob
 
 
 def _expect_branch(repo: pygit2.Repository, ref_name: str, expected: str) -> pygit2.Oid:

@@ -25,6 +25,7 @@ from seawall.codec import to_data
 from seawall.errors import StateError
 from seawall.git.cleanup import remove_stale_check_worktrees
 from seawall.git.repo import ensure_excluded, open_repository, pin_base, require_no_operation
+from seawall.git.stale_locks import recover_git_locks
 from seawall.git.workspaces import require_clean_worktree
 from seawall.model import Plan, RunnerSpec, Status, Task
 from seawall.plan.loader import parse_plan
@@ -48,7 +49,7 @@ from seawall.state.leadlease import check_lease, release_lease, take_lease
 from seawall.state.ledger import SessionPhase, SessionState, WavePhase
 from seawall.state.repolock import repository_lock
 from seawall.state.store import StateStore, latest_session
-from seawall.telemetry import SessionStarted
+from seawall.telemetry import GitLockRemoved, SessionStarted
 from seawall.tracker import IssueTracker, open_tracker
 
 __all__ = ["Session", "SessionResult", "new_session_id"]
@@ -166,6 +167,15 @@ class Session:
         """
         self.rebase = rebase
         with self.repository_lock("resume"), self.store.lock():
+            await anyio.to_thread.run_sync(
+                lambda: recover_git_locks(
+                    self.repo,
+                    log=self.progress.log,
+                    record=lambda path, age: self.store.events.append(
+                        GitLockRemoved(path=str(path), age_s=age)
+                    ),
+                )
+            )
             self._clock.start()
             state = self.state or self.store.load()
             self.state = state

@@ -27,6 +27,7 @@ from seawall.telemetry.log import EventLog, read_events, read_line
 from seawall.telemetry.records import BY_TAG, KINDS, TelemetryEvent
 from seawall.telemetry.session_records import (
     BreakerReset,
+    GitLockRemoved,
     LeadReleased,
     NotifyFailed,
     Published,
@@ -73,6 +74,7 @@ __all__ = [
     "ChecksRun",
     "EventLog",
     "FinishSource",
+    "GitLockRemoved",
     "LeadReleased",
     "MergeRefused",
     "NotifyFailed",

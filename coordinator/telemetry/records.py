@@ -5,7 +5,8 @@ and ``BY_TAG`` each class by its kind. Every record has ``ts`` and ``session``.
 
 The session (``session_records``):
     ``session_started``, ``session_halted``, ``session_finished``, ``session_killed``,
-    ``lead_released``, ``breaker_reset``, ``published``, ``notify_failed``.
+    ``lead_released``, ``breaker_reset``, ``git_lock_removed``, ``published``,
+    ``notify_failed``.
 A wave (``wave_records``):
     ``wave_planned``, ``scope_collision``, ``worktree_fallback``, ``worktree_recreated``,
     ``worktree_kept``, ``agent_commits_absorbed``, ``unattributed_changes``,
@@ -37,6 +38,7 @@ from seawall.telemetry.agent_records import (
 from seawall.telemetry.base import TelemetryRecord
 from seawall.telemetry.session_records import (
     BreakerReset,
+    GitLockRemoved,
     LeadReleased,
     NotifyFailed,
     Published,
@@ -75,6 +77,7 @@ TelemetryEvent: TypeAlias = (
     | SessionKilled
     | LeadReleased
     | BreakerReset
+    | GitLockRemoved
     | Published
     | NotifyFailed
     | WavePlanned

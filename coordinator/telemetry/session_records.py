@@ -7,6 +7,7 @@ from seawall.telemetry.base import TelemetryRecord
 
 __all__ = [
     "BreakerReset",
+    "GitLockRemoved",
     "LeadReleased",
     "NotifyFailed",
     "Published",
@@ -79,3 +80,11 @@ class NotifyFailed(TelemetryRecord, frozen=True, tag="notify_failed"):
     notification: str
     attempts: int
     error: str
+
+
+class GitLockRemoved(TelemetryRecord, frozen=True, tag="git_lock_removed"):
+    """`seawall resume` removed a git lock a killed git process left (``path``, how old
+    it was): no live process could own it (see ``seawall.git.stale_locks``)."""
+
+    path: str
+    age_s: float

@@ -4,8 +4,11 @@ Each run copies a repository of a few thousand files, starts a session whose pla
 worktree and in-place waves, editing, failing, spiralling and partial agents and a
 check, kills the coordinator at a random moment (or while a worktree is being checked
 out), resumes it (sometimes killing the resume too) until it is done, then checks that
-nothing was lost. The seed is printed; ``SEAWALL_CHAOS_SEED`` replays a whole test,
-``SEAWALL_CHAOS_RUNS`` sets the number of runs.
+nothing was lost. A second test kills the coordinator inside the git commands that move
+the target branch (``read-tree``, ``update-ref``), through a ``git`` placed first on its
+PATH (``chaos_git.sh``), often together with that git, which then leaves its lock
+behind. The seed is printed; ``SEAWALL_CHAOS_SEED`` replays a whole test,
+``SEAWALL_CHAOS_RUNS`` and ``SEAWALL_CHAOS_GIT_RUNS`` set the number of runs.
 """
 
 from __future__ import annotations
@@ -33,7 +36,11 @@ from tests.integration.sessionkit import git
 from tests.reliability.kit import issue_markers
 
 AGENT = Path(__file__).with_name("chaos_agent.py")
+GIT = Path(__file__).with_name("chaos_git.sh")
 RUNS = int(os.environ.get("SEAWALL_CHAOS_RUNS", "40"))
+GIT_RUNS = int(os.environ.get("SEAWALL_CHAOS_GIT_RUNS", "12"))
+GIT_KILLS = ("lock", "lock", "delay", "parent", "after")  # how chaos_git.sh kills
+_OURS = "seawall-worktrees.lock"  # seawall's own lock file beside git's (an flock)
 JOBS = int(os.environ.get("SEAWALL_CHAOS_JOBS", "2"))  # runs at once
 FILES = 2000
 NOTES = "the user's own notes, never committed\n"
@@ -140,6 +147,37 @@ class Run:
             "CHAOS_LOG": str(self.log),
         }
 
+    def kill_inside_git(self, rng: random.Random) -> None:
+        """Put ``chaos_git.sh`` first on the PATH: the coordinator is killed inside the
+        n-th ``read-tree`` or ``update-ref`` it runs (one of the ways the script names)."""
+        folder = self.folder / "bin"
+        folder.mkdir()
+        (folder / "git").symlink_to(GIT)
+        how = rng.choice(GIT_KILLS)
+        self.env.update(
+            {
+                "PATH": f"{folder}{os.pathsep}{self.env.get('PATH', '')}",
+                "CHAOS_REAL_GIT": shutil.which("git") or "git",
+                "CHAOS_GIT_KILL_AT": rng.choice(["read-tree", "update-ref"]),
+                "CHAOS_GIT_KILL_NTH": str(rng.randint(1, 3)),
+                "CHAOS_GIT_KILL_HOW": how,
+                "CHAOS_GIT_KILL_DELAY": f"{rng.uniform(0.0, 0.02):.3f}",
+            }
+        )
+        process = self.start("run", str(self.folder / "plan.toml"))
+        out, err = process.communicate(timeout=300)
+        fired = self.log / "git-kill.fired"
+        what = fired.read_text().strip() if fired.exists() else "never reached"
+        git_dir = self.repo / ".git"
+        left = [str(p.relative_to(git_dir)) for p in git_dir.rglob("*.lock") if p.name != _OURS]
+        self.history.append(
+            f"git {self.env['CHAOS_GIT_KILL_AT']}: {what}: exit {process.returncode}, "
+            f"locks when it died: {', '.join(left) or 'none'}"
+        )
+        print(f"{self.folder.name}: {self.history[-1]}")
+        if process.returncode not in (-signal.SIGKILL, 0, 3, 4, 5):
+            raise AssertionError(f"exit {process.returncode} before the kill\n{out}\n{err}")
+
     def start(self, *args: str) -> subprocess.Popen[str]:
         argv = [sys.executable, "-m", "seawall", *args, "--repo", str(self.repo)]
         return subprocess.Popen(
@@ -229,8 +267,9 @@ def _check(run: Run, template: Path) -> None:
     assert len(markers) == len(set(markers)), markers
     # git fsck is clean, no merge in progress, the tree is the user's
     git(repo, "fsck", "--no-dangling", "--no-progress")
-    for leftover in ("MERGE_HEAD", "REBASE_HEAD", "index.lock"):
+    for leftover in ("MERGE_HEAD", "REBASE_HEAD", "index.lock", "HEAD.lock", "packed-refs.lock"):
         assert not (repo / ".git" / leftover).exists(), leftover
+    assert not list((repo / ".git" / "refs").rglob("*.lock"))
     assert (repo / "NOTES.txt").read_text() == NOTES
     assert git(repo, "status", "--porcelain") == "?? NOTES.txt"
     # no stray worktrees or processes
@@ -262,8 +301,11 @@ def _event(line: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _one(folder: Path, template: Path, seed: int, span: float | None) -> float:
-    """One run: killed once at random (unless ``span`` is None), then finished."""
+def _one(
+    folder: Path, template: Path, seed: int, span: float | None, *, inside_git: bool = False
+) -> float:
+    """One run: killed once at random (unless ``span`` is None; inside git with
+    ``inside_git``), then finished."""
     rng = random.Random(seed)
     run = Run(folder, seed)
     shutil.copytree(template, run.repo, symlinks=True)
@@ -274,7 +316,10 @@ def _one(folder: Path, template: Path, seed: int, span: float | None) -> float:
     (folder / "plan.toml").write_text(_plan(folder / "check.py", run.log))
     started = time.monotonic()
     try:
-        if span is None:
+        if inside_git:
+            run.kill_inside_git(rng)
+            run.finish(rng, 0.0)
+        elif span is None:
             run.finish(rng, 0.0)
         else:
             run.kill_later(run.start("run", str(folder / "plan.toml")), rng, span)
@@ -322,6 +367,33 @@ def test_sessions_killed_at_random_lose_nothing(tmp_path: Path) -> None:
 
         with ThreadPoolExecutor(max_workers=JOBS) as pool:
             broken = [line for line in pool.map(one, range(RUNS)) if line is not None]
+    finally:
+        if scratch != tmp_path:
+            shutil.rmtree(scratch, ignore_errors=True)
+    assert not broken, f"chaos seed {seed}: {len(broken)} broken\n" + "\n\n".join(broken)
+
+
+@pytest.mark.slow
+def test_sessions_killed_inside_git_lose_nothing(tmp_path: Path) -> None:
+    """Kills inside ``git read-tree`` / ``git update-ref``: the locks they leave are
+    removed on resume, the interrupted step is redone, every run finishes."""
+    seed = int(os.environ.get("SEAWALL_CHAOS_SEED") or random.randrange(2**32))
+    print(f"chaos seed {seed} (SEAWALL_CHAOS_SEED={seed} replays it)")
+    rng = random.Random(seed)
+    scratch = _scratch(tmp_path)
+    try:
+        template = _template(scratch / "template")
+        seeds = [rng.randrange(2**32) for _ in range(GIT_RUNS)]
+
+        def one(number: int) -> str | None:
+            try:
+                _one(scratch / f"run-{number}", template, seeds[number], 0.0, inside_git=True)
+            except AssertionError as exc:
+                return f"run {number}: {exc}"
+            return None
+
+        with ThreadPoolExecutor(max_workers=JOBS) as pool:
+            broken = [line for line in pool.map(one, range(GIT_RUNS)) if line is not None]
     finally:
         if scratch != tmp_path:
             shutil.rmtree(scratch, ignore_errors=True)

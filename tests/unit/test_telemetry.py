@@ -42,6 +42,7 @@ from seawall.telemetry import (
     ChecksRun,
     EventLog,
     FinishSource,
+    GitLockRemoved,
     LeadReleased,
     MergeRefused,
     NotifyFailed,
@@ -86,6 +87,7 @@ SAMPLES: tuple[TelemetryEvent, ...] = (
     SessionKilled(),
     LeadReleased(released=True),
     BreakerReset(agent="a", cleared=True),
+    GitLockRemoved(path="/repo/.git/index.lock", age_s=61.5),
     Published(
         branch="seawall/s", base="main", commit="c1", number=7, url="u", created=True, error="e"
     ),

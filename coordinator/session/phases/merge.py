@@ -42,6 +42,7 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
     branch = ctx.state.target_branch
     tip = await anyio.to_thread.run_sync(branch_tip, ctx.repo, branch)
     if wave.integration is not None and tip == wave.integration:
+        wave.target_after = wave.integration
         wave.phase = WavePhase.MERGED  # the advance happened before the crash
         await ctx.save()
         return
