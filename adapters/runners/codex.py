@@ -24,6 +24,12 @@ that file live (from the thread id of the stream's first line) and takes tool ca
 results, turns and per-response usage from it, so failed edits reach the detectors and
 polls the no-progress breaker while the agent runs. When no rollout file appears (an
 older Codex, ``rollout = "off"``), the stream's own events are used.
+
+**A patch run through the shell is an edit.** A model Codex does not know (any custom
+or local provider) gets no ``apply_patch`` tool and edits with ``apply_patch <<'PATCH'``
+through ``exec_command``; both parsers read such a command as the ``apply_patch`` edit
+it is (``seawall.transcripts.codex_patch``), so it gets its checkpoint, its files are
+the agent's, and a rejected one is a failed edit.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from seawall.report.facts import AgentFacts, SessionFacts, WaveFacts
 from seawall.report.graph import STATUS_COLOURS, wave_graph_svg
-from seawall.state.ledger import WaveRecord
+from seawall.state.ledger import AgentRecord, WaveRecord
+from seawall.state.refusals import Refusals
 from seawall.state.render import checks_summary, set_aside_for_fixes
 
 __all__ = ["render_page"]
@@ -233,6 +234,7 @@ def _agent_row(agent: AgentFacts, wave: WaveRecord, window: tuple[float, float],
         trips.append(f"spiral: {escape(record.spiral.summary)}")
     trips += [f"{escape(f.pattern)}: {escape(f.evidence)}" for f in record.findings]
     trips += [f"out of scope: <code>{escape(v)}</code>" for v in record.scope_violations]
+    trips += _refusals(record)
     merge = ["merged" if record.merged else "not merged"]
     merge += [
         f"<code>{escape(r.path)}</code> set aside for fix task <code>{escape(r.fix_task or '')}"
@@ -263,6 +265,20 @@ def _agent_row(agent: AgentFacts, wave: WaveRecord, window: tuple[float, float],
         + f"<td>{'<br>'.join(trips) or '—'}</td><td>{' · '.join(merge)}</td>"
         f"<td>{' '.join(link for link in links if link) or '—'}</td></tr>"
     )
+
+
+def _refusals(record: AgentRecord) -> list[str]:
+    """The calls refused to the agent, one line per side that refused (``refused_by``
+    ``seawall`` or ``agent-cli``), each saying what to do."""
+    if record.run is None:
+        return []
+    refusals = Refusals.of(record.run)
+    sides = (("seawall", refusals.seawall_note()), ("agent-cli", refusals.cli_note()))
+    return [
+        f'<div class="evidence" data-field="refused_by" data-value="{side}">{escape(note)}</div>'
+        for side, note in sides
+        if note
+    ]
 
 
 def _link_or_text(url: str, label: str) -> str:

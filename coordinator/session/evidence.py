@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from seawall.model import Status, StatusReport, Task, TaskKind
 from seawall.session.agent_watch import AgentRun
+from seawall.state.refusals import Refusals
 
 __all__ = ["WorkEvidence", "accepts_no_change", "check_unchanged_done", "verdict_note"]
 
@@ -43,9 +44,9 @@ class WorkEvidence:
     writes: int = 0  # edit calls that succeeded
     failed_edits: int = 0  # edit calls that failed (refused by the CLI included)
     last_failed_edit: str = ""
-    denials: tuple[str, ...] = ()  # calls the agent CLI's own permission layer refused
-    guard_denials: int = 0  # calls seawall's guard (scope, command policy) refused; the
-    # agent CLI may list them among its own refusals too
+    denials: tuple[str, ...] = ()  # calls the agent CLI lists as refused (its permission
+    # layer's, and the guard's it was told of)
+    guard_denials: int = 0  # calls seawall's guard (scope, command policy) refused
     last_guard_denial: str = ""
 
     @classmethod
@@ -68,15 +69,25 @@ class WorkEvidence:
                 f"seawall's guard denied {self.guard_denials} call(s) "
                 f"({_quote(self.last_guard_denial)})"
             )
-        refused = len(self.denials) - self.guard_denials  # the CLI lists the guard's too
-        failed = self.failed_edits - max(refused, 0)  # a refused edit fails as well
+        refusals = self.refusals
+        refused = refusals.by_cli  # the CLI lists the guard's refusals among its own
+        failed = self.failed_edits - refused  # a refused edit fails as well
         if failed > 0:
             found.append(f"{failed} edit(s) failed ({_quote(self.last_failed_edit)})")
         if refused > 0:
-            shown = ", ".join(_quote(d) for d in self.denials[:3])
-            more = f" (+{len(self.denials) - 3} more)" if len(self.denials) > 3 else ""
-            found.append(f"the agent CLI refused {refused} call(s): {shown}{more}")
+            _, theirs, exact = refusals.split()
+            shown = ", ".join(_quote(d) for d in theirs[:3])
+            more = f" (+{len(theirs) - 3} more)" if len(theirs) > 3 else ""
+            among = "" if exact else "among "
+            found.append(f"the agent CLI refused {refused} call(s): {among}{shown}{more}")
         return found
+
+    @property
+    def refusals(self) -> Refusals:
+        """The refused calls, told apart by who refused them."""
+        return Refusals(
+            listed=self.denials, by_seawall=self.guard_denials, last_answer=self.last_guard_denial
+        )
 
 
 def check_unchanged_done(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from seawall.state.ledger import AgentRecord, Resolution, SessionState, SetAsideRecord, WaveRecord
+from seawall.state.refusals import Refusals
 from seawall.state.runs import AgentRun
 
 __all__ = [
@@ -93,33 +94,20 @@ def merge_outcome(wave: WaveRecord, agent: AgentRecord) -> str:
 
 def run_notes(run: AgentRun | None) -> list[str]:
     """What a run record says about how the agent ended that its status does not: the
-    calls its CLI's permission layer refused, and the tail of its stderr when it exited
-    non-zero. One line each, for the console, STATE.md and carryover bodies."""
+    calls refused to it, told apart by who refused them (seawall's scope, command policy
+    or breakers, or the CLI's own permission layer; ``state.refusals``), each with what
+    to do, and the tail of its stderr when it exited non-zero. One line each, for the
+    console, STATE.md, the report and carryover bodies."""
     notes: list[str] = []
     if run is None:
         return notes
-    denials = list(run.denials)
-    if denials:
-        shown = ", ".join(_keep_end(d, 80) for d in denials[:5])
-        more = f" (+{len(denials) - 5} more)" if len(denials) > 5 else ""
-        notes.append(
-            f"the agent CLI refused {len(denials)} call(s) without permission: {shown}{more}"
-        )
+    notes += Refusals.of(run).notes()
     tail = run.stderr_tail.strip()
     code = run.exit_code
     if tail and code is not None and code != 0:  # a clean or stopped end: stderr is noise
         lines = [line for line in tail.splitlines() if line.strip()][-3:]
         notes.append(f"stderr (exit {code}): " + " ⏎ ".join(_one_line(x, 160) for x in lines))
     return notes
-
-
-def _keep_end(text: str, limit: int) -> str:
-    """``text`` on one line, cut at the front: the end of a path names the file."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    head, _, rest = flat.partition(" ")
-    return f"{head} …{rest[-(limit - len(head) - 2) :]}" if rest else "…" + flat[-limit:]
 
 
 def _one_line(text: str, limit: int = 120) -> str:

@@ -9,6 +9,7 @@ The stream: ``thread.started``, ``turn.started``, ``item.started`` / ``item.upda
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from seawall.events import (
@@ -21,6 +22,7 @@ from seawall.events import (
     Usage,
 )
 from seawall.transcripts._common import RecordParser, as_int, cap_text
+from seawall.transcripts.codex_patch import shell_patch
 
 __all__ = ["CODEX_EVENT_TYPES", "CodexJsonParser"]
 
@@ -50,6 +52,10 @@ class CodexJsonParser(RecordParser):
       ``is_error`` when the exit code is not 0 (or the item failed without one);
     - ``file_change`` -> ``ToolCall`` named ``file_change`` with
       ``{"changes": [{"path", "kind"}]}`` and a result (an error when the change failed);
+    - a ``command_execution`` that runs a patch Codex did not apply itself (the argument
+      form, ``apply_patch "*** Begin Patch ..."``, which the shell runs) is the edit it
+      is: a ``ToolCall`` named ``apply_patch`` with the patch as ``input`` and its files
+      as ``changes``, its result the edit's (see ``seawall.transcripts.codex_patch``);
     - ``mcp_tool_call`` and ``web_search`` -> a call and a result likewise;
     - ``agent_message`` -> ``Message``; ``reasoning``, ``todo_list`` and warning items
       (item type ``error``) give no event;
@@ -69,6 +75,7 @@ class CodexJsonParser(RecordParser):
         "_completed_turns",
         "_last_message",
         "_need_turn",
+        "_patches",
         "_pending_error",
         "_started",
         "_turn",
@@ -86,6 +93,7 @@ class CodexJsonParser(RecordParser):
         self._completed_turns = 0
         self._need_turn = True
         self._started: set[str] = set()
+        self._patches: set[str] = set()  # item ids of commands that apply a patch
         self._last_message = ""
         self._pending_error: str | None = None
         self.malformed = 0
@@ -156,12 +164,27 @@ class CodexJsonParser(RecordParser):
         if call_id not in self._started:
             self._turn_event(at, events)
             self._started.add(call_id)
-            events.append(_call(call_id, kind, item, self._turn, at))
+            events.append(self._patch_call(_call(call_id, kind, item, self._turn, at)))
         if completed:
             self._started.discard(call_id)
             self._need_turn = True
-            events.append(_result(call_id, kind, item, at))
+            events.append(self._patch_result(_result(call_id, kind, item, at)))
         return events
+
+    def _patch_call(self, call: ToolCall) -> ToolCall:
+        """A command that applies a patch, as the ``apply_patch`` edit it is."""
+        command = call.arguments.get("command") if call.name == "command_execution" else None
+        patch = shell_patch(command) if isinstance(command, str) else None
+        if patch is None:
+            return call
+        self._patches.add(call.call_id)
+        return replace(call, name="apply_patch", arguments=patch.arguments(call.arguments))
+
+    def _patch_result(self, result: ToolResult) -> ToolResult:
+        if result.call_id not in self._patches:
+            return result
+        self._patches.discard(result.call_id)
+        return replace(result, name="apply_patch")
 
     def _turn_completed(self, record: Mapping[str, Any]) -> list[Event]:
         self._completed_turns += 1

@@ -14,13 +14,22 @@ Lines are ``{"timestamp", "type", "payload"}``. Read here:
   ``shell``, MCP tools ...) or ``custom_tool_call`` (``apply_patch``, its input the
   patch text) -> ``ToolCall``; ``function_call_output`` / ``custom_tool_call_output``
   -> ``ToolResult``, an error when the command exited non-zero (``Process exited with
-  code N``, ``Exit code: N``) or the tool itself failed (``... failed: ...``);
+  code N``, ``Exit code: N``) or the tool itself failed or refused the call
+  (``... failed: ...``, ``patch rejected: ...``, ``unsupported call: ...``);
+- a shell call that applies a patch (``apply_patch <<'PATCH'``, the form Codex gives a
+  model it does not know, see ``seawall.transcripts.codex_patch``) is the edit it is:
+  a ``ToolCall`` named ``apply_patch`` with the patch as ``input`` and its files as
+  ``changes``, like the tool's; its result is the edit's;
+- ``event_msg`` ``item_completed`` of a ``FileChange`` (Codex applied a patch): a patch
+  the call already showed is not shown twice, but its ``failed`` or ``declined`` status
+  makes the call's result an error; a change no call showed is a ``file_change`` call
+  and its result;
 - ``response_item`` ``message`` of the assistant -> ``Message``;
 - a ``Turn`` at the first model item after a tool output (one per model response);
 - ``token_usage_record`` -> ``Usage`` per response (``response_id``), input split
   into uncached input and cache reads as for the stream.
 
-Everything else (session metadata, developer and user messages, world state, event
+Everything else (session metadata, developer and user messages, world state, other event
 messages) is ignored.
 """
 
@@ -29,10 +38,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from seawall.events import Event, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.transcripts._common import RecordParser, as_int, cap_text
+from seawall.transcripts.codex_patch import patch_changes, shell_patch, shell_patch_of
 
 __all__ = ["ROLLOUT_RECORD_TYPES", "CodexRolloutParser", "patch_changes"]
 
@@ -50,19 +61,11 @@ ROLLOUT_RECORD_TYPES = frozenset(
 """The record types of a rollout file (each line carries a ``payload``)."""
 
 _EXIT = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
-_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
-_PATCH_KINDS = {"Add": "add", "Update": "update", "Delete": "delete"}
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
-_FAILED = re.compile(r"^[\w ]{0,40}(?:failed|error)\b[:.]", re.IGNORECASE)
-
-
-def patch_changes(patch: str) -> list[dict[str, str]]:
-    """The files an ``apply_patch`` text names, as ``{"path", "kind"}`` entries."""
-    return [
-        {"path": path.strip(), "kind": _PATCH_KINDS[kind]}
-        for kind, path in _PATCH_FILE.findall(patch)
-    ]
+_FAILED = re.compile(r"^[\w ]{0,40}(?:failed|error|rejected|unsupported call)\b[:.]", re.IGNORECASE)
+_SHELL_CALLS = frozenset({"exec_command", "shell", "local_shell_call"})
+_PATCH_FAILED = frozenset({"failed", "declined"})
 
 
 class CodexRolloutParser(RecordParser):
@@ -74,8 +77,10 @@ class CodexRolloutParser(RecordParser):
 
     __slots__ = (
         "_clock",
+        "_failed_patches",
         "_names",
         "_need_turn",
+        "_patches",
         "_turn",
         "_usage_ids",
         "ignored",
@@ -89,6 +94,8 @@ class CodexRolloutParser(RecordParser):
         self._need_turn = True
         self._names: dict[str, str] = {}
         self._usage_ids: set[str] = set()
+        self._patches: set[str] = set()  # call ids of the patches seen (tool or shell)
+        self._failed_patches: set[str] = set()  # ... whose FileChange failed, until answered
         self.model = model
         self.malformed = 0
         self.ignored = 0
@@ -104,6 +111,10 @@ class CodexRolloutParser(RecordParser):
             return self._item(payload)
         if kind == "token_usage_record":
             return self._usage(payload)
+        if kind == "event_msg" and payload.get("type") == "item_completed":
+            item = payload.get("item")
+            if isinstance(item, Mapping) and item.get("type") == "FileChange":
+                return self._file_change(item)
         if kind == "turn_context":
             model = payload.get("model")
             if isinstance(model, str) and model:
@@ -133,7 +144,7 @@ class CodexRolloutParser(RecordParser):
             events.append(self._call(item, at))
         elif kind in _OUTPUTS:
             self._need_turn = True
-            events.append(self._result(item, at))
+            events.append(self._patch_result(self._result(item, at)))
         elif kind == "message" and item.get("role") == "assistant":
             text = _message_text(item.get("content"))
             if text:
@@ -156,6 +167,10 @@ class CodexRolloutParser(RecordParser):
         command = arguments.get("cmd")
         if isinstance(command, str) and "command" not in arguments:
             arguments["command"] = command
+        if name in _SHELL_CALLS:
+            name, arguments = _shell_patch(name, arguments, item)
+        if name == "apply_patch":
+            self._patches.add(call_id)
         self._names[call_id] = name
         return ToolCall(call_id=call_id, name=name, arguments=arguments, turn=self._turn, at=at)
 
@@ -175,6 +190,50 @@ class CodexRolloutParser(RecordParser):
             at=at,
         )
 
+    def _patch_result(self, result: ToolResult) -> ToolResult:
+        """A patch's result is an error when Codex reported the patch failed, whatever
+        the output says."""
+        if result.call_id in self._failed_patches:
+            self._failed_patches.discard(result.call_id)
+            if not result.is_error:
+                return replace(result, is_error=True)
+        return result
+
+    def _file_change(self, item: Mapping[str, Any]) -> list[Event]:
+        """A ``FileChange`` Codex completed: the status of a patch a call showed, or, for
+        a change no call showed, the ``file_change`` edit and its result."""
+        call_id = str(item.get("id") or "")
+        failed = item.get("status") in _PATCH_FAILED
+        if call_id in self._patches:
+            if failed:
+                self._failed_patches.add(call_id)
+            return []
+        at = self._now()
+        changed = item.get("changes")
+        changes: list[dict[str, str]] = []
+        for path, change in changed.items() if isinstance(changed, Mapping) else ():
+            detail = change if isinstance(change, Mapping) else {}
+            changes.append({"path": str(path), "kind": str(detail.get("type") or "update")})
+            moved = detail.get("move_path")
+            if isinstance(moved, str) and moved:
+                changes.append({"path": moved, "kind": "move"})
+        own_id = f"{call_id}:file_change"
+        output = "\n".join(
+            text for text in (item.get("stdout"), item.get("stderr")) if isinstance(text, str)
+        )
+        return [
+            ToolCall(
+                call_id=own_id,
+                name="file_change",
+                arguments={"changes": changes},
+                turn=self._turn,
+                at=at,
+            ),
+            ToolResult(
+                call_id=own_id, name="file_change", is_error=failed, text=cap_text(output), at=at
+            ),
+        ]
+
     def _usage(self, payload: Mapping[str, Any]) -> list[Event]:
         usage = payload.get("usage")
         response = str(payload.get("response_id") or f"response-{len(self._usage_ids)}")
@@ -192,6 +251,25 @@ class CodexRolloutParser(RecordParser):
                 at=self._now(),
             )
         ]
+
+
+def _shell_patch(
+    name: str, arguments: dict[str, Any], item: Mapping[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """A shell call that applies a patch, as the ``apply_patch`` edit it is; any
+    other shell call as it is."""
+    action = item.get("action")  # a ``local_shell_call`` carries its argv here
+    if isinstance(action, Mapping) and isinstance(action.get("command"), list):
+        workdir = action.get("working_directory")
+        patch = shell_patch(
+            [str(word) for word in action["command"]],
+            workdir if isinstance(workdir, str) else "",
+        )
+    else:
+        patch = shell_patch_of(arguments)
+    if patch is None:
+        return name, arguments
+    return "apply_patch", patch.arguments(arguments)
 
 
 def _json_object(raw: Any) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -113,9 +114,39 @@ def test_default_runner_edits_in_scope_and_is_denied_outside_live(
     assert (repo / "README.md").read_text() == "# project\n"
     assert not (repo / "src" / "other.py").exists()
     assert git(repo, "log", "--format=%s", "-1") != "sneaky"
-    agent = agents_by_wave(status(repo))[0]["app"]
+    data = status(repo)
+    agent = agents_by_wave(data)[0]["app"]
     assert agent["status"] == "done"
     assert agent["merged"] is True
+    # Claude Code lists both calls the hook denied as its permission denials: they are
+    # seawall's, and nothing points at a permission setting of the CLI
+    session = repo / ".seawall" / data["session"]
+    ours = "seawall refused 2 call(s) itself (not the agent CLI's permission settings): Edit "
+    report = seawall("report", "--repo", str(repo), cwd=repo, check=True)
+    page = (session / "report.html").read_text()
+    for text in (done.stderr, (session / "STATE.md").read_text(), html.unescape(page)):
+        assert ours in text and "the last by its command policy: `git commit" in text, text
+        assert "agent CLI refused" not in text and "without permission" not in text, text
+    assert 'data-field="refused_by" data-value="seawall"' in page, report.stdout
+    assert 'data-value="agent-cli"' not in page
+
+
+def _lines_about(text: str, task: str) -> list[str]:
+    """The lines of a console log (``seawall: W1 task: ...``) or of STATE.md (an agent's
+    Wave History line and the notes under it) that are about ``task``."""
+    found: list[str] = []
+    current = None
+    for line in text.splitlines():
+        heading = re.match(
+            r"(?:seawall: )?W\d+ (\S+): |- W\d+ · (\S+) · |  - (\S+): inferred", line
+        )
+        if heading is not None:
+            current = next(name for name in heading.groups() if name)
+        elif not line.startswith("  - "):
+            current = None
+        if current == task:
+            found.append(line)
+    return found
 
 
 def _tool_results(body: object) -> list[tuple[bool, str]]:
@@ -202,11 +233,14 @@ def test_permission_denials_of_the_cli_are_named(
     plan.write_text(text)
     done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
     assert not (repo / "notes.md").exists()
-    named = "refused 1 call(s) without permission: Write "
+    named = "the agent CLI refused 1 call(s) without permission: Write "
     assert named in done.stderr, done.stderr
     data = status(repo)
     state_md = (repo / ".seawall" / data["session"] / "STATE.md").read_text()
     assert named in state_md and "notes.md" in state_md
+    for shown in (done.stderr, state_md):  # the CLI's own: where its permissions are set
+        assert "not seawall's: see the runner's permissions" in shown, shown
+        assert "`options.permissions`" in shown and "seawall refused" not in shown, shown
     runs = list((repo / ".seawall" / data["session"]).rglob("*.json"))
     assert any(re.search(r'"denials": ?\["Write ', p.read_text()) for p in runs), runs
 
@@ -348,6 +382,12 @@ def test_a_done_after_only_denied_edits_is_failed_with_the_denials_as_its_reason
     for shown in (console, state_md):
         assert "reported done, but nothing changed and seawall's guard denied" in shown, shown
         assert "reported done, but nothing changed and the agent CLI refused" in shown, shown
+        guarded_notes = _lines_about(shown, "guarded")
+        assert any("seawall refused 1 call(s) itself" in n for n in guarded_notes), shown
+        assert not any("without permission" in n for n in guarded_notes), guarded_notes
+        bare_notes = _lines_about(shown, "bare")
+        assert any("the agent CLI refused 1 call(s) without permission" in n for n in bare_notes)
+        assert not any("seawall refused" in n for n in bare_notes), bare_notes
     record = json.loads(
         next(
             (repo / ".seawall" / data["session"] / "agents" / "guarded").glob("*-run.json")

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from seawall.adapters.runners.codex import CodexRunner
-from seawall.events import Event, ToolCall, ToolResult, Turn, Usage
+from seawall.events import Event, ToolCall, ToolResult, Turn, Usage, edited_paths
 from seawall.replay import ReplayFormat, detect_format
 from seawall.runner import AgentRequest
 from tests.fakes.model_script import Call, ModelTurn, Script
@@ -191,3 +191,90 @@ async def test_replay_reads_the_rollout_file_a_real_run_wrote(
     assert trips[0]["line"] == failed[-1]["line"] and trips[0]["step"] == 3
     findings = [r for r in records if r["kind"] == "finding"]
     assert any(f["name"] == "error-echo" for f in findings), findings
+
+
+LOCAL_MODEL = "local-coder"
+"""A model Codex has no metadata for (any custom or local provider's): Codex gives it no
+``apply_patch`` tool, and it edits through ``exec_command``."""
+
+
+def heredoc(patch: str, *, cd: str = "") -> Call:
+    """``apply_patch <<'PATCH'`` ... ``PATCH`` as an ``exec_command``, after ``cd``."""
+    prefix = f"cd {cd} && " if cd else ""
+    return Call(name="exec_command", input={"cmd": f"{prefix}apply_patch <<'PATCH'\n{patch}PATCH"})
+
+
+SHELL_EDITS = (
+    "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n"
+    "*** Add File: sub/new.txt\n+new\n*** End Patch\n"
+)
+ARGUMENT_FORM = 'apply_patch "*** Begin Patch\n*** Add File: c.txt\n+cee\n*** End Patch\n"'
+IN_SUB = "*** Begin Patch\n*** Add File: in_sub.txt\n+x\n*** End Patch\n"
+
+
+def shell_patch_script(marker: str) -> Script:
+    """Edits in the shell forms: two heredocs that apply, one Codex rejects, and the
+    argument form, which the shell runs and cannot find."""
+    return Script(
+        marker=marker,
+        turns=[
+            ModelTurn(calls=[heredoc(SHELL_EDITS)]),
+            ModelTurn(calls=[heredoc(BAD_PATCH)]),
+            ModelTurn(calls=[Call(name="exec_command", input={"cmd": ARGUMENT_FORM})]),
+            ModelTurn(calls=[heredoc(IN_SUB, cd="sub")]),
+            ModelTurn(text="Patched.\nSTATUS: done — patched"),
+        ],
+    )
+
+
+async def test_a_model_codex_does_not_know_edits_through_the_shell_and_those_are_edits(
+    openai: OpenAIResponsesServer, codex_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("one\n")
+    openai.add(shell_patch_script("CX-SHELL"))
+    events: list[Event] = []
+    runner = CodexRunner(model=LOCAL_MODEL)
+    result = await runner.run(request(workspace, "CX-SHELL"), events.append)
+    offered = {tool.get("name") for tool in openai.answered("CX-SHELL")[0].body["tools"]}
+    assert "exec_command" in offered and "apply_patch" not in offered, offered
+    assert (workspace / "a.txt").read_text() == "two\n"
+    assert (workspace / "sub" / "new.txt").read_text() == "new\n"
+    assert (workspace / "sub" / "in_sub.txt").read_text() == "x\n"
+    assert not (workspace / "c.txt").exists()
+    calls = [e for e in events if isinstance(e, ToolCall)]
+    assert [c.name for c in calls] == ["apply_patch"] * 4, calls
+    assert [edited_paths(c) for c in calls] == [
+        ("a.txt", "sub/new.txt"),
+        ("missing.txt",),
+        ("c.txt",),
+        ("sub/in_sub.txt",),
+    ]
+    results = {e.call_id: e for e in events if isinstance(e, ToolResult)}
+    outcome = [results[c.call_id] for c in calls]
+    assert [r.is_error for r in outcome] == [False, True, True, False], outcome
+    assert "verification failed" in outcome[1].text
+    assert outcome[2].exit_code == 127 and "apply_patch: command not found" in outcome[2].text
+    assert all(r.name == "apply_patch" for r in outcome)
+    assert result.tool_calls == 4 and not result.is_error
+
+
+async def test_without_the_rollout_the_stream_shows_the_shell_edits_it_has(
+    openai: OpenAIResponsesServer, codex_env: dict[str, str], workspace: Path
+) -> None:
+    """``exec --json`` shows an applied heredoc as a ``file_change`` and the argument
+    form as a command: both are edits; a patch Codex rejected it does not show at all."""
+    (workspace / "a.txt").write_text("one\n")
+    openai.add(shell_patch_script("CX-SHELL-STREAM"))
+    events: list[Event] = []
+    runner = CodexRunner(model=LOCAL_MODEL, rollout="off")
+    await runner.run(request(workspace, "CX-SHELL-STREAM"), events.append)
+    calls = [e for e in events if isinstance(e, ToolCall)]
+    assert [c.name for c in calls] == ["file_change", "apply_patch", "file_change"], calls
+    assert [edited_paths(c) for c in calls] == [
+        (str(workspace / "a.txt"), str(workspace / "sub" / "new.txt")),
+        ("c.txt",),
+        (str(workspace / "sub" / "in_sub.txt"),),
+    ]
+    results = {e.call_id: e for e in events if isinstance(e, ToolResult)}
+    assert [results[c.call_id].is_error for c in calls] == [False, True, False]
+    assert results[calls[1].call_id].exit_code == 127

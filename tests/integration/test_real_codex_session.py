@@ -18,7 +18,9 @@ __all__ = ["agent_clis", "codex_env", "openai"]
 BAD_PATCH = "*** Begin Patch\n*** Update File: src/gone.py\n@@\n-old\n+new\n*** End Patch\n"
 
 
-def write_plan(path: Path, name: str, tasks: list[dict[str, object]], extra: str = "") -> Path:
+def write_plan(
+    path: Path, name: str, tasks: list[dict[str, object]], extra: str = "", *, model: str = ""
+) -> Path:
     lines = [
         "[session]",
         f'name = "{name}"',
@@ -27,6 +29,7 @@ def write_plan(path: Path, name: str, tasks: list[dict[str, object]], extra: str
         extra,
         "[runners.codex]",
         'kind = "codex"',
+        f"model = {json.dumps(model)}" if model else "",
     ]
     for task in tasks:
         lines.append("[[task]]")
@@ -167,3 +170,105 @@ def _call_outputs(body: object) -> list[str]:
         for item in body["input"]
         if isinstance(item, dict) and str(item.get("type", "")).endswith("call_output")
     ]
+
+
+LOCAL_MODEL = "local-coder"
+"""A model Codex has no metadata for: it edits with ``apply_patch`` through the shell."""
+
+
+def heredoc(patch: str) -> Call:
+    """``apply_patch <<'PATCH'`` ... ``PATCH`` as an ``exec_command``."""
+    return Call(name="exec_command", input={"cmd": f"apply_patch <<'PATCH'\n{patch}PATCH"})
+
+
+@pytest.mark.slow
+def test_false_done_after_rejected_shell_patches_is_failed(
+    openai: OpenAIResponsesServer, codex_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    openai.add(
+        Script(
+            marker="CXS-SHELL-FALSE",
+            turns=[
+                ModelTurn(calls=[heredoc(BAD_PATCH)]),
+                ModelTurn(calls=[heredoc(BAD_PATCH)]),
+                ModelTurn(text="Patched the module.\nSTATUS: done — module patched"),
+            ],
+        )
+    )
+    openai.add(Script(marker="gone", turns=[ModelTurn(text="STATUS: failed — no such file")]))
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        "codex-shell-false-done",
+        [{"id": "gone", "prompt": "Work item CXS-SHELL-FALSE.", "scope": ["src/gone.py"]}],
+        model=LOCAL_MODEL,
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    outputs = _call_outputs(openai.answered("CXS-SHELL-FALSE")[-1].body)
+    assert len(outputs) == 2 and all("verification failed" in o for o in outputs), outputs
+    data = status(repo)
+    first = agents_by_wave(data)[0]["gone"]
+    assert first["status"] == "failed", (first, done.stdout, done.stderr)
+    assert "2 edit(s) failed" in first["summary"], first
+    assert "FAILED: reported done, but nothing changed and 2 edit(s) failed" in done.stderr
+    state_md = (repo / ".seawall" / data["session"] / "STATE.md").read_text()
+    assert "nothing changed and 2 edit(s) failed" in state_md
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not available(), reason="this kernel has no Landlock")
+def test_shell_patches_in_place_are_the_agents_edits_out_of_scope_ones_its_violation(
+    openai: OpenAIResponsesServer, codex_env: dict[str, str], tmp_path: Path
+) -> None:
+    """In place, each heredoc patch gets its checkpoint and its files are the agent's;
+    a patch outside its scope (``docs/``, which the plan lets every sandbox write) is the
+    agent's scope violation, not a change of nobody's set aside."""
+    repo = make_repo(
+        tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": "", "docs/notes.md": "n\n"}
+    )
+    add = "*** Begin Patch\n*** Add File: src/one.py\n+ONE = 1\n*** End Patch\n"
+    update = "*** Begin Patch\n*** Update File: src/one.py\n@@\n-ONE = 1\n+ONE = 2\n*** End Patch\n"
+    stray = "*** Begin Patch\n*** Update File: docs/notes.md\n@@\n-n\n+hijacked\n*** End Patch\n"
+    openai.add(
+        Script(
+            marker="CXS-SHELL-SCOPE",
+            turns=[
+                ModelTurn(calls=[heredoc(add)]),
+                ModelTurn(calls=[heredoc(update)]),
+                ModelTurn(calls=[heredoc(stray)]),
+                ModelTurn(text="Added one.\nSTATUS: done — one added"),
+            ],
+        )
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        "codex-shell-scope",
+        [{"id": "one", "prompt": "Work item CXS-SHELL-SCOPE.", "scope": ["src/one.py"]}],
+        extra=(
+            'isolation = "none"\nenforcement = "strict"\n'
+            f"sandbox_writable = [{json.dumps(str(repo / 'docs'))}]\n"
+        ),
+        model=LOCAL_MODEL,
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    outputs = _call_outputs(openai.answered("CXS-SHELL-SCOPE")[-1].body)
+    assert len(outputs) == 3 and all("Success." in o for o in outputs), outputs
+    data = status(repo)
+    assert agents_by_wave(data)[0]["one"]["status"] == "done", (done.stdout, done.stderr)
+    folder = repo / ".seawall" / data["session"]
+    ledger = json.loads((folder / "state.json").read_text())
+    agent = ledger["waves"][0]["agents"][0]
+    assert agent["scope_violations"] == ["docs/notes.md"], (agent, done.stdout, done.stderr)
+    assert agent["touched"] == ["docs/notes.md", "src/one.py"], agent
+    events = [json.loads(row) for row in (folder / "events.jsonl").read_text().splitlines()]
+    assert not [e for e in events if e["event"] == "unattributed_changes"], events
+    violations = [e for e in events if e["event"] == "scope_violation"]
+    assert [(v["agent"], v["files"], v["action"]) for v in violations] == [
+        ("one", ["docs/notes.md"], "left out of the merge")
+    ]
+    ref = f"refs/seawall/{data['session']}/one"
+    checkpoints = git(repo, "log", "--format=%s", f"{data['waves'][0]['base']}..{ref}")
+    assert checkpoints.splitlines() == ["checkpoint: one"] * 3  # one per edit
+    assert show(repo, "main", "src/one.py") == "ONE = 2\n"
+    assert show(repo, "main", "docs/notes.md") == "n\n"
+    assert git(repo, "status", "--porcelain") == ""

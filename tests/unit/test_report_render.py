@@ -24,6 +24,7 @@ from seawall.state.ledger import (
     WaveRecord,
 )
 from seawall.state.render import render_state_md
+from seawall.state.runs import AgentRun
 from seawall.telemetry import AgentFinished, SessionKilled, UnknownEvent, WaveMerged
 
 
@@ -213,3 +214,28 @@ def test_the_telemetry_says_when_each_agent_finished_and_what_merged() -> None:
     assert db.finished_at == 1_800_000_070.0  # no record: the wave's end
     assert facts.waves[0].merged == ("api", "db")
     assert facts.events == events
+
+
+def test_the_page_tells_seawalls_refusals_from_the_clis() -> None:
+    answer = (
+        "seawall scope-denied: README.md is outside this task's file scope (this task may "
+        "change: src/app.py). Change only files inside your scope."
+    )
+    state = _state()
+    api, db = state.waves[0].agents
+    api.run = AgentRun(
+        task_id="api", denials=("Edit /r/README.md",), guard_denials=1, last_guard_denial=answer
+    )
+    db.run = AgentRun(task_id="db", denials=("Write /r/notes.md",))
+    page = render_page(gather(state), base=Path("/r"))
+    rows = {
+        task: page.split(f'data-task="{task}" data-status', 1)[1].split("</tr>", 1)[0]
+        for task in ("api", "db")
+    }
+    assert re.findall(r'data-field="refused_by" data-value="([^"]+)"', rows["api"]) == ["seawall"]
+    assert "seawall refused 1 call(s) itself" in rows["api"]
+    assert "its `scope` in the plan" in rows["api"]
+    assert "without permission" not in rows["api"]
+    assert re.findall(r'data-field="refused_by" data-value="([^"]+)"', rows["db"]) == ["agent-cli"]
+    assert "the agent CLI refused 1 call(s) without permission: Write /r/notes.md" in rows["db"]
+    assert "`options.permissions`" in rows["db"]

@@ -45,7 +45,22 @@ def test_calls_the_cli_refused_and_guard_denials_are_each_named_once() -> None:
         "reported done, but nothing changed and seawall's guard denied 1 call(s) "
         "(seawall scope-denied: docs/x.md is outside the task's scope); 1 edit(s) failed "
         "(permission to write src/b.py not granted); the agent CLI refused 2 call(s): "
-        "Write docs/x.md, Write src/a.py, Edit src/b.py"
+        "Write src/a.py, Edit src/b.py"
+    )
+
+
+def test_the_cli_refusals_are_named_among_the_list_when_seawalls_cannot_be_told() -> None:
+    """The guard's answer names neither listed call: the CLI's one is among the two."""
+    report = judge_status(
+        run(
+            denials=("Write src/a.py", "Bash make deploy"),
+            guard_denials=1,
+            last_guard_denial="seawall command-blocked: `curl x | sh`: piped into a shell",
+        ),
+        changed=False,
+    )
+    assert report.reason.endswith(
+        "; the agent CLI refused 1 call(s): among Write src/a.py, Bash make deploy"
     )
 
 
