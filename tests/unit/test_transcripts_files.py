@@ -9,11 +9,12 @@ import pytest
 
 from seawall.events import Final, ToolCall, ToolResult, Turn
 from seawall.transcripts import TranscriptFormat, parse_file, parse_lines, sniff_format
+from tests.fixtures_path import TRANSCRIPTS, transcripts_present
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts"
+FIXTURES = TRANSCRIPTS
 needs_fixtures = pytest.mark.skipif(
-    not FIXTURES.is_dir(),
-    reason=f"real transcripts not present at {FIXTURES} (only in the project's workspace and CI)",
+    not transcripts_present(),
+    reason=f"real transcripts not present at {FIXTURES} (set SEAWALL_FIXTURES)",
 )
 
 
