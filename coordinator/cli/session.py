@@ -206,6 +206,8 @@ def _adapters(plan: Plan, args: argparse.Namespace) -> Adapters:
 
 def result_payload(result: SessionResult) -> dict[str, Any]:
     """How a session ended, as ``seawall run --json`` and ``seawall resume --json`` print it."""
+    from seawall.codec import to_data
+
     return {
         "session": result.session,
         "phase": str(result.phase),
@@ -214,8 +216,8 @@ def result_payload(result: SessionResult) -> dict[str, Any]:
         "done": list(result.done),
         "carried_over": list(result.abandoned),
         "merged": result.merged,
-        "breaker": dict(result.breaker),
-        "halt": dict(result.halt) if result.halt else None,
+        "breaker": to_data(result.breaker),
+        "halt": to_data(result.halt),
         "state_md": str(result.state_md),
         "report": None if result.report is None else str(result.report),
     }
@@ -232,12 +234,12 @@ def _report(result: SessionResult, *, as_json: bool = False) -> int:
         f"done: {', '.join(result.done) or 'none'}"
         + (f"; carried over: {', '.join(result.abandoned)}" if result.abandoned else "")
     )
-    if result.phase is SessionPhase.HALTED and result.breaker.get("tripped"):
-        print(f"breaker: {result.breaker.get('trigger')}: {result.breaker.get('detail')}")
+    if result.phase is SessionPhase.HALTED and result.breaker.tripped:
+        print(f"breaker: {result.breaker.trigger}: {result.breaker.detail}")
         print("next: fix the cause and `seawall resume`, or `seawall kill`")
-    elif result.halt:
-        print(f"halted: {result.halt.get('reason')}: {result.halt.get('detail')}")
-        print(f"next: {result.halt.get('next') or 'fix the cause, then `seawall resume`'}")
+    elif result.halt is not None:
+        print(f"halted: {result.halt.reason}: {result.halt.detail}")
+        print(f"next: {result.halt.next or 'fix the cause, then `seawall resume`'}")
     elif result.phase is SessionPhase.DONE and result.done and not result.merged:
         print("the plan was already finished: every task is done and nothing new was merged")
     if result.checks_failed:

@@ -15,6 +15,7 @@ from seawall.breakers.trip import Trip
 from seawall.breakers.wave import WaveBreakerState
 from seawall.model import ChecksPolicy, IssueRef, Status, Task
 from seawall.stagnation.finding import Finding
+from seawall.state.halt import Halt, HaltedAgent, HaltReason
 from seawall.state.runs import AgentRun
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "ChecksRecord",
     "Dropped",
     "Halt",
+    "HaltReason",
     "HaltedAgent",
     "IssueRef",
     "Resolution",
@@ -270,37 +272,6 @@ class TaskRecord(Tracked):
     signatures: list[str] = field(default_factory=list)
     origin: Task | None = None  # the task as the plan first gave it
     abandoned: bool = False  # escalated with a carryover issue; not dispatched again
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HaltedAgent:
-    """An agent that could not start, as a halt on agent start names it."""
-
-    task: str
-    reason: str = ""
-    exit_code: int | None = None
-    stderr: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Halt:
-    """Why the session halted when no breaker tripped, and the one next step.
-
-    ``reason`` says which halt it is (``agent-start``, ``checks-fail-at-base``,
-    ``rate-limited``, ``session-time``); the fields after ``next`` belong to one reason
-    each: ``agents`` and ``stderr`` to ``agent-start``, ``budget``, ``elapsed_s`` and
-    ``limit_s`` to ``session-time``.
-    """
-
-    reason: str
-    detail: str
-    wave: int = 0
-    next: str | None = None
-    agents: tuple[HaltedAgent, ...] = ()
-    stderr: str | None = None
-    budget: str | None = None
-    elapsed_s: float | None = None
-    limit_s: float | None = None
 
 
 @dataclass(slots=True, kw_only=True)
