@@ -46,7 +46,7 @@ def _next(args: argparse.Namespace) -> int:
 
     from seawall.exitcodes import ExitCode
     from seawall.lead.open_session import open_for_lead
-    from seawall.lead.steps import next_step, read_outputs
+    from seawall.lead.steps import NextAction, next_step, read_outputs
 
     data: object | None = None
     if args.input is not None:
@@ -57,7 +57,7 @@ def _next(args: argparse.Namespace) -> int:
     session = open_for_lead(args.repo, plan=args.plan, session_id=args.session)
     answer = anyio.run(next_step, session, data)
     print(json.dumps(answer.to_json(), indent=2))
-    return ExitCode.HALTED if answer.action == "halted" else ExitCode.OK
+    return ExitCode.HALTED if answer.action is NextAction.HALTED else ExitCode.OK
 
 
 def _mcp(args: argparse.Namespace) -> int:

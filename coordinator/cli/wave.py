@@ -176,7 +176,6 @@ def _wave_watch(args: argparse.Namespace) -> int:
 
     from seawall.breakers.blocked import append_blocked_note
     from seawall.errors import StateError
-    from seawall.model import Isolation
     from seawall.stagnation import AgentMonitor
     from seawall.stagnation.transcript_tail import TranscriptTailer
 
@@ -195,7 +194,7 @@ def _wave_watch(args: argparse.Namespace) -> int:
             agent=agent,
             workspace=session.repo,
             repo=session.repo,
-            isolation=Isolation(wave.isolation),
+            isolation=wave.isolation,
             limits=config.breakers,
             stagnation=config.stagnation,
             event_log=session.store.events,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from seawall.report.facts import AgentFacts, SessionFacts, WaveFacts
 from seawall.report.graph import STATUS_COLOURS, wave_graph_svg
-from seawall.state.ledger import WaveRecord
+from seawall.state.ledger import SessionPhase, WaveRecord
 from seawall.state.render import checks_summary, set_aside_for_fixes
 
 __all__ = ["render_page"]
@@ -110,7 +110,7 @@ def _banner(facts: SessionFacts) -> str:
     if phase == "interrupted":
         lines.append("the coordinator is gone; run <code>seawall resume</code> to finish it")
     breaker = state.breaker
-    if breaker is not None and breaker.tripped and str(state.phase) == "halted":
+    if breaker is not None and breaker.tripped and state.phase is SessionPhase.HALTED:
         lines.append(
             f"breaker <code>{escape(str(breaker.trigger))}</code>: "
             f"{escape(str(breaker.detail))} · next: fix the cause, then "

@@ -290,7 +290,7 @@ class Session:
                 for wave in state.waves
                 if wave.target_after is not None
                 and wave.checks is not None
-                and wave.checks.verdict in ("known-failures", "failed-merged")
+                and wave.checks.verdict.merged_failing
             ),
         )
 

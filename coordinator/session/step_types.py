@@ -19,7 +19,8 @@ from importlib import resources
 from typing import Any
 
 from seawall.codec import decode_any, encode
-from seawall.state.ledger import ChecksRecord, Halt, Resolution, SetAsideRecord
+from seawall.model import Enforcement, Isolation, Status
+from seawall.state.ledger import ChecksRecord, Halt, Resolution, SessionPhase, SetAsideRecord
 
 __all__ = [
     "SCHEMAS",
@@ -67,8 +68,8 @@ class PreparedWave(Document):
 
     session: str
     wave: int
-    isolation: str  # worktree | none
-    enforcement: str  # strict | warn | off
+    isolation: Isolation  # worktree | none
+    enforcement: Enforcement
     base: str  # the commit every agent starts from
     scope_manifest: str  # the path of the wave's scope manifest
     agents: tuple[AgentAssignment, ...]
@@ -88,7 +89,7 @@ class AgentReview(Document):
     stayed, and the fix task queued to reconcile them."""
 
     task: str
-    status: str | None  # done | no-tests-needed | partial | failed | spiral | blocked
+    status: Status | None
     summary: str
     remaining: str
     merged: bool
@@ -108,7 +109,7 @@ class WaveReport(Document):
 
     session: str
     wave: int
-    phase: str  # the session's phase after the review: running | done | halted
+    phase: SessionPhase  # the session's phase after the review
     agents: tuple[AgentReview, ...]
     pending: tuple[str, ...]
     set_aside: SetAsideRecord | None = None

@@ -13,7 +13,7 @@ from enum import StrEnum
 
 from seawall.breakers.trip import Trip
 from seawall.breakers.wave import WaveBreakerState
-from seawall.model import ChecksPolicy, IssueRef, Status, Task
+from seawall.model import ChecksPolicy, CheckVerdict, Enforcement, Isolation, IssueRef, Status, Task
 from seawall.stagnation.finding import Finding
 from seawall.state.halt import Halt, HaltedAgent, HaltReason
 from seawall.state.runs import AgentRun
@@ -146,13 +146,12 @@ class BaselineChecks:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChecksRecord:
-    """A wave's checks: whether they passed, under which policy, the verdict
-    (``seawall.git.checks.CheckVerdict``'s value), how many runs it took, the commit
-    checked, what failed there, and the base's own run."""
+    """A wave's checks: whether they passed, under which policy, the verdict, how many
+    runs it took, the commit checked, what failed there, and the base's own run."""
 
     passed: bool
     policy: ChecksPolicy = ChecksPolicy.BLOCK
-    verdict: str = "none"
+    verdict: CheckVerdict = CheckVerdict.NONE
     runs: int = 0
     commit: str = ""
     failure: CheckFailure | None = None
@@ -225,8 +224,8 @@ class AgentRecord(Tracked):
 class WaveRecord(Tracked):
     number: int
     tasks: list[Task]  # the tasks dispatched
-    isolation: str
-    enforcement: str
+    isolation: Isolation  # as resolved: worktree or none
+    enforcement: Enforcement
     max_turns: int
     isolation_reason: str = ""
     enforcement_reason: str = ""

@@ -9,7 +9,7 @@ import pytest
 
 from seawall.breakers.trip import BreakerKind, Trip
 from seawall.codec import decode, encode, from_data
-from seawall.model import Status
+from seawall.model import Enforcement, Isolation, Status
 from seawall.runner import RunCounts
 from seawall.session.agent_watch import AgentRun
 from seawall.session.verdict import judge_status
@@ -73,7 +73,12 @@ def test_the_ledger_holds_statuses_trips_findings_and_issues_as_their_types() ->
         findings=[_finding(Pattern.GIT_WRITE, Verdict.SURFACE)],
     )
     wave = WaveRecord(
-        number=1, tasks=[], isolation="none", enforcement="strict", max_turns=3, agents=[agent]
+        number=1,
+        tasks=[],
+        isolation=Isolation.NONE,
+        enforcement=Enforcement.STRICT,
+        max_turns=3,
+        agents=[agent],
     )
     state = SessionState(
         session="s", name="n", repo="/r", target_branch="main", start_commit="0", waves=[wave]

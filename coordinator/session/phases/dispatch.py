@@ -16,7 +16,7 @@ from seawall.errors import GitError, RunnerError, StateError
 from seawall.events import Event, ToolCall
 from seawall.git.sparse import task_sparse_dirs
 from seawall.git.workspaces import restore_worktree
-from seawall.model import Enforcement, Isolation, Task
+from seawall.model import Isolation, Task
 from seawall.pricing import PriceTable
 from seawall.report.progress import Progress
 from seawall.runner import AgentRequest, RunCounter
@@ -98,7 +98,7 @@ def progress_hook(progress: Progress) -> Callable[[str, Event, RunCounter], None
 
 
 def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> AgentJob:
-    in_place = wave.isolation == Isolation.NONE
+    in_place = wave.isolation is Isolation.NONE
     config = ctx.config
     runner = ctx.runner_for(task)
     max_turns = task.max_turns or wave.max_turns
@@ -116,7 +116,7 @@ def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> 
             workspace=Path(agent.workspace),
             in_place=in_place,
             scope=task.scope,
-            enforcement=Enforcement(wave.enforcement),
+            enforcement=wave.enforcement,
             accept_hooks_only=config.accept_hooks_only,
             starts_processes=runner.starts_processes,
             extra_writable=config.sandbox_writable,
@@ -240,7 +240,7 @@ async def _restore_missing_worktree(
 ) -> None:
     """A worktree folder deleted under a running wave comes back at its branch's tip
     (the agent's commits); its uncommitted files went with the folder."""
-    if wave.isolation != Isolation.WORKTREE or record.branch is None:
+    if wave.isolation is not Isolation.WORKTREE or record.branch is None:
         return
     if (Path(record.workspace) / ".git").exists():
         return
