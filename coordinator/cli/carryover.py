@@ -122,25 +122,25 @@ def _root(args: argparse.Namespace) -> Path:
 
 
 def _list(args: argparse.Namespace) -> int:
-    import json
-
     from seawall.carryover import find_marker
+    from seawall.cli.documents import CarryoverRow
+    from seawall.codec import encode_text
 
     with _open(args) as tracker:
         label = args.label or _session_tracker(args, None).label
         issues = sorted(tracker.list_issues(label), key=lambda issue: issue.number)
     rows = [
-        {
-            "number": issue.number,
-            "title": issue.title,
-            "labels": list(issue.labels),
-            "fingerprint": find_marker(issue.body),
-            "url": issue.url,
-        }
+        CarryoverRow(
+            number=issue.number,
+            title=issue.title,
+            labels=tuple(issue.labels),
+            fingerprint=find_marker(issue.body),
+            url=issue.url,
+        )
         for issue in issues
     ]
     if args.json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(encode_text(rows, ascii_only=False))
         return 0
     if not issues:
         print(f"no open issues labelled {label!r}")

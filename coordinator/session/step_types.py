@@ -3,7 +3,9 @@
 ``Session.prepare_wave`` returns a :class:`PreparedWave` (one :class:`AgentAssignment`
 per agent: its prompt, workspace, branch, scope and turn limit) and
 ``Session.review_wave`` a :class:`WaveReport` (one :class:`AgentReview` per agent: its
-status, summary, what remains, whether it merged, its carryover issue). ``to_json()``
+status, summary, what remains, whether it merged, its carryover issue). When there is
+no wave to prepare, ``seawall wave prepare`` prints a :class:`WaveDone` or, when the
+session halted, a :class:`WaveHalted`. ``to_json()``
 gives the document the command line prints, with ``"schema"`` naming its JSON Schema
 (``coordinator/lead/schemas/<name>.schema.json``, shipped in the package): a change that
 breaks readers changes the number after the slash.
@@ -28,6 +30,8 @@ __all__ = [
     "AgentReview",
     "Document",
     "PreparedWave",
+    "WaveDone",
+    "WaveHalted",
     "WaveReport",
     "load_schema",
 ]
@@ -40,7 +44,7 @@ class Document:
 
     __slots__ = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:  # JSON data, for a JSON Schema validator
         result: dict[str, Any] = decode_any(encode(self))
         return result
 
@@ -122,6 +126,34 @@ class WaveReport(Document):
             if review.task == task:
                 return review
         raise KeyError(task)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaveDone(Document):
+    """Nothing is left to prepare (``seawall wave prepare``); ``then`` says how the
+    session ends."""
+
+    schema: str = field(default="seawall.wave-done/1", init=False)
+
+    session: str
+    wave: None = None
+    done: bool = True
+    then: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaveHalted(Document):
+    """The session halted instead of preparing a wave (``seawall wave prepare``):
+    ``halt`` says why, ``then`` how it continues."""
+
+    schema: str = field(default="seawall.wave-halted/1", init=False)
+
+    session: str
+    wave: None = None
+    done: bool = False
+    phase: SessionPhase = SessionPhase.HALTED
+    halt: Halt | None
+    then: str
 
 
 SCHEMAS: Mapping[str, str] = {
