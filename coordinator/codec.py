@@ -1,6 +1,8 @@
 """The one conversion of records to and from JSON: msgspec over the dataclasses themselves.
 
 A record is a plain (often frozen, slotted) dataclass; its field types are its schema.
+A row of a line-per-record file that leaves the fields it does not have out of its line
+(``attempted.jsonl``, ``ticks.jsonl``) is a ``msgspec.Struct`` with ``omit_defaults``.
 ``encode`` writes compact JSON bytes, ``decode`` reads them back checking every field
 against its annotation, ``encode_text`` writes the indented text a command prints, and
 ``to_data`` / ``from_data`` do the same between a record and JSON-shaped Python values
