@@ -25,9 +25,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     import msgspec
 
-__all__ = ["decode", "decode_any", "encode", "encode_text", "from_data", "to_data"]
+__all__ = ["JsonObject", "decode", "decode_any", "encode", "encode_text", "from_data", "to_data"]
 
 T = TypeVar("T")
+
+JsonObject = dict[str, Any]
+"""A JSON object that is not (yet) a record: a file of an older schema on its way to the
+current one, a journal's patch, a document handed to a third party's code (a JSON
+Schema validator, a function that reads a raw ledger)."""
 
 
 @functools.cache

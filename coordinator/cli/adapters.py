@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from seawall.cli.documents import AdapterCheck, AdapterRow
+    from seawall.model import TrackerConfig
     from seawall.runner import AgentRunner
 
 __all__ = ["add_tracker_option", "parse_option", "register"]
@@ -80,7 +81,7 @@ def add_tracker_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def tracker_config(config: Any, args: argparse.Namespace) -> Any:
+def tracker_config(config: TrackerConfig, args: argparse.Namespace) -> TrackerConfig:
     """``config`` with ``--tracker`` and ``--tracker-option`` applied."""
     from dataclasses import replace
     from types import MappingProxyType

@@ -283,10 +283,10 @@ def _run(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     import anyio
 
-    from seawall.demo import run_demo
+    from seawall.demo import DemoResult, run_demo
     from seawall.report.progress import make_progress
 
-    async def main() -> Any:
+    async def main() -> DemoResult:
         return await run_demo(directory=args.dir, issues_dir=args.issues, progress=make_progress())
 
     result = anyio.run(main)

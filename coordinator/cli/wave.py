@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import sys
 from pathlib import Path
-from typing import Any
 
 from seawall.cli.session import open_session, where_options
 
@@ -170,6 +169,7 @@ def _wave_watch(args: argparse.Namespace) -> int:
     import anyio
 
     from seawall.breakers.blocked import append_blocked_note
+    from seawall.breakers.trip import Trip
     from seawall.errors import StateError
     from seawall.stagnation import AgentMonitor
     from seawall.stagnation.transcript_tail import TranscriptTailer
@@ -195,7 +195,7 @@ def _wave_watch(args: argparse.Namespace) -> int:
             event_log=session.store.events,
         )
 
-    def on_trip(monitor: AgentMonitor, trip: Any) -> None:
+    def on_trip(monitor: AgentMonitor, trip: Trip) -> None:
         append_blocked_note(
             session.store.paths.blocked, trip, agent=monitor.agent, wave=wave.number
         )

@@ -73,7 +73,7 @@ def notification(record: Mapping[str, Any], *, name: str) -> dict[str, Any] | No
         event, detail = "finish", f"{record.get('waves', 0)} wave(s)"
     else:
         return None
-    body: dict[str, Any] = {
+    body: dict[str, Any] = {  # the webhook's documented JSON body
         "version": 1,
         "event": event,
         "session": record.get("session"),
@@ -132,7 +132,7 @@ class Notifier:
             return  # the deliveries still queued are dropped; the daemon thread goes
         self._thread.join(timeout=self._drain)
 
-    def _listen(self, record: dict[str, Any]) -> None:
+    def _listen(self, record: dict[str, Any]) -> None:  # a telemetry record
         body = notification(record, name=self.name)
         if body is None or body["event"] not in self.config.events:
             return
@@ -147,7 +147,7 @@ class Notifier:
             assert isinstance(item, dict)
             self._deliver(item)
 
-    def _deliver(self, body: dict[str, Any]) -> None:
+    def _deliver(self, body: dict[str, Any]) -> None:  # the webhook's JSON body
         payload = json.dumps(body).encode("utf-8")
         error = ""
         for attempt in range(self.config.attempts):

@@ -82,7 +82,7 @@ class SessionFacts:
     waves: tuple[WaveFacts, ...]
     totals: Totals
     phase_label: str  # the ledger's phase, or "interrupted" when its coordinator is gone
-    events: tuple[Mapping[str, Any], ...] = field(default=())
+    events: tuple[Mapping[str, Any], ...] = field(default=())  # telemetry records as read
 
 
 def agent_tokens(agent: AgentRecord) -> int:
@@ -99,7 +99,7 @@ def agent_tokens(agent: AgentRecord) -> int:
 
 def gather(
     state: SessionState,
-    events: Sequence[Mapping[str, Any]] = (),
+    events: Sequence[Mapping[str, Any]] = (),  # events.jsonl, as read
     diffs: Mapping[tuple[int, str], str] | None = None,
     *,
     interrupted: bool = False,
@@ -128,7 +128,7 @@ def gather(
 
 def _wave(
     wave: WaveRecord,
-    finished: Mapping[tuple[int, str], Mapping[str, Any]],
+    finished: Mapping[tuple[int, str], Mapping[str, Any]],  # telemetry
     merges: Mapping[int, Sequence[str]],
     diffs: Mapping[tuple[int, str], str],
 ) -> WaveFacts:

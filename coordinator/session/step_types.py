@@ -20,7 +20,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from seawall.codec import decode_any, encode
+from seawall.codec import JsonObject, decode_any, encode
 from seawall.model import Enforcement, Isolation, Status
 from seawall.state.ledger import ChecksRecord, Halt, Resolution, SessionPhase, SetAsideRecord
 
@@ -44,8 +44,8 @@ class Document:
 
     __slots__ = ()
 
-    def to_json(self) -> dict[str, Any]:  # JSON data, for a JSON Schema validator
-        result: dict[str, Any] = decode_any(encode(self))
+    def to_json(self) -> JsonObject:  # JSON data, for a JSON Schema validator
+        result: JsonObject = decode_any(encode(self))
         return result
 
 
@@ -171,12 +171,12 @@ def _schema_text(name: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def load_schema(schema: str) -> dict[str, Any]:
+def load_schema(schema: str) -> JsonObject:
     """The JSON Schema of the document whose ``"schema"`` is ``schema`` (e.g.
     ``seawall.next/1``), self-contained: a ``$ref`` to a sibling file is replaced by that
     file's schema. KeyError for a name seawall does not ship."""
-    data: dict[str, Any] = json.loads(_schema_text(SCHEMAS[schema]))
-    inlined: dict[str, Any] = _inline(data)
+    data: JsonObject = json.loads(_schema_text(SCHEMAS[schema]))
+    inlined: JsonObject = _inline(data)
     return inlined
 
 

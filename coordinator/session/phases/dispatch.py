@@ -33,7 +33,7 @@ from seawall.session.agent_records import (
 )
 from seawall.session.agent_watch import AgentJob, AgentRun, dispatch_wave
 from seawall.session.context import WaveContext
-from seawall.session.phases.prepare import ensure_workspaces, manifest_fields, prompt_for
+from seawall.session.phases.prepare import ensure_workspaces, prompt_for, wave_manifest
 from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
 from seawall.state.render import run_notes
 
@@ -102,6 +102,7 @@ def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> 
     config = ctx.config
     runner = ctx.runner_for(task)
     max_turns = task.max_turns or wave.max_turns
+    manifest, manifest_sha256 = wave_manifest(ctx, wave)
     request = AgentRequest(
         task_id=task.id,
         prompt=prompt_for(ctx, wave, task),
@@ -122,7 +123,8 @@ def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> 
             extra_writable=config.sandbox_writable,
             placeholder_record=placeholder_record(ctx, wave.number, task.id),
         ),
-        **manifest_fields(ctx, wave),
+        manifest=manifest,
+        manifest_sha256=manifest_sha256,
     )
 
     def scope_paths() -> tuple[str, ...]:

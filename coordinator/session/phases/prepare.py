@@ -5,7 +5,6 @@ repository's hooks, configuration and refs for the post-wave check."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import anyio
 
@@ -25,7 +24,7 @@ from seawall.scope.repostate import save_snapshot, snapshot, snapshot_path
 from seawall.session.context import WaveContext
 from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
 
-__all__ = ["ensure_workspaces", "manifest_fields", "prepare", "prompt_for"]
+__all__ = ["ensure_workspaces", "prepare", "prompt_for", "wave_manifest"]
 
 
 async def prepare(ctx: WaveContext, wave: WaveRecord) -> None:
@@ -93,12 +92,13 @@ def prompt_for(ctx: WaveContext, wave: WaveRecord, task: Task, *, workspace: str
     )
 
 
-def manifest_fields(ctx: WaveContext, wave: WaveRecord) -> dict[str, Any]:
-    """The wave's manifest and its digest, for the agent's hooks (none: not written)."""
+def wave_manifest(ctx: WaveContext, wave: WaveRecord) -> tuple[Path | None, str]:
+    """The wave's manifest and its digest, for the agent's hooks (None and "": not
+    written)."""
     path = manifest_path(ctx.repo, ctx.state.session, wave.number)
     if not path.exists():
-        return {}
-    return {"manifest": path, "manifest_sha256": manifest_digest(path)}
+        return None, ""
+    return path, manifest_digest(path)
 
 
 def _dependency_context(ctx: WaveContext, task: Task) -> str:
