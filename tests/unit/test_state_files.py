@@ -1,8 +1,10 @@
-"""The small state files, ``lead.json`` and the repository lock, are records the codec
-reads and writes; the files written before they were records load."""
+"""The small state files (``lead.json``, the repository lock, the snapshot of the git
+directory a wave is checked against) are records the codec reads and writes; the files
+written before they were records load."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -10,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from seawall.errors import SessionLockedError
+from seawall.scope.repostate import RepoState, load_snapshot, save_snapshot
 from seawall.state.leadlease import Lease, read_lease, take_lease
 from seawall.state.repolock import repository_lock
 
@@ -55,3 +58,16 @@ def test_a_live_holder_is_named(tmp_path: Path) -> None:
         repository_lock(tmp_path, session="s2", command="run", on_takeover=print),
     ):
         pass  # pragma: no cover
+
+
+def test_a_repository_snapshot_of_the_writer_before_records_loads(tmp_path: Path) -> None:
+    state = RepoState(
+        files={"hooks/pre-commit": ("IyEvYmluL3NoCg==", 0o755), "config": ("W2NvcmVdCg==", 0o644)},
+        refs={"HEAD": "ref:refs/heads/main", "refs/heads/main": "a" * 40},
+        remote_refs={"origin/main": "b" * 40},
+    )
+    path = tmp_path / "repo-state.json"
+    path.write_text(json.dumps(dataclasses.asdict(state), sort_keys=True) + "\n")
+    assert load_snapshot(path) == state
+    save_snapshot(state, path)
+    assert load_snapshot(path) == state
