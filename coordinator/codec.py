@@ -1,12 +1,15 @@
 """The one conversion of records to and from JSON: msgspec over the dataclasses themselves.
 
 A record is a plain (often frozen, slotted) dataclass; its field types are its schema.
+A row of a line-per-record file that leaves the fields it does not have out of its line
+(``attempted.jsonl``, ``ticks.jsonl``) is a ``msgspec.Struct`` with ``omit_defaults``.
 ``encode`` writes compact JSON bytes, ``decode`` reads them back checking every field
-against its annotation, and ``to_data`` / ``from_data`` do the same between a record and
-JSON-shaped Python values (dicts, lists, strings, numbers) for callers that embed a
-record in a larger document. Enums are written as their values, tuples as lists;
-missing fields take their defaults and unknown keys are ignored, so a record may gain a
-field with a default without a schema change.
+against its annotation, ``encode_text`` writes the indented text a command prints, and
+``to_data`` / ``from_data`` do the same between a record and JSON-shaped Python values
+(dicts, lists, strings, numbers) for callers that embed a record in a larger document.
+Enums are written as their values, tuples as lists; missing fields take their defaults
+and unknown keys are ignored, so a record may gain a field with a default without a
+schema change.
 
 A file name that is not UTF-8 is held as a string with surrogate escapes (as ``os``
 gives it); msgspec refuses those, so a value holding one is written, and read, by the
@@ -22,9 +25,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     import msgspec
 
-__all__ = ["decode", "decode_any", "encode", "from_data", "to_data"]
+__all__ = ["JsonObject", "decode", "decode_any", "encode", "encode_text", "from_data", "to_data"]
 
 T = TypeVar("T")
+
+JsonObject = dict[str, Any]
+"""A JSON object that is not (yet) a record: a file of an older schema on its way to the
+current one, a journal's patch, a document handed to a third party's code (a JSON
+Schema validator, a function that reads a raw ledger)."""
 
 
 @functools.cache
@@ -42,6 +50,13 @@ def encode(value: Any) -> bytes:
         return _encoder().encode(value)
     except UnicodeEncodeError:
         return json.dumps(to_data(value), separators=(",", ":")).encode("ascii")
+
+
+def encode_text(value: Any, *, indent: int | None = 2, ascii_only: bool = True) -> str:
+    """``value`` as JSON text for a command to print: indented (``None``: one line), and
+    every character past ASCII escaped unless ``ascii_only`` is false, so the text
+    survives any terminal's encoding."""
+    return json.dumps(to_data(value), indent=indent, ensure_ascii=ascii_only)
 
 
 def decode(data: bytes | str, kind: type[T]) -> T:

@@ -22,6 +22,7 @@ __all__ = [
     "BreakerLimits",
     "Budgets",
     "CheckFailure",
+    "CheckVerdict",
     "ChecksPolicy",
     "CollisionRisk",
     "CommandPolicyConfig",
@@ -92,6 +93,21 @@ class ChecksPolicy(StrEnum):
     BLOCK = "block"  # drop the merge that broke it; a failing base merges nothing
     BASELINE = "baseline"  # only failures the base does not have block
     WARN = "warn"  # merge anyway, and say so everywhere
+
+
+class CheckVerdict(StrEnum):
+    """What the checks of a wave's merge came to."""
+
+    NONE = "none"  # the session has no checks
+    PASSED = "passed"
+    KNOWN_FAILURES = "known-failures"  # baseline: merged; it fails only as the base does
+    FAILED_MERGED = "failed-merged"  # warn: merged although the checks fail
+    BASE_FAILS = "base-fails"  # block: the base fails the checks too; nothing merged
+
+    @property
+    def merged_failing(self) -> bool:
+        """The wave merged with failing checks."""
+        return self in (CheckVerdict.KNOWN_FAILURES, CheckVerdict.FAILED_MERGED)
 
 
 class TaskKind(StrEnum):

@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from seawall.errors import ConfigurationError
 from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
@@ -27,8 +26,10 @@ from seawall.transcripts import TranscriptFormat, TranscriptReader, sniff_format
 
 __all__ = [
     "ReplayFormat",
+    "ReplayKind",
     "ReplayRecord",
     "ReplayReport",
+    "ReplaySummary",
     "detect_format",
     "replay_file",
 ]
@@ -68,6 +69,24 @@ def detect_format(path: Path) -> ReplayFormat:
     raise ConfigurationError(f"{path}: not an agent transcript ({sniffed.value})")
 
 
+class ReplayKind(StrEnum):
+    """What a line of the replay is: an event of the transcript, a trip or a finding."""
+
+    CALL = "call"
+    RESULT = "result"
+    MESSAGE = "message"
+    TURN = "turn"
+    USAGE = "usage"
+    FINAL = "final"
+    TRIP = "trip"
+    FINDING = "finding"
+
+    @property
+    def verdict(self) -> bool:
+        """A trip or a finding: what the limits made of the events."""
+        return self in (ReplayKind.TRIP, ReplayKind.FINDING)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReplayRecord:
     """One line of the replay: an event, a trip or a finding, where it came from.
@@ -79,25 +98,14 @@ class ReplayRecord:
     file: str
     line: int
     step: int
-    kind: str  # call | result | message | turn | usage | final | trip | finding
+    kind: ReplayKind
     name: str = ""  # the tool, the breaker or the pattern
     evidence: str = ""
     error: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "line": self.line,
-            "step": self.step,
-            "kind": self.kind,
-            "name": self.name,
-            "evidence": self.evidence,
-            "error": self.error,
-        }
-
     def text(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else f"{self.file}:-"
-        label = self.kind.upper() if self.kind in ("trip", "finding") else self.kind
+        label = self.kind.upper() if self.kind.verdict else str(self.kind)
         error = " error" if self.error else ""
         return f"{where}\t{label}{error}\t{self.name}\t{self.evidence}".rstrip()
 
@@ -113,11 +121,33 @@ class ReplayReport:
 
     @property
     def trips(self) -> list[ReplayRecord]:
-        return [record for record in self.records if record.kind == "trip"]
+        return [record for record in self.records if record.kind is ReplayKind.TRIP]
 
     @property
     def findings(self) -> list[ReplayRecord]:
-        return [record for record in self.records if record.kind == "finding"]
+        return [record for record in self.records if record.kind is ReplayKind.FINDING]
+
+    def summary(self) -> ReplaySummary:
+        return ReplaySummary(
+            file=self.file,
+            format=self.format,
+            trips=len(self.trips),
+            findings=len(self.findings),
+            malformed=self.malformed,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplaySummary:
+    """The last line of a transcript's replay: how many trips, findings and lines that
+    could not be read."""
+
+    file: str
+    kind: str = field(default="summary", init=False)
+    format: ReplayFormat
+    trips: int
+    findings: int
+    malformed: int
 
 
 def _short(text: str) -> str:
@@ -125,24 +155,25 @@ def _short(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
-def _describe(event: Event) -> tuple[str, str, str, bool]:
+def _describe(event: Event) -> tuple[ReplayKind, str, str, bool]:
     """(kind, name, evidence, error) of one event."""
     if type(event) is ToolCall:
         command = event.arguments.get("command")
         shown = command if isinstance(command, str) else str(dict(event.arguments))
-        return "call", event.name, _short(shown), False
+        return ReplayKind.CALL, event.name, _short(shown), False
     if type(event) is ToolResult:
         failed = event.is_error or bool(event.exit_code)
         name = "cancelled" if event.cancelled else (event.name or "")
-        return "result", name, _short(event.text), failed and not event.cancelled
+        return ReplayKind.RESULT, name, _short(event.text), failed and not event.cancelled
     if type(event) is Message:
-        return "message", "", _short(event.text), False
+        return ReplayKind.MESSAGE, "", _short(event.text), False
     if type(event) is Final:
-        return "final", event.subtype, _short(event.text), event.is_error
+        return ReplayKind.FINAL, event.subtype, _short(event.text), event.is_error
     if type(event) is Turn:
-        return "turn", str(event.number), "", False
+        return ReplayKind.TURN, str(event.number), "", False
     assert type(event) is Usage
-    return "usage", event.message_id, f"in {event.input_tokens} out {event.output_tokens}", False
+    usage = f"in {event.input_tokens} out {event.output_tokens}"
+    return ReplayKind.USAGE, event.message_id, usage, False
 
 
 def _numbered(path: Path) -> Iterator[tuple[int, str]]:
@@ -200,7 +231,7 @@ def replay_file(
             if trip is not None:
                 report.records.append(
                     ReplayRecord(
-                        file=shown, line=line_number, step=step, kind="trip",
+                        file=shown, line=line_number, step=step, kind=ReplayKind.TRIP,
                         name=trip.kind.label, evidence=f"({trip.count:g}/{trip.limit:g}) "
                         f"{trip.evidence}",
                     )
@@ -223,7 +254,7 @@ def _finding(file: str, line: int, step: int, finding: Finding) -> ReplayRecord:
         file=file,
         line=line,
         step=step,
-        kind="finding",
+        kind=ReplayKind.FINDING,
         name=finding.pattern.value,
         evidence=f"[{finding.source.value}, {finding.verdict.value}] {finding.evidence}",
     )

@@ -51,7 +51,8 @@ _PERMISSIONS = ("hook", "none")
 
 
 def hook_settings(command: str) -> dict[str, Any]:
-    """The Claude Code settings that route every tool call and the stop through seawall."""
+    """The Claude Code settings that route every tool call and the stop through seawall
+    (Claude Code's ``settings.json``, as JSON data)."""
     hooks: dict[str, list[dict[str, Any]]] = {}
     for event, (matcher, name) in _HOOK_EVENTS.items():
         hook = {

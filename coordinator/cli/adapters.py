@@ -9,11 +9,12 @@ each runner's executable for its ``--version``. Exit 1 when anything fails.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from seawall.cli.documents import AdapterCheck, AdapterRow
+    from seawall.model import TrackerConfig
     from seawall.runner import AgentRunner
 
 __all__ = ["add_tracker_option", "parse_option", "register"]
@@ -80,7 +81,7 @@ def add_tracker_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def tracker_config(config: Any, args: argparse.Namespace) -> Any:
+def tracker_config(config: TrackerConfig, args: argparse.Namespace) -> TrackerConfig:
     """``config`` with ``--tracker`` and ``--tracker-option`` applied."""
     from dataclasses import replace
     from types import MappingProxyType
@@ -94,19 +95,20 @@ def tracker_config(config: Any, args: argparse.Namespace) -> Any:
     return config
 
 
-def _rows() -> list[dict[str, Any]]:
+def _rows() -> list[AdapterRow]:
+    from seawall.cli.documents import AdapterRow
     from seawall.registry import RUNNER_GROUP, TRACKER_GROUP, entries
 
     return [
-        {
-            "name": entry.name,
-            "kind": entry.kind,
-            "package": entry.package,
-            "version": entry.version,
-            "target": entry.target,
-            "builtin": entry.builtin,
-            "collides_with": entry.collides_with,
-        }
+        AdapterRow(
+            name=entry.name,
+            kind=entry.kind,
+            package=entry.package,
+            version=entry.version,
+            target=entry.target,
+            builtin=entry.builtin,
+            collides_with=entry.collides_with,
+        )
         for group in (TRACKER_GROUP, RUNNER_GROUP)
         for entry in entries(group)
     ]
@@ -115,71 +117,78 @@ def _rows() -> list[dict[str, Any]]:
 def _list(args: argparse.Namespace) -> int:
     rows = _rows()
     if args.json:
-        print(json.dumps(rows, indent=2))
+        from seawall.codec import encode_text
+
+        print(encode_text(rows))
         return 0
     for row in rows:
-        clash = f"  (error: collides with the built-in {row['collides_with']!r})"
+        clash = f"  (error: collides with the built-in {row.collides_with!r})"
         print(
-            f"{row['kind']:<8} {row['name']:<16} {row['package']} {row['version']}"
-            + (clash if row["collides_with"] else "")
+            f"{row.kind:<8} {row.name:<16} {row.package} {row.version}"
+            + (clash if row.collides_with else "")
         )
     return 0
 
 
 def _check(args: argparse.Namespace) -> int:
+    from seawall.cli.documents import AdapterChecks
+
     results = _check_plan(args) if args.plan else _check_all()
-    failed = [r for r in results if not r["ok"]]
+    failed = [r for r in results if not r.ok]
     if args.json:
-        print(json.dumps({"ok": not failed, "adapters": results}, indent=2))
+        from seawall.codec import encode_text
+
+        print(encode_text(AdapterChecks(ok=not failed, adapters=tuple(results))))
     else:
         for row in results:
-            mark = "ok  " if row["ok"] else "FAIL"
-            print(f"{mark} {row['kind']:<8} {row['name']:<16} {row['detail']}")
+            mark = "ok  " if row.ok else "FAIL"
+            print(f"{mark} {row.kind:<8} {row.name:<16} {row.detail}")
     return 1 if failed else 0
 
 
-def _check_all() -> list[dict[str, Any]]:
+def _check_all() -> list[AdapterCheck]:
+    from seawall.cli.documents import AdapterCheck
     from seawall.errors import ConfigurationError
     from seawall.registry import RUNNER_GROUP, TRACKER_GROUP, entries, load, resolve
 
     results = []
     for group in (TRACKER_GROUP, RUNNER_GROUP):
         for entry in entries(group):
-            row: dict[str, Any] = {"name": entry.name, "kind": entry.kind, "ok": True}
             try:
                 if entry.collides_with:
                     resolve(group, entry.name)  # raises the collision error
                 load(entry)
-                row["detail"] = f"loads ({entry.source})"
+                ok, detail = True, f"loads ({entry.source})"
             except ConfigurationError as exc:
-                row.update(ok=False, detail=str(exc))
-            results.append(row)
+                ok, detail = False, str(exc)
+            results.append(AdapterCheck(name=entry.name, kind=entry.kind, ok=ok, detail=detail))
     return results
 
 
-def _check_plan(args: argparse.Namespace) -> list[dict[str, Any]]:
+def _check_plan(args: argparse.Namespace) -> list[AdapterCheck]:
+    from seawall.cli.documents import AdapterCheck
     from seawall.errors import ConfigurationError, TrackerError
     from seawall.plan import load_plan
     from seawall.plan.adapters import checked_adapters
 
     plan = load_plan(args.plan)
     root = (args.repo or Path.cwd()).resolve()
-    results: list[dict[str, Any]] = []
+    results: list[AdapterCheck] = []
     try:
         with checked_adapters(plan, root=root) as adapters:
-            tracker: dict[str, Any] = {"name": plan.session.tracker.kind, "kind": "tracker"}
+            tracker = plan.session.tracker.kind
             try:
                 issues = adapters.tracker.list_issues(plan.session.tracker.label)
-                tracker.update(ok=True, detail=f"listed {len(issues)} open carryover issue(s)")
+                ok, detail = True, f"listed {len(issues)} open carryover issue(s)"
             except TrackerError as exc:
-                tracker.update(ok=False, detail=str(exc))
-            results.append(tracker)
+                ok, detail = False, str(exc)
+            results.append(AdapterCheck(name=tracker, kind="tracker", ok=ok, detail=detail))
             for name, runner in adapters.runners.items():
                 ok, detail = _probe(name, runner, root)
-                results.append({"name": name, "kind": "runner", "ok": ok, "detail": detail})
+                results.append(AdapterCheck(name=name, kind="runner", ok=ok, detail=detail))
     except ConfigurationError as exc:
         results.append(
-            {"name": plan.path or "plan", "kind": "plan", "ok": False, "detail": str(exc)}
+            AdapterCheck(name=plan.path or "plan", kind="plan", ok=False, detail=str(exc))
         )
     return results
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from seawall.carryover import CarryoverResult, LedgerEntry
+    from seawall.codec import JsonObject  # the raw ledger the carryover checks read
+    from seawall.model import TrackerConfig
     from seawall.tracker import IssueTracker
 
 __all__ = ["register"]
@@ -74,7 +77,7 @@ def _tracker_options(parser: argparse.ArgumentParser) -> None:
     add_tracker_option(parser)
 
 
-def _open(args: argparse.Namespace, state: dict[str, Any] | None = None) -> IssueTracker:
+def _open(args: argparse.Namespace, state: JsonObject | None = None) -> IssueTracker:
     """The tracker the options name; unset options come from the session's recorded plan
     when it names the same tracker (another tracker's settings, such as its ``token_env``,
     are never reused)."""
@@ -96,7 +99,7 @@ def _open(args: argparse.Namespace, state: dict[str, Any] | None = None) -> Issu
     return open_tracker(config, root=_root(args))
 
 
-def _session_tracker(args: argparse.Namespace, state: dict[str, Any] | None) -> Any:
+def _session_tracker(args: argparse.Namespace, state: JsonObject | None) -> TrackerConfig:
     from seawall.errors import ConfigurationError, StateError
     from seawall.model import TrackerConfig
     from seawall.plan import parse_plan
@@ -122,25 +125,25 @@ def _root(args: argparse.Namespace) -> Path:
 
 
 def _list(args: argparse.Namespace) -> int:
-    import json
-
     from seawall.carryover import find_marker
+    from seawall.cli.documents import CarryoverRow
+    from seawall.codec import encode_text
 
     with _open(args) as tracker:
         label = args.label or _session_tracker(args, None).label
         issues = sorted(tracker.list_issues(label), key=lambda issue: issue.number)
     rows = [
-        {
-            "number": issue.number,
-            "title": issue.title,
-            "labels": list(issue.labels),
-            "fingerprint": find_marker(issue.body),
-            "url": issue.url,
-        }
+        CarryoverRow(
+            number=issue.number,
+            title=issue.title,
+            labels=tuple(issue.labels),
+            fingerprint=find_marker(issue.body),
+            url=issue.url,
+        )
         for issue in issues
     ]
     if args.json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(encode_text(rows, ascii_only=False))
         return 0
     if not issues:
         print(f"no open issues labelled {label!r}")
@@ -174,10 +177,10 @@ def _validate(args: argparse.Namespace) -> int:
 def _file_and_dedupe(
     args: argparse.Namespace,
     tracker: IssueTracker,
-    state: dict[str, Any],
+    state: JsonObject,
     state_path: Path,
     session: str,
-) -> tuple[int, list[tuple[Any, Any]]]:
+) -> tuple[int, list[tuple[LedgerEntry, CarryoverResult]]]:
     """File the missing carryovers, then close duplicates; (failures, filed)."""
     from seawall.carryover import (
         covered_tasks,
@@ -231,7 +234,7 @@ def _file_and_dedupe(
     return failed, filed
 
 
-def _record(state_path: Path, filed: list[tuple[Any, Any]]) -> None:
+def _record(state_path: Path, filed: list[tuple[LedgerEntry, CarryoverResult]]) -> None:
     """Write the filed issues back into the ledger (and so into STATE.md)."""
     if not filed:
         return
@@ -274,14 +277,14 @@ def _state_path(root: Path, session: str | None) -> Path:
     return candidates[-1]
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _load(path: Path) -> JsonObject:
     """The ledger at ``path`` (snapshot and journal) as JSON-shaped values."""
     from seawall.state.store import ledger_data
 
     return ledger_data(path)
 
 
-def _plan_identity(state: dict[str, Any], override: str | None) -> str:
+def _plan_identity(state: JsonObject, override: str | None) -> str:
     """The plan identity: ``--plan``, else the ledger's ``name`` (the plan's session name).
 
     ``plan`` (a string, or an object with ``identity`` or ``name``) takes precedence over

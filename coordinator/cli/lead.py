@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -44,9 +43,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _next(args: argparse.Namespace) -> int:
     import anyio
 
+    from seawall.codec import encode_text
     from seawall.exitcodes import ExitCode
     from seawall.lead.open_session import open_for_lead
-    from seawall.lead.steps import next_step, read_outputs
+    from seawall.lead.steps import NextAction, next_step, read_outputs
 
     data: object | None = None
     if args.input is not None:
@@ -56,8 +56,8 @@ def _next(args: argparse.Namespace) -> int:
             data = read_outputs(Path(args.input))
     session = open_for_lead(args.repo, plan=args.plan, session_id=args.session)
     answer = anyio.run(next_step, session, data)
-    print(json.dumps(answer.to_json(), indent=2))
-    return ExitCode.HALTED if answer.action == "halted" else ExitCode.OK
+    print(encode_text(answer))
+    return ExitCode.HALTED if answer.action is NextAction.HALTED else ExitCode.OK
 
 
 def _mcp(args: argparse.Namespace) -> int:

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, NoReturn
 
+    from msgspec import UnsetType
+
 __all__ = ["build_parser", "run_command"]
 
 
@@ -73,14 +75,24 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
 
 
 def _json_error(exc: BaseException, kind: str, code: int) -> int:
-    import json
+    from msgspec import UNSET
 
-    error: dict[str, Any] = {"type": kind, "message": str(exc), "exit_code": code}
-    for name in ("path", "task", "field"):
+    from seawall.cli.documents import ErrorDetail, ErrorDocument
+    from seawall.codec import encode_text
+
+    def named(name: str) -> str | UnsetType:
         value = getattr(exc, name, None)
-        if value is not None:
-            error[name] = str(value)
-    print(json.dumps({"error": error}))
+        return UNSET if value is None else str(value)
+
+    error = ErrorDetail(
+        type=kind,
+        message=str(exc),
+        exit_code=code,
+        path=named("path"),
+        task=named("task"),
+        field=named("field"),
+    )
+    print(encode_text(ErrorDocument(error=error), indent=None))
     return code
 
 

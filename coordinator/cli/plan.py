@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from seawall.cli.documents import AdapterSources
+    from seawall.model import Plan
 
 __all__ = ["register"]
 
@@ -40,41 +43,41 @@ def _plan(args: argparse.Namespace) -> int:
     adapters = _adapters(plan)
     barriers = _barriers(plan)
     if args.json:
-        payload: dict[str, Any] = {
-            "session": plan.session.name,
-            "session_type": str(plan.session.session_type),
-            "waves": [
-                {
-                    "number": wave.number,
-                    "tasks": list(wave.task_ids),
-                    "isolation": str(wave.isolation),
-                    "enforcement": str(wave.enforcement),
-                    "max_turns": wave.max_turns,
-                    "isolation_reason": wave.isolation_reason,
-                    "enforcement_reason": wave.enforcement_reason,
-                    "scope_check": {
-                        "action": checks[wave.number].action,
-                        "overlaps": [
-                            {"a": o.a, "b": o.b, "kind": str(o.kind), "where": list(o.where)}
-                            for o in checks[wave.number].colliding
-                        ],
-                        "sub_waves": [list(w.task_ids) for w in checks[wave.number].waves],
-                    },
-                }
+        from seawall.cli.documents import PlanDocument, PlannedWave, ScopeCheck
+        from seawall.codec import encode_text
+
+        document = PlanDocument(
+            session=plan.session.name,
+            session_type=plan.session.session_type,
+            waves=tuple(
+                PlannedWave(
+                    number=wave.number,
+                    tasks=wave.task_ids,
+                    isolation=wave.isolation,
+                    enforcement=wave.enforcement,
+                    max_turns=wave.max_turns,
+                    isolation_reason=wave.isolation_reason,
+                    enforcement_reason=wave.enforcement_reason,
+                    scope_check=ScopeCheck(
+                        action=checks[wave.number].action,
+                        overlaps=checks[wave.number].colliding,
+                        sub_waves=tuple(w.task_ids for w in checks[wave.number].waves),
+                    ),
+                )
                 for wave in waves
-            ],
-            "adapters": adapters,
-            "runners": barriers,
-        }
-        print(json.dumps(payload, indent=2))
+            ),
+            adapters=adapters,
+            runners=barriers,
+        )
+        print(encode_text(document))
         return 0
     session = plan.session
     print(
         f"session {session.name} ({session.session_type}): {len(plan.tasks)} tasks "
         f"in {len(waves)} waves"
     )
-    runners = ", ".join(f"{name} ({source})" for name, source in adapters["runners"].items())
-    print(f"tracker {adapters['tracker']}; runners: {runners or 'none'}")
+    runners = ", ".join(f"{name} ({source})" for name, source in adapters.runners.items())
+    print(f"tracker {adapters.tracker}; runners: {runners or 'none'}")
     for wave in waves:
         print(f"\nwave {wave.number}: {len(wave.tasks)} agent(s), max {wave.max_turns} turns")
         print(f"  isolation   {wave.isolation}: {wave.isolation_reason}")
@@ -92,11 +95,12 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _adapters(plan: Any) -> dict[str, Any]:
+def _adapters(plan: Plan) -> AdapterSources:
     """Build the plan's tracker and runners (a broken adapter fails here, naming the
     field and the entry point) and say where each comes from."""
     from pathlib import Path
 
+    from seawall.cli.documents import AdapterSources
     from seawall.plan.adapters import checked_adapters, runner_names
     from seawall.registry import RUNNER_GROUP, TRACKER_GROUP, entry
 
@@ -109,13 +113,13 @@ def _adapters(plan: Any) -> dict[str, Any]:
             name: (plan.runners[name].kind if name in plan.runners else name)
             for name in runner_names(plan)
         }
-        return {
-            "tracker": source(TRACKER_GROUP, plan.session.tracker.kind),
-            "runners": {name: source(RUNNER_GROUP, kind) for name, kind in kinds.items()},
-        }
+        return AdapterSources(
+            tracker=source(TRACKER_GROUP, plan.session.tracker.kind),
+            runners={name: source(RUNNER_GROUP, kind) for name, kind in kinds.items()},
+        )
 
 
-def _barriers(plan: Any) -> dict[str, str]:
+def _barriers(plan: Plan) -> dict[str, str]:
     """What keeps the agents of each runner the plan uses in scope while they run."""
     from seawall.errors import SeawallError
     from seawall.runner import build_runner

@@ -10,7 +10,6 @@ limits (``--plan``), else the defaults.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 __all__ = ["register"]
@@ -41,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from seawall.codec import encode_text
     from seawall.errors import ConfigurationError
     from seawall.model import BreakerLimits, StagnationConfig
     from seawall.replay import replay_file
@@ -66,19 +66,11 @@ def _replay(args: argparse.Namespace) -> int:
         tripped = tripped or bool(report.trips)
         for record in report.records:
             if args.json:
-                print(json.dumps(record.to_dict(), ensure_ascii=False))
+                print(encode_text(record, indent=None, ascii_only=False))
             else:
                 print(record.text())
-        summary = {
-            "file": report.file,
-            "kind": "summary",
-            "format": report.format.value,
-            "trips": len(report.trips),
-            "findings": len(report.findings),
-            "malformed": report.malformed,
-        }
         if args.json:
-            print(json.dumps(summary))
+            print(encode_text(report.summary(), indent=None))
         else:
             print(
                 f"{report.file}: {report.format.value}, {len(report.trips)} trips, "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 __all__ = ["register"]
@@ -43,7 +42,12 @@ def _report(args: argparse.Namespace) -> int:
     store = session_store(args.repo, args.session)
     path = write_report(store, args.html)
     if args.json:
-        print(json.dumps({"session": store.paths.session, "report": str(path)}))
+        from seawall.cli.documents import ReportWritten
+        from seawall.codec import encode_text
+
+        print(
+            encode_text(ReportWritten(session=store.paths.session, report=str(path)), indent=None)
+        )
     else:
         print(f"report: {path}")
     if args.open:

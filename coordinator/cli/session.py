@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import shlex
 import sys
 from pathlib import Path
@@ -204,40 +203,26 @@ def _adapters(plan: Plan, args: argparse.Namespace) -> Adapters:
     )
 
 
-def result_payload(result: SessionResult) -> dict[str, Any]:
-    """How a session ended, as ``seawall run --json`` and ``seawall resume --json`` print it."""
-    return {
-        "session": result.session,
-        "phase": str(result.phase),
-        "exit_code": result.exit_code,
-        "waves": result.waves,
-        "done": list(result.done),
-        "carried_over": list(result.abandoned),
-        "merged": result.merged,
-        "breaker": dict(result.breaker),
-        "halt": dict(result.halt) if result.halt else None,
-        "state_md": str(result.state_md),
-        "report": None if result.report is None else str(result.report),
-    }
-
-
 def _report(result: SessionResult, *, as_json: bool = False) -> int:
     from seawall.state.ledger import SessionPhase
 
     if as_json:
-        print(json.dumps(result_payload(result), indent=2))
+        from seawall.codec import encode_text
+        from seawall.session.documents import outcome_document
+
+        print(encode_text(outcome_document(result)))
         return result.exit_code
     print(
         f"session {result.session}: {result.phase} after {result.waves} wave(s); "
         f"done: {', '.join(result.done) or 'none'}"
         + (f"; carried over: {', '.join(result.abandoned)}" if result.abandoned else "")
     )
-    if result.phase is SessionPhase.HALTED and result.breaker.get("tripped"):
-        print(f"breaker: {result.breaker.get('trigger')}: {result.breaker.get('detail')}")
+    if result.phase is SessionPhase.HALTED and result.breaker.tripped:
+        print(f"breaker: {result.breaker.trigger}: {result.breaker.detail}")
         print("next: fix the cause and `seawall resume`, or `seawall kill`")
-    elif result.halt:
-        print(f"halted: {result.halt.get('reason')}: {result.halt.get('detail')}")
-        print(f"next: {result.halt.get('next') or 'fix the cause, then `seawall resume`'}")
+    elif result.halt is not None:
+        print(f"halted: {result.halt.reason}: {result.halt.detail}")
+        print(f"next: {result.halt.next or 'fix the cause, then `seawall resume`'}")
     elif result.phase is SessionPhase.DONE and result.done and not result.merged:
         print("the plan was already finished: every task is done and nothing new was merged")
     if result.checks_failed:
@@ -298,10 +283,10 @@ def _run(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     import anyio
 
-    from seawall.demo import run_demo
+    from seawall.demo import DemoResult, run_demo
     from seawall.report.progress import make_progress
 
-    async def main() -> Any:
+    async def main() -> DemoResult:
         return await run_demo(directory=args.dir, issues_dir=args.issues, progress=make_progress())
 
     result = anyio.run(main)
@@ -347,56 +332,6 @@ def _state(args: argparse.Namespace) -> StateStore:
     return session_store(args.repo, args.session)
 
 
-def status_payload(state: Any, *, interrupted: bool = False) -> dict[str, Any]:
-    from seawall.codec import to_data
-    from seawall.state.render import set_aside_for_fixes
-
-    return {
-        "session": state.session,
-        "phase": "interrupted" if interrupted else str(state.phase),
-        "next": "seawall resume" if interrupted or str(state.phase) == "halted" else None,
-        "target_branch": state.target_branch,
-        "cost_usd": state.cost_usd,
-        "waves": [
-            {
-                "number": wave.number,
-                "isolation": wave.isolation,
-                "enforcement": wave.enforcement,
-                "base": wave.base,
-                "phase": str(wave.phase),
-                "checks": to_data(wave.checks),
-                "agents": [
-                    {
-                        "task": agent.task,
-                        "status": agent.status or ("interrupted" if interrupted else None),
-                        "summary": agent.summary,
-                        "remaining": agent.remaining,
-                        "inferred": agent.inferred,
-                        "reason": agent.reason,
-                        "turns": agent.turns,
-                        "tool_calls": agent.tool_calls,
-                        "cost_usd": agent.cost_usd,
-                        "elapsed_s": agent.elapsed_s,
-                        "spiral": to_data(agent.spiral),
-                        "issue": None if agent.issue is None else agent.issue.number,
-                        "merged": agent.merged,
-                        "set_aside": [to_data(r) for r in set_aside_for_fixes(wave, agent.task)],
-                        "cost_estimated": agent.cost_estimated,
-                        "input_tokens": agent.input_tokens,
-                        "output_tokens": agent.output_tokens,
-                    }
-                    for agent in wave.agents
-                ],
-                "set_aside": to_data(wave.set_aside),
-            }
-            for wave in state.waves
-        ],
-        "pending": [task.id for task in state.pending],
-        "breaker": to_data(state.breaker) or {},
-        "halt": to_data(state.halt),
-    }
-
-
 def _status(args: argparse.Namespace) -> int:
     from seawall.report import is_interrupted
     from seawall.state.render import render_state_md
@@ -405,7 +340,10 @@ def _status(args: argparse.Namespace) -> int:
     state = store.load()
     interrupted = is_interrupted(store, state)
     if args.json:
-        print(json.dumps(status_payload(state, interrupted=interrupted), indent=2))
+        from seawall.codec import encode_text
+        from seawall.session.documents import status_document
+
+        print(encode_text(status_document(state, interrupted=interrupted)))
         return 0
     print(render_state_md(state, interrupted=interrupted))
     return 0
@@ -451,7 +389,10 @@ def _kill(args: argparse.Namespace) -> int:
     release_lease(store.paths.repo, state.session)
     refs = f"refs/seawall/{state.session}/*"
     if args.json:
-        print(json.dumps({"session": state.session, "phase": str(state.phase), "refs": refs}))
+        from seawall.codec import encode_text
+        from seawall.session.documents import Killed
+
+        print(encode_text(Killed(session=state.session, phase=state.phase, refs=refs), indent=None))
     else:
         print(f"session {state.session} killed; its work stays on {refs}")
     return 0
@@ -467,7 +408,11 @@ def _reset(args: argparse.Namespace) -> int:
         released = release_lease(store.paths.repo, store.paths.session)
         store.events.append(LeadReleased(released=released))
         if args.json:
-            print(json.dumps({"session": store.paths.session, "released": released}))
+            from seawall.codec import encode_text
+            from seawall.session.documents import LeadReleased as Released
+
+            document = Released(session=store.paths.session, released=released)
+            print(encode_text(document, indent=None))
         else:
             verb = "released" if released else "was not held"
             print(f"session {store.paths.session}: the lead's hold on the repository {verb}")
@@ -475,7 +420,10 @@ def _reset(args: argparse.Namespace) -> int:
     cleared = reset_agent_breaker(store.paths.repo, store.paths.session, args.agent)
     store.events.append(BreakerReset(agent=args.agent, cleared=cleared))
     if args.json:
-        print(json.dumps({"agent": args.agent, "cleared": cleared}))
+        from seawall.codec import encode_text
+        from seawall.session.documents import BreakerReset as Reset
+
+        print(encode_text(Reset(agent=args.agent, cleared=cleared), indent=None))
     else:
         print(f"{args.agent}: breaker {'cleared' if cleared else 'was not tripped'}")
     return 0

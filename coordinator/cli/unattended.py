@@ -130,14 +130,13 @@ def _enqueue(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    import json
-
+    from seawall.codec import encode_text
     from seawall.unattended.status_view import render_status, runner_status
 
     runner_dir, settings = _context(args)
     snapshot = runner_status(runner_dir, settings=settings, last_ticks=max(0, args.ticks))
     if args.json:
-        print(json.dumps(snapshot.to_json(), indent=2))
+        print(encode_text(snapshot.document()))
     else:
         print(render_status(snapshot))
     return 0

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from seawall.cli.session import open_session, where_options
 
@@ -82,10 +80,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _wave_prepare(args: argparse.Namespace) -> int:
     import anyio
 
+    from seawall.codec import encode_text
     from seawall.exitcodes import ExitCode
     from seawall.plan import load_plan
     from seawall.report.progress import make_progress
     from seawall.session.engine import Session
+    from seawall.session.step_types import PreparedWave, WaveDone, WaveHalted
     from seawall.state.ledger import SessionPhase
 
     if args.plan:
@@ -111,48 +111,42 @@ def _wave_prepare(args: argparse.Namespace) -> int:
     prepared = anyio.run(session.prepare_wave)
     state = session.state
     if prepared is None and state is not None and state.phase is SessionPhase.HALTED:
-        from seawall.codec import to_data
-
-        halted = {
-            "schema": "seawall.wave-halted/1",
-            "session": session.session_id,
-            "wave": None,
-            "done": False,
-            "phase": str(state.phase),
-            "halt": to_data(state.halt),
-            "then": f"`seawall resume --session {session.session_id}` continues it",
-        }
-        print(json.dumps(halted, indent=2))
+        halted = WaveHalted(
+            session=session.session_id,
+            phase=state.phase,
+            halt=state.halt,
+            then=f"`seawall resume --session {session.session_id}` continues it",
+        )
+        print(encode_text(halted))
         return ExitCode.HALTED
-    if prepared is None:
-        answer: dict[str, Any] = {
-            "schema": "seawall.wave-done/1",
-            "session": session.session_id,
-            "wave": None,
-            "done": True,
-            "then": f"`seawall wave finish --session {session.session_id}` ends the session",
-        }
-    else:
-        answer = prepared.to_json()
-    print(json.dumps(answer, indent=2))
+    answer: PreparedWave | WaveDone = prepared or WaveDone(
+        session=session.session_id,
+        then=f"`seawall wave finish --session {session.session_id}` ends the session",
+    )
+    print(encode_text(answer))
     return 0
 
 
 def _wave_finish(args: argparse.Namespace) -> int:
     import anyio
 
-    from seawall.cli.session import status_payload
+    from seawall.codec import encode_text
+    from seawall.errors import StateError
     from seawall.report.progress import make_progress
+    from seawall.session.documents import status_document
 
     session = open_session(args, progress=make_progress())
     anyio.run(session.finish)
-    print(json.dumps(status_payload(session.state), indent=2))
+    if session.state is None:
+        raise StateError(f"session {session.session_id} has no ledger")
+    print(encode_text(status_document(session.state)))
     return 0
 
 
 def _wave_review(args: argparse.Namespace) -> int:
     import anyio
 
+    from seawall.codec import encode_text
     from seawall.errors import StateError
     from seawall.lead.steps import dispatched_tasks, parse_outputs, read_outputs
 
@@ -167,7 +161,7 @@ def _wave_review(args: argparse.Namespace) -> int:
         raise StateError("no prepared wave is waiting for review; run `wave prepare` first")
     outputs = parse_outputs(data, waiting, where=where)
     report = anyio.run(session.review_wave, outputs)
-    print(json.dumps(report.to_json(), indent=2))
+    print(encode_text(report))
     return 0
 
 
@@ -175,8 +169,8 @@ def _wave_watch(args: argparse.Namespace) -> int:
     import anyio
 
     from seawall.breakers.blocked import append_blocked_note
+    from seawall.breakers.trip import Trip
     from seawall.errors import StateError
-    from seawall.model import Isolation
     from seawall.stagnation import AgentMonitor
     from seawall.stagnation.transcript_tail import TranscriptTailer
 
@@ -195,13 +189,13 @@ def _wave_watch(args: argparse.Namespace) -> int:
             agent=agent,
             workspace=session.repo,
             repo=session.repo,
-            isolation=Isolation(wave.isolation),
+            isolation=wave.isolation,
             limits=config.breakers,
             stagnation=config.stagnation,
             event_log=session.store.events,
         )
 
-    def on_trip(monitor: AgentMonitor, trip: Any) -> None:
+    def on_trip(monitor: AgentMonitor, trip: Trip) -> None:
         append_blocked_note(
             session.store.paths.blocked, trip, agent=monitor.agent, wave=wave.number
         )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -78,20 +77,23 @@ def _list(args: argparse.Namespace) -> int:
     root = workdir(open_repository(args.repo)).resolve()
     infos = list_worktrees(root)
     if args.json:
+        from seawall.cli.documents import WorktreeRow
+        from seawall.codec import encode_text
+
         rows = [
-            {
-                "path": info.path,
-                "branch": info.branch,
-                "session": info.session,
-                "wave": info.wave,
-                "task": info.task,
-                "age_seconds": round(info.age_seconds, 1),
-                "state": _state(info),
-                "reason": info.reason,
-            }
+            WorktreeRow(
+                path=info.path,
+                branch=info.branch,
+                session=info.session,
+                wave=info.wave,
+                task=info.task,
+                age_seconds=round(info.age_seconds, 1),
+                state=_state(info),
+                reason=info.reason,
+            )
             for info in infos
         ]
-        print(json.dumps(rows, indent=2))
+        print(encode_text(rows))
         return 0
     if not infos:
         print("no seawall worktrees")

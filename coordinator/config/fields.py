@@ -24,7 +24,19 @@ import typing
 from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
+
+if TYPE_CHECKING:
+    from seawall.model import OptionValue
 
 __all__ = [
     "FieldError",
@@ -91,7 +103,7 @@ def suggest(name: str, known: Iterable[str], *, spell: Callable[[str], str] = st
 
 
 def check_keys(
-    table: Mapping[str, Any],
+    table: Mapping[str, object],
     known: Iterable[str],
     where: str = "",
     *,
@@ -114,7 +126,7 @@ def field_values(
     *,
     skip: tuple[str, ...] = (),
     text: bool = False,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # keyword arguments of cls, each value checked
     """The fields of dataclass ``cls`` that ``table`` sets, each converted and checked."""
     if not isinstance(table, Mapping):
         raise FieldError(where.rstrip("."), f"must be a table, not {_kind(table)}")
@@ -265,11 +277,11 @@ def _convert_str_map(value: Any, field: str) -> Mapping[str, str]:
     return types.MappingProxyType(out)
 
 
-def _convert_typed_map(value: Any, field: str) -> Mapping[str, Any]:
+def _convert_typed_map(value: Any, field: str) -> Mapping[str, OptionValue]:
     """An ``options`` table: each value one of the option types (``OptionValue``)."""
     if not isinstance(value, Mapping):
         raise FieldError(field, f"must be a table, not {_kind(value)}")
-    out: dict[str, Any] = {}
+    out: dict[str, OptionValue] = {}
     for key, raw in value.items():
         where = f"{field}.{key}"
         if isinstance(raw, bool):
@@ -285,7 +297,7 @@ def _convert_typed_map(value: Any, field: str) -> Mapping[str, Any]:
     return types.MappingProxyType(out)
 
 
-def _convert_table_map(item: type[Any], value: Any, field: str) -> Mapping[str, Any]:
+def _convert_table_map(item: type[Any], value: Any, field: str) -> Mapping[str, object]:
     """A table of tables, each built as ``item`` (``[session.prices.<model>]``)."""
     if not isinstance(value, Mapping):
         raise FieldError(field, f"must be a table, not {_kind(value)}")

@@ -9,12 +9,10 @@ dispatch when there is one. Attribution and set-aside consider only what changed
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pygit2
 
@@ -39,7 +37,8 @@ class Baseline:
     """The untracked and ignored paths of a working tree at one moment, with stat data.
 
     ``copy`` is the commit holding copies of the user files an in-place agent's scope
-    covers (taken before dispatch), or None.
+    covers (taken before dispatch), or None. A record: the session keeps it in the
+    wave's folder through the codec.
     """
 
     stamps: Mapping[str, Stamp] = field(default_factory=dict)
@@ -86,27 +85,6 @@ class Baseline:
 
     def with_copy(self, commit: str | None) -> Baseline:
         return Baseline(stamps=self.stamps, copy=commit)
-
-    def to_json(self) -> str:
-        return json.dumps(
-            {"copy": self.copy, "stamps": {p: list(s) for p, s in self.stamps.items()}}
-        )
-
-    @classmethod
-    def from_json(cls, text: str) -> Baseline:
-        data: dict[str, Any] = json.loads(text)
-        stamps = {
-            str(p): (int(s[0]), int(s[1]), int(s[2]), int(s[3])) for p, s in data["stamps"].items()
-        }
-        return cls(stamps=stamps, copy=data.get("copy"))
-
-    @classmethod
-    def load(cls, path: Path) -> Baseline | None:
-        """The baseline saved at ``path``, or None when none was recorded there."""
-        try:
-            return cls.from_json(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
 
 
 def record_baseline(

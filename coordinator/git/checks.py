@@ -23,21 +23,19 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
 from seawall.errors import GitError
 from seawall.git.merge import AgentChange, AgentMerge, MergeResult, merge_wave
 from seawall.git.repo import SEAWALL_DIR, ensure_excluded, open_repository, workdir
 from seawall.git.worktree_admin import add_worktree, remove_worktrees
-from seawall.model import ChecksPolicy
+from seawall.model import ChecksPolicy, CheckVerdict
 from seawall.runtime.processes import end_group
 
 __all__ = [
     "BisectResult",
     "CheckResult",
     "CheckRun",
-    "CheckVerdict",
     "WaveIntegration",
     "bisect_merges",
     "integrate_wave",
@@ -48,21 +46,6 @@ _OUTPUT_TAIL = 4000
 _KILL_GRACE = 2.0  # seconds a timed-out check gets after SIGTERM
 _NO_TESTS = 5  # pytest: "no tests were collected"
 _PYTEST_FAILURE = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
-
-
-class CheckVerdict(StrEnum):
-    """What the checks of a wave's merge came to."""
-
-    NONE = "none"  # the session has no checks
-    PASSED = "passed"
-    KNOWN_FAILURES = "known-failures"  # baseline: merged; it fails only as the base does
-    FAILED_MERGED = "failed-merged"  # warn: merged although the checks fail
-    BASE_FAILS = "base-fails"  # block: the base fails the checks too; nothing merged
-
-    @property
-    def merged_failing(self) -> bool:
-        """The wave merged with failing checks."""
-        return self in (CheckVerdict.KNOWN_FAILURES, CheckVerdict.FAILED_MERGED)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,6 +5,10 @@ with ``--json``, in a child process, and answers with that command's JSON: the M
 server adds no behaviour of its own, so what a lead sees through MCP and through the
 command line cannot drift apart, and a failure in one call (an error, even a crash)
 leaves the server serving. A command's error is a tool error carrying its message.
+``next`` and ``status`` read the command's document into its record (``NextAnswer``,
+``SessionStatus``), so a document that does not match is an error here, not the lead's
+to find; every answer is a record written by the codec, as text and as structured
+content.
 The session's STATE.md is a resource, ``seawall://sessions/{session}/STATE.md``.
 
 Needs the ``mcp`` extra (``pip install 'seawall[mcp]'``): the official MCP SDK.
@@ -15,15 +19,33 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TypeVar
 
+from seawall.codec import decode, decode_any, encode, encode_text
 from seawall.errors import MissingExtraError, StateError
+from seawall.lead.steps import NextAnswer
+from seawall.session.documents import SessionStatus, ShownStatus
 
-if TYPE_CHECKING:
+try:
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import CallToolResult, TextContent
+except ImportError as exc:
+    raise MissingExtraError(package="mcp", extra="mcp", purpose="seawall mcp") from exc
 
-__all__ = ["build_server", "run_command", "run_text", "serve"]
+__all__ = [
+    "ResetAnswer",
+    "TrippedAgent",
+    "build_server",
+    "read_command",
+    "run_command",
+    "run_text",
+    "serve",
+]
+
+T = TypeVar("T")
 
 INSTRUCTIONS = """\
 seawall runs a coding session as waves of agents that you dispatch yourself.
@@ -62,13 +84,51 @@ def _json_error(out: str) -> str:
     return str(error.get("message", "")) if isinstance(error, dict) else ""
 
 
-def run_command(repo: Path, args: list[str], stdin: str | None = None) -> Any:
+def run_command(repo: Path, args: list[str], stdin: str | None = None) -> object:
     """Run ``seawall ARGS`` in ``repo`` and return its JSON answer; raise on failure."""
     out = run_text(repo, args, stdin)
     try:
-        return json.loads(out)
-    except json.JSONDecodeError:
+        return decode_any(out)
+    except ValueError:  # msgspec's DecodeError
         raise StateError(f"seawall {' '.join(args)} printed no JSON: {out[:200]!r}") from None
+
+
+def read_command(kind: type[T], repo: Path, args: list[str], stdin: str | None = None) -> T:
+    """Run ``seawall ARGS`` in ``repo`` and read its JSON answer as a ``kind``; raise on
+    failure, and on an answer that is not one (the error names the field)."""
+    out = run_text(repo, args, stdin)
+    try:
+        return decode(out, kind)
+    except ValueError as exc:  # msgspec's DecodeError and ValidationError
+        raise StateError(f"seawall {' '.join(args)} printed no {kind.__name__}: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrippedAgent:
+    """An agent a breaker stopped: its wave, its task, and why (its summary)."""
+
+    wave: int
+    task: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResetAnswer:
+    """What ``seawall reset --agent`` said about the agent's breaker."""
+
+    agent: str
+    message: str
+
+
+def _answer(document: object) -> CallToolResult:
+    """A tool's answer: ``document`` as JSON text and as structured content (an object;
+    anything else under ``"result"``, as the MCP SDK wraps a list)."""
+    data = decode_any(encode(document))
+    structured = data if isinstance(data, dict) else {"result": data}
+    return CallToolResult(
+        content=[TextContent(type="text", text=encode_text(document))],
+        structured_content=structured,
+    )
 
 
 def _where(repo: Path, session: str | None) -> list[str]:
@@ -77,24 +137,25 @@ def _where(repo: Path, session: str | None) -> list[str]:
 
 def build_server(repo: Path) -> MCPServer:
     """The MCP server for the repository ``repo``."""
-    try:
-        from mcp.server.mcpserver import MCPServer
-        from mcp.server.mcpserver.exceptions import ToolError
-    except ImportError as exc:
-        raise MissingExtraError(package="mcp", extra="mcp", purpose="seawall mcp") from exc
     root = Path(repo).resolve()
     server: MCPServer = MCPServer("seawall", instructions=INSTRUCTIONS)
 
-    def call(args: list[str], stdin: str | None = None) -> Any:
+    def read(kind: type[T], args: list[str], stdin: str | None = None) -> T:
         try:
-            return run_command(root, args, stdin)
+            return read_command(kind, root, args, stdin)
+        except (StateError, subprocess.TimeoutExpired) as exc:
+            raise ToolError(str(exc)) from exc
+
+    def passed_on(args: list[str]) -> CallToolResult:
+        """The answer of a command whose document the server does not read itself."""
+        try:
+            return _answer(run_command(root, args))
         except (StateError, subprocess.TimeoutExpired) as exc:
             raise ToolError(str(exc)) from exc
 
     @server.tool(description="The waves a plan file makes, with isolation and scope per wave.")
-    def plan(plan: str) -> dict[str, Any]:
-        result: dict[str, Any] = call(["plan", plan, "--json"])
-        return result
+    def plan(plan: str) -> CallToolResult:
+        return passed_on(["plan", plan, "--json"])
 
     @server.tool(
         name="next",
@@ -107,41 +168,41 @@ def build_server(repo: Path) -> MCPServer:
         plan: str | None = None,
         outputs: dict[str, str] | None = None,
         session: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         args = ["next", *([plan] if plan else []), "--json", *_where(root, session)]
         stdin = None
         if outputs is not None:
             args += ["--input", "-"]
             stdin = json.dumps({"outputs": outputs})
-        result: dict[str, Any] = call(args, stdin)
-        return result
+        return _answer(read(NextAnswer, args, stdin))
 
     @server.tool(description="The session's waves and agents: status, summary, merged, issue.")
-    def status(session: str | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = call(["status", "--json", *_where(root, session)])
-        return result
+    def status(session: str | None = None) -> CallToolResult:
+        return _answer(read(SessionStatus, ["status", "--json", *_where(root, session)]))
 
     @server.tool(description="The agents a breaker stopped (status blocked), with the reason.")
-    def trips(session: str | None = None) -> list[dict[str, Any]]:
-        state = call(["status", "--json", *_where(root, session)])
-        return [
-            {"wave": wave["number"], "task": agent["task"], "reason": agent["summary"]}
-            for wave in state.get("waves", [])
-            for agent in wave.get("agents", [])
-            if agent.get("status") == "blocked"
-        ]
+    def trips(session: str | None = None) -> CallToolResult:
+        state = read(SessionStatus, ["status", "--json", *_where(root, session)])
+        return _answer(
+            [
+                TrippedAgent(wave=wave.number, task=agent.task, reason=agent.summary)
+                for wave in state.waves
+                for agent in wave.agents
+                if agent.status is ShownStatus.BLOCKED
+            ]
+        )
 
     @server.tool(description="Clear an agent's tripped breaker after you reviewed the cause.")
-    def reset(agent: str, session: str | None = None) -> dict[str, Any]:
+    def reset(agent: str, session: str | None = None) -> CallToolResult:
         try:
             message = run_text(root, ["reset", "--agent", agent, *_where(root, session)])
         except (StateError, subprocess.TimeoutExpired) as exc:
             raise ToolError(str(exc)) from exc
-        return {"agent": agent, "message": message.strip()}
+        return _answer(ResetAnswer(agent=agent, message=message.strip()))
 
     @server.tool(description="The open carryover issues of this repository's tracker.")
-    def carryovers() -> Any:
-        return call(["carryover", "list", "--json", "--repo", str(root)])
+    def carryovers() -> CallToolResult:
+        return passed_on(["carryover", "list", "--json", "--repo", str(root)])
 
     @server.resource(
         "seawall://sessions/{session}/STATE.md",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 
 from msgspec import UNSET, UnsetType
@@ -33,6 +34,7 @@ from seawall.state.ledger import Halt, SessionPhase, WavePhase
 
 __all__ = [
     "NEXT_SCHEMA",
+    "NextAction",
     "NextAnswer",
     "dispatched_tasks",
     "next_step",
@@ -132,19 +134,27 @@ async def next_step(session: Session, data: object | None = None) -> NextAnswer:
         review = await session.review_wave(outputs)
     elif waiting is not None:
         prepared = await session.prepare_wave()  # shows the dispatched wave again
-        return _answer(session, "dispatch", prepared=prepared, again=True)
+        return _answer(session, NextAction.DISPATCH, prepared=prepared, again=True)
     phase = session.state.phase if session.state is not None else SessionPhase.RUNNING
     if phase is SessionPhase.HALTED:
-        return _answer(session, "halted", review=review)
+        return _answer(session, NextAction.HALTED, review=review)
     if phase is SessionPhase.DONE:
-        return _answer(session, "done", review=review)
+        return _answer(session, NextAction.DONE, review=review)
     prepared = await session.prepare_wave()
     if session.state is not None and session.state.phase is SessionPhase.HALTED:
-        return _answer(session, "halted", review=review)  # its session_minutes ran out
+        return _answer(session, NextAction.HALTED, review=review)  # session_minutes ran out
     if prepared is None:
         await session.finish()
-        return _answer(session, "done", review=review)
-    return _answer(session, "dispatch", prepared=prepared, review=review)
+        return _answer(session, NextAction.DONE, review=review)
+    return _answer(session, NextAction.DISPATCH, prepared=prepared, review=review)
+
+
+class NextAction(StrEnum):
+    """What the lead does after an answer of ``seawall next``."""
+
+    DISPATCH = "dispatch"  # dispatch the wave the answer holds
+    HALTED = "halted"  # nothing: the session halted (see the answer's halt)
+    DONE = "done"  # nothing: the session is finished
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -156,9 +166,9 @@ class NextAnswer(Document):
 
     schema: str = field(default=NEXT_SCHEMA, init=False)
     session: str
-    action: str
+    action: NextAction
     done: bool
-    phase: str
+    phase: SessionPhase
     reviewed: WaveReport | UnsetType = UNSET
     wave: PreparedWave | UnsetType = UNSET
     again: bool | UnsetType = UNSET
@@ -168,17 +178,17 @@ class NextAnswer(Document):
 
 def _answer(
     session: Session,
-    action: str,
+    action: NextAction,
     *,
     prepared: PreparedWave | None = None,
     review: WaveReport | None = None,
     again: bool = False,
 ) -> NextAnswer:
-    phase = str(session.state.phase) if session.state is not None else "running"
+    phase = session.state.phase if session.state is not None else SessionPhase.RUNNING
     answer = NextAnswer(
         session=session.session_id,
         action=action,
-        done=action == "done",
+        done=action is NextAction.DONE,
         phase=phase,
         reviewed=UNSET if review is None else review,
         then="nothing is left: the session is finished",
@@ -192,7 +202,7 @@ def _answer(
             f"`seawall next --session {session.session_id} --input OUTPUTS.json` with "
             '{"outputs": {"TASK": "the agent\'s final message"}}',
         )
-    if action == "halted":
+    if action is NextAction.HALTED:
         return replace(
             answer,
             halt=session.state.halt if session.state is not None else None,

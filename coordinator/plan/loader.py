@@ -53,7 +53,7 @@ def parse_plan(text: str, *, path: str = "<plan>") -> Plan:
         raise PlanError(exc.detail, path=path, task=exc.task, field=exc.field, line=line) from None
 
 
-def _plan(data: Mapping[str, Any], path: str, text: str) -> Plan:
+def _plan(data: Mapping[str, Any], path: str, text: str) -> Plan:  # the user's TOML
     try:
         check_keys(data, _TOP_LEVEL, "")
     except FieldError as exc:

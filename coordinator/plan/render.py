@@ -34,7 +34,7 @@ _ESCAPES = {
 }
 _WRITTEN_AS = {name: written for written, name in _SESSION_ALIASES.items()}
 
-Table = dict[str, Any]
+Table = dict[str, Any]  # a TOML table on its way out
 
 
 def plan_source(plan: Plan) -> str:

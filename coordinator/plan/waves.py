@@ -9,7 +9,6 @@ import networkx as nx
 
 from seawall.model import (
     CollisionRisk,
-    Enforcement,
     Isolation,
     Plan,
     SessionConfig,
@@ -130,13 +129,13 @@ def make_wave(
             config_isolation=session.isolation,
             base_is_stale=base_is_stale,
         )
-        isolation, isolation_reason = Isolation(resolved.value), resolved.reason
+        isolation, isolation_reason = resolved.value, resolved.reason
     enforcement = explain_enforcement(isolation=isolation, config_enforcement=session.enforcement)
     return Wave(
         number=number,
         tasks=tasks,
         isolation=isolation,
-        enforcement=Enforcement(enforcement.value),
+        enforcement=enforcement.value,
         max_turns=session.resolved_max_turns(),
         isolation_reason=isolation_reason,
         enforcement_reason=enforcement.reason,

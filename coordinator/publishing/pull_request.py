@@ -136,11 +136,11 @@ def render_summary(state: object) -> str:
     from seawall.state.ledger import SessionState
 
     assert isinstance(state, SessionState)
-    done = sorted(t.id for t in state.tasks.values() if t.status in ("done", "no-tests-needed"))
+    done = sorted(t.id for t in state.tasks.values() if t.status and t.status.is_success)
     left = sorted(
         (t.id, t.issue.number if t.issue else None)
         for t in state.tasks.values()
-        if t.status not in ("done", "no-tests-needed")
+        if not (t.status and t.status.is_success)
     )
     lines = [
         f"seawall session `{state.session}` ({state.name}): {len(state.waves)} wave(s), "

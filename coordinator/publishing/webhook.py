@@ -83,7 +83,7 @@ def notification(record: TelemetryEvent, *, name: str) -> dict[str, Any] | None:
         event, detail = "finish", f"{record.waves} wave(s)"
     else:
         return None
-    body: dict[str, Any] = {
+    body: dict[str, Any] = {  # the webhook's documented JSON body
         "version": 1,
         "event": event,
         "session": record.session,
@@ -155,7 +155,7 @@ class Notifier:
             assert isinstance(item, dict)
             self._deliver(item)
 
-    def _deliver(self, body: dict[str, Any]) -> None:
+    def _deliver(self, body: dict[str, Any]) -> None:  # the webhook's JSON body
         payload = json.dumps(body).encode("utf-8")
         error = ""
         for attempt in range(self.config.attempts):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from seawall.report.facts import AgentFacts, SessionFacts, WaveFacts
 from seawall.report.graph import STATUS_COLOURS, wave_graph_svg
-from seawall.state.ledger import AgentRecord, WaveRecord
+from seawall.state.ledger import AgentRecord, SessionPhase, WaveRecord
 from seawall.state.refusals import Refusals
 from seawall.state.render import checks_summary, set_aside_for_fixes
 
@@ -111,7 +111,7 @@ def _banner(facts: SessionFacts) -> str:
     if phase == "interrupted":
         lines.append("the coordinator is gone; run <code>seawall resume</code> to finish it")
     breaker = state.breaker
-    if breaker is not None and breaker.tripped and str(state.phase) == "halted":
+    if breaker is not None and breaker.tripped and state.phase is SessionPhase.HALTED:
         lines.append(
             f"breaker <code>{escape(str(breaker.trigger))}</code>: "
             f"{escape(str(breaker.detail))} · next: fix the cause, then "

@@ -21,9 +21,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from seawall.codec import from_data, to_data
+from seawall.codec import JsonObject, from_data, to_data
 from seawall.errors import ConfigurationError, StateError
 from seawall.model import BreakerLimits, CommandPolicyConfig, Enforcement, Isolation, Wave
 from seawall.runtime.files import atomic_write_text
@@ -252,7 +251,7 @@ def _parse(data: object, path: Path) -> ScopeManifest:
     return manifest
 
 
-def _from_schema_1(data: dict[str, Any], path: Path) -> dict[str, Any]:
+def _from_schema_1(data: JsonObject, path: Path) -> JsonObject:
     """A schema-1 manifest (agents as an object keyed by task id) in today's shape."""
     agents = data.get("agents")
     if not isinstance(agents, dict):

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pygit2
 
-from seawall.runtime.files import atomic_write_text
+from seawall.codec import decode, encode
+from seawall.runtime.files import atomic_write_bytes
 from seawall.scope.state_change import ChangeKind, StateChange
 from seawall.scope.undo import restore_head, restore_remote_ref
 
@@ -322,14 +322,12 @@ def _restore_ref(
 
 def save_snapshot(state: RepoState, path: Path) -> None:
     """Keep ``state`` on disk (a crash between dispatch and review loses nothing)."""
-    atomic_write_text(path, json.dumps(asdict(state), sort_keys=True) + "\n")
+    atomic_write_bytes(path, encode(state) + b"\n")
 
 
 def load_snapshot(path: Path) -> RepoState:
     """Read a snapshot written by ``save_snapshot``."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    files = {name: (value[0], int(value[1])) for name, value in data["files"].items()}
-    return RepoState(files=files, refs=dict(data["refs"]), remote_refs=dict(data["remote_refs"]))
+    return decode(path.read_bytes(), RepoState)
 
 
 def snapshot_path(repo: Path, session: str, wave: int) -> Path:

@@ -55,7 +55,10 @@ class ToolPaths:
     paths: tuple[str, ...] = ()
 
 
-def other_tool_paths(tool: str, tool_input: Mapping[str, Any]) -> ToolPaths:
+def other_tool_paths(
+    tool: str,
+    tool_input: Mapping[str, Any],  # as the agent CLI gave it
+) -> ToolPaths:
     """Judge a tool that is neither a file tool nor Bash (see the module docstring)."""
     if tool in BUILT_IN_READERS:
         return ToolPaths(read_only=True)

@@ -55,7 +55,7 @@ def decide_recovery(
     ``max_attempts`` dispatches is escalated whatever its status: re-dispatching is
     bounded even with the wave breaker disabled.
     """
-    status = Status(agent.status) if agent.status else Status.FAILED
+    status = agent.status or Status.FAILED
     if status.is_success:
         return Recovery(action=Action.NONE, reason="finished")
     if record.attempts >= max_attempts:

@@ -33,7 +33,7 @@ __all__ = [
 def checkpointer(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord) -> Checkpointer:
     """The checkpointer of ``agent`` in ``wave``: its whole tree in a worktree, only its
     files in a shared tree."""
-    in_place = wave.isolation == Isolation.NONE
+    in_place = wave.isolation is Isolation.NONE
     return Checkpointer(
         agent.workspace,
         session_id=ctx.state.session,
@@ -50,7 +50,7 @@ async def restore_worktree_links(
     """Before seawall reads worktrees agents ran in: each ``.git`` link an agent changed
     is put back (what it left kept beside the wave's planted hooks) and reported, naming
     the agent, like any change to the repository's state."""
-    if wave.isolation != Isolation.WORKTREE:
+    if wave.isolation is not Isolation.WORKTREE:
         return
     save = snapshot_path(ctx.repo, ctx.state.session, wave.number).parent / "planted"
     pairs = [(record.task, Path(record.workspace)) for record in agents]
@@ -96,7 +96,7 @@ async def snapshot_unreported(
     with ``wip`` also a ``wip:`` snapshot with that reason."""
     await restore_worktree_links(ctx, wave, [record])
     points = checkpointer(ctx, wave, record)
-    paths = dirty_in_scope(ctx, wave, task) if wave.isolation == Isolation.NONE else None
+    paths = dirty_in_scope(ctx, wave, task) if wave.isolation is Isolation.NONE else None
     await points.acheckpoint(paths)
     snapshot = await points.awip(wip, paths) if wip else None
     return AgentRun(
@@ -112,7 +112,7 @@ def placeholder_record(ctx: WaveContext, wave: int, task: str) -> Path:
 async def drop_placeholders(ctx: WaveContext, wave: WaveRecord) -> None:
     """Remove the empty placeholders a killed supervisor left in the shared tree, and
     take them out of each agent's checkpoint: seawall made them, not the agent."""
-    if wave.isolation != Isolation.NONE:
+    if wave.isolation is not Isolation.NONE:
         return
     tasks = ctx.tasks(wave)
     for record in wave.agents:

@@ -72,7 +72,7 @@ class WaveContext:
 
     def baseline(self, wave: WaveRecord) -> Baseline | None:
         """The user files recorded before an in-place wave (None for a worktree wave)."""
-        return self.baselines.get(wave.number) if wave.isolation == Isolation.NONE else None
+        return self.baselines.get(wave.number) if wave.isolation is Isolation.NONE else None
 
     def run_file(self, wave: WaveRecord, task_id: str) -> Path:
         """Where one agent's run of ``wave`` is recorded the moment it ends."""

@@ -20,8 +20,8 @@ from typing import Any
 
 import anyio
 
+from seawall.breakers.wave import WaveBreakerState
 from seawall.carryover import CarryoverFiler, RetryPolicy
-from seawall.codec import to_data
 from seawall.errors import StateError
 from seawall.git.cleanup import remove_stale_check_worktrees
 from seawall.git.repo import ensure_excluded, open_repository, pin_base, require_no_operation
@@ -46,7 +46,7 @@ from seawall.session.step_types import PreparedWave, WaveReport
 from seawall.session.tasks import ready_tasks
 from seawall.session.wave_breaker import clear_for_resume
 from seawall.state.leadlease import check_lease, release_lease, take_lease
-from seawall.state.ledger import SessionPhase, SessionState, WavePhase
+from seawall.state.ledger import HaltReason, SessionPhase, SessionState, WavePhase
 from seawall.state.repolock import repository_lock
 from seawall.state.store import StateStore, latest_session
 from seawall.telemetry import GitLockRemoved, SessionStarted
@@ -185,7 +185,7 @@ class Session:
                 raise StateError(f"session {state.session} was killed; start a new one")
             if state.phase is SessionPhase.HALTED and state.halt is not None:
                 self.progress.log(f"resuming after: {state.halt.detail}")
-                if state.halt.reason == "session-time":
+                if state.halt.reason is HaltReason.SESSION_TIME:
                     SessionClock.grant(state)  # resuming is the choice to go on
                 state.halt = None
                 state.phase = SessionPhase.RUNNING
@@ -290,18 +290,18 @@ class Session:
             waves=len(state.waves),
             done=done,
             abandoned=abandoned,
-            breaker=to_data(state.breaker) or {},
+            breaker=state.breaker or WaveBreakerState(),
             state_md=self.store.paths.state_md,
             report=report if (report := report_path(self.store)).exists() else None,
             rate_limited=rate_limited(state),
-            halt=to_data(state.halt),
+            halt=state.halt,
             merged=sum(1 for wave in state.waves for agent in wave.agents if agent.merged),
             checks_failed=tuple(
                 wave.number
                 for wave in state.waves
                 if wave.target_after is not None
                 and wave.checks is not None
-                and wave.checks.verdict in ("known-failures", "failed-merged")
+                and wave.checks.verdict.merged_failing
             ),
         )
 

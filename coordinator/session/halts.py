@@ -12,7 +12,14 @@ its new tip.
 from __future__ import annotations
 
 from seawall.session.context import WaveContext
-from seawall.state.ledger import Halt, HaltedAgent, SessionPhase, WavePhase, WaveRecord
+from seawall.state.ledger import (
+    Halt,
+    HaltedAgent,
+    HaltReason,
+    SessionPhase,
+    WavePhase,
+    WaveRecord,
+)
 from seawall.state.render import checks_line
 from seawall.state.runs import AgentRun
 from seawall.telemetry import AgentStartFailed, ChecksRun, SessionHalted, WaveRebased
@@ -54,7 +61,7 @@ def halt_on_base_checks(ctx: WaveContext, wave: WaveRecord) -> None:
     detail = f"wave {wave.number}: {checks_line(wave)}"
     ctx.state.phase = SessionPhase.HALTED
     halt = Halt(
-        reason="checks-fail-at-base",
+        reason=HaltReason.CHECKS_FAIL_AT_BASE,
         detail=detail,
         wave=wave.number,
         next="fix the base (commit the fix, then `seawall resume --rebase`) or the "
@@ -101,7 +108,7 @@ async def halt_on_start_failures(ctx: WaveContext, wave: WaveRecord) -> bool:
     wave.phase = WavePhase.PREPARED
     ctx.state.phase = SessionPhase.HALTED
     ctx.state.halt = Halt(
-        reason="agent-start",
+        reason=HaltReason.AGENT_START,
         detail=detail,
         wave=wave.number,
         agents=tuple(agents),
@@ -139,8 +146,8 @@ def halt_on_rate_limit(ctx: WaveContext, wave: WaveRecord) -> None:
     re-dispatching into a rate limit only burns the rework budget."""
     detail = f"every agent of wave {wave.number} failed on a provider rate limit"
     ctx.state.phase = SessionPhase.HALTED
-    ctx.state.halt = Halt(reason="rate-limited", detail=detail, wave=wave.number)
-    ctx.events.append(SessionHalted(wave=wave.number, reason="rate-limited"))
+    ctx.state.halt = Halt(reason=HaltReason.RATE_LIMITED, detail=detail, wave=wave.number)
+    ctx.events.append(SessionHalted(wave=wave.number, reason=HaltReason.RATE_LIMITED))
     ctx.progress.log(f"{detail}; halted. `seawall resume` when the limit has reset")
 
 
@@ -167,7 +174,7 @@ async def halt_on_session_time(ctx: WaveContext, wave: WaveRecord | None) -> boo
     )
     ctx.state.phase = SessionPhase.HALTED
     halt = Halt(
-        reason="session-time",
+        reason=HaltReason.SESSION_TIME,
         detail=detail,
         wave=number,
         budget="session_minutes",

@@ -18,7 +18,7 @@ from seawall.git.checks import CheckRun, WaveIntegration, integrate_wave
 from seawall.git.merge import AgentChange, AgentMerge, FixTask
 from seawall.git.repo import open_repository, run_git
 from seawall.git.target import advance_target, restore_agent_files
-from seawall.model import ChecksPolicy, Status
+from seawall.model import ChecksPolicy, Isolation, Status
 from seawall.scope.matcher import ScopeMatcher
 from seawall.session.user_files import put_back_user_files
 from seawall.state.ledger import (
@@ -62,7 +62,7 @@ def merge_plan(repo: Path, wave: WaveRecord, *, strict: bool) -> MergePlan:
     refused: list[tuple[str, str]] = []
     scopes = {task.id: task.scope for task in wave.tasks}
     for agent in wave.agents:
-        status = Status(agent.status) if agent.status else Status.FAILED
+        status = agent.status or Status.FAILED
         if status not in MERGEABLE or agent.checkpoint is None:
             continue
         untouched = untouched_deletions(repo, wave.base, agent, scopes.get(agent.task, ()))
@@ -205,7 +205,7 @@ def checks_record(result: WaveIntegration) -> ChecksRecord | None:
     return ChecksRecord(
         passed=result.checks.passed,
         policy=result.policy,
-        verdict=str(result.verdict),
+        verdict=result.verdict,
         runs=result.check_runs,
         commit=result.checks.commit,
         failure=_failure(result.checks),
@@ -240,7 +240,7 @@ def branch_tip(repo: Path, branch: str) -> str | None:
 
 
 def in_place_paths(wave: WaveRecord) -> list[str]:
-    if wave.isolation != "none":
+    if wave.isolation is not Isolation.NONE:
         return []
     return sorted(
         {path for agent in wave.agents for path in agent.touched if not Path(path).is_absolute()}

@@ -4,30 +4,34 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
 
+from seawall.breakers.wave import WaveBreakerState
 from seawall.exitcodes import ExitCode
 from seawall.model import Status
-from seawall.state.ledger import SessionPhase, SessionState
+from seawall.state.ledger import Halt, HaltReason, SessionPhase, SessionState
 
-__all__ = ["SessionResult", "rate_limited"]
+__all__ = ["HALT_CODES", "SessionResult", "rate_limited"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionResult:
-    """How a session ended (or paused). ``exit_code`` is what ``seawall run`` returns."""
+    """How a session ended (or paused). ``exit_code`` is what ``seawall run`` returns.
+
+    ``breaker`` is the wave breaker's state (armed, with no counts, before the first
+    wave was fed to it); ``halt`` why the session halted when no breaker tripped."""
 
     session: str
     phase: SessionPhase
     waves: int
     done: tuple[str, ...]
     abandoned: tuple[str, ...]
-    breaker: Mapping[str, Any]
     state_md: Path
+    breaker: WaveBreakerState = field(default_factory=WaveBreakerState)
     rate_limited: bool = False
-    halt: Mapping[str, Any] | None = None
+    halt: Halt | None = None
     report: Path | None = None  # the session's HTML report, once written
     merged: int = 0  # agents whose work was merged, over all waves
     checks_failed: tuple[int, ...] = ()  # waves that merged with failing checks
@@ -37,7 +41,7 @@ class SessionResult:
         """What ``seawall run`` returns; the codes and their meanings are
         :class:`seawall.exitcodes.ExitCode`."""
         if self.phase is SessionPhase.HALTED:
-            return _HALT_CODES.get(str((self.halt or {}).get("reason")), ExitCode.HALTED)
+            return ExitCode.HALTED if self.halt is None else HALT_CODES[self.halt.reason]
         if self.checks_failed:
             return ExitCode.CHECKS_FAILED
         if not self.abandoned:
@@ -47,11 +51,15 @@ class SessionResult:
         return ExitCode.RATE_LIMITED if self.rate_limited else ExitCode.NOTHING_SUCCEEDED
 
 
-_HALT_CODES: Mapping[str, ExitCode] = {
-    "rate-limited": ExitCode.RATE_LIMITED,
-    "checks-fail-at-base": ExitCode.CHECKS_FAILED,
-    "agent-start": ExitCode.AGENT_START,
-}
+HALT_CODES: Mapping[HaltReason, ExitCode] = MappingProxyType(
+    {
+        HaltReason.AGENT_START: ExitCode.AGENT_START,
+        HaltReason.CHECKS_FAIL_AT_BASE: ExitCode.CHECKS_FAILED,
+        HaltReason.RATE_LIMITED: ExitCode.RATE_LIMITED,
+        HaltReason.SESSION_TIME: ExitCode.HALTED,
+    }
+)
+"""The exit code of a session halted for each reason (a tripped wave breaker: 3)."""
 
 
 _RATE_LIMIT = re.compile(

@@ -80,11 +80,11 @@ async def review_from_lead(ctx: WaveContext, outputs: Mapping[str, str]) -> Wave
     return WaveReport(
         session=state.session,
         wave=wave.number,
-        phase=str(state.phase),
+        phase=state.phase,
         agents=tuple(
             AgentReview(
                 task=a.task,
-                status=None if a.status is None else str(a.status),
+                status=a.status,
                 summary=a.summary,
                 remaining=a.remaining,
                 merged=a.merged,

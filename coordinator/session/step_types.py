@@ -3,7 +3,9 @@
 ``Session.prepare_wave`` returns a :class:`PreparedWave` (one :class:`AgentAssignment`
 per agent: its prompt, workspace, branch, scope and turn limit) and
 ``Session.review_wave`` a :class:`WaveReport` (one :class:`AgentReview` per agent: its
-status, summary, what remains, whether it merged, its carryover issue). ``to_json()``
+status, summary, what remains, whether it merged, its carryover issue). When there is
+no wave to prepare, ``seawall wave prepare`` prints a :class:`WaveDone` or, when the
+session halted, a :class:`WaveHalted`. ``to_json()``
 gives the document the command line prints, with ``"schema"`` naming its JSON Schema
 (``coordinator/lead/schemas/<name>.schema.json``, shipped in the package): a change that
 breaks readers changes the number after the slash.
@@ -18,8 +20,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from seawall.codec import decode_any, encode
-from seawall.state.ledger import ChecksRecord, Halt, Resolution, SetAsideRecord
+from seawall.codec import JsonObject, decode_any, encode
+from seawall.model import Enforcement, Isolation, Status
+from seawall.state.ledger import ChecksRecord, Halt, Resolution, SessionPhase, SetAsideRecord
 
 __all__ = [
     "SCHEMAS",
@@ -27,6 +30,8 @@ __all__ = [
     "AgentReview",
     "Document",
     "PreparedWave",
+    "WaveDone",
+    "WaveHalted",
     "WaveReport",
     "load_schema",
 ]
@@ -39,8 +44,8 @@ class Document:
 
     __slots__ = ()
 
-    def to_json(self) -> dict[str, Any]:
-        result: dict[str, Any] = decode_any(encode(self))
+    def to_json(self) -> JsonObject:  # JSON data, for a JSON Schema validator
+        result: JsonObject = decode_any(encode(self))
         return result
 
 
@@ -67,8 +72,8 @@ class PreparedWave(Document):
 
     session: str
     wave: int
-    isolation: str  # worktree | none
-    enforcement: str  # strict | warn | off
+    isolation: Isolation  # worktree | none
+    enforcement: Enforcement
     base: str  # the commit every agent starts from
     scope_manifest: str  # the path of the wave's scope manifest
     agents: tuple[AgentAssignment, ...]
@@ -88,7 +93,7 @@ class AgentReview(Document):
     stayed, and the fix task queued to reconcile them."""
 
     task: str
-    status: str | None  # done | no-tests-needed | partial | failed | spiral | blocked
+    status: Status | None
     summary: str
     remaining: str
     merged: bool
@@ -108,7 +113,7 @@ class WaveReport(Document):
 
     session: str
     wave: int
-    phase: str  # the session's phase after the review: running | done | halted
+    phase: SessionPhase  # the session's phase after the review
     agents: tuple[AgentReview, ...]
     pending: tuple[str, ...]
     set_aside: SetAsideRecord | None = None
@@ -121,6 +126,34 @@ class WaveReport(Document):
             if review.task == task:
                 return review
         raise KeyError(task)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaveDone(Document):
+    """Nothing is left to prepare (``seawall wave prepare``); ``then`` says how the
+    session ends."""
+
+    schema: str = field(default="seawall.wave-done/1", init=False)
+
+    session: str
+    wave: None = None
+    done: bool = True
+    then: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaveHalted(Document):
+    """The session halted instead of preparing a wave (``seawall wave prepare``):
+    ``halt`` says why, ``then`` how it continues."""
+
+    schema: str = field(default="seawall.wave-halted/1", init=False)
+
+    session: str
+    wave: None = None
+    done: bool = False
+    phase: SessionPhase = SessionPhase.HALTED
+    halt: Halt | None
+    then: str
 
 
 SCHEMAS: Mapping[str, str] = {
@@ -138,12 +171,12 @@ def _schema_text(name: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def load_schema(schema: str) -> dict[str, Any]:
+def load_schema(schema: str) -> JsonObject:
     """The JSON Schema of the document whose ``"schema"`` is ``schema`` (e.g.
     ``seawall.next/1``), self-contained: a ``$ref`` to a sibling file is replaced by that
     file's schema. KeyError for a name seawall does not ship."""
-    data: dict[str, Any] = json.loads(_schema_text(SCHEMAS[schema]))
-    inlined: dict[str, Any] = _inline(data)
+    data: JsonObject = json.loads(_schema_text(SCHEMAS[schema]))
+    inlined: JsonObject = _inline(data)
     return inlined
 
 

@@ -19,11 +19,12 @@ from pathlib import Path
 
 import pygit2
 
+from seawall.codec import decode, encode
 from seawall.git.baseline import Baseline, record_baseline, under
 from seawall.git.checkpoints import Checkpointer, CheckpointMode
 from seawall.git.repo import dirty_paths, open_repository, repo_relative, workdir
 from seawall.git.target import restore_agent_files, restore_path
-from seawall.runtime.files import atomic_write_text
+from seawall.runtime.files import atomic_write_bytes
 from seawall.scope.matcher import ScopeMatcher
 from seawall.state.ledger import SetAsideRecord, WaveRecord
 
@@ -71,10 +72,11 @@ class WaveBaselines:
     def get(self, wave: int) -> Baseline | None:
         """The baseline of ``wave``, or None when none was recorded."""
         if wave not in self._known:
-            found = Baseline.load(baseline_path(self._wave_dir(wave)))
-            if found is None:
+            try:
+                data = baseline_path(self._wave_dir(wave)).read_bytes()
+            except FileNotFoundError:
                 return None
-            self._known[wave] = found
+            self._known[wave] = decode(data, Baseline)
         return self._known[wave]
 
 
@@ -105,7 +107,7 @@ def take_baseline(
         copy = keeper.wip("the user's files in an agent's scope, before dispatch", covered)
     baseline = baseline.with_copy(copy)
     save_to.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(save_to, baseline.to_json())
+    atomic_write_bytes(save_to, encode(baseline))
     return baseline
 
 

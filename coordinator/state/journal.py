@@ -32,11 +32,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
-from seawall.codec import decode_any, encode
+from seawall.codec import JsonObject, decode_any, encode
 from seawall.errors import StateError
 from seawall.runtime.files import fsync_dir, write_temp
 from seawall.state.ledger import SCHEMA_VERSION, SessionState
@@ -75,7 +74,7 @@ def snapshot_bytes(parts: dict[str, bytes], seq: int) -> bytes:
     )
 
 
-def apply_line(data: dict[str, Any], line: dict[str, Any]) -> None:
+def apply_line(data: JsonObject, line: JsonObject) -> None:
     """Apply one journal line to a ledger held as JSON-shaped values."""
     for key in line.get("drop", ()):
         _drop(data, str(key))
@@ -94,7 +93,7 @@ def apply_line(data: dict[str, Any], line: dict[str, Any]) -> None:
             raise ValueError(f"unknown ledger part {key!r}")
 
 
-def _drop(data: dict[str, Any], key: str) -> None:
+def _drop(data: JsonObject, key: str) -> None:
     if key.startswith("task/"):
         data.get("tasks", {}).pop(key.removeprefix("task/"), None)
     elif key.startswith("wave/"):
@@ -102,7 +101,7 @@ def _drop(data: dict[str, Any], key: str) -> None:
         data["waves"] = [w for w in data.get("waves", []) if w.get("number") != number]
 
 
-def read_lines(path: Path, base: int) -> tuple[list[dict[str, Any]], int]:
+def read_lines(path: Path, base: int) -> tuple[list[JsonObject], int]:
     """The journal lines of snapshot ``base``, in order, and the byte length of the
     journal's whole lines (a torn last line is not counted: it is cut off on the next
     append). A damaged line that is not the last one is a StateError naming it."""
@@ -110,7 +109,7 @@ def read_lines(path: Path, base: int) -> tuple[list[dict[str, Any]], int]:
         raw = path.read_bytes()
     except FileNotFoundError:
         return [], 0
-    lines: list[dict[str, Any]] = []
+    lines: list[JsonObject] = []
     good = 0
     chunks = raw.split(b"\n")
     for number, chunk in enumerate(chunks[:-1], start=1):

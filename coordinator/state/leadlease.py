@@ -16,15 +16,15 @@ taken over with a note, so nothing stays stuck.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from seawall.codec import decode, encode
 from seawall.errors import SessionLockedError
-from seawall.runtime.files import atomic_write_text
+from seawall.runtime.files import atomic_write_bytes
 
 __all__ = ["Lease", "check_lease", "lead_process", "release_lease", "take_lease"]
 
@@ -40,8 +40,8 @@ class Lease:
     session: str
     wave: int
     pid: int
-    started: int
-    since: float
+    started: int = 0
+    since: float = 0.0
 
     def alive(self) -> bool:
         """Whether the holder still runs (the same process, not a reused pid)."""
@@ -107,15 +107,8 @@ def lead_process() -> int:
 def read_lease(repo: Path) -> Lease | None:
     """The recorded lease, or None (none, or unreadable: a lease is advisory)."""
     try:
-        data = json.loads(_path(repo).read_text(encoding="utf-8"))
-        return Lease(
-            session=str(data["session"]),
-            wave=int(data["wave"]),
-            pid=int(data["pid"]),
-            started=int(data.get("started", 0)),
-            since=float(data.get("since", 0.0)),
-        )
-    except (OSError, ValueError, KeyError, TypeError):
+        return decode(_path(repo).read_bytes(), Lease)
+    except (OSError, ValueError):  # msgspec's DecodeError and ValidationError
         return None
 
 
@@ -124,14 +117,7 @@ def take_lease(repo: Path, *, session: str, wave: int) -> Lease:
     the repository lock held, after ``check_lease``."""
     pid = lead_process()
     lease = Lease(session=session, wave=wave, pid=pid, started=_start_ticks(pid), since=time.time())
-    record = {
-        "session": lease.session,
-        "wave": lease.wave,
-        "pid": lease.pid,
-        "started": lease.started,
-        "since": round(lease.since, 3),
-    }
-    atomic_write_text(_path(repo), json.dumps(record) + "\n")
+    atomic_write_bytes(_path(repo), encode(replace(lease, since=round(lease.since, 3))) + b"\n")
     return lease
 
 

@@ -17,7 +17,10 @@ from seawall.model import (
     BaselineChecks,
     CheckFailure,
     ChecksPolicy,
+    CheckVerdict,
     Dropped,
+    Enforcement,
+    Isolation,
     IssueRef,
     Resolution,
     SetAsideRecord,
@@ -25,6 +28,7 @@ from seawall.model import (
     Task,
 )
 from seawall.stagnation.finding import Finding
+from seawall.state.halt import Halt, HaltedAgent, HaltReason
 from seawall.state.runs import AgentRun
 
 __all__ = [
@@ -35,6 +39,7 @@ __all__ = [
     "ChecksRecord",
     "Dropped",
     "Halt",
+    "HaltReason",
     "HaltedAgent",
     "IssueRef",
     "Resolution",
@@ -114,13 +119,12 @@ class WavePhase(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChecksRecord:
-    """A wave's checks: whether they passed, under which policy, the verdict
-    (``seawall.git.checks.CheckVerdict``'s value), how many runs it took, the commit
-    checked, what failed there, and the base's own run."""
+    """A wave's checks: whether they passed, under which policy, the verdict, how many
+    runs it took, the commit checked, what failed there, and the base's own run."""
 
     passed: bool
     policy: ChecksPolicy = ChecksPolicy.BLOCK
-    verdict: str = "none"
+    verdict: CheckVerdict = CheckVerdict.NONE
     runs: int = 0
     commit: str = ""
     failure: CheckFailure | None = None
@@ -181,8 +185,8 @@ class AgentRecord(Tracked):
 class WaveRecord(Tracked):
     number: int
     tasks: list[Task]  # the tasks dispatched
-    isolation: str
-    enforcement: str
+    isolation: Isolation  # as resolved: worktree or none
+    enforcement: Enforcement
     max_turns: int
     isolation_reason: str = ""
     enforcement_reason: str = ""
@@ -228,37 +232,6 @@ class TaskRecord(Tracked):
     signatures: list[str] = field(default_factory=list)
     origin: Task | None = None  # the task as the plan first gave it
     abandoned: bool = False  # escalated with a carryover issue; not dispatched again
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HaltedAgent:
-    """An agent that could not start, as a halt on agent start names it."""
-
-    task: str
-    reason: str = ""
-    exit_code: int | None = None
-    stderr: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Halt:
-    """Why the session halted when no breaker tripped, and the one next step.
-
-    ``reason`` says which halt it is (``agent-start``, ``checks-fail-at-base``,
-    ``rate-limited``, ``session-time``); the fields after ``next`` belong to one reason
-    each: ``agents`` and ``stderr`` to ``agent-start``, ``budget``, ``elapsed_s`` and
-    ``limit_s`` to ``session-time``.
-    """
-
-    reason: str
-    detail: str
-    wave: int = 0
-    next: str | None = None
-    agents: tuple[HaltedAgent, ...] = ()
-    stderr: str | None = None
-    budget: str | None = None
-    elapsed_s: float | None = None
-    limit_s: float | None = None
 
 
 @dataclass(slots=True, kw_only=True)

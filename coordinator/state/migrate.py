@@ -17,15 +17,15 @@ step runs again on the ledger once its journal is applied (``after_journal``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from seawall.codec import JsonObject
 from seawall.errors import StateError
 from seawall.state.ledger import SCHEMA_VERSION
 
 __all__ = ["after_journal", "migrate"]
 
 
-def _from_1(data: dict[str, Any]) -> dict[str, Any]:
+def _from_1(data: JsonObject) -> JsonObject:
     data.pop("extra", None)
     data["seq"] = 0
     for wave in data.get("waves") or ():
@@ -35,14 +35,14 @@ def _from_1(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _from_2(data: dict[str, Any]) -> dict[str, Any]:
+def _from_2(data: JsonObject) -> JsonObject:
     for key in ("halt", "breaker"):
         if data.get(key) == {}:
             data[key] = None
     return data
 
 
-def after_journal(data: dict[str, Any]) -> dict[str, Any]:
+def after_journal(data: JsonObject) -> JsonObject:
     """``data`` once its journal is applied: the lines a schema-2 writer appended (or a
     newer writer appended to a schema-2 snapshot) brought back schema 2's shapes."""
     return _from_2(data)
@@ -51,7 +51,7 @@ def after_journal(data: dict[str, Any]) -> dict[str, Any]:
 _STEPS = {1: _from_1, 2: _from_2}
 
 
-def migrate(data: dict[str, Any], path: Path) -> dict[str, Any]:
+def migrate(data: JsonObject, path: Path) -> JsonObject:
     """``data`` (a snapshot read from ``path``) in the current schema, without ``schema``."""
     schema = data.pop("schema", None)
     while schema != SCHEMA_VERSION:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from seawall.model import CheckVerdict
 from seawall.state.ledger import AgentRecord, Resolution, SessionState, SetAsideRecord, WaveRecord
 from seawall.state.refusals import Refusals
 from seawall.state.runs import AgentRun
@@ -214,7 +215,7 @@ def checks_summary(wave: WaveRecord) -> str | None:
     """A wave's check results in a few words; None when no check ran."""
     if not wave.checks:
         return None
-    return checks_line(wave) or wave.checks.verdict or "passed"
+    return checks_line(wave) or str(wave.checks.verdict)
 
 
 def checks_line(wave: WaveRecord) -> str | None:
@@ -230,14 +231,14 @@ def checks_line(wave: WaveRecord) -> str | None:
         if failure is not None
         else "the checks fail"
     )
-    if verdict == "failed-merged":
+    if verdict is CheckVerdict.FAILED_MERGED:
         return f'merged with failing checks ({what}) under checks_policy = "warn"'
-    if verdict == "known-failures":
+    if verdict is CheckVerdict.KNOWN_FAILURES:
         return (
             f"merged with failing checks ({what}): the base {wave.base[:12]} fails them "
             'the same way (checks_policy = "baseline")'
         )
-    if verdict == "base-fails":
+    if verdict is CheckVerdict.BASE_FAILS:
         return (
             f"not merged: the checks fail on the wave base {wave.base[:12]} too ({what}; "
             'checks_policy = "block")'

@@ -11,15 +11,24 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from seawall.codec import decode, encode
 from seawall.errors import SessionLockedError
 
-__all__ = ["repository_lock"]
+__all__ = ["LockHolder", "repository_lock"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LockHolder:
+    """Who holds the lock, as its file says (``?`` and None: it does not say)."""
+
+    session: str = "?"
+    pid: int | None = None
+    command: str = "?"
 
 
 @contextlib.contextmanager
@@ -41,17 +50,17 @@ def repository_lock(
             holder = _read(fd)
             raise SessionLockedError(
                 f"another seawall session is live in {repo}: session "
-                f"{holder.get('session', '?')} (pid {holder.get('pid', '?')}, "
-                f"`seawall {holder.get('command', '?')}`). One session runs per repository: "
+                f"{holder.session} (pid {'?' if holder.pid is None else holder.pid}, "
+                f"`seawall {holder.command}`). One session runs per repository: "
                 "wait for it to finish, or stop that process"
             ) from None
         previous = _read(fd)
-        if previous.get("pid") not in (None, os.getpid()):
+        if previous.pid not in (None, os.getpid()):
             on_takeover(
-                f"took over the repository lock of session {previous.get('session', '?')} "
-                f"(pid {previous.get('pid')} is no longer running)"
+                f"took over the repository lock of session {previous.session} "
+                f"(pid {previous.pid} is no longer running)"
             )
-        _write(fd, {"session": session, "pid": os.getpid(), "command": command})
+        _write(fd, LockHolder(session=session, pid=os.getpid(), command=command))
         try:
             yield
         finally:
@@ -61,16 +70,16 @@ def repository_lock(
         os.close(fd)
 
 
-def _read(fd: int) -> dict[str, Any]:
+def _read(fd: int) -> LockHolder:
+    """The holder the file names; an empty or unreadable file names none."""
     try:
         raw = os.pread(fd, 4096, 0)
-        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        return decode(raw, LockHolder) if raw.strip() else LockHolder()
+    except (OSError, ValueError):  # msgspec's DecodeError and ValidationError
+        return LockHolder()
 
 
-def _write(fd: int, record: dict[str, Any]) -> None:
+def _write(fd: int, holder: LockHolder) -> None:
     with contextlib.suppress(OSError):  # the record is informational; the flock is the lock
         os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(record).encode("utf-8") + b"\n", 0)
+        os.pwrite(fd, encode(holder) + b"\n", 0)

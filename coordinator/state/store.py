@@ -15,11 +15,10 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
-from seawall.codec import decode_any, from_data
+from seawall.codec import JsonObject, decode_any, from_data
 from seawall.errors import StateError
 from seawall.runtime.files import file_lock, write_in_place
 from seawall.state.journal import Journal, apply_line, read_lines
@@ -183,13 +182,13 @@ def read_ledger(path: Path) -> LedgerRead:
     return LedgerRead(state=state, base=base, seq=lines[-1]["seq"] if lines else base, size=size)
 
 
-def ledger_data(path: Path) -> dict[str, Any]:
+def ledger_data(path: Path) -> JsonObject:
     """The ledger at ``path`` (snapshot and journal) as JSON-shaped values, in the
     current schema but not checked field by field (for readers of a few keys)."""
     return _read(path)[0]
 
 
-def _read(path: Path) -> tuple[dict[str, Any], int, list[dict[str, Any]], int]:
+def _read(path: Path) -> tuple[JsonObject, int, list[JsonObject], int]:
     try:
         data = decode_any(path.read_bytes())
     except FileNotFoundError:

@@ -24,6 +24,7 @@ runner needs longer than 10 seconds to stop an agent.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -67,16 +68,15 @@ class AgentRunnerContract:
 
     def request(self, task_id: str, workspace: Path, **overrides: Any) -> AgentRequest:
         """The request the kit sends; override to add your runner's needs."""
-        fields: dict[str, Any] = {
-            "task_id": task_id,
-            "prompt": f"Conformance task {task_id}. End with STATUS: done",
-            "workspace": workspace,
-            "session": "conformance",
-            "wave": 1,
-            "max_turns": 5,
-        }
-        fields.update(overrides)
-        return AgentRequest(**fields)
+        request = AgentRequest(
+            task_id=task_id,
+            prompt=f"Conformance task {task_id}. End with STATUS: done",
+            workspace=workspace,
+            session="conformance",
+            wave=1,
+            max_turns=5,
+        )
+        return replace(request, **overrides)
 
     async def test_finish_returns_a_successful_result(
         self, runner: AgentRunner, workspace: Path

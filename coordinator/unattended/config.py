@@ -117,7 +117,7 @@ def load_settings(
     return settings
 
 
-def _file_values(path: Path) -> dict[str, Any]:
+def _file_values(path: Path) -> dict[str, Any]:  # from the user's file, checked
     """The settings the ``[runner]`` table of ``path`` sets, converted and checked."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -147,7 +147,7 @@ def _at(path: Path, text: str, field: str) -> str:
     return f"{path}:{line}" if line else str(path)
 
 
-def _env_values(env: Mapping[str, str]) -> dict[str, Any]:
+def _env_values(env: Mapping[str, str]) -> dict[str, Any]:  # the user's variables, checked
     """The settings the ``SEAWALL_RUNNER_*`` variables set, converted and checked."""
     values = {
         name[len(ENV_PREFIX) :].lower(): value

@@ -13,15 +13,17 @@ log before compaction is kept in ``attempted.jsonl.1``.
 from __future__ import annotations
 
 import errno
-import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated
 
+import msgspec
+
+from seawall.codec import decode, encode
 from seawall.errors import StateError
-from seawall.runtime.files import atomic_write_bytes, atomic_write_text
+from seawall.runtime.files import atomic_write_bytes
 from seawall.unattended.outcomes import (
     ChainEffect,
     Outcome,
@@ -40,19 +42,24 @@ __all__ = [
     "Run",
     "group_runs",
     "item_histories",
+    "read_row",
+    "row_line",
     "rows_to_keep",
 ]
 
 COMPACT_KEEP_SEC = 30 * 86_400.0
 
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AttemptRow:
-    """One row of ``attempted.jsonl``."""
 
-    item: str
-    task: str  # one run: every row a run writes carries its task id
-    outcome: str
+class AttemptRow(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One row of ``attempted.jsonl``; the fields a row does not have are left out of
+    its line. ``outcome`` stays a string: a row may come from a newer writer, and an
+    outcome this version does not know counts as a failure (see ``outcomes``)."""
+
+    item: NonEmpty
+    task: NonEmpty  # one run: every row a run writes carries its task id
+    outcome: NonEmpty
     ts: float
     publish_gate: str | None = None  # the publish step that refused, on such rows
     exit_code: int | None = None
@@ -60,50 +67,15 @@ class AttemptRow:
     detail: str | None = None
     signature: str | None = None  # of a failed run's error lines: the same failure again?
 
-    def to_json(self) -> str:
-        """The row as one JSON line (without the newline); absent fields are left out."""
-        data: dict[str, Any] = {
-            "item": self.item,
-            "task": self.task,
-            "outcome": self.outcome,
-            "ts": round(self.ts, 3),
-        }
-        for key in ("publish_gate", "exit_code", "duration_sec", "detail", "signature"):
-            value = getattr(self, key)
-            if value is not None:
-                data[key] = value
-        return json.dumps(data, ensure_ascii=False)
 
-    @classmethod
-    def from_json(cls, line: str) -> AttemptRow:
-        """Parse one line; raises ``ValueError`` for anything that is not a valid row."""
-        data = json.loads(line)
-        if not isinstance(data, dict):
-            raise ValueError("a row must be a JSON object")
-        for key in ("item", "task", "outcome"):
-            if not isinstance(data.get(key), str) or not data[key]:
-                raise ValueError(f"a row needs a non-empty string {key!r}")
-        ts = data.get("ts")
-        if isinstance(ts, bool) or not isinstance(ts, int | float):
-            raise ValueError("a row needs a numeric 'ts'")
-        gate, code, duration, detail, signature = (
-            data.get("publish_gate"),
-            data.get("exit_code"),
-            data.get("duration_sec"),
-            data.get("detail"),
-            data.get("signature"),
-        )
-        return cls(
-            item=data["item"],
-            task=data["task"],
-            outcome=data["outcome"],
-            ts=float(ts),
-            publish_gate=gate if isinstance(gate, str) else None,
-            exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
-            duration_sec=float(duration) if isinstance(duration, int | float) else None,
-            detail=detail if isinstance(detail, str) else None,
-            signature=signature if isinstance(signature, str) else None,
-        )
+def row_line(row: AttemptRow) -> bytes:
+    """The row as one line of the file (its time to the millisecond)."""
+    return encode(msgspec.structs.replace(row, ts=round(row.ts, 3))) + b"\n"
+
+
+def read_row(line: str) -> AttemptRow:
+    """One line read back; ``ValueError`` (naming the field) for anything else."""
+    return decode(line, AttemptRow)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -172,7 +144,7 @@ class Ledger:
 
     def append(self, row: AttemptRow) -> None:
         """Append one row; a full disk is a ``StateError`` (the attempt must be recorded)."""
-        data = (row.to_json() + "\n").encode("utf-8")
+        data = row_line(row)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -197,8 +169,8 @@ class Ledger:
             if not line.strip():
                 continue
             try:
-                rows.append(AttemptRow.from_json(line))
-            except ValueError:  # json.JSONDecodeError is a ValueError
+                rows.append(read_row(line))
+            except ValueError:  # msgspec's DecodeError and ValidationError
                 bad += 1
         return LedgerRead(rows=tuple(rows), bad_lines=bad)
 
@@ -225,14 +197,14 @@ class Ledger:
         rows = self.read().rows
         keep = rows_to_keep(rows, now=now, keep_sec=keep_sec)
         kept = [row for row, stays in zip(rows, keep, strict=True) if stays]
-        text = "".join(row.to_json() + "\n" for row in kept)
+        data = b"".join(row_line(row) for row in kept)
         atomic_write_bytes(self.backup_path, original)
-        atomic_write_text(self.path, text)
+        atomic_write_bytes(self.path, data)
         return Compaction(
             rows_before=len(rows),
             rows_after=len(kept),
             bytes_before=size,
-            bytes_after=len(text.encode("utf-8")),
+            bytes_after=len(data),
         )
 
 

@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+import msgspec
+
+from seawall.codec import decode, encode
 from seawall.runtime.files import atomic_write_bytes
+from seawall.unattended.report import TickReport
 
 __all__ = [
     "LOG_KEEP_BYTES",
@@ -74,13 +76,13 @@ def truncate_log(
     return Truncation(bytes_before=size, bytes_kept=len(tail))
 
 
-def _append_line(path: Path, line: str) -> bool:
+def _append_line(path: Path, line: bytes) -> bool:
     """One ``write`` on an ``O_APPEND`` descriptor; False when the disk is full."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, line.encode("utf-8"))
+            os.write(fd, line)
         finally:
             os.close(fd)
     except OSError as exc:
@@ -103,36 +105,38 @@ class RunnerLog:
 
     def write(self, message: str) -> bool:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._clock()))
-        return _append_line(self.path, f"{stamp} seawall runner: {message}\n")
+        return _append_line(self.path, f"{stamp} seawall runner: {message}\n".encode())
 
     def truncate(self, *, max_bytes: int) -> Truncation | None:
         return truncate_log(self.path, max_bytes=max_bytes)
 
 
 class TickLog:
-    """``ticks.jsonl``: one JSON object per tick, trimmed to the newest lines."""
+    """``ticks.jsonl``: one ``TickReport`` per line, trimmed to the newest lines."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def append(self, record: Mapping[str, Any]) -> bool:
-        return _append_line(self.path, json.dumps(dict(record), ensure_ascii=False) + "\n")
+    def append(self, report: TickReport) -> bool:
+        """Append the tick's line (its times to the millisecond); False on a full disk."""
+        rounded = msgspec.structs.replace(
+            report, ts=round(report.ts, 3), duration_sec=round(report.duration_sec, 3)
+        )
+        return _append_line(self.path, encode(rounded) + b"\n")
 
-    def read(self, *, last: int | None = None) -> list[dict[str, Any]]:
-        """The newest ``last`` records (all without ``last``), oldest first."""
+    def read(self, *, last: int | None = None) -> list[TickReport]:
+        """The newest ``last`` ticks (all without ``last``), oldest first."""
         try:
             lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
         except FileNotFoundError:
             return []
-        records: list[dict[str, Any]] = []
+        reports: list[TickReport] = []
         for line in lines[-last:] if last else lines:
             try:
-                value = json.loads(line)
-            except ValueError:
+                reports.append(decode(line, TickReport))
+            except ValueError:  # msgspec's DecodeError and ValidationError
                 continue  # a torn line after a crash: telemetry, not a reason to fail
-            if isinstance(value, dict):
-                records.append(value)
-        return records
+        return reports
 
     def trim(self, *, max_bytes: int, keep_lines: int) -> Truncation | None:
         """Past ``max_bytes``, keep only the newest ``keep_lines`` lines (atomic rewrite)."""

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
+from seawall.codec import decode, encode_text
 from seawall.errors import ConfigurationError, StateError
 from seawall.runtime.files import atomic_write_text, file_lock
 from seawall.unattended.ledger import ItemHistory
@@ -96,17 +96,20 @@ class QueueFile:
         except FileNotFoundError:
             return Queue()
         try:
-            return _queue_from_json(json.loads(text))
-        except (ValueError, KeyError, TypeError) as exc:
+            written = decode(text, _QueueFile)
+            if written.schema != QUEUE_SCHEMA:
+                raise ValueError(f"unknown schema {written.schema!r}, expected {QUEUE_SCHEMA}")
+        except ValueError as exc:  # msgspec's DecodeError and ValidationError too
             raise StateError(
                 f"{self.path} is not a valid runner queue ({exc}); fix or remove it"
             ) from exc
+        return written.queue()
 
     def update(self, change: Callable[[Queue], Queue]) -> Queue:
         """Apply ``change`` to the current queue under the lock and write the result."""
         with file_lock(self.lock_path, what="the runner queue"):
             queue = change(self.load())
-            atomic_write_text(self.path, json.dumps(_queue_to_json(queue), indent=2) + "\n")
+            atomic_write_text(self.path, encode_text(_QueueFile.of(queue)) + "\n")
             return queue
 
     def enqueue_plan(self, plan: Path, *, now: float) -> QueueItem:
@@ -235,49 +238,35 @@ def _slug(text: str) -> str:
     return slug or "item"
 
 
-def _queue_to_json(queue: Queue) -> dict[str, Any]:
-    return {
-        "schema": QUEUE_SCHEMA,
-        "blocked_reason": queue.blocked_reason,
-        "override": queue.override,
-        "next_seq": queue.next_seq,
-        "items": [
-            {
-                "id": item.id,
-                "plan": item.plan,
-                "source": str(item.source),
-                "issue": item.issue,
-                "title": item.title,
-                "enqueued_at": item.enqueued_at,
-            }
-            for item in queue.items
-        ],
-    }
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _QueueFile:
+    """``queue.json`` as written: the schema number, then the queue (``next_seq``
+    defaults to the one after the items)."""
 
+    schema: int
+    blocked_reason: str | None = None
+    override: bool = False
+    next_seq: int | None = None
+    items: tuple[QueueItem, ...] = ()
 
-def _queue_from_json(data: Any) -> Queue:
-    if not isinstance(data, dict):
-        raise ValueError("the top level must be an object")
-    if data.get("schema") != QUEUE_SCHEMA:
-        raise ValueError(f"unknown schema {data.get('schema')!r}, expected {QUEUE_SCHEMA}")
-    reason = data.get("blocked_reason")
-    items = tuple(
-        QueueItem(
-            id=str(raw["id"]),
-            plan=str(raw["plan"]),
-            source=ItemSource(raw.get("source", ItemSource.PLAN)),
-            issue=None if raw.get("issue") is None else str(raw["issue"]),
-            title=str(raw.get("title", "")),
-            enqueued_at=float(raw.get("enqueued_at", 0.0)),
+    @classmethod
+    def of(cls, queue: Queue) -> _QueueFile:
+        return cls(
+            schema=QUEUE_SCHEMA,
+            blocked_reason=queue.blocked_reason,
+            override=queue.override,
+            next_seq=queue.next_seq,
+            items=queue.items,
         )
-        for raw in data.get("items", [])
-    )
-    return Queue(
-        items=items,
-        blocked_reason=None if reason is None else str(reason),
-        override=bool(data.get("override", False)),
-        next_seq=int(data.get("next_seq", len(items) + 1)),
-    )
+
+    def queue(self) -> Queue:
+        next_seq = len(self.items) + 1 if self.next_seq is None else self.next_seq
+        return Queue(
+            items=self.items,
+            blocked_reason=self.blocked_reason,
+            override=self.override,
+            next_seq=next_seq,
+        )
 
 
 def next_item(

@@ -1,10 +1,10 @@
-"""What one tick did: the ``TickReport`` and its ``ticks.jsonl`` line."""
+"""What one tick did: the ``TickReport``, one line of ``ticks.jsonl``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+
+import msgspec
 
 from seawall.unattended.breaker import BreakerState
 
@@ -19,12 +19,12 @@ class TickAction(StrEnum):
     BUSY = "busy"  # another tick still holds the lock
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TickReport:
-    """What one tick did; ``to_record`` is its ``ticks.jsonl`` line."""
+class TickReport(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What one tick did; its ``ticks.jsonl`` line leaves out the fields it does not
+    have (no item, no probe, no transitions)."""
 
-    action: TickAction
     ts: float
+    action: TickAction
     duration_sec: float
     consecutive_failures_before: int | None
     breaker: BreakerState | None = None  # the breaker's state after the tick
@@ -35,23 +35,3 @@ class TickReport:
     override: bool = False  # ``seawall runner resume`` let this run through
     events: tuple[str, ...] = ()  # transitions: breaker-open, breaker-closed, ...
     detail: str | None = None
-
-    def to_record(self) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "ts": round(self.ts, 3),
-            "action": str(self.action),
-            "duration_sec": round(self.duration_sec, 3),
-            "consecutive_failures_before": self.consecutive_failures_before,
-        }
-        optional = {
-            "breaker": None if self.breaker is None else str(self.breaker),
-            "item": self.item,
-            "task": self.task,
-            "outcome": self.outcome,
-            "probe": self.probe or None,
-            "override": self.override or None,
-            "events": list(self.events) or None,
-            "detail": self.detail,
-        }
-        record.update({key: value for key, value in optional.items() if value is not None})
-        return record

@@ -8,11 +8,10 @@ the ledger shows them, and the newest lines of ``ticks.jsonl``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from seawall.unattended.breaker import (
     BreakerState,
@@ -27,8 +26,19 @@ from seawall.unattended.logs import TickLog
 from seawall.unattended.outcomes import Outcome, is_parked
 from seawall.unattended.paths import RunnerPaths, format_ts
 from seawall.unattended.queue import QueueFile, QueueItem
+from seawall.unattended.report import TickReport
 
-__all__ = ["ItemState", "ItemStatus", "RunnerStatus", "render_status", "runner_status"]
+__all__ = [
+    "BreakerView",
+    "ItemState",
+    "ItemStatus",
+    "ItemView",
+    "RateLimitView",
+    "RunnerStatus",
+    "RunnerStatusDocument",
+    "render_status",
+    "runner_status",
+]
 
 
 class ItemState(StrEnum):
@@ -48,6 +58,53 @@ class ItemStatus:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BreakerView:
+    """The breaker as ``runner status --json`` shows it (``opened_by``: the outcome of
+    the newest failed run of the chain)."""
+
+    state: BreakerState
+    consecutive_failures: int
+    limit: int
+    next_probe_at: float | None
+    opened_by: str | None
+    same_failure: str | None
+    distinct_failures: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateLimitView:
+    consecutive: int
+    wait_until: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ItemView:
+    """One queue item as ``runner status --json`` shows it."""
+
+    id: str
+    plan: str
+    state: ItemState
+    runs: int
+    failures: int
+    last_outcome: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunnerStatusDocument:
+    """``seawall runner status --json``."""
+
+    dir: str
+    now: float
+    blocked_reason: str | None
+    override: bool
+    breaker: BreakerView
+    rate_limit: RateLimitView
+    items: tuple[ItemView, ...]
+    last_ticks: tuple[TickReport, ...]
+    unreadable_rows: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunnerStatus:
     """A snapshot of one runner directory."""
 
@@ -58,43 +115,43 @@ class RunnerStatus:
     override: bool
     breaker: BreakerStatus
     rate_limit: RateLimitStatus
-    last_ticks: tuple[Mapping[str, Any], ...]
+    last_ticks: tuple[TickReport, ...]
     unreadable_rows: int
 
-    def to_json(self) -> dict[str, Any]:
-        """The snapshot as plain JSON data (``seawall runner status --json``)."""
-        return {
-            "dir": str(self.dir),
-            "now": self.now,
-            "blocked_reason": self.blocked_reason,
-            "override": self.override,
-            "breaker": {
-                "state": str(self.breaker.state),
-                "consecutive_failures": self.breaker.consecutive_failures,
-                "limit": self.breaker.limit,
-                "next_probe_at": self.breaker.next_probe_at,
-                "opened_by": self.breaker.opened_by.outcome if self.breaker.opened_by else None,
-                "same_failure": self.breaker.same_failure,
-                "distinct_failures": self.breaker.distinct_failures,
-            },
-            "rate_limit": {
-                "consecutive": self.rate_limit.consecutive,
-                "wait_until": self.rate_limit.wait_until,
-            },
-            "items": [
-                {
-                    "id": s.item.id,
-                    "plan": s.item.plan,
-                    "state": str(s.state),
-                    "runs": s.runs,
-                    "failures": s.failures,
-                    "last_outcome": s.last_outcome,
-                }
+    def document(self) -> RunnerStatusDocument:
+        """The snapshot as ``seawall runner status --json`` prints it."""
+        breaker = self.breaker
+        return RunnerStatusDocument(
+            dir=str(self.dir),
+            now=self.now,
+            blocked_reason=self.blocked_reason,
+            override=self.override,
+            breaker=BreakerView(
+                state=breaker.state,
+                consecutive_failures=breaker.consecutive_failures,
+                limit=breaker.limit,
+                next_probe_at=breaker.next_probe_at,
+                opened_by=breaker.opened_by.outcome if breaker.opened_by else None,
+                same_failure=breaker.same_failure,
+                distinct_failures=breaker.distinct_failures,
+            ),
+            rate_limit=RateLimitView(
+                consecutive=self.rate_limit.consecutive, wait_until=self.rate_limit.wait_until
+            ),
+            items=tuple(
+                ItemView(
+                    id=s.item.id,
+                    plan=s.item.plan,
+                    state=s.state,
+                    runs=s.runs,
+                    failures=s.failures,
+                    last_outcome=s.last_outcome,
+                )
                 for s in self.items
-            ],
-            "last_ticks": [dict(t) for t in self.last_ticks],
-            "unreadable_rows": self.unreadable_rows,
-        }
+            ),
+            last_ticks=self.last_ticks,
+            unreadable_rows=self.unreadable_rows,
+        )
 
 
 def runner_status(
@@ -196,18 +253,14 @@ def _breaker_line(status: RunnerStatus) -> str:
     return line
 
 
-def _tick_line(tick: Mapping[str, Any]) -> str:
-    ts = tick.get("ts")
-    stamp = format_ts(float(ts)) if isinstance(ts, int | float) else "?"
-    parts = [stamp, str(tick.get("action", "?"))]
-    if tick.get("item"):
-        parts.append(str(tick["item"]))
-    if tick.get("outcome"):
-        parts.append(f"-> {tick['outcome']}")
-    duration = tick.get("duration_sec")
-    if isinstance(duration, int | float):
-        parts.append(f"({duration:.1f}s)")
-    parts.append(f"failures before: {tick.get('consecutive_failures_before', '?')}")
-    if tick.get("events"):
-        parts.append(f"[{', '.join(map(str, tick['events']))}]")
+def _tick_line(tick: TickReport) -> str:
+    parts = [format_ts(tick.ts), str(tick.action)]
+    if tick.item:
+        parts.append(tick.item)
+    if tick.outcome:
+        parts.append(f"-> {tick.outcome}")
+    parts.append(f"({tick.duration_sec:.1f}s)")
+    parts.append(f"failures before: {tick.consecutive_failures_before}")
+    if tick.events:
+        parts.append(f"[{', '.join(tick.events)}]")
     return " ".join(parts)

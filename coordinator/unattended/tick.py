@@ -97,7 +97,7 @@ def run_tick(
                 detail="another tick is still running",
             )
             RunnerLog(paths.log, clock=clock).write("another tick is still running; skipped")
-            ticks.append(report.to_record())
+            ticks.append(report)
             return report
         tick = _Tick(
             paths,
@@ -107,7 +107,7 @@ def run_tick(
             lister or _default_lister(settings),
         )
         report = tick.run(started)
-        ticks.append(report.to_record())
+        ticks.append(report)
         return report
 
 

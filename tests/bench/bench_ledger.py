@@ -37,7 +37,7 @@ from seawall import codec
 from seawall.adapters.runners.callable import CallableRunner
 from seawall.breakers.trip import BreakerKind, Trip
 from seawall.config.fields import build
-from seawall.model import Status, Task
+from seawall.model import Enforcement, Isolation, Status, Task
 from seawall.plan import parse_plan
 from seawall.report.progress import Progress
 from seawall.runner import AgentRequest, EmitFn, RunCounts
@@ -111,8 +111,8 @@ def _ledger(waves: int, width: int) -> SessionState:
         wave = WaveRecord(
             number=number,
             tasks=[Task(id=f"w{number}a{i}", prompt="do it " * 20) for i in range(width)],
-            isolation="none",
-            enforcement="strict",
+            isolation=Isolation.NONE,
+            enforcement=Enforcement.STRICT,
             max_turns=30,
             base="b" * 40,
             phase=WavePhase.DONE,

@@ -152,7 +152,7 @@ def test_a_runner_error_mid_session_halts_without_a_carryover(tmp_path: Path) ->
     result = anyio.run(session.run)
     assert result.phase is SessionPhase.HALTED
     assert result.exit_code == ExitCode.AGENT_START
-    assert result.halt is not None and "'agent' is gone" in result.halt["detail"]
+    assert result.halt is not None and "'agent' is gone" in result.halt.detail
     assert tracker.list_issues("carryover") == []
     assert session.state is not None and session.state.pending == []
 

@@ -12,7 +12,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from seawall.git.trees import update_tree
-from seawall.model import Status
+from seawall.model import Enforcement, Isolation, Status
 from seawall.state.ledger import AgentRecord, Resolution, SessionState, WaveRecord
 from seawall.state.store import StateStore
 from tests.integration.sessionkit import git, make_repo, seawall
@@ -104,7 +104,9 @@ def test_the_ledger_and_state_md_hold_a_non_utf8_path(tmp_path: Path) -> None:
     state = SessionState(
         session="s", name="s", repo=str(tmp_path), target_branch="main", start_commit="0" * 40
     )
-    wave = WaveRecord(number=1, tasks=[], isolation="none", enforcement="strict", max_turns=5)
+    wave = WaveRecord(
+        number=1, tasks=[], isolation=Isolation.NONE, enforcement=Enforcement.STRICT, max_turns=5
+    )
     wave.resolutions = [Resolution(path=name, rule="both-modified", agents=("a", "b"))]
     wave.agents = [AgentRecord(task="a", touched=[name], status=Status.DONE)]
     state.waves.append(wave)

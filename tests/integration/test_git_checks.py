@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from seawall.git import AgentChange, integrate_wave, merge_wave, run_checks
-from seawall.git.checks import CheckVerdict, bisect_merges
+from seawall.git.checks import bisect_merges
 from seawall.git.merge import MergeStatus
+from seawall.model import CheckVerdict
 from tests.integration.test_git_support import agent_commit, git, head, make_repo
 
 CHECK = "test ! -e broken.txt"

@@ -16,7 +16,10 @@ import pytest
 from seawall import AgentAssignment, PreparedWave, Session, WaveReport, load_plan
 from seawall.adapters.trackers.memory import MemoryTracker
 from seawall.exitcodes import ExitCode
+from seawall.lead.steps import NextAction
+from seawall.model import Enforcement, Isolation, Status
 from seawall.session.step_types import SCHEMAS, load_schema
+from seawall.state.ledger import HaltReason, SessionPhase
 from tests.integration.sessionkit import make_repo, seawall, show
 
 PLAN = (
@@ -216,3 +219,22 @@ def test_a_session_closes_its_own_tracker_only(tmp_path: Path) -> None:
 
     anyio.run(main)
     assert closed == []  # a tracker passed in is the caller's to close
+
+
+def test_the_schemas_name_exactly_the_values_of_the_records_enums() -> None:
+    prepare = load_schema("seawall.wave-prepare/1")["properties"]
+    review = load_schema("seawall.wave-review/1")["properties"]
+    halted = load_schema("seawall.wave-halted/1")["properties"]
+    answer = load_schema("seawall.next/1")["properties"]
+    resolved = {str(Isolation.WORKTREE), str(Isolation.NONE)}  # never auto, once resolved
+    assert set(prepare["isolation"]["enum"]) == resolved
+    assert set(prepare["enforcement"]["enum"]) == {str(e) for e in Enforcement}
+    statuses = review["agents"]["items"]["properties"]["status"]["enum"]
+    assert set(statuses) == {*(str(s) for s in Status), None}
+    assert (
+        set(review["phase"]["enum"]) == set(answer["phase"]["enum"]) == set(map(str, SessionPhase))
+    )
+    reasons = {str(r) for r in HaltReason}
+    assert set(review["halt"]["properties"]["reason"]["enum"]) == reasons
+    assert set(halted["halt"]["properties"]["reason"]["enum"]) == reasons
+    assert set(answer["action"]["enum"]) == {str(a) for a in NextAction}

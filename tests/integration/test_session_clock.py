@@ -17,7 +17,7 @@ from seawall.runner import AgentRequest, EmitFn
 from seawall.session.clock import SessionClock
 from seawall.session.engine import Session
 from seawall.session.step_types import load_schema
-from seawall.state.ledger import SessionPhase, SessionState
+from seawall.state.ledger import HaltReason, SessionPhase, SessionState
 from seawall.state.store import StateStore
 from seawall.telemetry import SessionHalted, read_events
 from tests.integration.sessionkit import make_repo, seawall, show
@@ -82,11 +82,11 @@ def test_the_session_halts_past_its_minutes_and_resume_grants_as_many_again(
     assert result.phase is SessionPhase.HALTED
     assert result.exit_code == ExitCode.HALTED
     assert result.waves == 2
-    halt = dict(result.halt or {})
-    assert halt["reason"] == "session-time"
-    assert halt["budget"] == "session_minutes"
-    assert (halt["elapsed_s"], halt["limit_s"]) == (4800.0, 3600.0)
-    assert halt["detail"] == (
+    halt = result.halt
+    assert halt is not None and halt.reason is HaltReason.SESSION_TIME
+    assert halt.budget == "session_minutes"
+    assert (halt.elapsed_s, halt.limit_s) == (4800.0, 3600.0)
+    assert halt.detail == (
         "budgets.session_minutes: the session has run 80.0 of its 60 minutes; "
         "no new wave was started"
     )

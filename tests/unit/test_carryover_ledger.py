@@ -27,6 +27,7 @@ from seawall.carryover import (
 from seawall.cli import main
 from seawall.codec import encode, to_data
 from seawall.errors import StateError
+from seawall.model import Enforcement, Isolation
 
 
 def test_suffixes_for_created_duplicate_and_error() -> None:
@@ -218,7 +219,9 @@ def test_reads_the_ledger_the_session_loop_writes(
     from seawall.state.ledger import SCHEMA_VERSION, AgentRecord, SessionState, WaveRecord
     from seawall.state.ledger import IssueRef as LoopRef
 
-    wave = WaveRecord(number=2, tasks=[], isolation="none", enforcement="strict", max_turns=8)
+    wave = WaveRecord(
+        number=2, tasks=[], isolation=Isolation.NONE, enforcement=Enforcement.STRICT, max_turns=8
+    )
     wave.agents = [
         AgentRecord(task="api", status=Status.FAILED, summary="401 from the stub"),
         AgentRecord(task="db", status=Status.SPIRAL, issue=LoopRef(number=5, url="u")),

@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from seawall import exitcodes
+from seawall.breakers.wave import WaveBreakerState, WaveTrigger
 from seawall.cli import build_parser
 from seawall.exitcodes import MEANINGS, ExitCode
 from seawall.session.engine import SessionResult
-from seawall.state.ledger import SessionPhase
+from seawall.session.result import HALT_CODES
+from seawall.state.ledger import Halt, HaltedAgent, HaltReason, SessionPhase
 
 ROOT = Path(__file__).resolve().parents[2]
 _BLOCK = re.compile(r"<!-- exit-codes:[^>]*-->\n(.*?)\n<!-- /exit-codes -->", re.S)
@@ -52,7 +54,8 @@ def _result(
     *,
     done: tuple[str, ...] = (),
     abandoned: tuple[str, ...] = (),
-    halt: dict[str, str] | None = None,
+    halt: Halt | None = None,
+    breaker: WaveBreakerState | None = None,
 ) -> SessionResult:
     return SessionResult(
         session="s",
@@ -60,7 +63,7 @@ def _result(
         waves=1,
         done=done,
         abandoned=abandoned,
-        breaker={},
+        breaker=breaker or WaveBreakerState(),
         state_md=Path("STATE.md"),
         halt=halt,
     )
@@ -69,8 +72,49 @@ def _result(
 def test_session_results_use_the_table() -> None:
     assert _result(SessionPhase.DONE, done=("a",)).exit_code == ExitCode.OK
     assert _result(SessionPhase.HALTED).exit_code == ExitCode.HALTED
-    limited = _result(SessionPhase.HALTED, halt={"reason": "rate-limited"})
+    limited = _result(SessionPhase.HALTED, halt=HALTS[HaltReason.RATE_LIMITED])
     assert limited.exit_code == ExitCode.RATE_LIMITED
     assert _result(SessionPhase.DONE, done=("a",), abandoned=("b",)).exit_code == 4
     assert _result(SessionPhase.DONE, abandoned=("b",)).exit_code == ExitCode.NOTHING_SUCCEEDED
     assert (int(ExitCode.CARRYOVER), int(ExitCode.INTERRUPTED)) == (4, 130)
+
+
+HALTS = {
+    HaltReason.AGENT_START: Halt(
+        reason=HaltReason.AGENT_START,
+        detail="W1 a: not found",
+        wave=1,
+        agents=(HaltedAgent(task="a", reason="not found", exit_code=127),),
+        stderr="",
+    ),
+    HaltReason.CHECKS_FAIL_AT_BASE: Halt(
+        reason=HaltReason.CHECKS_FAIL_AT_BASE, detail="wave 1: the base fails", wave=1
+    ),
+    HaltReason.RATE_LIMITED: Halt(reason=HaltReason.RATE_LIMITED, detail="429", wave=2),
+    HaltReason.SESSION_TIME: Halt(
+        reason=HaltReason.SESSION_TIME,
+        detail="ran 61 of its 60 minutes",
+        budget="session_minutes",
+        elapsed_s=3660.0,
+        limit_s=3600.0,
+    ),
+}
+
+EXPECTED_CODES = {
+    HaltReason.AGENT_START: ExitCode.AGENT_START,
+    HaltReason.CHECKS_FAIL_AT_BASE: ExitCode.CHECKS_FAILED,
+    HaltReason.RATE_LIMITED: ExitCode.RATE_LIMITED,
+    HaltReason.SESSION_TIME: ExitCode.HALTED,
+}
+
+
+@pytest.mark.parametrize("reason", list(HaltReason))
+def test_each_halt_reason_has_its_exit_code(reason: HaltReason) -> None:
+    result = _result(SessionPhase.HALTED, done=("a",), halt=HALTS[reason])
+    assert result.exit_code == EXPECTED_CODES[reason] == HALT_CODES[reason]
+
+
+def test_a_tripped_wave_breaker_halts_with_3() -> None:
+    tripped = WaveBreakerState(tripped=True, trigger=WaveTrigger.STALL, detail="2 waves")
+    result = _result(SessionPhase.HALTED, done=("a",), breaker=tripped)
+    assert result.exit_code == ExitCode.HALTED and result.breaker.trigger is WaveTrigger.STALL

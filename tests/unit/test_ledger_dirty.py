@@ -27,11 +27,13 @@ import pytest
 from seawall import codec
 from seawall.codec import to_data
 from seawall.errors import StateError
-from seawall.model import Status, Task
+from seawall.model import Enforcement, Isolation, Status, Task
 from seawall.state import pieces
 from seawall.state.journal import Journal
 from seawall.state.ledger import (
     AgentRecord,
+    Halt,
+    HaltReason,
     SessionState,
     TaskRecord,
     WavePhase,
@@ -51,8 +53,8 @@ def _ledger(waves: int = 4) -> SessionState:
         wave = WaveRecord(
             number=number,
             tasks=[Task(id=f"w{number}a{i}", prompt="p") for i in range(3)],
-            isolation="none",
-            enforcement="strict",
+            isolation=Isolation.NONE,
+            enforcement=Enforcement.STRICT,
             max_turns=30,
             phase=WavePhase.DONE,
         )
@@ -84,6 +86,8 @@ def _other(hint: Any, current: Any) -> Any:
         return (_other(args[0], None),)
     if origin in (dict, Mapping):
         return {"key": _other(args[1], None)}
+    if hint is Halt:  # its fields belong to one reason each: filling all is refused
+        return Halt(reason=HaltReason.RATE_LIMITED, detail="changed", wave=7)
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         hints = get_type_hints(hint)
         fields = dataclasses.fields(hint)

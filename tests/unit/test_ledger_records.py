@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import msgspec
 import pytest
 
 from seawall.breakers.trip import BreakerKind, Trip
 from seawall.codec import decode, encode, from_data
-from seawall.model import Status
+from seawall.git.baseline import Baseline
+from seawall.model import Enforcement, Isolation, Status
 from seawall.runner import RunCounts
 from seawall.session.agent_watch import AgentRun
+from seawall.session.user_files import WaveBaselines
 from seawall.session.verdict import judge_status
 from seawall.stagnation.finding import ErrorClass, Finding, Pattern, Source, Verdict
 from seawall.state.ledger import AgentRecord, IssueRef, SessionState, WaveRecord
@@ -73,7 +76,12 @@ def test_the_ledger_holds_statuses_trips_findings_and_issues_as_their_types() ->
         findings=[_finding(Pattern.GIT_WRITE, Verdict.SURFACE)],
     )
     wave = WaveRecord(
-        number=1, tasks=[], isolation="none", enforcement="strict", max_turns=3, agents=[agent]
+        number=1,
+        tasks=[],
+        isolation=Isolation.NONE,
+        enforcement=Enforcement.STRICT,
+        max_turns=3,
+        agents=[agent],
     )
     state = SessionState(
         session="s", name="n", repo="/r", target_branch="main", start_commit="0", waves=[wave]
@@ -98,3 +106,16 @@ def test_a_lost_report_takes_the_status_of_the_live_status_record() -> None:
         report = judge_status(run, changed=False)
         assert report.status is status and report.inferred, word
         assert f"STATUS: {status}" in report.reason
+
+
+def test_a_baseline_written_before_it_went_through_the_codec_loads(tmp_path: Path) -> None:
+    """``baseline.json`` as the hand-written writer left it (``copy`` first, stamps as
+    lists, a file name that is not UTF-8 as a ``\\udcXX`` escape)."""
+    stamps = {"notes.txt": (3, 1, 2, 99), "caf\udce9.txt": (4, 5, 6, 7), "build/": (0, 8, 9, 10)}
+    wave_dir = tmp_path / "wave-1"
+    wave_dir.mkdir()
+    (wave_dir / "baseline.json").write_text(json.dumps({"copy": "a" * 40, "stamps": stamps}))
+    found = WaveBaselines(tmp_path, "s1", lambda n: tmp_path / f"wave-{n}").get(1)
+    assert found == Baseline(stamps=stamps, copy="a" * 40)
+    assert found.files() == ("caf\udce9.txt", "notes.txt")
+    assert decode(encode(found), Baseline) == found

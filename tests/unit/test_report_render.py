@@ -9,7 +9,7 @@ from pathlib import Path
 
 from seawall.breakers.trip import BreakerKind, Trip
 from seawall.breakers.wave import WaveTrigger
-from seawall.model import Status, Task
+from seawall.model import CheckVerdict, Enforcement, Isolation, Status, Task
 from seawall.report import gather, render_page
 from seawall.report.graph import wave_graph_svg
 from seawall.state.ledger import (
@@ -55,15 +55,15 @@ def _state() -> SessionState:
     wave = WaveRecord(
         number=1,
         tasks=[Task(id="api", prompt=""), Task(id="db", prompt="", depends_on=("api",))],
-        isolation="none",
-        enforcement="strict",
+        isolation=Isolation.NONE,
+        enforcement=Enforcement.STRICT,
         max_turns=15,
         base="a" * 40,
         phase=WavePhase.DONE,
         agents=[done, inferred],
         checks=ChecksRecord(
             passed=False,
-            verdict="failed-merged",
+            verdict=CheckVerdict.FAILED_MERGED,
             failure=CheckFailure(command="pytest -q", returncode=1),
         ),
         started_at=1_800_000_000.0,
@@ -80,8 +80,8 @@ def _state() -> SessionState:
     second = WaveRecord(
         number=2,
         tasks=[Task(id="docs", prompt="", depends_on=("api",)), Task(id="db", prompt="")],
-        isolation="none",
-        enforcement="strict",
+        isolation=Isolation.NONE,
+        enforcement=Enforcement.STRICT,
         max_turns=15,
         agents=[pending, retried],
         started_at=1_800_000_080.0,

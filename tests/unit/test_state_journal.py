@@ -11,7 +11,7 @@ import pytest
 
 from seawall.codec import encode, to_data
 from seawall.errors import StateError
-from seawall.model import Status, Task
+from seawall.model import Enforcement, Isolation, Status, Task
 from seawall.session.engine import Session
 from seawall.state.journal import snapshot_bytes
 from seawall.state.ledger import (
@@ -45,8 +45,8 @@ def _add_wave(state: SessionState, number: int, agents: int = 4) -> WaveRecord:
     wave = WaveRecord(
         number=number,
         tasks=[Task(id=f"w{number}a{i}", prompt="do it", scope=("x",)) for i in range(agents)],
-        isolation="none",
-        enforcement="strict",
+        isolation=Isolation.NONE,
+        enforcement=Enforcement.STRICT,
         max_turns=30,
         phase=WavePhase.DONE,
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from seawall.model import Status, Task
+from seawall.model import Enforcement, Isolation, Status, Task
 from seawall.state import sections
 from seawall.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
 from seawall.state.render import render_state_md, wave_section
@@ -26,8 +26,8 @@ def _state(waves: int) -> SessionState:
         wave = WaveRecord(
             number=number,
             tasks=[Task(id=f"w{number}a{i}", prompt="p", scope=("x",)) for i in range(2)],
-            isolation="none",
-            enforcement="strict",
+            isolation=Isolation.NONE,
+            enforcement=Enforcement.STRICT,
             max_turns=30,
             phase=WavePhase.DONE,
         )

@@ -7,7 +7,7 @@ import itertools
 
 from seawall.unattended.breaker import BreakerState, breaker_reason, evaluate_breaker
 from seawall.unattended.failure import run_failure
-from seawall.unattended.ledger import AttemptRow
+from seawall.unattended.ledger import AttemptRow, read_row, row_line
 
 _ids = itertools.count()
 
@@ -76,5 +76,5 @@ def test_a_failure_without_a_signature_leaves_the_sameness_unknown() -> None:
 
 def test_the_signature_survives_the_ledger_row() -> None:
     row = failed(1.0, "abc123", "x")
-    assert AttemptRow.from_json(row.to_json()).signature == "abc123"
-    assert AttemptRow.from_json(failed(1.0, None, "x").to_json()).signature is None
+    assert read_row(row_line(row).decode()).signature == "abc123"
+    assert read_row(row_line(failed(1.0, None, "x")).decode()).signature is None

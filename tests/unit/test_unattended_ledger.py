@@ -3,6 +3,7 @@ intake and the cleanup report still read."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from seawall.unattended.ledger import (
@@ -171,3 +172,41 @@ def test_no_compaction_at_or_below_the_limit(tmp_path: Path) -> None:
     assert ledger.read().rows == (r("a", "1", "failed", OLD),)
     assert not ledger.backup_path.exists()
     assert COMPACT_KEEP_SEC == 30 * DAY
+
+
+def test_rows_written_before_they_were_records_load(tmp_path: Path) -> None:
+    """The lines of the writer before rows were records: spaces after the separators,
+    characters past ASCII as they are, absent fields left out. A new row's line has the
+    same keys."""
+    old = (
+        '{"item": "a", "task": "t1", "outcome": "verification-failed", "ts": 1.5, '
+        '"publish_gate": "push", "exit_code": 5, "duration_sec": 2.0, "detail": "hôte refusé"}\n'
+        '{"item": "b", "task": "t2", "outcome": "running", "ts": 2}\n'
+        '{"item": "b", "task": "t2", "outcome": "something-newer", "ts": 3.0, '
+        '"signature": "abc"}\n'
+    )
+    ledger = Ledger(tmp_path / "attempted.jsonl")
+    ledger.path.write_text(old)
+    read = ledger.read()
+    assert read.bad_lines == 0
+    assert read.rows == (
+        r("a", "t1", "verification-failed", 1.5, publish_gate="push", exit_code=5,
+          duration_sec=2.0, detail="hôte refusé"),
+        r("b", "t2", "running", 2.0),
+        AttemptRow(item="b", task="t2", outcome="something-newer", ts=3.0, signature="abc"),
+    )  # fmt: skip
+    ledger.append(r("c", "t3", "done", 4.0004))
+    new = json.loads(ledger.path.read_text().splitlines()[-1])
+    assert new == {"item": "c", "task": "t3", "outcome": "done", "ts": 4.0}
+
+
+def test_a_row_without_its_ids_or_its_time_is_a_bad_line(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "attempted.jsonl")
+    ledger.path.write_text(
+        '{"item": "", "task": "t", "outcome": "done", "ts": 1}\n'
+        '{"item": "a", "task": "t", "outcome": "done", "ts": true}\n'
+        '{"item": "a", "task": "t", "outcome": "done"}\n'
+        '{"item": "a", "task": "t", "outcome": "done", "ts": 1}\n'
+    )
+    read = ledger.read()
+    assert read.bad_lines == 3 and read.rows == (r("a", "t", "done", 1.0),)

@@ -81,3 +81,52 @@ def test_intake_skips_queued_and_already_run_issues(tmp_path: Path) -> None:
     again = queue.intake(lambda: issues, histories=histories, plans_dir=tmp_path / "p", now=3.0)
     assert again == ()
     assert [item.id for item in queue.load().items] == ["issue-1", "issue-2"]
+
+
+OLD_QUEUE = """{
+  "schema": 1,
+  "blocked_reason": "breaker open: 3 consecutive failed attempts",
+  "override": false,
+  "next_seq": 3,
+  "items": [
+    {
+      "id": "plan-1",
+      "plan": "/work/plan.toml",
+      "source": "plan",
+      "issue": null,
+      "title": "plan.toml",
+      "enqueued_at": 1700000000.5
+    },
+    {
+      "id": "issue-7",
+      "plan": "/work/.seawall/runner/plans/issue-7.toml",
+      "source": "issue",
+      "issue": "7",
+      "title": "Fix the login",
+      "enqueued_at": 1700000100.0
+    }
+  ]
+}
+"""
+
+
+def test_a_queue_written_before_it_was_a_record_loads_and_is_written_the_same(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "queue.json"
+    path.write_text(OLD_QUEUE)
+    queue = QueueFile(path).load()
+    assert queue.blocked_reason is not None and queue.next_seq == 3 and not queue.override
+    assert [(i.id, i.source, i.issue) for i in queue.items] == [
+        ("plan-1", ItemSource.PLAN, None),
+        ("issue-7", ItemSource.ISSUE, "7"),
+    ]
+    QueueFile(path).update(lambda q: q)
+    assert path.read_text() == OLD_QUEUE
+
+
+def test_a_queue_without_next_seq_continues_after_its_items(tmp_path: Path) -> None:
+    path = tmp_path / "queue.json"
+    path.write_text('{"schema": 1, "items": [{"id": "a-1", "plan": "/p.toml"}]}')
+    queue = QueueFile(path).load()
+    assert queue.next_seq == 2 and queue.items[0].source is ItemSource.PLAN

@@ -4,7 +4,8 @@
 timeout, runtime environment) and turns into the options of ``ray.remote(...).options``.
 ``runner_arguments`` reads a ``[runners.NAME]`` table of kind ``ray`` into the wrapped
 runner's spec and the runner's keyword arguments; every bad value names the runner and
-the option.
+the option. The option tables (``runtime_env``, ``ray.init`` and task options) are
+Ray's, so they stay JSON-shaped dicts here.
 """
 
 from __future__ import annotations

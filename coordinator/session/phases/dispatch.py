@@ -16,7 +16,7 @@ from seawall.errors import GitError, RunnerError, StateError
 from seawall.events import Event, ToolCall
 from seawall.git.sparse import task_sparse_dirs
 from seawall.git.workspaces import restore_worktree
-from seawall.model import Enforcement, Isolation, Task
+from seawall.model import Isolation, Task
 from seawall.pricing import PriceTable
 from seawall.report.progress import Progress
 from seawall.runner import AgentRequest, RunCounter
@@ -33,7 +33,7 @@ from seawall.session.agent_records import (
 )
 from seawall.session.agent_watch import AgentJob, AgentRun, dispatch_wave
 from seawall.session.context import WaveContext
-from seawall.session.phases.prepare import ensure_workspaces, manifest_fields, prompt_for
+from seawall.session.phases.prepare import ensure_workspaces, prompt_for, wave_manifest
 from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
 from seawall.state.render import run_notes
 from seawall.telemetry import (
@@ -105,10 +105,11 @@ def progress_hook(progress: Progress) -> Callable[[str, Event, RunCounter], None
 
 
 def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> AgentJob:
-    in_place = wave.isolation == Isolation.NONE
+    in_place = wave.isolation is Isolation.NONE
     config = ctx.config
     runner = ctx.runner_for(task)
     max_turns = task.max_turns or wave.max_turns
+    manifest, manifest_sha256 = wave_manifest(ctx, wave)
     request = AgentRequest(
         task_id=task.id,
         prompt=prompt_for(ctx, wave, task),
@@ -123,13 +124,14 @@ def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> 
             workspace=Path(agent.workspace),
             in_place=in_place,
             scope=task.scope,
-            enforcement=Enforcement(wave.enforcement),
+            enforcement=wave.enforcement,
             accept_hooks_only=config.accept_hooks_only,
             starts_processes=runner.starts_processes,
             extra_writable=config.sandbox_writable,
             placeholder_record=placeholder_record(ctx, wave.number, task.id),
         ),
-        **manifest_fields(ctx, wave),
+        manifest=manifest,
+        manifest_sha256=manifest_sha256,
     )
 
     def scope_paths() -> tuple[str, ...]:
@@ -248,7 +250,7 @@ async def _restore_missing_worktree(
 ) -> None:
     """A worktree folder deleted under a running wave comes back at its branch's tip
     (the agent's commits); its uncommitted files went with the folder."""
-    if wave.isolation != Isolation.WORKTREE or record.branch is None:
+    if wave.isolation is not Isolation.WORKTREE or record.branch is None:
         return
     if (Path(record.workspace) / ".git").exists():
         return

@@ -58,7 +58,7 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
             await ctx.save()
             return
         raise GitError(f"{detail}, or move the branch back.")
-    plan = merge_plan(ctx.repo, wave, strict=wave.enforcement == Enforcement.STRICT)
+    plan = merge_plan(ctx.repo, wave, strict=wave.enforcement is Enforcement.STRICT)
 
     def integrate() -> WaveIntegration:
         return run_integration(

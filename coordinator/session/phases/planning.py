@@ -51,8 +51,8 @@ async def plan_next(ctx: WaveContext) -> WaveRecord | None:
     wave = WaveRecord(
         number=number,
         tasks=list(wave_plan.tasks),
-        isolation=str(wave_plan.isolation),
-        enforcement=str(wave_plan.enforcement),
+        isolation=wave_plan.isolation,
+        enforcement=wave_plan.enforcement,
         max_turns=wave_plan.max_turns,
         isolation_reason=wave_plan.isolation_reason,
         enforcement_reason=wave_plan.enforcement_reason,

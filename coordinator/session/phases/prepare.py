@@ -5,14 +5,13 @@ repository's hooks, configuration and refs for the post-wave check."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import anyio
 
 from seawall.git.sparse import task_sparse_dirs
 from seawall.git.workspaces import ensure_ready, prepare_workspaces
 from seawall.isolation import explain_enforcement
-from seawall.model import Enforcement, Isolation, Task, Wave
+from seawall.model import Isolation, Task, Wave
 from seawall.prompting import render_agent_prompt
 from seawall.runtime.fault_injection import kill_point
 from seawall.scope.manifest import (
@@ -26,7 +25,7 @@ from seawall.session.context import WaveContext
 from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
 from seawall.telemetry import WorktreeFallback, WorktreeRecreated
 
-__all__ = ["ensure_workspaces", "manifest_fields", "prepare", "prompt_for"]
+__all__ = ["ensure_workspaces", "prepare", "prompt_for", "wave_manifest"]
 
 
 async def prepare(ctx: WaveContext, wave: WaveRecord) -> None:
@@ -38,7 +37,7 @@ async def prepare(ctx: WaveContext, wave: WaveRecord) -> None:
         wave=wave.number,
         base=wave.base,
         task_ids=[task.id for task in tasks],
-        isolation=Isolation(wave.isolation),
+        isolation=wave.isolation,
         worktrees_under=ctx.config.worktree_root,
         sparse={task.id: task_sparse_dirs(task, ctx.config) for task in tasks},
     )
@@ -51,7 +50,7 @@ async def prepare(ctx: WaveContext, wave: WaveRecord) -> None:
             wave.fallback = workspace.fallback_reason
     if wave.fallback is not None:
         _fall_back_in_place(ctx, wave)
-    if wave.isolation == Isolation.NONE:
+    if wave.isolation is Isolation.NONE:
         scopes = [task.scope for task in tasks]
         await anyio.to_thread.run_sync(
             lambda: ctx.baselines.take(wave.number, base=wave.base, scopes=scopes)
@@ -65,7 +64,7 @@ async def prepare(ctx: WaveContext, wave: WaveRecord) -> None:
 async def ensure_workspaces(ctx: WaveContext, wave: WaveRecord) -> None:
     """Before agents run in a resumed wave, make every worktree whole again (a folder
     deleted, a checkout a kill interrupted): no agent has run in them yet."""
-    if wave.isolation != Isolation.WORKTREE:
+    if wave.isolation is not Isolation.WORKTREE:
         return
     waiting = [(a.workspace, a.branch) for a in wave.agents if a.run is None]
     tasks = ctx.tasks(wave)
@@ -94,12 +93,13 @@ def prompt_for(ctx: WaveContext, wave: WaveRecord, task: Task, *, workspace: str
     )
 
 
-def manifest_fields(ctx: WaveContext, wave: WaveRecord) -> dict[str, Any]:
-    """The wave's manifest and its digest, for the agent's hooks (none: not written)."""
+def wave_manifest(ctx: WaveContext, wave: WaveRecord) -> tuple[Path | None, str]:
+    """The wave's manifest and its digest, for the agent's hooks (None and "": not
+    written)."""
     path = manifest_path(ctx.repo, ctx.state.session, wave.number)
     if not path.exists():
-        return {}
-    return {"manifest": path, "manifest_sha256": manifest_digest(path)}
+        return None, ""
+    return path, manifest_digest(path)
 
 
 def _dependency_context(ctx: WaveContext, task: Task) -> str:
@@ -120,8 +120,8 @@ def _fall_back_in_place(ctx: WaveContext, wave: WaveRecord) -> None:
     enforcement = explain_enforcement(
         isolation=Isolation.NONE, config_enforcement=ctx.config.enforcement
     )
-    wave.isolation = str(Isolation.NONE)
-    wave.enforcement = str(enforcement.value)
+    wave.isolation = Isolation.NONE
+    wave.enforcement = enforcement.value
     wave.enforcement_reason = enforcement.reason
     ctx.progress.log(
         f"warning: wave {wave.number}: worktrees could not be created, "
@@ -136,8 +136,8 @@ def _write_manifest(ctx: WaveContext, wave: WaveRecord, tasks: list[Task]) -> No
         wave=Wave(
             number=wave.number,
             tasks=tuple(tasks),
-            isolation=Isolation(wave.isolation),
-            enforcement=Enforcement(wave.enforcement),
+            isolation=wave.isolation,
+            enforcement=wave.enforcement,
             max_turns=wave.max_turns,
         ),
         repo=ctx.repo,

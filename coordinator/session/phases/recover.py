@@ -137,7 +137,7 @@ async def _cleanup(ctx: WaveContext, wave: WaveRecord) -> None:
     path = manifest_path(ctx.repo, ctx.state.session, wave.number)
     if path.exists():
         close_manifest(path)
-    if wave.isolation != Isolation.WORKTREE:
+    if wave.isolation is not Isolation.WORKTREE:
         return
     paths = [agent.workspace for agent in wave.agents]
     report = await anyio.to_thread.run_sync(lambda: prune_worktrees(ctx.repo, paths=paths))

@@ -49,7 +49,7 @@ async def settle_in_place(ctx: WaveContext, wave: WaveRecord) -> None:
     ``refs/seawall/<session>/unattributed-w<n>`` and set aside, so nothing is lost and
     the next wave starts from a clean tree.
     """
-    if wave.isolation != Isolation.NONE:
+    if wave.isolation is not Isolation.NONE:
         return
     await drop_placeholders(ctx, wave)
     branch, session = ctx.state.target_branch, ctx.state.session
@@ -88,7 +88,7 @@ async def settle_in_place(ctx: WaveContext, wave: WaveRecord) -> None:
 async def review(ctx: WaveContext, wave: WaveRecord) -> None:
     """Judge every agent of the wave; the wave is then ``reviewed``."""
     tasks = ctx.tasks(wave)
-    enforcement = Enforcement(wave.enforcement)
+    enforcement = wave.enforcement
     await restore_worktree_links(ctx, wave, wave.agents)  # first: what follows reads worktrees
     if enforcement is not Enforcement.OFF:
         await anyio.to_thread.run_sync(_check_repo_state, ctx, wave)
@@ -141,7 +141,7 @@ def _check_repo_state(ctx: WaveContext, wave: WaveRecord) -> None:
     traces = [
         AgentTrace.of(a.task, a.workspace, ctx.paths.agent_dir(a.task) / name) for a in wave.agents
     ]
-    strict = Enforcement(wave.enforcement) is Enforcement.STRICT
+    strict = wave.enforcement is Enforcement.STRICT
     changes = check_wave_state(
         ctx.repo,
         session=ctx.state.session,
