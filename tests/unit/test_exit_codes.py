@@ -14,6 +14,7 @@ from seawall.exitcodes import MEANINGS, ExitCode
 from seawall.session.engine import SessionResult
 from seawall.session.result import HALT_CODES
 from seawall.state.ledger import Halt, HaltedAgent, HaltReason, SessionPhase
+from seawall.unattended.outcomes import EXIT_CODE_OUTCOMES
 
 ROOT = Path(__file__).resolve().parents[2]
 _BLOCK = re.compile(r"<!-- exit-codes:[^>]*-->\n(.*?)\n<!-- /exit-codes -->", re.S)
@@ -27,6 +28,9 @@ def test_the_documents_hold_the_rendered_table(name: str) -> None:
 
 def test_every_code_has_its_meaning_once() -> None:
     assert set(MEANINGS) == set(ExitCode)
+    assert len({int(code) for code in ExitCode}) == len(ExitCode)
+    for code in ExitCode:
+        assert f"{int(code)} {MEANINGS[code]}" in exitcodes.describe()
     rows = exitcodes.markdown_table().splitlines()[2:]
     assert [int(row.split("|")[1]) for row in rows] == sorted(int(c) for c in ExitCode)
 
@@ -118,3 +122,9 @@ def test_a_tripped_wave_breaker_halts_with_3() -> None:
     tripped = WaveBreakerState(tripped=True, trigger=WaveTrigger.STALL, detail="2 waves")
     result = _result(SessionPhase.HALTED, done=("a",), breaker=tripped)
     assert result.exit_code == ExitCode.HALTED and result.breaker.trigger is WaveTrigger.STALL
+
+
+def test_the_unattended_runner_maps_every_session_outcome_code() -> None:
+    # the codes a session run ends with; errors, usage and Ctrl-C are the runner's "failed"
+    not_outcomes = {ExitCode.ERROR, ExitCode.USAGE, ExitCode.INTERRUPTED}
+    assert set(EXIT_CODE_OUTCOMES) == set(ExitCode) - not_outcomes
