@@ -10,8 +10,9 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import PurePosixPath
 
-from seawall.shell import ShellParseError, SimpleCommand, simple_commands
+from seawall.shell import ShellParseError, SimpleCommand, placed, simple_commands
 from seawall.shell.gitargv import canonical_args, read_git
 
 __all__ = [
@@ -344,36 +345,26 @@ def git_invocations(command: str) -> list[GitInvocation] | None:
     if commands is None:
         return None
     found: list[GitInvocation] = []
-    cwds: dict[tuple[str, ...], str] = {}  # the cd in force per nesting context
     after_init = False
-    for cmd in commands:
-        head = cmd.name
-        if head in ("cd", "pushd"):
-            literal = len(cmd.argv) > 1 and not cmd.dynamic[1] and cmd.argv[1] != "~"
-            base = _cwd_for(cwds, cmd.wrappers)
-            cwds[cmd.wrappers] = _join(base, cmd.argv[1]) if literal else "$"
-        elif head == "git" and not cmd.dynamic_name:
-            invocation = _git_invocation(cmd.argv, _cwd_for(cwds, cmd.wrappers), after_init)
+    for cmd, places in placed(commands, _START):
+        if cmd.name == "git" and not cmd.dynamic_name:
+            invocation = _git_invocation(cmd.argv, _relative(places[-1]), after_init)
             if invocation is not None:
                 found.append(invocation)
                 after_init = after_init or invocation.subcommand in ("init", "clone")
     return found
 
 
-def _cwd_for(cwds: dict[tuple[str, ...], str], wrappers: tuple[str, ...]) -> str | None:
-    """The cd in force for a command nested in ``wrappers`` (``bash -c`` inherits the
-    directory of the shell that runs it)."""
-    for depth in range(len(wrappers), -1, -1):
-        cwd = cwds.get(wrappers[:depth])
-        if cwd is not None:
-            return cwd
-    return None
+_START = PurePosixPath(".")  # the call's own directory: places are relative to it
 
 
-def _join(base: str | None, target: str) -> str:
-    if base is None or target.startswith("/") or base == "$":
-        return target if base != "$" or target.startswith("/") else "$"
-    return f"{base}/{target}"
+def _relative(place: PurePosixPath | None) -> str | None:
+    """A git call's directory as ``GitInvocation.cwd`` gives it: None where the line
+    started, ``"$"`` when not known, else the path (relative to the start, or absolute).
+    Of the places a call may run in, the one most recently entered is taken."""
+    if place is None:
+        return "$"
+    return None if place == _START else str(place)
 
 
 def cleanup_refusal(command: str) -> str | None:

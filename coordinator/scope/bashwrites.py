@@ -19,12 +19,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from seawall.shell import SimpleCommand
+from seawall.shell import SimpleCommand, placed
 from seawall.shell.writes import Write, writes
 
 __all__ = ["PathTarget", "UnknownTarget", "write_targets"]
 
-_CD = frozenset({"cd", "pushd", "popd"})
 MAX_GLOB_MATCHES = 4096
 
 
@@ -55,18 +54,13 @@ def write_targets(
 ) -> list[Target]:
     """Every target the commands write (see the module docstring)."""
     cdpath = bool((env or {}).get("CDPATH")) or any(a.startswith("CDPATH=") for a in assignments)
-    cwds: list[Path | None] = [cwd]
+
+    def target(cmd: SimpleCommand, here: Path | None) -> Path | None:
+        return _cd_target(cmd, here, cdpath=cdpath or _sets_cdpath(cmd))
+
     out: list[Target] = []
-    for cmd in commands:
-        if cmd.name in _CD:
-            target = _cd_target(cmd, cwds[-1], cdpath=cdpath or _sets_cdpath(cmd))
-            moves_main_shell = not cmd.subshell and not cmd.wrappers and len(cwds) == 1
-            if moves_main_shell and target is not None and target.is_dir():
-                cwds = [target]  # the main shell moved; later commands run there
-            else:
-                cwds.append(target)  # it may or may not apply later: check every place
-            continue
-        places: list[Path | None] = [None] if cmd.elsewhere else cwds
+    for cmd, where in placed(commands, cwd, target=target, definite=Path.is_dir):
+        places = list(where)  # every directory it may run in: each is checked
         if cmd.name == "ln":
             out.extend(_link_targets(cmd, places))
         for write in writes(cmd):
@@ -127,7 +121,7 @@ def _link_targets(cmd: SimpleCommand, places: list[Path | None]) -> list[Target]
 
 def _cd_target(cmd: SimpleCommand, cwd: Path | None, *, cdpath: bool) -> Path | None:
     args = [a for a in cmd.argv[1:] if not a.startswith("-")]
-    if cmd.name == "popd" or cwd is None or len(args) != 1 or any(cmd.dynamic[1:]):
+    if cwd is None or len(args) != 1 or any(cmd.dynamic[1:]):
         return None
     if cmd.elsewhere:
         return None

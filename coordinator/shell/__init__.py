@@ -25,6 +25,7 @@ every tool call.
 
 from __future__ import annotations
 
+from seawall.shell.cwd import cwd_after, placed
 from seawall.shell.grammar import ShellLine, read_line, simple_commands
 from seawall.shell.model import Redirect, ShellParseError, SimpleCommand
 
@@ -33,6 +34,8 @@ __all__ = [
     "ShellLine",
     "ShellParseError",
     "SimpleCommand",
+    "cwd_after",
+    "placed",
     "read_line",
     "simple_commands",
 ]
