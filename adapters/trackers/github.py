@@ -39,7 +39,7 @@ except ImportError as exc:
         package="PyGithub", extra="github", purpose="The GitHub tracker"
     ) from exc
 
-from seawall.adapters.trackers._claims import claim_by_label, new_nonce
+from seawall.adapters.trackers._claims import CLAIM_TTL, LabelClaims, new_holder
 from seawall.adapters.trackers._transport import status_error, transport_error
 
 __all__ = ["DEFAULT_BASE_URL", "GitHubTracker"]
@@ -89,7 +89,7 @@ class GitHubTracker(IssueTracker):
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self._label_color = label_color
         self._labels: set[str] | None = None
-        self._claim_nonce = new_nonce()
+        self._holder = new_holder()  # of claims taken through claim(key)
         self._client = github.Github(
             auth=github.Auth.Token(secret),
             base_url=self.base_url,
@@ -101,6 +101,19 @@ class GitHubTracker(IssueTracker):
             lazy=True,
         )
         self._repo = self._client.get_repo(repository)
+        self._claims = LabelClaims(
+            create=lambda name, text: self._call(
+                "claim", lambda: self._repo.create_label(name, "ededed", description=text)
+            ),
+            read=lambda name: self._call(
+                "claim", lambda: self._repo.get_label(name).description or ""
+            ),
+            delete=lambda name: self._call(
+                "release claim", lambda: self._repo.get_label(name).delete()
+            ),
+            taken_status=422,  # already_exists
+            tracker=self.name,
+        )
 
     @classmethod
     def from_config(cls, config: TrackerConfig, *, root: Path) -> GitHubTracker:
@@ -137,21 +150,16 @@ class GitHubTracker(IssueTracker):
         self._call("close issue", lambda: self._repo.get_issue(number).edit(state="closed"))
 
     def claim(self, key: str) -> bool:
-        """A claim is a label ``claim:<key>`` whose description holds this client's nonce:
-        creating a label is atomic (a second create is 422 ``already_exists``), and the
-        nonce tells a claim whose answer was lost from someone else's."""
-        return claim_by_label(
-            key,
-            self._claim_nonce,
-            create=lambda name, nonce: self._call(
-                "claim",
-                lambda: self._repo.create_label(name, "ededed", description=nonce),
-            ),
-            read=lambda name: self._call(
-                "claim", lambda: self._repo.get_label(name).description or ""
-            ),
-            taken_status=422,
-        )
+        """Take the claim ``key`` for this client for ``CLAIM_TTL`` seconds."""
+        return self.take_claim(key, holder=self._holder, ttl=CLAIM_TTL) <= 0
+
+    def take_claim(self, key: str, *, holder: str, ttl: float) -> float:
+        """A claim is a chain of labels ``claim:<key>:<n>`` (see ``_claims``): creating
+        a label is atomic (a second create is 422 ``already_exists``)."""
+        return self._claims.take(key, holder=holder, ttl=ttl)
+
+    def release_claim(self, key: str, *, holder: str) -> None:
+        self._claims.release(key, holder=holder)
 
     def find_pull_request(self, *, head: str, base: str) -> PullRequest | None:
         owner = self.repository.split("/")[0]

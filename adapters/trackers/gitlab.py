@@ -38,7 +38,7 @@ except ImportError as exc:
         package="python-gitlab", extra="gitlab", purpose="The GitLab tracker"
     ) from exc
 
-from seawall.adapters.trackers._claims import claim_by_label, new_nonce
+from seawall.adapters.trackers._claims import CLAIM_TTL, LabelClaims, new_holder
 from seawall.adapters.trackers._transport import status_error, transport_error
 
 __all__ = ["DEFAULT_URL", "GitLabTracker"]
@@ -82,7 +82,7 @@ class GitLabTracker(IssueTracker):
         self.url = (url or DEFAULT_URL).rstrip("/")
         self._label_color = label_color
         self._labels: set[str] | None = None
-        self._claim_nonce = new_nonce()
+        self._holder = new_holder()  # of claims taken through claim(key)
         self._last = threading.local()  # headers of the last answer, for Retry-After
         session = requests.Session()
         session.hooks["response"].append(self._remember)
@@ -95,6 +95,15 @@ class GitLabTracker(IssueTracker):
             session=session,
         )
         self._project = self._client.projects.get(project, lazy=True)
+        self._claims = LabelClaims(
+            create=self._create_claim_label,
+            read=self._read_claim_label,
+            delete=lambda name: self._call(
+                "release claim", lambda: self._project.labels.delete(name, **_NO_SDK_RETRY)
+            ),
+            taken_status=409,
+            tracker=self.name,
+        )
 
     @classmethod
     def from_config(cls, config: TrackerConfig, *, root: Path) -> GitLabTracker:
@@ -141,21 +150,16 @@ class GitLabTracker(IssueTracker):
         self._call("close issue", put)
 
     def claim(self, key: str) -> bool:
-        """A claim is a label ``claim:<key>`` holding this client's nonce (see _claims)."""
+        """Take the claim ``key`` for this client for ``CLAIM_TTL`` seconds."""
+        return self.take_claim(key, holder=self._holder, ttl=CLAIM_TTL) <= 0
 
-        def create(name: str, nonce: str) -> None:
-            self._call(
-                "claim",
-                lambda: self._project.labels.create(
-                    {"name": name, "color": "#ededed", "description": nonce}, **_NO_SDK_RETRY
-                ),
-            )
+    def take_claim(self, key: str, *, holder: str, ttl: float) -> float:
+        """A claim is a chain of labels ``claim:<key>:<n>`` (see ``_claims``): creating
+        a label is atomic (a second create is 409)."""
+        return self._claims.take(key, holder=holder, ttl=ttl)
 
-        def read(name: str) -> str:
-            label = self._call("claim", lambda: self._project.labels.get(name, **_NO_SDK_RETRY))
-            return str(getattr(label, "description", "") or "")
-
-        return claim_by_label(key, self._claim_nonce, create=create, read=read, taken_status=409)
+    def release_claim(self, key: str, *, holder: str) -> None:
+        self._claims.release(key, holder=holder)
 
     def find_pull_request(self, *, head: str, base: str) -> PullRequest | None:
         def read() -> PullRequest | None:
@@ -204,6 +208,18 @@ class GitLabTracker(IssueTracker):
         except gitlab.exceptions.GitlabCreateError as exc:
             if exc.response_code != 409:
                 raise  # 409: created meanwhile, which is what we want
+
+    def _create_claim_label(self, name: str, text: str) -> None:
+        self._call(
+            "claim",
+            lambda: self._project.labels.create(
+                {"name": name, "color": "#ededed", "description": text}, **_NO_SDK_RETRY
+            ),
+        )
+
+    def _read_claim_label(self, name: str) -> str:
+        label = self._call("claim", lambda: self._project.labels.get(name, **_NO_SDK_RETRY))
+        return str(getattr(label, "description", "") or "")
 
     def _remember(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
         self._last.headers = {k.lower(): v for k, v in response.headers.items()}

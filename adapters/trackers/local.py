@@ -8,36 +8,55 @@ closes an issue by editing ``state: open`` to ``state: closed``.
 
 Every write happens under an exclusive lock (``.seawall/issues/.lock``) and replaces
 the file atomically, so concurrent sessions never tear a file or reuse a number.
+
+The directory also holds claims (``.seawall/issues/.claims/<key>``: the holder and
+when the claim expires), taken and released under the same lock. Sessions that share
+the directory, from one repository or from several clones pointed at it, are so
+serialised by the directory itself, not only by a repository's lock file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import re
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from seawall.adapters.trackers._claims import CLAIM_TTL, describe_claim, new_holder, read_claim
 from seawall.errors import StateError, TrackerError
 from seawall.model import TrackerConfig
 from seawall.runtime.files import atomic_write_text, file_lock
-from seawall.tracker import Issue, IssueTracker
+from seawall.tracker import Capability, Issue, IssueTracker
 
 __all__ = ["LocalTracker"]
 
 _COMMENT_LINE = re.compile(r"\n<!-- seawall:comment [0-9TZ:.\-]+ -->\n")
 _FENCE = "---\n"
+_SAFE_KEY = re.compile(r"[0-9A-Za-z_.-]{1,64}")
 
 
 class LocalTracker(IssueTracker):
     """Issues as Markdown files under ``<root>/.seawall/issues/`` (or ``issues_dir``)."""
 
     name = "local"
+    capabilities = frozenset({Capability.ISSUES, Capability.CLAIMS})
 
-    def __init__(self, root: Path, *, issues_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        issues_dir: Path | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """``clock`` (wall time, shared by every session on the directory) dates claims."""
         self.directory = issues_dir if issues_dir is not None else root / ".seawall" / "issues"
         self._lock_path = self.directory / ".lock"
+        self._clock = clock
+        self._holder = new_holder()  # of claims taken through claim(key)
 
     @classmethod
     def from_config(cls, config: TrackerConfig, *, root: Path) -> LocalTracker:
@@ -96,7 +115,48 @@ class LocalTracker(IssueTracker):
                     f"invalid label {label!r}", tracker=self.name, operation="ensure labels"
                 )
 
+    def claim(self, key: str) -> bool:
+        """Take the claim ``key`` for this client for ``CLAIM_TTL`` seconds."""
+        return self.take_claim(key, holder=self._holder, ttl=CLAIM_TTL) <= 0
+
+    def take_claim(self, key: str, *, holder: str, ttl: float) -> float:
+        """Compare and set under the directory's lock: free, expired or ``holder``'s own
+        claims become ``holder``'s for ``ttl`` seconds."""
+        with self._locked("claim"):
+            path = self._claim_path(key)
+            held = self._held(path, "claim")
+            left = held[1] - self._clock() if held is not None else 0.0
+            if held is not None and held[0] != holder and left > 0:
+                return left
+            self._write_text(path, describe_claim(holder, self._clock() + ttl) + "\n", "claim")
+            return 0.0
+
+    def release_claim(self, key: str, *, holder: str) -> None:
+        """Remove ``holder``'s claim ``key`` (or an expired one); another's stays."""
+        with self._locked("release claim"):
+            path = self._claim_path(key)
+            held = self._held(path, "release claim")
+            if held is not None and held[0] != holder and held[1] > self._clock():
+                return
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:
+                raise TrackerError(
+                    f"cannot remove {path}: {exc.strerror}",
+                    tracker=self.name,
+                    operation="release claim",
+                ) from exc
+
     # -- files ----------------------------------------------------------------------
+
+    def _claim_path(self, key: str) -> Path:
+        if _SAFE_KEY.fullmatch(key) is None:
+            key = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+        return self.directory / ".claims" / key
+
+    def _held(self, path: Path, operation: str) -> tuple[str, float] | None:
+        text = self._read_text(path, operation)
+        return read_claim(text) if text is not None else None
 
     def _path(self, number: int) -> Path:
         return self.directory / f"{number}.md"

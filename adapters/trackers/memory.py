@@ -3,13 +3,16 @@
 It records every call, keeps issues, comments and labels in memory, and injects
 faults on request, including "apply the write, then fail" (a write whose answer was
 lost), so callers can test their deduplication and retry logic without a network.
+``MemoryClaimsTracker`` is the same for a host that holds claims (as GitHub and GitLab
+do), on an injectable clock.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -17,11 +20,19 @@ from typing import Literal
 
 from seawall.errors import TrackerError
 from seawall.model import TrackerConfig
-from seawall.tracker import Issue, IssueTracker, TrackerUnavailableError
+from seawall.tracker import Capability, Issue, IssueTracker, TrackerUnavailableError
 
-__all__ = ["Fault", "MemoryTracker", "Operation", "TrackerCall"]
+__all__ = ["Fault", "MemoryClaimsTracker", "MemoryTracker", "Operation", "TrackerCall"]
 
-Operation = Literal["list_issues", "create_issue", "comment", "ensure_labels", "close_issue"]
+Operation = Literal[
+    "list_issues",
+    "create_issue",
+    "comment",
+    "ensure_labels",
+    "close_issue",
+    "take_claim",
+    "release_claim",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,3 +202,58 @@ class MemoryTracker(IssueTracker):
 
     def __repr__(self) -> str:
         return f"MemoryTracker(issues={len(self._issues)}, calls={len(self.calls)})"
+
+
+class MemoryClaimsTracker(MemoryTracker):
+    """A ``MemoryTracker`` whose host holds claims: ``take_claim`` and ``release_claim``
+    (see ``seawall.carryover.filer.ClaimLeases``), recorded and faultable like the rest.
+
+    ``clock`` dates the claims (wall time; pass a fake one to expire claims without
+    waiting). ``claims`` shows what the host holds: key -> (holder, expiry).
+    """
+
+    capabilities = frozenset({Capability.ISSUES, Capability.CLAIMS})
+
+    def __init__(
+        self, *, url_prefix: str = "memory://issues/", clock: Callable[[], float] = time.time
+    ) -> None:
+        super().__init__(url_prefix=url_prefix)
+        self._clock = clock
+        self._claims: dict[str, tuple[str, float]] = {}
+
+    @property
+    def claims(self) -> Mapping[str, tuple[str, float]]:
+        with self._lock:
+            return MappingProxyType(dict(self._claims))
+
+    def claim(self, key: str) -> bool:
+        return self.take_claim(key, holder="memory", ttl=90.0) <= 0
+
+    def take_claim(self, key: str, *, holder: str, ttl: float) -> float:
+        with self._lock:
+            self._record("take_claim", key=key, holder=holder, ttl=ttl)
+            fault = self._take_fault("take_claim")
+            if fault and not fault.apply:
+                raise fault.error
+            held = self._claims.get(key)
+            left = held[1] - self._clock() if held is not None else 0.0
+            if held is not None and held[0] != holder and left > 0:
+                taken = left
+            else:
+                self._claims[key] = (holder, self._clock() + ttl)
+                taken = 0.0
+            if fault:
+                raise fault.error
+            return taken
+
+    def release_claim(self, key: str, *, holder: str) -> None:
+        with self._lock:
+            self._record("release_claim", key=key, holder=holder)
+            fault = self._take_fault("release_claim")
+            if fault and not fault.apply:
+                raise fault.error
+            held = self._claims.get(key)
+            if held is not None and (held[0] == holder or held[1] <= self._clock()):
+                del self._claims[key]
+            if fault:
+                raise fault.error

@@ -1,15 +1,17 @@
 """Filing carryovers exactly once, under faults, slow writes and concurrent filers.
 
-A ``CarryoverFiler`` lists the carryover label over all pages once per session and
-keeps that index current as it creates issues. Creates are never retried blindly:
+A ``CarryoverFiler`` lists the carryover label over all pages and keeps that index
+current as it creates issues. Creates are never retried blindly:
 
 - after a create that failed or timed out (its answer lost: 5xx, timeout, dropped
   connection), the filer lists again with backoff over a bounded *settle window*, long
   enough for a create the host applies late and for listing lag, before any retry;
 - concurrent filers of one fingerprint are serialised: by the repository's lock file
-  (``lock_path``) for sessions on one machine, and by a claim the host itself holds
-  (hosts with the ``claims`` capability) for sessions on different machines. A filer
-  that finds the claim taken waits out the settle window for the claimant's issue.
+  (``lock_path``) for sessions on one machine, and by a claim the host holds (hosts
+  with the ``claims`` capability) for sessions anywhere. A claim belongs to one filing
+  attempt and is valid for a lease. Its holder lists again (nobody can file the
+  fingerprint meanwhile), creates only while the lease is good, and releases the claim
+  once the issue exists; another filer waits while the claim is valid, not longer.
 
 ``file`` never raises: every outcome is a ``CarryoverResult``.
 """
@@ -19,10 +21,11 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from seawall.carryover.model import Carryover, CarryoverResult, find_marker
 from seawall.carryover.render import render_body, render_seen_again, render_title
@@ -37,7 +40,14 @@ from seawall.tracker import (
     TrackerUnavailableError,
 )
 
-__all__ = ["CarryoverFiler", "RetryPolicy", "file_carryover", "is_transient", "retrying"]
+__all__ = [
+    "CarryoverFiler",
+    "ClaimLeases",
+    "RetryPolicy",
+    "file_carryover",
+    "is_transient",
+    "retrying",
+]
 
 _T = TypeVar("_T")
 
@@ -49,20 +59,35 @@ class RetryPolicy:
     ``attempts`` counts every try of one operation. A rate limit whose ``Retry-After``
     exceeds ``max_delay`` is not waited for: it becomes an error result at once, so a
     session never blocks on a tracker. ``settle`` is the window, in seconds of backoff,
-    over which a failed create's fingerprint is looked for again before a retry (or a
-    taken claim's issue is waited for); 0 lists again once. ``sleep`` is injectable, and
-    the window is counted in the waits it asked for, so it is bounded with any clock.
+    over which a failed create's fingerprint is looked for again before a retry; 0
+    lists again once. ``claim_ttl`` is how long a claim on the host stays valid (by
+    default ``2 * settle + 30``: a create, its settle window and a margin fit in half of
+    it); a filer waits at most ``attempts`` leases for another session's claim.
+    ``sleep`` and ``clock`` (monotonic) are injectable; windows and waits are counted in
+    the waits asked for, so they are bounded with any clock.
     """
 
     attempts: int = 3
     base_delay: float = 0.5
     max_delay: float = 8.0
     settle: float = 30.0
+    claim_ttl: float | None = None
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
 
     def __post_init__(self) -> None:
         if self.attempts < 1 or min(self.base_delay, self.max_delay, self.settle) < 0:
             raise ConfigurationError("retry attempts must be >= 1 and delays >= 0")
+        if self.claim_ttl is not None and self.claim_ttl <= 2 * self.settle:
+            raise ConfigurationError(
+                f"claim_ttl ({self.claim_ttl:g}s) must exceed twice the settle window "
+                f"({self.settle:g}s): a holder's create and its settle window fit in half"
+            )
+
+    @property
+    def lease(self) -> float:
+        """Seconds a claim on the host stays valid."""
+        return self.claim_ttl if self.claim_ttl is not None else 2 * self.settle + 30.0
 
     def delay(self, error: TrackerError, attempt: int) -> float | None:
         """Seconds to wait before try ``attempt + 1``, or None when not to retry."""
@@ -96,6 +121,29 @@ def is_transient(error: TrackerError) -> bool:
 def _maybe_applied(error: TrackerError) -> bool:
     """A lost answer (5xx, timeout, dropped connection) may hide an applied write."""
     return is_transient(error) and not isinstance(error, TrackerRateLimitError)
+
+
+@runtime_checkable
+class ClaimLeases(Protocol):
+    """What a host with the ``claims`` capability offers a filer: claims held for one
+    filing attempt at a time, each valid for a lease.
+
+    - ``take_claim(key, holder=, ttl=)``: in one atomic step on the host, make
+      ``holder`` (a token of one filing attempt) the holder of the claim ``key`` for
+      ``ttl`` seconds from now, unless another holder's claim on ``key`` is still
+      valid. Returns 0.0 when ``holder`` holds it now (asking again renews it; an
+      expired claim is taken over), else the seconds the other claim stays valid. Safe
+      to ask again after a lost answer.
+    - ``release_claim(key, holder=)``: remove ``holder``'s claim on ``key``, and any
+      expired one it took over; called once by the holder, through the client that
+      took the claim, while the claim is valid. Nothing of it is left on the host.
+
+    Every failure is a ``TrackerError``, as for the port's other duties.
+    """
+
+    def take_claim(self, key: str, *, holder: str, ttl: float) -> float: ...
+
+    def release_claim(self, key: str, *, holder: str) -> None: ...
 
 
 class CarryoverFiler:
@@ -179,26 +227,54 @@ class CarryoverFiler:
         existing = self._issues().get(fp)
         if existing is not None:
             return self._duplicate(existing, carryover, fp)
-        if not self._claim(fp):
+        host = self._claims_host()
+        if host is None:
+            return self._file_unclaimed(carryover, fp)
+        lease = _Lease(host, fp, self.retry, tracker=self.tracker.name)
+        lease.take()
+        try:
+            # listed again once the claim is ours: nobody else files ``fp`` until it ends
+            self._index = self._list()
+            existing = self._index.get(fp)
+            if existing is not None:
+                result = self._duplicate(existing, carryover, fp)
+            else:
+                result = self._created(carryover, fp, before_each=lease.keep)
+        finally:
+            released = lease.release()
+        return result if released is None else _with_error(result, released)
+
+    def _file_unclaimed(self, carryover: Carryover, fp: str) -> CarryoverResult:
+        """Hosts without leased claims: the index decides, and a bare ``claim`` (when
+        the host offers one) serialises first filings across machines."""
+        if Capability.CLAIMS in self.tracker.capabilities and not self.retrying(
+            lambda: self.tracker.claim(fp)
+        ):
             # another filer holds the claim: wait for its issue rather than race it
             found = self._settle(fp, self.retry.base_delay, None)
             if found is not None:
                 return self._duplicate(found, carryover, fp)
             # the claimant never filed within the window (it died): file it ourselves
+        return self._created(carryover, fp, before_each=lambda: None)
+
+    def _created(
+        self, carryover: Carryover, fp: str, *, before_each: Callable[[], None]
+    ) -> CarryoverResult:
         labels = carryover.labels(self.label)
         missing = [label for label in labels if label not in self._labels_ready]
         if missing:
             self.retrying(lambda: self.tracker.ensure_labels(missing))
             self._labels_ready.update(missing)
-        issue = self._create(carryover, fp, labels)
+        issue = self._create(carryover, fp, labels, before_each)
         self._issues()[fp] = issue
         self._noted.add(issue.number)  # no "seen again" note on our own issue
         return CarryoverResult(created=True, number=issue.number, url=issue.url, fingerprint=fp)
 
-    def _claim(self, fp: str) -> bool:
-        if Capability.CLAIMS not in self.tracker.capabilities:
-            return True
-        return self.retrying(lambda: self.tracker.claim(fp))
+    def _claims_host(self) -> ClaimLeases | None:
+        tracker = self.tracker
+        if Capability.CLAIMS in tracker.capabilities and isinstance(tracker, ClaimLeases):
+            return tracker
+        return None
 
     def _duplicate(self, issue: Issue, carryover: Carryover, fp: str) -> CarryoverResult:
         error = None
@@ -217,10 +293,17 @@ class CarryoverFiler:
             fingerprint=fp,
         )
 
-    def _create(self, carryover: Carryover, fp: str, labels: Sequence[str]) -> Issue:
+    def _create(
+        self,
+        carryover: Carryover,
+        fp: str,
+        labels: Sequence[str],
+        before_each: Callable[[], None],
+    ) -> Issue:
         title, body = render_title(carryover), render_body(carryover)
         attempt = 0
         while True:
+            before_each()  # a claim's holder makes sure its lease covers this attempt
             try:
                 return self.tracker.create_issue(title=title, body=body, labels=labels)
             except TrackerError as exc:
@@ -295,6 +378,79 @@ class CarryoverFiler:
         )
 
 
+class _Lease:
+    """One filing attempt's claim on a fingerprint, held on the host for ``policy.lease``
+    under a holder token of its own.
+
+    ``until`` is when the claim ends on this filer's monotonic clock, measured from
+    before the request that took it, so it never outlives the claim the host holds.
+    """
+
+    def __init__(self, host: ClaimLeases, key: str, policy: RetryPolicy, *, tracker: str):
+        self.host, self.key, self.policy, self.tracker = host, key, policy, tracker
+        self.holder = uuid.uuid4().hex
+        self.until: float | None = None
+
+    def take(self) -> None:
+        """Hold the claim. While another holder's is valid, ask again with backoff, each
+        wait no longer than that claim has left; at most ``attempts`` leases in all."""
+        bound = self.policy.lease * self.policy.attempts
+        waited, backoff = 0.0, max(self.policy.base_delay, 0.01)
+        while (left := self._ask()) > 0:
+            if waited >= bound:
+                raise TrackerError(
+                    f"another session has held the claim on {self.key} for {waited:.0f}s; "
+                    "not filed here (that session files it)",
+                    tracker=self.tracker,
+                    operation="claim",
+                )
+            pause = min(backoff, left, bound - waited)
+            self.policy.sleep(pause)
+            waited += max(pause, 0.01)
+            backoff = min(self.policy.max_delay, backoff * 2)
+
+    def keep(self) -> None:
+        """Before a create: renew the claim when less than half its lease is left.
+        Losing it (it expired and another session took it) ends this filing."""
+        if self.until is not None and self.until - self.policy.clock() >= self.policy.lease / 2:
+            return
+        if self._ask() > 0:
+            self.until = None
+            raise TrackerError(
+                f"the claim on {self.key} expired and another session took it; "
+                "not filed here (that session files it)",
+                tracker=self.tracker,
+                operation="claim",
+            )
+
+    def release(self) -> str | None:
+        """Release the claim while it is valid (an expired one may be another's by now);
+        None, or why releasing failed (the claim then expires on its own)."""
+        valid = self.until is not None and self.policy.clock() < self.until
+        self.until = None
+        if not valid:
+            return None
+        try:
+            self.host.release_claim(self.key, holder=self.holder)  # once: see ClaimLeases
+        except TrackerError as exc:
+            return f"releasing the claim failed: {exc}"
+        return None
+
+    def _ask(self) -> float:
+        started = self.policy.clock()
+        left = retrying(
+            self.policy,
+            lambda: self.host.take_claim(self.key, holder=self.holder, ttl=self.policy.lease),
+        )
+        if left <= 0:
+            self.until = started + self.policy.lease
+        return left
+
+
+def _with_error(result: CarryoverResult, error: str) -> CarryoverResult:
+    return replace(result, error=f"{result.error}; {error}" if result.error else error)
+
+
 def retrying(policy: RetryPolicy, operation: Callable[[], _T]) -> _T:
     """Run a read or an idempotent write, retrying transient faults as ``policy`` says."""
     attempt = 0
@@ -316,8 +472,8 @@ def _num(issue: Issue) -> int:
 def file_carryover(target: IssueTracker | CarryoverFiler, carryover: Carryover) -> CarryoverResult:
     """File one carryover; never raises.
 
-    Pass the session's ``CarryoverFiler`` so the label is listed once per session; a bare
-    tracker gets a one-shot filer (one list pass for this call).
+    Pass the session's ``CarryoverFiler`` so duplicates are answered from its index; a
+    bare tracker gets a one-shot filer for this call.
     """
     if isinstance(target, CarryoverFiler):
         return target.file(carryover)

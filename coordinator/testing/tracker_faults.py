@@ -7,19 +7,36 @@ GitLab's or your own, gets it for free); provide it with the ``fault_hook`` fixt
 Operations are the port's names: ``list_issues``, ``create_issue``, ``comment``,
 ``close_issue``, ``create_label``.
 
+The claim tests need no hook: they run on any tracker with the ``claims`` capability
+(``seawall.carryover.filer.ClaimLeases``), through ``second_tracker`` too when there is
+one. Re-filing after a close runs on every tracker: two filers, each on its own client
+when there is a ``second_tracker``, serialised by the host's claims, or by one
+machine's lock file when the host holds none.
+
 Each check names the bug it catches, so a failing kit says what the adapter did
 wrong, not just ``assert 2 == 1``.
 """
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import ClassVar, Protocol
 
 import pytest
 
-from seawall.carryover import Carryover, CarryoverFiler, CarryoverKind, RetryPolicy, find_marker
+from seawall.carryover import (
+    Carryover,
+    CarryoverFiler,
+    CarryoverKind,
+    CarryoverResult,
+    RetryPolicy,
+    find_marker,
+)
+from seawall.carryover.filer import ClaimLeases
 from seawall.errors import TrackerError
 from seawall.testing.http import Fault
 from seawall.tracker import (
@@ -52,6 +69,8 @@ class TrackerFaultKit:
     client_timeout: ClassVar[float] = 1.0
     #: The label the tests list by (shared with ``TrackerConformance``).
     label: ClassVar[str] = "carryover"
+    #: How many times the re-filing test closes the issue and has two filers file again.
+    refile_trials: ClassVar[int] = 5
 
     @pytest.fixture
     def fault_hook(self) -> FaultHook | None:
@@ -262,6 +281,147 @@ class TrackerFaultKit:
             "host refuses the second time"
         )
 
+    def test_refiling_after_close_two_filers_file_once(
+        self, tracker: IssueTracker, second_tracker: IssueTracker | None, tmp_path: Path
+    ) -> None:
+        """Fail, issue, fixed, closed, and again: each time two sessions file at once."""
+        self._refile("refile", tracker, second_tracker, tmp_path, trials=self.refile_trials)
+
+    def test_refiling_after_close_with_lost_create_answers_files_once(
+        self,
+        tracker: IssueTracker,
+        second_tracker: IssueTracker | None,
+        fault_hook: FaultHook | None,
+        tmp_path: Path,
+    ) -> None:
+        """The same while the host loses the answer to the create it applied: at once
+        (a 502), or after the client gave up waiting (a late apply)."""
+        hook = self._hook(fault_hook)
+        for name, fault in [
+            ("lost", Fault(status=502, apply=True)),
+            ("late", Fault(apply_after=self.client_timeout * 1.4)),
+        ]:
+            self._refile(
+                f"refile-{name}",
+                tracker,
+                second_tracker,
+                tmp_path,
+                trials=2,
+                before_each=functools.partial(hook.inject_operation, "create_issue", fault),
+                settle=self.client_timeout * 3,
+            )
+
+    def _refile(
+        self,
+        task: str,
+        tracker: IssueTracker,
+        second_tracker: IssueTracker | None,
+        tmp_path: Path,
+        *,
+        trials: int,
+        before_each: Callable[[], None] = lambda: None,
+        settle: float = 0.05,
+    ) -> None:
+        other = second_tracker if second_tracker is not None else tracker
+        lock = None if _leases(tracker) else tmp_path / "carryover.lock"  # one machine's
+        work = _work(task)
+        first = self._racer(tracker, "first", lock, settle).file(work)
+        assert first.created, first.error
+        self._assert_claim_free(_leases(tracker), work.fingerprint, "after the first filing")
+        previous = first.number
+        for trial in range(trials):
+            assert previous is not None
+            tracker.close_issue(previous)
+            before_each()
+            results = _at_once(
+                self._racer(tracker, f"a{trial}", lock, settle),
+                self._racer(other, f"b{trial}", lock, settle),
+                work=work,
+            )
+            found = [
+                i.number
+                for i in tracker.list_issues(self.label)
+                if find_marker(i.body) == work.fingerprint
+            ]
+            outcomes = sorted("created" if r.created else str(r.skipped) for r in results)
+            assert len(found) == 1 and outcomes == ["created", "duplicate"], (
+                f"re-filing #{trial + 1}: two filers of a fingerprint whose issue was closed "
+                f"left open issues {found} ({outcomes}, errors "
+                f"{[r.error for r in results if r.error]}): a claim must belong to one "
+                "filing attempt, be taken again when the fingerprint is filed again, last "
+                "while its holder settles a lost create, and be released once the issue "
+                "exists, never kept per fingerprint forever"
+            )
+            self._assert_claim_free(_leases(tracker), work.fingerprint, "after re-filing")
+            previous = found[0]
+
+    def test_a_claim_is_held_while_valid_then_taken_over(
+        self, tracker: IssueTracker, second_tracker: IssueTracker | None
+    ) -> None:
+        host, other = self._claim_hosts(tracker, second_tracker)
+        key = _work("lease").fingerprint
+        assert host.take_claim(key, holder="first", ttl=1.0) == 0, "a free claim must be taken"
+        left = other.take_claim(key, holder="second", ttl=1.0)
+        assert 0 < left <= 1.0, (
+            f"another holder's valid claim was answered with {left}: take_claim must "
+            "refuse it and say how long the claim stays valid (0 < left <= ttl)"
+        )
+        assert host.take_claim(key, holder="first", ttl=1.0) == 0, (
+            "the holder asking again must keep (renew) its own claim"
+        )
+        time.sleep(1.1)
+        assert other.take_claim(key, holder="second", ttl=5) == 0, (
+            "an expired claim was not taken over: a session that died holding a claim "
+            "would block its fingerprint forever"
+        )
+        assert host.take_claim(key, holder="first", ttl=5) > 0, (
+            "the first holder took back a claim another holder had taken over"
+        )
+        other.release_claim(key, holder="second")
+        self._assert_claim_free(host, key, "after its holder released it")
+
+    def test_a_release_leaves_another_holders_claim_alone(
+        self, tracker: IssueTracker, second_tracker: IssueTracker | None
+    ) -> None:
+        host, other = self._claim_hosts(tracker, second_tracker)
+        key = _work("release").fingerprint
+        assert host.take_claim(key, holder="holder", ttl=5) == 0
+        other.release_claim(key, holder="stranger")
+        assert other.take_claim(key, holder="stranger", ttl=5) > 0, (
+            "release_claim by someone who does not hold the claim removed it"
+        )
+        host.release_claim(key, holder="holder")
+        self._assert_claim_free(other, key, "after its holder released it")
+
+    def _claim_hosts(
+        self, tracker: IssueTracker, second_tracker: IssueTracker | None
+    ) -> tuple[ClaimLeases, ClaimLeases]:
+        host = _leases(tracker)
+        if host is None:
+            pytest.skip("the tracker holds no claims; one machine's lock serialises its filers")
+        other = _leases(second_tracker) if second_tracker is not None else host
+        assert other is not None, "the second client of a host with claims holds none"
+        return host, other
+
+    def _racer(
+        self, tracker: IssueTracker, session: str, lock: Path | None, settle: float
+    ) -> CarryoverFiler:
+        retry = RetryPolicy(base_delay=0.01, max_delay=0.05, settle=settle, sleep=time.sleep)
+        return CarryoverFiler(
+            tracker, session=session, label=self.label, retry=retry, lock_path=lock
+        )
+
+    def _assert_claim_free(self, host: ClaimLeases | None, key: str, when: str) -> None:
+        if host is None:
+            return
+        left = host.take_claim(key, holder="kit-check", ttl=1)
+        assert left == 0, (
+            f"{when}, the claim on {key} was still held for {left:.1f}s: the holder must "
+            "release its claim once the issue exists (or it piles up on the host and "
+            "delays the next filing)"
+        )
+        host.release_claim(key, holder="kit-check")
+
     def _assert_no_secret(self, text: str) -> None:
         secret: str | None = getattr(self, "secret", None)
         if secret:
@@ -275,6 +435,30 @@ def _raised(call: Callable[[], object]) -> TrackerError | None:
     except TrackerError as exc:
         return exc
     return None
+
+
+def _leases(tracker: IssueTracker) -> ClaimLeases | None:
+    if Capability.CLAIMS in tracker.capabilities and isinstance(tracker, ClaimLeases):
+        return tracker
+    return None
+
+
+def _at_once(*filers: CarryoverFiler, work: Carryover) -> list[CarryoverResult]:
+    """``filers`` file ``work`` in threads released together; the results, any order."""
+    results: list[CarryoverResult] = []
+    barrier = threading.Barrier(len(filers), timeout=30)
+
+    def run(filer: CarryoverFiler) -> None:
+        barrier.wait()
+        results.append(filer.file(work))
+
+    threads = [threading.Thread(target=run, args=(filer,)) for filer in filers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a filer did not finish within 120 s"
+    return results
 
 
 def _work(task: str) -> Carryover:

@@ -16,9 +16,12 @@ pagination test reads several pages. Set ``secret`` to the token the fixture use
 the kit checks it never appears in a repr or an error.
 
 An HTTP adapter also provides ``fault_hook`` (its fake host, e.g. a service built on
-``seawall.testing.http.FakeService``) and, to check claims, ``second_tracker``: the
-fault tests of ``TrackerFaultKit`` then run too (5xx, a lost answer, a create applied
-after the client's timeout, rate limits, 401, labels created once, every page read).
+``seawall.testing.http.FakeService``) and ``second_tracker`` (another client of the same
+host): the fault tests of ``TrackerFaultKit`` then run too (5xx, a lost answer, a
+create applied after the client's timeout, rate limits, 401, labels created once,
+every page read). A host that holds claims is checked too: leases, take-overs and
+releases, and on every tracker a carryover filed, closed and filed again by two filers
+at once, with one issue each time and no claim left behind.
 
 The kit ships as a pytest plugin (the ``seawall`` entry point of ``pytest11``), so its
 assertions are rewritten and a failure shows the values and a message naming the bug.

@@ -35,6 +35,7 @@ _ROUTES = [
     ("GET", "labels", rf"{_REPO}/labels"),
     ("POST", "labels", rf"{_REPO}/labels"),
     ("GET", "label", rf"{_REPO}/labels/(?P<name>[^/]+)"),
+    ("DELETE", "label", rf"{_REPO}/labels/(?P<name>[^/]+)"),
     ("GET", "pulls", rf"{_REPO}/pulls"),
     ("POST", "pulls", rf"{_REPO}/pulls"),
     ("GET", "search", r"/search/issues"),
@@ -81,6 +82,8 @@ class GitHubService(FakeService):
         "comment": ("POST", "comments"),
         "close_issue": ("PATCH", "issue"),
         "create_label": ("POST", "labels"),
+        "read_label": ("GET", "label"),
+        "delete_label": ("DELETE", "label"),
         "list_labels": ("GET", "labels"),
         "open_pull_request": ("POST", "pulls"),
     }
@@ -223,6 +226,15 @@ class GitHubService(FakeService):
         if name not in self.labels:
             return Answer(status=404, body={"message": "Not Found"})
         return Answer(status=200, body=self._label_json(request, name))
+
+    def _delete_label(self, request: Request) -> Answer:
+        name = request.params["name"]
+        if name not in self.labels:
+            return Answer(status=404, body={"message": "Not Found"})
+        del self.labels[name]
+        for issue in self.issues.values():  # GitHub takes a deleted label off its issues
+            issue["labels"] = [label for label in issue["labels"] if label != name]
+        return Answer(status=204)
 
     def _get_pulls(self, request: Request) -> Answer:
         state, head, base = request.arg("state", "open"), request.arg("head"), request.arg("base")

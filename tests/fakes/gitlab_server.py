@@ -32,6 +32,7 @@ _ROUTES = [
     ("GET", "labels", rf"{_PROJECT}/labels"),
     ("POST", "labels", rf"{_PROJECT}/labels"),
     ("GET", "label", rf"{_PROJECT}/labels/(?P<name>[^/]+)"),
+    ("DELETE", "label", rf"{_PROJECT}/labels/(?P<name>[^/]+)"),
     ("GET", "merge_requests", rf"{_PROJECT}/merge_requests"),
     ("POST", "merge_requests", rf"{_PROJECT}/merge_requests"),
 ]
@@ -62,6 +63,8 @@ class GitLabService(FakeService):
         "comment": ("POST", "notes"),
         "close_issue": ("PUT", "issue"),
         "create_label": ("POST", "labels"),
+        "read_label": ("GET", "label"),
+        "delete_label": ("DELETE", "label"),
         "list_labels": ("GET", "labels"),
         "open_pull_request": ("POST", "merge_requests"),
     }
@@ -170,6 +173,16 @@ class GitLabService(FakeService):
         if name not in self.labels:
             return Answer(status=404, body={"message": "404 Label Not Found"})
         return Answer(status=200, body=self._label(name))
+
+    def _delete_label(self, request: Request) -> Answer:
+        name = request.params["name"]
+        if name not in self.labels:
+            return Answer(status=404, body={"message": "404 Label Not Found"})
+        del self.labels[name]
+        self.descriptions.pop(name, None)
+        for issue in self.issues.values():  # GitLab takes a deleted label off its issues
+            issue["labels"] = [label for label in issue["labels"] if label != name]
+        return Answer(status=204)
 
     def _get_merge_requests(self, request: Request) -> Answer:
         state = request.arg("state", "all")

@@ -23,6 +23,7 @@ from seawall.carryover import (
     RetryPolicy,
     find_marker,
 )
+from seawall.carryover.filer import ClaimLeases
 from seawall.testing.http import FakeServer, Fault
 from seawall.tracker import IssueTracker
 from tests.integration.hostkit import TOKEN, Host, host, server
@@ -112,9 +113,11 @@ def test_a_claim_whose_answer_was_lost_is_still_ours(host: Host, server: FakeSer
 
 
 def test_a_stale_claim_does_not_block_filing_forever(host: Host, server: FakeServer) -> None:
-    """A claimant that died before filing: the next filer waits out the window, then files."""
+    """A claimant that died before filing: the next filer waits while its claim is valid,
+    then takes it over and files."""
     with host.tracker(server, timeout=TIMEOUT) as dead:
-        assert dead.claim(WORK.fingerprint)
+        assert isinstance(dead, ClaimLeases)
+        assert dead.take_claim(WORK.fingerprint, holder="dead", ttl=0.5) == 0
     with host.tracker(server, timeout=TIMEOUT) as tracker:
         result = filer(tracker, "s2", settle=0.5).file(WORK)
         assert result.created, result.error

@@ -80,9 +80,15 @@ def test_labels_are_ensured_before_the_issue(server: FakeServer) -> None:
     assert result.created and result.url and result.url.endswith("/group/demo/-/issues/1")
     log = [(r.method, r.route) for r in service(server).requests]
     claim = ("POST", "labels")  # the claim on the fingerprint, a label the host holds
-    assert log == [("GET", "issues"), claim, ("GET", "labels")] + [("POST", "labels")] * 3 + [
-        ("POST", "issues")
+    release = ("DELETE", "label")  # the claim, released once the issue exists
+    relist = ("GET", "issues")  # listed again once the claim is ours
+    assert log == [("GET", "issues"), claim, relist, ("GET", "labels")] + [
+        ("POST", "labels")
+    ] * 3 + [
+        ("POST", "issues"),
+        release,
     ]
+    assert not [name for name in service(server).labels if name.startswith("claim:")]
     assert service(server).issues[1]["labels"] == ["carryover", "priority:high", "status:spiral"]
 
 
@@ -102,7 +108,8 @@ def test_a_lost_create_answer_makes_no_duplicate(server: FakeServer, fault: Faul
     assert result.created and result.number == 1, result
     assert len(service(server).issues) == 1
     assert service(server).count("POST", "issues") == 1, "python-gitlab must not retry the POST"
-    assert service(server).count("GET", "issues") == 2, "listed again before any retry"
+    # listed before the claim, once it is ours, and again before any retry
+    assert service(server).count("GET", "issues") == 3, "listed again before any retry"
 
 
 def test_the_client_itself_does_not_retry_a_post_or_a_429(server: FakeServer) -> None:

@@ -21,6 +21,12 @@ class TestLocalConformance(TrackerConformance):
         with LocalTracker(tmp_path) as tracker:
             yield tracker
 
+    @pytest.fixture
+    def second_tracker(self, tmp_path: Path) -> Iterator[IssueTracker]:
+        """Another clone's client of the same issues directory."""
+        with LocalTracker(tmp_path / "clone", issues_dir=tmp_path / ".seawall" / "issues") as other:
+            yield other
+
 
 def test_one_readable_markdown_file_per_issue(tmp_path: Path) -> None:
     tracker = LocalTracker(tmp_path)
