@@ -127,9 +127,12 @@ class IssueTracker(abc.ABC):
 
     Optional duties, declared in ``capabilities``:
 
-    - ``claims``: ``claim(key)`` takes a named claim on the host in one atomic write and
-      says whether this caller took it (``False``: someone else holds it). Claims are
-      never released; a key names one piece of work forever.
+    - ``claims``: claims held by the host for one filing attempt at a time, each valid
+      for a lease: ``take_claim(key, holder=, ttl=)`` and ``release_claim(key,
+      holder=)``, as ``seawall.carryover.filer.ClaimLeases`` states them (the filer
+      releases a claim once its issue exists, so a fingerprint filed again after its
+      issue was closed is claimed again). A tracker offering only the older
+      ``claim(key)`` (taken once, never released) is still served through it.
     - ``pull-requests``: ``find_pull_request(head=, base=)`` returns the open request
       from branch ``head`` into ``base`` (or None); ``open_pull_request(...)`` opens one
       (one write, no retry, like a create).
