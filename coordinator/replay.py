@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from seawall.errors import ConfigurationError
-from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.events import Event, Final, HumanTurn, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.model import BreakerLimits, StagnationConfig
 from seawall.stagnation.finding import Finding
 from seawall.stagnation.monitor import AgentMonitor
@@ -79,7 +79,7 @@ class ReplayRecord:
     file: str
     line: int
     step: int
-    kind: str  # call | result | message | turn | usage | final | trip | finding
+    kind: str  # call | result | message | turn | human | usage | final | trip | finding
     name: str = ""  # the tool, the breaker or the pattern
     evidence: str = ""
     error: bool = False
@@ -133,14 +133,17 @@ def _describe(event: Event) -> tuple[str, str, str, bool]:
         return "call", event.name, _short(shown), False
     if type(event) is ToolResult:
         failed = event.is_error or bool(event.exit_code)
-        name = "cancelled" if event.cancelled else (event.name or "")
-        return "result", name, _short(event.text), failed and not event.cancelled
+        name = "cancelled" if event.cancelled else "refused" if event.refused else event.name
+        quiet = event.cancelled or event.refused
+        return "result", name or "", _short(event.text), failed and not quiet
     if type(event) is Message:
         return "message", "", _short(event.text), False
     if type(event) is Final:
         return "final", event.subtype, _short(event.text), event.is_error
     if type(event) is Turn:
         return "turn", str(event.number), "", False
+    if type(event) is HumanTurn:
+        return "human", "", _short(event.text), False
     assert type(event) is Usage
     return "usage", event.message_id, f"in {event.input_tokens} out {event.output_tokens}", False
 

@@ -2,14 +2,18 @@
 command). A poll asks a background task for its output, or reads a file a background
 command of the agent's was told to write (through the Read tool or the shell: ``cat``,
 ``tail``, ``sleep 30 && tail -n 20 out.log``), even while it is still empty; a command
-that only sleeps is a wait too. ``AgentBreaker`` adds the third kind, a repeated call
-whose result changed. Nothing else is a wait: ``sleep 2 && pnpm test`` is a test run.
+that only sleeps is a wait too. ``AgentBreaker`` adds the third kind, by behaviour: a
+repeated call whose result changed. A status query (``gh pr checks``, ``kubectl rollout
+status``) asks how something else is doing: its non-zero exit answers "not yet" or "not
+good" and is no failure of the agent's (a repeated answer that never changes is still a
+loop). Nothing else is a wait: ``sleep 2 && pnpm test`` is a test run.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import PurePath
 from typing import NamedTuple
 
@@ -27,8 +31,10 @@ from seawall.shell import SimpleCommand
 
 __all__ = [
     "POLL_TOOLS",
+    "STATUS_QUERIES",
     "BackgroundWatch",
     "CallFacts",
+    "is_status_query",
     "timed_out",
 ]
 
@@ -54,6 +60,46 @@ _PATTERN_FIRST = frozenset({"grep", "egrep", "rg"})
 _BACKGROUND = re.compile(r"(?<![&>|<])&(?![&>])")
 _SEPARATORS = re.compile(r"[;&|\n]+")
 _NEEDS_PARSE = re.compile(r"[\"'`$\\(){}]")  # quoting or expansion: only the parser can tell
+
+
+STATUS_QUERIES: Mapping[str, frozenset[tuple[str, ...]]] = {
+    "gh": frozenset({("pr", "checks"), ("pr", "status"), ("run", "view"), ("run", "list"),
+                     ("run", "watch"), ("workflow", "view")}),
+    "glab": frozenset({("ci", "status"), ("ci", "view"), ("ci", "list"), ("pipeline", "status")}),
+    "kubectl": frozenset({("rollout", "status"), ("get",), ("wait",), ("describe",)}),
+    "docker": frozenset({("ps",), ("compose", "ps"), ("inspect",)}),
+    "docker-compose": frozenset({("ps",)}),
+    "systemctl": frozenset({("status",), ("is-active",)}),
+    "helm": frozenset({("status",)}),
+}  # fmt: skip
+"""Known status commands by program and subcommand words: a help for the behavioural
+rule (a read whose answer changes), which needs a second call to see it."""
+_FILTERS = frozenset({"tail", "head", "grep", "egrep", "rg", "wc", "jq", "cat", "sort", "cut"})
+
+
+@lru_cache(maxsize=1024)
+def is_status_query(command: str) -> bool:
+    """True for a command line that asks for a status (``STATUS_QUERIES``), with at
+    most sleeps before it and filters reading its output after it, writing nothing."""
+    if not any(word in command for word in STATUS_QUERIES):
+        return False
+    commands = parse_commands(command)
+    if not commands:
+        return False
+    asked = False
+    for cmd in commands:
+        if cmd.written_files or cmd.dynamic_name or cmd.opaque:
+            return False
+        if cmd.name in _WAITS:
+            continue
+        if cmd.name in _FILTERS and asked:
+            continue
+        words = tuple(word for word in cmd.argv[1:] if not word.startswith("-"))
+        shapes = STATUS_QUERIES.get(cmd.name)
+        if shapes is None or not any(words[: len(shape)] == shape for shape in shapes):
+            return False
+        asked = True
+    return asked
 
 
 def _heads_may_wait(command: str) -> bool:

@@ -12,6 +12,7 @@ __all__ = [
     "BreakerKind",
     "BreakerNotice",
     "BreakerState",
+    "BreakerStatistics",
     "NoticeKind",
     "Trip",
 ]
@@ -132,3 +133,19 @@ class BreakerNotice:
     kind: NoticeKind
     message: str
     trip: Trip | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BreakerStatistics:
+    """A snapshot of one agent's breaker counters."""
+
+    state: BreakerState
+    tool_calls: int
+    edits_since_verify: int
+    files_touched: int
+    consecutive_failures: int
+    consecutive_polls: int
+    warned: bool
+    cleanup_used: int
+    elapsed_s: float
+    trip: Trip | None
