@@ -5,8 +5,9 @@ command of the agent's was told to write (through the Read tool or the shell: ``
 that only sleeps is a wait too. ``AgentBreaker`` adds the third kind, by behaviour: a
 repeated call whose result changed. A status query (``gh pr checks``, ``kubectl rollout
 status``) asks how something else is doing: its non-zero exit answers "not yet" or "not
-good" and is no failure of the agent's (a repeated answer that never changes is still a
-loop). Nothing else is a wait: ``sleep 2 && pnpm test`` is a test run.
+good" and is no failure of the agent's; after a sleep (``sleep 60 && gh pr checks``) it
+is a wait, asked again at once with the same answer a loop. Nothing else is a wait:
+``sleep 2 && pnpm test`` is a test run.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "BackgroundWatch",
     "CallFacts",
     "is_status_query",
+    "is_status_wait",
     "timed_out",
 ]
 
@@ -77,29 +79,41 @@ rule (a read whose answer changes), which needs a second call to see it."""
 _FILTERS = frozenset({"tail", "head", "grep", "egrep", "rg", "wc", "jq", "cat", "sort", "cut"})
 
 
-@lru_cache(maxsize=1024)
 def is_status_query(command: str) -> bool:
     """True for a command line that asks for a status (``STATUS_QUERIES``), with at
     most sleeps before it and filters reading its output after it, writing nothing."""
+    return _status_query(command)[0]
+
+
+def is_status_wait(command: str) -> bool:
+    """A status query after a sleep (``sleep 60 && gh pr checks 12``): waiting on
+    something else, paced by the agent: a wait, bounded by no-progress."""
+    return "sleep" in command and _status_query(command) == (True, True)
+
+
+@lru_cache(maxsize=1024)
+def _status_query(command: str) -> tuple[bool, bool]:
+    """(asks for a status, sleeps first)."""
     if not any(word in command for word in STATUS_QUERIES):
-        return False
+        return False, False
     commands = parse_commands(command)
     if not commands:
-        return False
-    asked = False
+        return False, False
+    asked = slept = False
     for cmd in commands:
         if cmd.written_files or cmd.dynamic_name or cmd.opaque:
-            return False
+            return False, False
         if cmd.name in _WAITS:
+            slept = slept or (cmd.name == "sleep" and not asked)
             continue
         if cmd.name in _FILTERS and asked:
             continue
         words = tuple(word for word in cmd.argv[1:] if not word.startswith("-"))
         shapes = STATUS_QUERIES.get(cmd.name)
         if shapes is None or not any(words[: len(shape)] == shape for shape in shapes):
-            return False
+            return False, False
         asked = True
-    return asked
+    return asked, slept and asked
 
 
 def _heads_may_wait(command: str) -> bool:
@@ -201,7 +215,7 @@ class BackgroundWatch:
             ) is True:  # it starts a background job
                 self.started(command)
                 return CallFacts(command=command, background=True)
-            wait = self.is_wait_command(command)
+            wait = self.is_wait_command(command) or is_status_wait(command)
             return CallFacts(command=command, poll=wait, wait=wait)
         if name in EDIT_TOOLS:  # never a poll or a wait
             return CallFacts(paths=edited_paths(call))
