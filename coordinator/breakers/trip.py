@@ -49,7 +49,8 @@ class BreakerKind(StrEnum):
 
 
 _NEXT_ACTION: Mapping[BreakerKind, str] = {
-    BreakerKind.UNVERIFIED_EDITS: "run the tests or the build; a passing run clears this trip",
+    BreakerKind.UNVERIFIED_EDITS: "run the tests or the build; a run that passes, or fails "
+    "otherwise than before, clears this trip",
     BreakerKind.LOOP: "stop repeating the call; a person reviews, then "
     "`seawall reset --agent {agent}`",
     BreakerKind.COMMAND_FAILURES: "stop retrying the failing command; a person reviews, then "
