@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from seawall.errors import TrackerError as TrackerError
     from seawall.events import Event as Event
     from seawall.events import Final as Final
+    from seawall.events import HumanTurn as HumanTurn
     from seawall.events import Message as Message
     from seawall.events import ToolCall as ToolCall
     from seawall.events import ToolResult as ToolResult
@@ -110,6 +111,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "seawall.events": (
         "Event",
         "Final",
+        "HumanTurn",
         "Message",
         "ToolCall",
         "ToolResult",

@@ -19,6 +19,7 @@ __all__ = [
     "TURN_LIMIT_SUBTYPES",
     "Event",
     "Final",
+    "HumanTurn",
     "Message",
     "ToolCall",
     "ToolResult",
@@ -62,7 +63,9 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult:
-    """A tool answered. ``cancelled`` marks a call dropped because a sibling call errored."""
+    """A tool answered. ``cancelled`` marks a call dropped because a sibling call errored;
+    ``refused`` a call the person at the keyboard (or the CLI's permission layer) would
+    not let run: a decision about the call, not its failure."""
 
     call_id: str
     is_error: bool = False
@@ -70,6 +73,18 @@ class ToolResult:
     name: str | None = None
     exit_code: int | None = None
     cancelled: bool = False
+    refused: bool = False
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HumanTurn:
+    """A person spoke to the agent: a prompt they typed, or their interrupting it.
+
+    What the agent does next answers a person, so streaks of failures and repeats end
+    here; budgets (calls, cost, time) go on counting."""
+
+    text: str = ""
     at: float = 0.0
 
 
@@ -121,7 +136,7 @@ class Final:
         return self.subtype in TURN_LIMIT_SUBTYPES
 
 
-Event = Turn | ToolCall | ToolResult | Message | Usage | Final
+Event = Turn | ToolCall | ToolResult | Message | Usage | Final | HumanTurn
 
 
 def _str_arg(arguments: Mapping[str, Any], *names: str) -> str | None:

@@ -18,7 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from seawall.errors import ConfigurationError
-from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.events import Event, Final, HumanTurn, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.model import BreakerLimits, StagnationConfig
 from seawall.stagnation.finding import Finding
 from seawall.stagnation.monitor import AgentMonitor
@@ -76,6 +76,7 @@ class ReplayKind(StrEnum):
     RESULT = "result"
     MESSAGE = "message"
     TURN = "turn"
+    HUMAN = "human"  # a person's own prompt
     USAGE = "usage"
     FINAL = "final"
     TRIP = "trip"
@@ -163,14 +164,17 @@ def _describe(event: Event) -> tuple[ReplayKind, str, str, bool]:
         return ReplayKind.CALL, event.name, _short(shown), False
     if type(event) is ToolResult:
         failed = event.is_error or bool(event.exit_code)
-        name = "cancelled" if event.cancelled else (event.name or "")
-        return ReplayKind.RESULT, name, _short(event.text), failed and not event.cancelled
+        name = "cancelled" if event.cancelled else "refused" if event.refused else event.name
+        quiet = event.cancelled or event.refused
+        return ReplayKind.RESULT, name or "", _short(event.text), failed and not quiet
     if type(event) is Message:
         return ReplayKind.MESSAGE, "", _short(event.text), False
     if type(event) is Final:
         return ReplayKind.FINAL, event.subtype, _short(event.text), event.is_error
     if type(event) is Turn:
         return ReplayKind.TURN, str(event.number), "", False
+    if type(event) is HumanTurn:
+        return ReplayKind.HUMAN, "", _short(event.text), False
     assert type(event) is Usage
     usage = f"in {event.input_tokens} out {event.output_tokens}"
     return ReplayKind.USAGE, event.message_id, usage, False

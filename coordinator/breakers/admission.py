@@ -31,7 +31,8 @@ OPEN_AFTER_EDIT_TRIP = (
     )
 )
 EDIT_TRIP_REFUSAL = (
-    "Edits are blocked until a test or build run passes; reading and checking stay open."
+    "Edits are blocked until a test or build run passes or fails otherwise than before; "
+    "reading and checking stay open."
 )
 
 

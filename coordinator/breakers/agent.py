@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from seawall.breakers.admission import Effect, after_trip
@@ -19,6 +18,7 @@ from seawall.breakers.commands import (
     command_key,
     is_verify_command,
     may_have_key,
+    reads_only,
     verify_passed,
     verify_run,
 )
@@ -30,12 +30,13 @@ from seawall.breakers.memory import (
     Repeat,
     Seen,
     compact_key,
+    failed_otherwise,
     first_line,
     is_guard_denial,
     normal_path,
     short,
 )
-from seawall.breakers.polls import BackgroundWatch, CallFacts, timed_out
+from seawall.breakers.polls import BackgroundWatch, CallFacts, is_status_query, timed_out
 from seawall.breakers.saved import SavedBreaker, dump_state, load_state
 from seawall.breakers.signature import failure_print
 from seawall.breakers.trip import (
@@ -43,12 +44,14 @@ from seawall.breakers.trip import (
     BreakerKind,
     BreakerNotice,
     BreakerState,
+    BreakerStatistics,
     NoticeKind,
     Trip,
 )
 from seawall.events import (
     Event,
     Final,
+    HumanTurn,
     Message,
     ToolCall,
     ToolResult,
@@ -68,22 +71,6 @@ _REMEMBERED_CALLS = 512
 a loop repeats a few recent calls, and an agent's memory must not grow with its calls."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BreakerStatistics:
-    """A snapshot of one agent's breaker counters."""
-
-    state: BreakerState
-    tool_calls: int
-    edits_since_verify: int
-    files_touched: int
-    consecutive_failures: int
-    consecutive_polls: int
-    warned: bool
-    cleanup_used: int
-    elapsed_s: float
-    trip: Trip | None
-
-
 class AgentBreaker:
     """The per-agent breakers with the defaults of ``BreakerLimits``.
 
@@ -101,9 +88,14 @@ class AgentBreaker:
         clock: Callable[[], float] = time.monotonic,
         started_at: float | None = None,
         agent: str = "TASK",
+        verify_command: str | None = None,
     ) -> None:
+        """``verify_command``: the check an unverified-edits trip names (else the last
+        test or build command the agent ran)."""
         self.limits = limits or BreakerLimits()
         self.agent = agent
+        self.verify_command = verify_command
+        self.last_verify: str | None = None
         self._clock = clock
         self._started = clock() if started_at is None else started_at
         self._deadline = self._started + self.limits.max_session_minutes * 60.0
@@ -150,7 +142,15 @@ class AgentBreaker:
             return None  # time is checked on turns, calls and results
         if type(event) is Final:
             return self._on_final(event)
+        if type(event) is HumanTurn:
+            self.human_turn()
         return self.check_time()
+
+    def human_turn(self) -> None:
+        """A person spoke: streaks of failures and identical calls end (budgets do not)."""
+        self.consecutive_failures = 0
+        self.consecutive_polls = 0
+        self._repeats.clear()
 
     def admit(
         self, call: ToolCall, *, stop_note: Path | None = None, cwd: Path | None = None
@@ -238,15 +238,16 @@ class AgentBreaker:
     def observe_result(self, result: ToolResult) -> Trip | None:
         """``observe`` for a result (skips the type dispatch)."""
         pending = self._pending.pop(result.call_id, None)
-        if result.cancelled:
-            return None  # dropped because a sibling call failed: not its own failure
+        if result.cancelled or result.refused:
+            # dropped because a sibling call failed, or refused by a person: no failure
+            return None if self.trip is not None else self.check_time()
         text = result.text
         exit_code = result.exit_code
         ok = not result.is_error and (exit_code is None or exit_code == 0)
         if pending is None:
             if not ok and is_guard_denial(text):
                 return self._count_denial(text)
-            return self._count_outcome(ok, None, text)
+            return self._count_outcome(ok, None, text, exit_code)
         key, shown, command, paths, was_poll = pending
         repeats = self._repeats
         verified = (
@@ -258,7 +259,12 @@ class AgentBreaker:
         )  # (a passing verify is only parsed when it would change something)
         if verified:
             assert command is not None
+            self.last_verify = command
             self._verified(clears_trip=verify_run(command))
+        elif command is not None and not ok and not was_poll and is_verify_command(command):
+            self.last_verify = command
+            if failed_otherwise(self._command_failures, command_key(command), text, exit_code):
+                self._verified(clears_trip=verify_run(command))  # a check that moved on
         poll = was_poll
         if not poll:  # the loop breaker's memory of this call key
             repeat = repeats.get(key)
@@ -299,9 +305,13 @@ class AgentBreaker:
             return self._count_edit(paths) if paths else self._count_outcome(True, command, text)
         if was_poll or timed_out(text):
             return self.check_time()  # a wait that saw "not yet" is not a failure
+        if command is not None and (
+            is_status_query(command) or (poll and reads_only(command))
+        ):  # a status query's "not yet", or a read whose answer changed: no failure
+            return self.check_time()
         if is_guard_denial(text):
             return self._count_denial(text)
-        return self._count_outcome(False, command, text)
+        return self._count_outcome(False, command, text, exit_code)
 
     def _count_denial(self, text: str) -> Trip | None:
         """A call seawall's guard refused (out of scope, a blocked command): counted on
@@ -330,9 +340,11 @@ class AgentBreaker:
                 self.limits.max_files_touched,
             )
         if self.edits_since_verify >= self.limits.max_edits_without_verify:
+            check = self.verify_command or self.last_verify
+            run = f"; run `{short(check)}`" if check else ""
             return self._trip(
                 BreakerKind.UNVERIFIED_EDITS,
-                f"{self.edits_since_verify} edits without a passing test or build run",
+                f"{self.edits_since_verify} edits without a test or build run{run}",
                 self.edits_since_verify,
                 self.limits.max_edits_without_verify,
             )
@@ -346,7 +358,9 @@ class AgentBreaker:
             return self._count_outcome(True, RUN_KEY, "")
         return self._count_outcome(False, RUN_KEY, final.text or final.subtype or "failed")
 
-    def _count_outcome(self, ok: bool, command: str | None, text: str) -> Trip | None:
+    def _count_outcome(
+        self, ok: bool, command: str | None, text: str, exit_code: int | None = None
+    ) -> Trip | None:
         if ok:
             self.consecutive_failures = 0
             failures = self._command_failures
@@ -359,7 +373,7 @@ class AgentBreaker:
             counts = self._command_failures.get(key)
             if counts is None:
                 counts = self._command_failures[key] = FailureCounts()
-            count = counts.add(text)
+            count = counts.add(text, exit_code)
             if count >= self.limits.max_same_command_failures:
                 what = "the run" if command == RUN_KEY else f"`{short(command)}`"
                 return self._trip(
@@ -379,8 +393,9 @@ class AgentBreaker:
         return self.check_time()
 
     def _verified(self, *, clears_trip: bool) -> None:
-        """A verify passed. Only a verify run alone (``verify_run``) clears the trip;
-        a verify inside a longer command line still resets the edit count."""
+        """A verify passed, or failed otherwise than before. Only a verify run alone
+        (``verify_run``) clears the trip; a verify inside a longer command line still
+        resets the edit count."""
         self.edits_since_verify = 0
         trip = self.trip
         if clears_trip and trip is not None and trip.kind is BreakerKind.UNVERIFIED_EDITS:
@@ -388,7 +403,7 @@ class AgentBreaker:
             self._notify(
                 BreakerNotice(
                     kind=NoticeKind.CLEARED,
-                    message="seawall: a passing test or build run cleared breaker/unverified-edits",
+                    message="seawall: a test or build run cleared breaker/unverified-edits",
                 )
             )
 
@@ -439,7 +454,10 @@ class AgentBreaker:
 
     def reset(self) -> None:
         """Clear the trip and every counter (``seawall reset --agent``, after review)."""
-        fresh = AgentBreaker(limits=self.limits, clock=self._clock, agent=self.agent)
+        fresh = AgentBreaker(
+            limits=self.limits, clock=self._clock, agent=self.agent,
+            verify_command=self.verify_command,
+        )  # fmt: skip
         listeners = self._listeners
         for slot in _STATE_FIELDS:
             setattr(self, slot, getattr(fresh, slot))
@@ -471,6 +489,7 @@ _STATE_FIELDS = (
     "consecutive_failures",
     "consecutive_polls",
     "scope_denials",
+    "last_verify",
     "files",
     "warned",
     "cleanup_used",

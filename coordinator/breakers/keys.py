@@ -1,8 +1,11 @@
 """Comparable keys for tool calls.
 
-The loop breaker compares the tool plus its full arguments; the turn-key
-detector compares the same with pagination arguments stripped. Both are
-canonical JSON with sorted keys, so argument order never makes two calls differ.
+A call's identity is what it does: the tool and the arguments that change its effect,
+never the free text an agent writes beside them (Claude Code's Bash ``description``, a
+rationale), which it rewords on every retry of the same command. The loop breaker
+compares the tool plus those arguments; the turn-key detector compares the same with
+pagination arguments stripped. Both are canonical JSON with sorted keys, so argument
+order never makes two calls differ.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from json.encoder import encode_basestring
 from typing import Any
 
 __all__ = [
+    "FREE_TEXT_ARGS",
     "PAGINATION_ARGS",
     "KeyEncoder",
     "call_key",
@@ -24,6 +28,9 @@ __all__ = [
 PAGINATION_ARGS = frozenset(
     {"offset", "limit", "start_line", "end_line", "number", "line", "lines", "head_limit"}
 )
+
+FREE_TEXT_ARGS = frozenset({"description", "rationale", "justification", "explanation"})
+"""Arguments that only say why a call is made (free text): never part of its identity."""
 
 _encode_any = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
@@ -66,15 +73,18 @@ class KeyEncoder:
         return _standard(value)
 
     def call_key(self, name: str, arguments: Mapping[str, Any]) -> str:
-        """``<tool>:<canonical arguments>``: the identity of a call for the loop breaker."""
+        """``<tool>:<canonical arguments>``: the identity of a call for the loop breaker,
+        free-text arguments (``FREE_TEXT_ARGS``) left out."""
+        if not FREE_TEXT_ARGS.isdisjoint(arguments):
+            arguments = {n: v for n, v in arguments.items() if n not in FREE_TEXT_ARGS}
         return name + ":" + self.canonical_json(arguments)
 
     def turn_key(self, name: str, arguments: Mapping[str, Any]) -> str:
-        """``<tool>:<canonical arguments>`` with pagination arguments stripped."""
+        """``<tool>:<canonical arguments>`` with pagination and free-text arguments stripped."""
         if PAGINATION_ARGS.isdisjoint(arguments):
             return self.call_key(name, arguments)
         rest, _ = split_pagination(arguments)
-        return name + ":" + self.canonical_json(rest)
+        return self.call_key(name, rest)
 
 
 def _standard(value: Any) -> str:

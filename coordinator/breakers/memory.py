@@ -120,17 +120,31 @@ class FailureCounts:
     def __init__(self, clusters: list[tuple[FailurePrint, int]] | None = None) -> None:
         self.clusters: list[tuple[FailurePrint, int]] = clusters or []
 
-    def add(self, text: str) -> int:
+    def add(self, text: str, exit_code: int | None = None) -> int:
         """Count one failure; returns how many times this same error has been seen."""
-        printed = failure_print(text)
+        printed = failure_print(text, exit_code)
         for index, (seen, count) in enumerate(self.clusters):
             if same_failure(seen, printed):
                 self.clusters[index] = (seen, count + 1)
                 return count + 1
-        self.clusters.append((printed, 1))
+        self.clusters.append((printed, 1))  # (the first print of an error stays its own)
         if len(self.clusters) > self.LIMIT:
             del self.clusters[0]
         return 1
+
+    def seen(self, text: str, exit_code: int | None = None) -> bool:
+        """Whether this same error was counted before (nothing is counted)."""
+        printed = failure_print(text, exit_code)
+        return any(same_failure(seen, printed) for seen, _ in self.clusters)
+
+
+def failed_otherwise(
+    failures: dict[str, FailureCounts], key: str, text: str, exit_code: int | None
+) -> bool:
+    """Whether the command of ``key`` failed otherwise than every time before (a check
+    whose failure set changed is progress: the agent is working through it)."""
+    counts = failures.get(key)
+    return counts is None or not counts.seen(text, exit_code)
 
 
 def normal_path(path: str) -> str:

@@ -2,14 +2,19 @@
 command). A poll asks a background task for its output, or reads a file a background
 command of the agent's was told to write (through the Read tool or the shell: ``cat``,
 ``tail``, ``sleep 30 && tail -n 20 out.log``), even while it is still empty; a command
-that only sleeps is a wait too. ``AgentBreaker`` adds the third kind, a repeated call
-whose result changed. Nothing else is a wait: ``sleep 2 && pnpm test`` is a test run.
+that only sleeps is a wait too. ``AgentBreaker`` adds the third kind, by behaviour: a
+repeated call whose result changed. A status query (``gh pr checks``, ``kubectl rollout
+status``) asks how something else is doing: its non-zero exit answers "not yet" or "not
+good" and is no failure of the agent's; after a sleep (``sleep 60 && gh pr checks``) it
+is a wait, asked again at once with the same answer a loop. Nothing else is a wait:
+``sleep 2 && pnpm test`` is a test run.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import PurePath
 from typing import NamedTuple
 
@@ -27,8 +32,11 @@ from seawall.shell import SimpleCommand
 
 __all__ = [
     "POLL_TOOLS",
+    "STATUS_QUERIES",
     "BackgroundWatch",
     "CallFacts",
+    "is_status_query",
+    "is_status_wait",
     "timed_out",
 ]
 
@@ -54,6 +62,58 @@ _PATTERN_FIRST = frozenset({"grep", "egrep", "rg"})
 _BACKGROUND = re.compile(r"(?<![&>|<])&(?![&>])")
 _SEPARATORS = re.compile(r"[;&|\n]+")
 _NEEDS_PARSE = re.compile(r"[\"'`$\\(){}]")  # quoting or expansion: only the parser can tell
+
+
+STATUS_QUERIES: Mapping[str, frozenset[tuple[str, ...]]] = {
+    "gh": frozenset({("pr", "checks"), ("pr", "status"), ("run", "view"), ("run", "list"),
+                     ("run", "watch"), ("workflow", "view")}),
+    "glab": frozenset({("ci", "status"), ("ci", "view"), ("ci", "list"), ("pipeline", "status")}),
+    "kubectl": frozenset({("rollout", "status"), ("get",), ("wait",), ("describe",)}),
+    "docker": frozenset({("ps",), ("compose", "ps"), ("inspect",)}),
+    "docker-compose": frozenset({("ps",)}),
+    "systemctl": frozenset({("status",), ("is-active",)}),
+    "helm": frozenset({("status",)}),
+}  # fmt: skip
+"""Known status commands by program and subcommand words: a help for the behavioural
+rule (a read whose answer changes), which needs a second call to see it."""
+_FILTERS = frozenset({"tail", "head", "grep", "egrep", "rg", "wc", "jq", "cat", "sort", "cut"})
+
+
+def is_status_query(command: str) -> bool:
+    """True for a command line that asks for a status (``STATUS_QUERIES``), with at
+    most sleeps before it and filters reading its output after it, writing nothing."""
+    return _status_query(command)[0]
+
+
+def is_status_wait(command: str) -> bool:
+    """A status query after a sleep (``sleep 60 && gh pr checks 12``): waiting on
+    something else, paced by the agent: a wait, bounded by no-progress."""
+    return "sleep" in command and _status_query(command) == (True, True)
+
+
+@lru_cache(maxsize=1024)
+def _status_query(command: str) -> tuple[bool, bool]:
+    """(asks for a status, sleeps first)."""
+    if not any(word in command for word in STATUS_QUERIES):
+        return False, False
+    commands = parse_commands(command)
+    if not commands:
+        return False, False
+    asked = slept = False
+    for cmd in commands:
+        if cmd.written_files or cmd.dynamic_name or cmd.opaque:
+            return False, False
+        if cmd.name in _WAITS:
+            slept = slept or (cmd.name == "sleep" and not asked)
+            continue
+        if cmd.name in _FILTERS and asked:
+            continue
+        words = tuple(word for word in cmd.argv[1:] if not word.startswith("-"))
+        shapes = STATUS_QUERIES.get(cmd.name)
+        if shapes is None or not any(words[: len(shape)] == shape for shape in shapes):
+            return False, False
+        asked = True
+    return asked, slept and asked
 
 
 def _heads_may_wait(command: str) -> bool:
@@ -155,7 +215,7 @@ class BackgroundWatch:
             ) is True:  # it starts a background job
                 self.started(command)
                 return CallFacts(command=command, background=True)
-            wait = self.is_wait_command(command)
+            wait = self.is_wait_command(command) or is_status_wait(command)
             return CallFacts(command=command, poll=wait, wait=wait)
         if name in EDIT_TOOLS:  # never a poll or a wait
             return CallFacts(paths=edited_paths(call))

@@ -18,6 +18,7 @@ __all__ = [
     "FailurePrint",
     "drop_noisy_lines",
     "error_signature",
+    "failure_identifiers",
     "failure_print",
     "output_digest",
     "same_failure",
@@ -109,27 +110,168 @@ def signature_digest(text: str) -> str:
 
 
 FailurePrint = NewType("FailurePrint", frozenset[str])
-"""The normalized lines of one failure's output, each as a short digest."""
+"""What identifies one failure, each part a short digest: the error's own identifiers
+(``!``-prefixed, counted: a second identical one is another entry), its exit code
+(``^``-prefixed), and its normalized lines (the whole-text fallback)."""
 
 _PRINT_LINES = 64  # distinct lines kept of one failure (head first): bounded state
+_PRINT_IDS = 64  # identifiers kept of one failure
 _NEAR_SHARE = 0.8  # of the larger print's lines that must be shared to be "the same"
+
+# where an error is: ``path:line[:col][:code]`` or ``path(line,col)``; a path has a
+# file extension, so ``12:30:01`` and ``http://host:80`` are no locations
+_LOCATION = re.compile(
+    r"(?P<path>[\w.@+~-]*[\w@+~-]\.[A-Za-z][\w]{0,7})"
+    r"(?::(?P<line>\d+)(?::(?P<col>\d+))?|\((?P<pline>\d+)(?:,(?P<pcol>\d+))?\))"
+    r"(?::(?P<code>[A-Za-z_][\w-]*)\b)?(?P<rest>[^\n]*)"
+)
+# an error code: TS2322, E0308, F401, SC2086, CS0103, mypy's ``[arg-type]`` at the end
+_CODE = re.compile(r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]\d{4})\b|\[(?P<bracket>[a-z][a-z-]+)\]\s*$")
+# a test that failed, by its id: pytest node ids, ``--- FAIL: TestX``, ExUnit's
+# ``1) test name (Module)``, ``FAIL path`` (jest, vitest)
+_TEST_ID = re.compile(
+    r"(?P<node>[\w./-]+\.py::[\w\[\]:.-]+)"
+    r"|^--- FAIL: (?P<go>\S+)"
+    r"|^\s*\d+\) test (?P<ex>.+?) \((?P<exmod>[\w.]+)\)"
+    r"|^\s*FAIL\s+(?P<js>\S+\.\w+)",
+    re.MULTILINE,
+)
+# an exception by its type and message: ``ValueError: ...``, Elixir's ``** (KeyError) ...``
+_EXCEPTION = re.compile(
+    r"^\s*(?:\*\* \((?P<ex>[\w.]+)\)|(?P<py>(?:[\w]+\.)*[A-Z]\w*(?:Error|Exception)))"
+    r":?\s*(?P<message>[^\n]*)",
+    re.MULTILINE,
+)
+_EXIT_STATUS = re.compile(r"\A\s*(?:Exit code|Process exited with code)\s*:?\s*(-?\d+)\s*$", re.M)
+# boilerplate a tool prints before its error, the same on every run: warnings and
+# notices; a failure made only of them still compares by them
+_WARNING_LINE = re.compile(
+    r"^\s*(?:\S+\s+)?\[?(?:warn(?:ing)?\b|\w*warning:|level=warn|notice\b|note:|deprecat)",
+    re.IGNORECASE,
+)
+
+
+def _identity_digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=5).hexdigest()
+
+
+def _message_words(text: str) -> str:
+    """A message as an identity keeps its words: digits, paths and ids masked."""
+    text = text.lower()
+    text = _UUID.sub("<uuid>", text)
+    text = _HEX.sub("<hex>", text)
+    if "/" in text or "\\" in text:
+        text = _PATH.sub("<path>", text)
+    return " ".join(_DIGITS.sub("<n>", text).split())[:160]
+
+
+def failure_identifiers(text: str) -> list[str]:
+    """The error's own identifiers in ``text``, in order: each location of an error as
+    ``file:code`` (its message when it has no code; its line only when it has
+    neither: a line moved by an edit above it is the same error), failed test ids,
+    exception types with their messages and compiler error codes. Warning lines are
+    boilerplate and give none. Empty when the text names no identifier."""
+    found: list[str] = []
+    for line in text.splitlines():
+        if not line or _WARNING_LINE.match(line) is not None:
+            continue
+        if ":" not in line and "(" not in line and "FAIL" not in line:
+            continue
+        location = _LOCATION.search(line)
+        if location is not None:
+            name = location["path"].rsplit("/", 1)[-1].lower()
+            rest = location["rest"]
+            code = location["code"]
+            if code is None:
+                coded = _CODE.search(rest)
+                if coded is not None:
+                    code = coded["bracket"] or coded.group(0)
+            if code is not None:
+                found.append(f"at:{name}:{code.lower()}")
+            elif rest.strip(" :-"):
+                found.append(f"at:{name}:{_message_words(rest)}")
+            else:
+                found.append(f"at:{name}:{location['line'] or location['pline']}")
+            continue
+        test = _TEST_ID.search(line)
+        if test is not None:
+            node = test["node"] or test["go"] or test["js"]
+            found.append(f"test:{node or test['exmod'] + '.' + test['ex']}")
+            continue
+        exception = _EXCEPTION.match(line)
+        if exception is not None:
+            kind = exception["ex"] or exception["py"]
+            found.append(f"raise:{kind}:{_message_words(exception['message'])}")
+            continue
+        coded = _CODE.search(line)
+        if coded is not None and "error" in line.lower():
+            found.append(f"code:{(coded['bracket'] or coded.group(0)).lower()}")
+    return found
+
+
+def _exit_status(text: str) -> int | None:
+    status = _EXIT_STATUS.match(text[:64])
+    return None if status is None else int(status.group(1))
 
 
 @lru_cache(maxsize=256)
-def failure_print(text: str) -> FailurePrint:
-    """The lines of ``error_signature(text)`` as a set of short digests (at most 64)."""
-    lines: set[str] = set()
-    for line in error_signature(text).splitlines():
-        lines.add(hashlib.blake2b(line.encode("utf-8"), digest_size=5).hexdigest())
-        if len(lines) >= _PRINT_LINES:
+def failure_print(text: str, exit_code: int | None = None) -> FailurePrint:
+    """What identifies a failure (see ``FailurePrint``): its identifiers, its exit
+    code (``exit_code``, else Claude Code's ``Exit code N`` first line) and the lines
+    of ``error_signature(text)`` without warnings, each as a short digest."""
+    parts: set[str] = set()
+    if exit_code is None:
+        exit_code = _exit_status(text)
+    if exit_code is not None:
+        parts.add(f"^{exit_code}")
+    if len(text) > 2 * _SIGNATURE_CHARS:
+        scanned = text[:_SIGNATURE_CHARS] + "\n" + text[-_SIGNATURE_CHARS:]
+    else:
+        scanned = text
+    if "\x1b" in scanned:
+        scanned = _ANSI.sub("", scanned)
+    seen: dict[str, int] = {}
+    for identifier in failure_identifiers(scanned):
+        count = seen[identifier] = seen.get(identifier, 0) + 1
+        parts.add(f"!{_identity_digest(identifier)}#{count}")
+        if len(seen) >= _PRINT_IDS:
             break
-    return FailurePrint(frozenset(lines))
+    lines = 0
+    for line in error_signature(text).splitlines():
+        if _WARNING_LINE.match(line) is not None:
+            continue
+        parts.add(_identity_digest(line))
+        lines += 1
+        if lines >= _PRINT_LINES:
+            break
+    if not lines:  # nothing but warnings: they are the failure
+        for line in error_signature(text).splitlines()[:_PRINT_LINES]:
+            parts.add(_identity_digest(line))
+    return FailurePrint(frozenset(parts))
 
 
-def same_failure(first: FailurePrint, second: FailurePrint) -> bool:
-    """Whether two failures are the same error: equal signatures, or one with at most
-    one line the other lacks (an added warning), or 80 % of the larger one's lines
-    shared. A wholly different error shares almost nothing and stays different."""
+def same_failure(earlier: FailurePrint, later: FailurePrint) -> bool:
+    """Whether ``later`` is the same failure as ``earlier``.
+
+    By identity first: two different exit codes are two failures; when both name
+    identifiers (file:code, test ids, exceptions, error codes), ``later`` is the same
+    failure when none of ``earlier``'s went away and it adds at most one (another
+    tool's finding beside it) or a fifth of its own: a failure set that lost an entry
+    is progress. Only when either names none do the normalized lines decide, warnings
+    left out: equal, or one has at most one line the other lacks, or 80 % of the
+    larger one's lines shared."""
+    if earlier == later:
+        return True
+    first_ids, first_exit, first_lines = _split(earlier)
+    second_ids, second_exit, second_lines = _split(later)
+    if first_exit and second_exit and first_exit != second_exit:
+        return False
+    if first_ids and second_ids:
+        if not first_ids <= second_ids:
+            return False
+        added = len(second_ids) - len(first_ids)
+        return added <= 1 or len(first_ids) >= _NEAR_SHARE * len(second_ids)
+    first, second = first_lines, second_lines
     if first == second:
         return True
     shared = len(first & second)
@@ -139,6 +281,13 @@ def same_failure(first: FailurePrint, second: FailurePrint) -> bool:
     if larger - shared <= 1 and min(len(first), len(second)) == shared:
         return True
     return shared >= _NEAR_SHARE * larger
+
+
+def _split(printed: FailurePrint) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """A print's identifiers, exit code and lines."""
+    ids = frozenset(part for part in printed if part[0] == "!")
+    status = frozenset(part for part in printed if part[0] == "^")
+    return ids, status, printed - ids - status
 
 
 def output_digest(text: str) -> str:

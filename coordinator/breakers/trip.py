@@ -12,6 +12,7 @@ __all__ = [
     "BreakerKind",
     "BreakerNotice",
     "BreakerState",
+    "BreakerStatistics",
     "NoticeKind",
     "Trip",
 ]
@@ -48,7 +49,8 @@ class BreakerKind(StrEnum):
 
 
 _NEXT_ACTION: Mapping[BreakerKind, str] = {
-    BreakerKind.UNVERIFIED_EDITS: "run the tests or the build; a passing run clears this trip",
+    BreakerKind.UNVERIFIED_EDITS: "run the tests or the build; a run that passes, or fails "
+    "otherwise than before, clears this trip",
     BreakerKind.LOOP: "stop repeating the call; a person reviews, then "
     "`seawall reset --agent {agent}`",
     BreakerKind.COMMAND_FAILURES: "stop retrying the failing command; a person reviews, then "
@@ -132,3 +134,19 @@ class BreakerNotice:
     kind: NoticeKind
     message: str
     trip: Trip | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BreakerStatistics:
+    """A snapshot of one agent's breaker counters."""
+
+    state: BreakerState
+    tool_calls: int
+    edits_since_verify: int
+    files_touched: int
+    consecutive_failures: int
+    consecutive_polls: int
+    warned: bool
+    cleanup_used: int
+    elapsed_s: float
+    trip: Trip | None

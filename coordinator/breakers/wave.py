@@ -379,7 +379,7 @@ def _error_key(text: str) -> str:
 
 def _same(key: str, old: str) -> bool:
     if key.startswith("error:") and old.startswith("error:"):
-        return same_failure(_print(key), _print(old))
+        return same_failure(_print(old), _print(key))
     return key == old
 
 

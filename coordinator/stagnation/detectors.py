@@ -17,7 +17,7 @@ from typing import Any
 from seawall.breakers.commands import command_key
 from seawall.breakers.keys import PAGINATION_ARGS, canonical_json
 from seawall.breakers.memory import FailureCounts, Repeat, Seen
-from seawall.breakers.polls import CallFacts
+from seawall.breakers.polls import CallFacts, is_status_query
 from seawall.events import (
     EDIT_TOOLS,
     SHELL_TOOLS,
@@ -47,8 +47,9 @@ __all__ = [
 
 
 def failed(result: ToolResult) -> bool:
-    """A failure of the call itself (a cancelled sibling is not one)."""
-    if result.cancelled:
+    """A failure of the call itself (a cancelled sibling and a call a person refused
+    are not one)."""
+    if result.cancelled or result.refused:
         return False
     return result.is_error or (result.exit_code is not None and result.exit_code != 0)
 
@@ -209,7 +210,8 @@ class TurnKeyDetector:
 
 
 class ErrorEchoDetector:
-    """Error echo: the same error 3 times with the same fix attempted (live)."""
+    """Error echo: the same error 3 times with the same fix attempted (live). Waits
+    (a status query answering "not yet", a poll of a background job) echo nothing."""
 
     __slots__ = ("_agent", "_counts", "_fired", "_pending", "_threshold")
 
@@ -220,17 +222,19 @@ class ErrorEchoDetector:
         self._counts: dict[str, FailureCounts] = {}
         self._fired: list[Finding] = []
 
-    def observe_call(self, call: ToolCall, key: str) -> None:
-        """Keep ``call`` and its turn key ``key`` until its result."""
+    def observe_call(self, call: ToolCall, key: str, facts: CallFacts | None = None) -> None:
+        """Keep ``call`` and its turn key ``key`` until its result (not a wait's)."""
+        if facts is not None and facts.wait:
+            return
         self._pending[call.call_id] = (call, key)
 
     def observe_result(self, result: ToolResult) -> Finding | None:
         """The finding when this failure's error reached the threshold for its fix."""
         pending = self._pending.pop(result.call_id, None)
-        if pending is None or not failed(result):
+        if pending is None or not failed(result) or _status_answer(pending[0]):
             return None
         fix = _fix_key(*pending)
-        count = self._counts.setdefault(fix, FailureCounts()).add(result.text)
+        count = self._counts.setdefault(fix, FailureCounts()).add(result.text, result.exit_code)
         if count != self._threshold:
             return None
         finding = Finding(
@@ -246,6 +250,14 @@ class ErrorEchoDetector:
         )
         self._fired.append(finding)
         return finding
+
+
+def _status_answer(call: ToolCall) -> bool:
+    """A status query (``gh pr checks``): its non-zero exit is an answer, not an error."""
+    if call.name not in SHELL_TOOLS:
+        return False
+    command = shell_command(call)
+    return command is not None and is_status_query(command)
 
 
 def _fix_key(call: ToolCall, key: str) -> str:

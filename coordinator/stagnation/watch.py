@@ -117,7 +117,7 @@ class AgentStagnation:
             key = self._keys.turn_key(call.name, arguments)
         self._pagination.observe_call(call, key, facts)
         self._turn_keys.observe_call(call, key, facts)
-        self._echo.observe_call(call, key)
+        self._echo.observe_call(call, key, facts)
         if self._git is None:
             return ()
         found = tuple(self._git.observe_all(call, facts.command))

@@ -110,6 +110,7 @@ class ClaudeLine(msgspec.Struct, gc=False):
     message: LineMessage | None = None
     parent_tool_use_id: str | None = None
     timestamp: str | None = None
+    is_meta: bool | None = msgspec.field(default=None, name="isMeta")
 
 
 CLAUDE_LINE_DECODER = msgspec.json.Decoder(ClaudeLine)
@@ -139,7 +140,7 @@ def claude_line(kind: str, record: Mapping[str, Any]) -> ClaudeLine:
     reads, with the plain reading's tolerance: a message that is not an object reads
     as absent, so do a block that is not one or of a type the parser does not read,
     and any field of an unexpected JSON type; ids and names are read as strings, and
-    ``parent_tool_use_id`` only for whether it is set."""
+    ``parent_tool_use_id`` only for whether it is set, ``isMeta`` only when true."""
     message = record.get("message")
     parent = record.get("parent_tool_use_id")
     stamp = record.get("timestamp")
@@ -148,6 +149,7 @@ def claude_line(kind: str, record: Mapping[str, Any]) -> ClaudeLine:
         message=_message(message) if isinstance(message, dict) else None,
         parent_tool_use_id=str(parent) if parent else None,
         timestamp=stamp if isinstance(stamp, str) else None,
+        is_meta=record.get("isMeta") is True,
     )
 
 

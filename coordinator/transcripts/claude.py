@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.events import Event, Final, HumanTurn, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.transcripts._claude_lines import (
     ClaudeLine,
     TextBlock,
@@ -29,10 +29,27 @@ from seawall.transcripts._claude_lines import (
 )
 from seawall.transcripts._common import MAX_TEXT, RecordParser, as_float, iso_seconds
 
-__all__ = ["SIBLING_ERROR_MARKER", "ClaudeStreamParser"]
+__all__ = ["REFUSAL_MARKERS", "SIBLING_ERROR_MARKER", "ClaudeStreamParser"]
 
 SIBLING_ERROR_MARKER = "Sibling tool call errored"
 """Claude Code's text for a parallel call dropped because another call of its turn failed."""
+
+REFUSAL_MARKERS = (
+    "The user doesn't want to proceed with this tool use",
+    "The user doesn't want to take this action",
+    "but you haven't granted it yet",
+)
+"""Claude Code's texts for a call the person (or its permission layer) refused."""
+
+# user lines Claude Code writes itself, not a person: task notifications, a slash
+# command's output, the summary a compaction starts the next context with
+_NOT_HUMAN = (
+    "<task-notification>",
+    "<local-command-",
+    "<system-reminder>",
+    "This session is being continued from a previous conversation",
+    "Stop hook feedback",
+)
 
 _EXIT_CODE_PREFIX = "Exit code "
 
@@ -51,6 +68,11 @@ class ClaudeStreamParser(RecordParser):
       when Claude Code dropped the call because a sibling call errored, and the exit
       code of a failed ``Bash`` call when its text gives one;
     - a ``Message`` per assistant text block;
+    - a ``HumanTurn`` for a prompt a person typed (a user line of text, not one Claude
+      Code wrote itself: ``isMeta`` lines, task notifications, command output, hook
+      feedback, a compaction's summary) and for a person interrupting the agent; a
+      ``ToolResult`` the person refused (``The user doesn't want to proceed…``) is
+      ``refused``;
     - a ``Final`` for the ``result`` line; it is an error when ``is_error`` is true or
       the subtype is not ``success`` (an API failure arrives as ``success`` + ``is_error``);
       the calls Claude Code's permission layer refused (``permission_denials``) are named
@@ -206,13 +228,18 @@ class ClaudeStreamParser(RecordParser):
             self.malformed += 1
             return []
         content = message.content
-        if not isinstance(content, list):
-            return []  # a prompt typed by a person, not a tool result
         stamp = line.timestamp
+        if not isinstance(content, list):  # a prompt typed by a person, not a tool result
+            return self._human(line, content or "", stamp)
         at = 0.0 if stamp is None and self._clock is None else self._at(stamp)
         events: list[Event] = []
+        spoke = False
         for block in content:
             if type(block) is not ToolResultBlock:
+                if type(block) is TextBlock and block.text and not spoke:
+                    said = self._human(line, block.text, stamp)
+                    spoke = bool(said)
+                    events.extend(said)
                 continue
             call_id = block.tool_use_id or ""
             name = self._call_names.pop(call_id, None)
@@ -227,12 +254,20 @@ class ClaudeStreamParser(RecordParser):
                     name=name,
                     exit_code=_exit_code(text) if name == "Bash" else None,
                     cancelled=SIBLING_ERROR_MARKER in text,
+                    refused=_refused(text),
                     at=at,
                 )
             else:
                 result = ToolResult(call_id=call_id, text=text, name=name, at=at)
             events.append(result)
         return events
+
+    def _human(self, line: ClaudeLine, text: str, stamp: str | None) -> list[Event]:
+        """A ``HumanTurn`` for a person's prompt; nothing for a line Claude Code wrote."""
+        if line.is_meta or line.parent_tool_use_id or text.lstrip().startswith(_NOT_HUMAN):
+            return []
+        at = 0.0 if stamp is None and self._clock is None else self._at(stamp)
+        return [HumanTurn(text=text[:MAX_TEXT], at=at)]
 
     def _final(self, record: Mapping[str, Any]) -> Final:
         subtype = record.get("subtype")
@@ -276,6 +311,12 @@ def _denials(raw: Any) -> tuple[str, ...]:
                     break
         names.append(f"{tool} {target}".strip())
     return tuple(names)
+
+
+def _refused(text: str) -> bool:
+    """Whether a failed call's text is a refusal of the call, not its failure."""
+    head = text[:300]
+    return any(marker in head for marker in REFUSAL_MARKERS)
 
 
 def _exit_code(text: str) -> int | None:

@@ -32,13 +32,15 @@ LABELS: tuple[Stretch, ...] = (
         first=133,
         last=147,
         stuck=True,
-        stop_at=142,
+        stop_at=139,
         breaker="command-failures",
         marker="git add -A && git commit",
-        reason="the same commit hits the same Dialyzer pre-commit error at steps 133, 136 and "
-        "142 (a Credo failure at 139 is another error); edits between change nothing the "
-        "check sees, and the agent ends by bypassing the check with --no-verify at 147. "
-        "After the third identical failure there is nothing new to learn.",
+        reason="the same commit hits the same Dialyzer finding "
+        "(`otel_trace_helpers.ex:57:13:pattern_match`) at steps 133, 136, 139 and 142 (at 139 "
+        "beside a Credo finding, at 142 one line lower after a comment was added above it); "
+        "edits between change nothing the check sees, and the agent ends by bypassing the "
+        "check with --no-verify at 147. After the third identical failure there is nothing "
+        "new to learn.",
     ),
     Stretch(
         file="link-assistant__hive-mind/issue-729-codex-loop/rapid-loop-section.txt",

@@ -13,10 +13,22 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from seawall.events import Event, Final, Message, ToolCall, ToolResult
+from seawall.events import Event, Final, HumanTurn, Message, ToolCall, ToolResult
 from seawall.model import BreakerLimits
 
-__all__ = ["CASES", "Case", "Step", "bash", "edit", "final", "read", "say", "tool"]
+__all__ = [
+    "CASES",
+    "Case",
+    "Step",
+    "bash",
+    "edit",
+    "final",
+    "human",
+    "read",
+    "refused",
+    "say",
+    "tool",
+]
 
 _ids = itertools.count()
 
@@ -66,6 +78,22 @@ def final(text: str, *, error: bool, subtype: str = "") -> Step:
 
 def say(text: str) -> Step:
     return Step((Message(text=text),), counts=False)
+
+
+def human(text: str) -> Step:
+    return Step((HumanTurn(text=text),), counts=False)
+
+
+def refused(name: str, **arguments: Any) -> Step:
+    """A call the person at the keyboard refused."""
+    call_id = f"c{next(_ids)}"
+    text = "The user doesn't want to proceed with this tool use. The tool use was rejected."
+    return Step(
+        (
+            ToolCall(call_id=call_id, name=name, arguments=arguments),
+            ToolResult(call_id=call_id, text=text, is_error=True, refused=True),
+        )
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -474,5 +502,151 @@ CASES: tuple[Case, ...] = (
         minutes_per_step=10.0,
         trip="session-time",
         at=10,
+    ),
+    # -- identity of calls and failures, people, status queries ---------------------------------
+    Case(
+        name="one command retried with its description reworded",
+        reason="a call is what it does: the free-text description an agent rewords on every "
+        "retry makes no other call, so the same error three times trips",
+        steps=[
+            bash(
+                "ls *.md",
+                "Exit code 2\nls: cannot access '*.md': No such file or directory",
+                code=2,
+                description=words,
+            )
+            for words in ("List markdown files", "Check for markdown docs", "Find the .md files")
+        ],
+        trip="command-failures",
+        at=3,
+        findings=frozenset({"error-echo", "turn-key-repetition"}),
+    ),
+    Case(
+        name="one read-only command repeated with reworded descriptions into warnings",
+        reason="`git remote -v` answering the same warnings four times is a loop, whatever "
+        "the description says",
+        steps=[
+            bash(
+                "git remote -v",
+                "warning: unable to access '/root/.config/git/attributes'",
+                description=f"Show the remotes ({n})",
+            )
+            for n in range(4)
+        ],
+        trip="loop",
+        at=4,
+        findings=frozenset({"turn-key-repetition"}),
+    ),
+    Case(
+        name="different errors behind one shared warning line",
+        reason="a tool's warning printed before every error is boilerplate: three different "
+        "errors are three failures of iteration, not one failure three times",
+        steps=[
+            step
+            for error in (
+                "Error response from daemon: pull access denied for app-base",
+                'service "web" refers to undefined network backend: invalid compose project',
+                'Error: failed to solve: failed to compute cache key: "/requirements.txt" '
+                "not found",
+            )
+            for step in (
+                bash(
+                    "docker-compose up -d",
+                    "WARN[0000] /srv/app/docker-compose.yml: the attribute `version` is "
+                    "obsolete, it will be ignored\n" + error,
+                    code=1,
+                ),
+                edit("docker-compose.yml", old=error[:12]),
+            )
+        ],
+    ),
+    Case(
+        name="the same error behind one shared warning line",
+        reason="and the same AppArmor error after that boilerplate three times is stuck",
+        steps=[
+            step
+            for n in range(3)
+            for step in (
+                bash(
+                    "docker-compose up -d",
+                    "WARN[0000] /srv/app/docker-compose.yml: the attribute `version` is "
+                    "obsolete, it will be ignored\nError response from daemon: AppArmor "
+                    "enabled on system but the docker-default profile could not be loaded",
+                    code=1,
+                ),
+                edit("docker-compose.yml", old=f"security_opt{n}"),
+            )
+        ],
+        trip="command-failures",
+        at=5,
+        findings=frozenset({"error-echo"}),
+    ),
+    Case(
+        name="polling pending CI checks",
+        reason="`gh pr checks` exits non-zero while checks are pending: an answer, not a "
+        "failure of the agent's; a changing answer is a wait",
+        steps=[
+            bash(
+                "sleep 60 && gh pr checks 12",
+                "build\tpending\t0\thttps://github.com/o/r/actions/runs/7\n"
+                "lint\tpass\t41s\thttps://github.com/o/r/actions/runs/8",
+                code=8,
+            )
+            for _ in range(6)
+        ],
+    ),
+    Case(
+        name="asking a failing check's status between fixes",
+        reason="`gh pr checks` that exits 1 (a check failed) is an answer, not a failure: "
+        "the agent reads it, fixes and pushes",
+        steps=[
+            step
+            for n in range(3)
+            for step in (
+                bash("gh pr checks 12", f"build\tfail\t{n + 1}m\thttps://x/runs/{n}", code=1),
+                edit("ci.yml", old=f"o{n}"),
+                bash("git push", ""),
+            )
+        ],
+        findings=frozenset({"git-write"}),
+    ),
+    Case(
+        name="a person refuses three web fetches",
+        reason="a refusal by the person at the keyboard is their decision, not a failure of "
+        "the agent",
+        steps=[refused("WebFetch", url=f"https://example.com/{n}") for n in range(3)],
+    ),
+    Case(
+        name="a person's reply between failures",
+        reason="what the agent does after a person spoke answers them: the streak of "
+        "failures starts again",
+        steps=[
+            bash("make deploy", "Exit code 2\nno rule to make target 'deploy'", code=2),
+            bash("./deploy.sh", "Exit code 126\npermission denied: ./deploy.sh", code=126),
+            human("use the staging script instead"),
+            bash("./staging.sh", "Exit code 1\nmissing STAGING_HOST", code=1),
+            bash("STAGING_HOST=s1 ./staging.sh", "Exit code 1\nconnection refused", code=1),
+        ],
+    ),
+    Case(
+        name="working through a failing build resets the unverified-edits count",
+        reason="a build whose failure set changes between runs is progress: edits between "
+        "checks that move the failures on never pile up unverified",
+        steps=[
+            step
+            for n in range(5)
+            for step in (
+                *[edit(f"src/m{n}.ts", old=f"o{n}{k}") for k in range(4)],
+                bash(
+                    "npm run build",
+                    "\n".join(
+                        f"src/m{k}.ts(3,7): error TS2322: Type 'string' is not assignable"
+                        for k in range(n, 6)
+                    ),
+                    code=2,
+                ),
+            )
+        ],
+        limits=BreakerLimits(max_edits_without_verify=6, max_same_command_failures=3),
     ),
 )

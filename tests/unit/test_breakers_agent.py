@@ -73,13 +73,37 @@ def test_a_passing_verify_resets_the_edit_count() -> None:
     assert breaker.edits_since_verify == 4
 
 
-def test_a_failing_verify_does_not_reset_the_edit_count() -> None:
+def test_a_verify_failing_as_before_does_not_reset_the_edit_count() -> None:
     breaker = AgentBreaker(limits=BreakerLimits(max_edits_without_verify=3))
+    failing = "FAILED tests/test_a.py::test_one - assert 1 == 2\n1 failed"
+    run(breaker, "Bash", failing, error=True, exit_code=1, command="pytest -q")
     edit(breaker, "a.py", 1)
     edit(breaker, "a.py", 2)
-    run(breaker, "Bash", "1 failed", error=True, exit_code=1, command="pytest -q")
+    run(breaker, "Bash", failing, error=True, exit_code=1, command="pytest -q")
     trip = edit(breaker, "a.py", 3)
     assert trip is not None and trip.kind is BreakerKind.UNVERIFIED_EDITS
+    assert "run `pytest -q`" in trip.evidence  # the trip names the check to run
+
+
+def test_a_verify_whose_failures_changed_resets_the_edit_count() -> None:
+    """Working through a failing build: each run that fails otherwise is progress."""
+    breaker = AgentBreaker(limits=BreakerLimits(max_edits_without_verify=3))
+    errors = [f"src/m{n}.ts(4,2): error TS2322: Type 'x' is not assignable" for n in range(6)]
+    for fixed in range(4):
+        edit(breaker, "a.ts", fixed * 10)
+        edit(breaker, "a.ts", fixed * 10 + 1)
+        text = "\n".join(errors[fixed:])
+        assert run(breaker, "Bash", text, error=True, exit_code=2, command="npx tsc") is None
+        assert breaker.edits_since_verify == 0
+
+
+def test_the_soft_trip_names_the_given_check() -> None:
+    breaker = AgentBreaker(
+        limits=BreakerLimits(max_edits_without_verify=2), verify_command="npm run build"
+    )
+    edit(breaker, "a.ts", 1)
+    trip = edit(breaker, "a.ts", 2)
+    assert trip is not None and "run `npm run build`" in trip.evidence
 
 
 def test_a_piped_verify_with_a_failure_summary_does_not_count_as_passing() -> None:
@@ -342,7 +366,7 @@ def test_only_unverified_edits_skips_the_snapshot(kind: BreakerKind) -> None:
     message = trip.message("t1")
     assert kind.label in message and "the evidence" in message
     if kind is BreakerKind.UNVERIFIED_EDITS:
-        assert "passing run clears" in message
+        assert "a run that passes, or fails otherwise than before, clears" in message
     else:
         assert "seawall reset --agent t1" in message and "No self-service" in message
 

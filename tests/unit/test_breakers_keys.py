@@ -11,7 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seawall.breakers.keys import KeyEncoder, call_key, canonical_json, turn_key
+from seawall.breakers.keys import FREE_TEXT_ARGS, KeyEncoder, call_key, canonical_json, turn_key
+
+
+def _effect(arguments: dict[Any, Any]) -> dict[Any, Any]:
+    """The arguments that make a call's identity: free text left out."""
+    return {n: v for n, v in arguments.items() if n not in FREE_TEXT_ARGS}
 
 
 def _reference(value: Any) -> str:
@@ -43,7 +48,7 @@ def test_canonical_json_is_what_the_json_encoder_writes(
     keys: KeyEncoder, arguments: dict[Any, Any]
 ) -> None:
     assert keys.canonical_json(arguments) == _reference(arguments)
-    assert keys.call_key("Tool", arguments) == "Tool:" + _reference(arguments)
+    assert keys.call_key("Tool", arguments) == "Tool:" + _reference(_effect(arguments))
     assert canonical_json(arguments) == _reference(arguments)  # the standard encoder
 
 
@@ -75,4 +80,15 @@ _FLAT = st.one_of(
 def test_every_flat_input_is_written_as_the_json_encoder_writes_it(
     keys: KeyEncoder, arguments: dict[str, Any]
 ) -> None:
-    assert keys.call_key("T", arguments) == "T:" + _reference(arguments)
+    assert keys.call_key("T", arguments) == "T:" + _reference(_effect(arguments))
+
+
+def test_free_text_is_no_part_of_a_calls_identity(keys: KeyEncoder) -> None:
+    """An agent rewords a Bash call's description on every retry of one command."""
+    first = {"command": "ls *.md", "description": "List the markdown files"}
+    again = {"command": "ls *.md", "description": "Check which markdown files exist"}
+    assert keys.call_key("Bash", first) == keys.call_key("Bash", again) == call_key("Bash", again)
+    assert keys.turn_key("Bash", first) == 'Bash:{"command":"ls *.md"}'
+    assert keys.call_key("Bash", first) != keys.call_key("Bash", {"command": "ls *.txt"})
+    paged = {"file_path": "a.py", "offset": 10, "rationale": "look again"}
+    assert keys.turn_key("Read", paged) == 'Read:{"file_path":"a.py"}'

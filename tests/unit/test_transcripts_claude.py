@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from seawall.events import Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.events import Final, HumanTurn, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.transcripts import ClaudeStreamParser
 
 
@@ -132,7 +132,7 @@ def test_on_disk_session_lines_carry_their_timestamps() -> None:
     prompt = {"type": "user", "message": {"role": "user", "content": "do the thing"}}
     events = parser.feed(line(record))
     assert events and all(e.at == 1770846108.049 for e in events)
-    assert parser.feed(line(prompt)) == []
+    assert parser.feed(line(prompt)) == [HumanTurn(text="do the thing", at=0.0)]
 
 
 def test_clock_stamps_live_events() -> None:
@@ -149,3 +149,43 @@ def test_long_tool_output_keeps_head_and_tail() -> None:
     assert isinstance(res, ToolResult)
     assert res.text.startswith("HEAD") and res.text.endswith("TAIL")
     assert len(res.text) < 20_000
+
+
+def _user(content: Any, **fields: Any) -> str:
+    return line({"type": "user", "message": {"role": "user", "content": content}, **fields})
+
+
+def test_a_persons_prompt_and_interruption_are_human_turns() -> None:
+    parser = ClaudeStreamParser()
+    assert parser.feed(_user("now fix the tests")) == [HumanTurn(text="now fix the tests")]
+    interrupted = [{"type": "text", "text": "[Request interrupted by user for tool use]"}]
+    (turn,) = parser.feed(_user(interrupted))
+    assert isinstance(turn, HumanTurn) and "interrupted" in turn.text
+
+
+def test_lines_claude_code_writes_itself_are_no_human_turn() -> None:
+    parser = ClaudeStreamParser()
+    for content in (
+        "<task-notification>\n<task-id>b1</task-id>",
+        "<local-command-stdout>Compacted</local-command-stdout>",
+        "This session is being continued from a previous conversation that ran out of context.",
+        "Stop hook feedback:\n[stop.sh]: # Running Quality Checks",
+    ):
+        assert parser.feed(_user(content)) == [], content
+    assert parser.feed(_user("Caveat: the messages below", isMeta=True)) == []
+    meta = [{"type": "text", "text": "Base directory for this skill"}]
+    assert parser.feed(_user(meta, isMeta=True)) == []
+
+
+def test_a_call_the_person_refused_is_refused_not_failed() -> None:
+    parser = ClaudeStreamParser()
+    parser.feed(assistant("m", tool_use("t", "WebFetch", url="https://example.com")))
+    rejected = (
+        "The user doesn't want to proceed with this tool use. The tool use was rejected "
+        "(eg. if it was a file edit, the new_string was NOT written to the file)."
+    )
+    (res,) = parser.feed(tool_result("t", rejected, is_error=True))
+    assert isinstance(res, ToolResult) and res.refused and res.is_error
+    parser.feed(assistant("n", tool_use("u", "Bash", command="false")))
+    (failed,) = parser.feed(tool_result("u", "Exit code 1", is_error=True))
+    assert isinstance(failed, ToolResult) and not failed.refused

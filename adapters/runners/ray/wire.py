@@ -13,7 +13,16 @@ from types import MappingProxyType
 from typing import Any
 
 from seawall.adapters.runners.ray.scope import PackedScope
-from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.events import (
+    Event,
+    Final,
+    HumanTurn,
+    Message,
+    ToolCall,
+    ToolResult,
+    Turn,
+    Usage,
+)
 from seawall.model import RunnerSpec
 
 __all__ = [
@@ -29,7 +38,7 @@ __all__ = [
 ]
 
 _EVENT_TYPES: Mapping[str, type[Any]] = MappingProxyType(
-    {cls.__name__: cls for cls in (Turn, ToolCall, ToolResult, Message, Usage, Final)}
+    {cls.__name__: cls for cls in (Turn, ToolCall, ToolResult, Message, Usage, Final, HumanTurn)}
 )
 
 
