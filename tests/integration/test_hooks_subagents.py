@@ -167,3 +167,35 @@ def test_seawall_tools_are_the_leads_not_an_agents(tmp_path: Path) -> None:
         assert "seawall's steps are the lead's" in refused
     # any other tool without a path to judge is still refused to the lead in strict
     assert "deny" in _pre(repo, repo, {"x": 1}, tool="mcp__other__do_thing", transcript_path=lead)
+
+
+def test_an_agent_may_write_only_its_own_stop_note(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/auth.py": "x = 1\n", "docs/notes.md": "n\n"})
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[session]\nname = "notes"\nisolation = "none"\n'
+        '[[task]]\nid = "auth"\nprompt = "Fix auth."\nscope = ["src/auth.py"]\n'
+        '[[task]]\nid = "docs"\nprompt = "Write notes."\nscope = ["docs/**"]\n'
+    )
+    out = seawall("wave", "prepare", str(plan), "--repo", str(repo), cwd=repo, check=True)
+    wave = json.loads(out.stdout)
+    session = wave["session"]
+    prompts = {a["task"]: a["prompt"] for a in wave["agents"]}
+    home = tmp_path / "claude"
+    as_auth = {"agent_id": "a0a0", "transcript_path": _subagent(home, "a0a0", prompts["auth"])}
+    as_docs = {"agent_id": "d0d0", "transcript_path": _subagent(home, "d0d0", prompts["docs"])}
+    notes = repo / ".seawall" / session
+    docs_note = {"file_path": str(notes / "agents" / "docs" / "BLOCKED.md"), "content": "x\n"}
+    auth_note = {"file_path": str(notes / "agents" / "auth" / "BLOCKED.md"), "content": "x\n"}
+    refused = _pre(repo, repo, docs_note, **as_auth)
+    assert '"permissionDecision": "deny"' in refused
+    assert f".seawall/{session}/agents/docs/BLOCKED.md is seawall or git state" in refused
+    assert "deny" not in _pre(repo, repo, auth_note, **as_auth)
+    assert "deny" not in _pre(repo, repo, docs_note, **as_docs)
+    assert "deny" in _pre(repo, repo, auth_note, **as_docs)
+    # the session's own note stays open to every agent; a Bash write is judged alike
+    session_note = {"file_path": str(notes / "BLOCKED.md"), "content": "x\n"}
+    assert "deny" not in _pre(repo, repo, session_note, **as_auth)
+    bash = {"command": f"echo blocked > {notes}/agents/docs/BLOCKED.md"}
+    assert "deny" in _pre(repo, repo, bash, tool="Bash", **as_auth)
+    assert "deny" not in _pre(repo, repo, bash, tool="Bash", **as_docs)
