@@ -15,6 +15,12 @@ what the task's scope and command policy allow and denies the rest with the reas
 agent sees. ``dontAsk`` refuses whatever no hook allowed instead of waiting for an
 answer; it works as root (``bypassPermissions`` is refused there). ``permissions =
 "none"`` adds neither the settings nor the mode, for a caller who brings their own.
+
+When seawall's own sandbox applies to the agent (``request.sandbox``), the settings
+file also turns Claude Code's sandbox off (``sandbox.enabled: false``, which outranks
+the project's settings): bubblewrap cannot start inside a Landlock domain, and a
+project prepared for a lead (``seawall hooks install``) asks for it with
+``failIfUnavailable``, which would keep the agent from starting at all.
 """
 
 from __future__ import annotations
@@ -156,7 +162,10 @@ class ClaudeCodeRunner(StreamingCliRunner):
 def _write_settings(request: AgentRequest, folder: Path, command: str | None) -> Path:
     """The settings file: next to the transcript when there is one (kept with the run's
     record), else in ``folder`` (removed after the run)."""
-    text = json.dumps(hook_settings(command or default_command()), indent=2) + "\n"
+    settings = hook_settings(command or default_command())
+    if request.sandbox is not None:  # seawall's sandbox is the boundary (module docstring)
+        settings["sandbox"] = {"enabled": False}
+    text = json.dumps(settings, indent=2) + "\n"
     if request.transcript_path is not None:
         path = request.transcript_path.with_name(request.transcript_path.name + ".settings.json")
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -37,15 +37,35 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     actions = hooks.add_subparsers(dest="hooks_command", metavar="ACTION", required=True)
     install = actions.add_parser(
         "install",
-        help="add seawall's hooks to .claude/settings.json",
-        description="Add seawall's hook entries to the repository's .claude/settings.json, "
-        "keeping every setting and hook already there.",
+        help="prepare .claude/settings.json for a lead: seawall's hooks and Claude Code's sandbox",
+        description="Add seawall's hook entries and Claude Code's sandbox settings (the OS "
+        "layer of a lead and its subagents: writes only to the repository and the agents' "
+        "worktrees, .git and .seawall read-only, no unsandboxed fallback) to the "
+        "repository's .claude/settings.json, keeping every setting and hook already there. "
+        "Exits 1 when this machine cannot run the sandbox, saying what to install.",
     )
     install.add_argument("--repo", default=".", help="the repository (default: the current one)")
     install.add_argument(
         "--command", default=None, help="the seawall executable the hooks run (default: found)"
     )
     install.add_argument("--session", default=None, help="name this session in the hook commands")
+    install.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing: report the boundary a lead started here will have "
+        "(exit 1: incomplete)",
+    )
+    which = install.add_mutually_exclusive_group()
+    which.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="hooks only; record sandbox.enabled false (a lead's subagents get no OS layer)",
+    )
+    which.add_argument(
+        "--sandbox-only",
+        action="store_true",
+        help="the sandbox settings only (when the hooks come from the Claude Code plugin)",
+    )
     install.set_defaults(handler=_install)
 
 
@@ -67,9 +87,35 @@ def _run_hook(args: argparse.Namespace) -> int:
 def _install(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from seawall.exitcodes import ExitCode
     from seawall.hooks.install import install_hooks
+    from seawall.hooks.lead_sandbox import install_sandbox, lead_boundary, turn_sandbox_off
 
-    result = install_hooks(Path(args.repo), command=args.command, session=args.session)
-    state = "updated" if result.changed else "already up to date"
-    print(f"{result.path}: {state} ({', '.join(result.events)} -> {result.command} hook ...)")
-    return 0
+    repo = Path(args.repo)
+    if args.check:
+        boundary = lead_boundary(repo)
+        hooks = not args.sandbox_only
+        print("\n".join(boundary.lines(hooks=hooks)))
+        return ExitCode.OK if boundary.complete(hooks=hooks) else ExitCode.ERROR
+    if not args.sandbox_only:
+        result = install_hooks(repo, command=args.command, session=args.session)
+        state = "updated" if result.changed else "already up to date"
+        print(f"{result.path}: {state} ({', '.join(result.events)} -> {result.command} hook ...)")
+    if args.no_sandbox:
+        off = turn_sandbox_off(repo)
+        print(f"{off.path}: Claude Code's sandbox turned off (sandbox.enabled false)")
+        return ExitCode.OK
+    sandbox = install_sandbox(repo)
+    state = "updated" if sandbox.changed else "already up to date"
+    print(f"{sandbox.path}: {state} (Claude Code's sandbox for the lead and its subagents)")
+    boundary = lead_boundary(repo)
+    if not boundary.prerequisites.ok:
+        for problem in boundary.prerequisites.problems:
+            print(f"seawall: {problem}", file=sys.stderr)
+        print(
+            "seawall: until then Claude Code refuses to start in this repository "
+            "(sandbox.failIfUnavailable); `seawall hooks install --no-sandbox` runs it without",
+            file=sys.stderr,
+        )
+        return ExitCode.ERROR
+    return ExitCode.OK

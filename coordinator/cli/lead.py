@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-__all__ = ["register"]
+__all__ = ["prepare_for_lead", "register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -55,9 +55,20 @@ def _next(args: argparse.Namespace) -> int:
         else:
             data = read_outputs(Path(args.input))
     session = open_for_lead(args.repo, plan=args.plan, session_id=args.session)
+    prepare_for_lead(session.repo, session.plan.session.worktree_root)
     answer = anyio.run(next_step, session, data)
     print(encode_text(answer))
     return ExitCode.HALTED if answer.action is NextAction.HALTED else ExitCode.OK
+
+
+def prepare_for_lead(repo: Path, worktree_root: str) -> None:
+    """Add Claude Code's sandbox to the lead's settings when they lack it (see
+    ``seawall.hooks.lead_sandbox.ensure_sandbox``); what was done goes to stderr."""
+    from seawall.hooks.lead_sandbox import ensure_sandbox
+
+    note = ensure_sandbox(repo, worktree_root=worktree_root or None)
+    if note:
+        print(note, file=sys.stderr)
 
 
 def _mcp(args: argparse.Namespace) -> int:

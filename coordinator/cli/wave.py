@@ -80,6 +80,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _wave_prepare(args: argparse.Namespace) -> int:
     import anyio
 
+    from seawall.cli.lead import prepare_for_lead
     from seawall.codec import encode_text
     from seawall.exitcodes import ExitCode
     from seawall.plan import load_plan
@@ -108,6 +109,7 @@ def _wave_prepare(args: argparse.Namespace) -> int:
         )
     else:
         session = open_session(args, progress=make_progress())
+    prepare_for_lead(session.repo, session.plan.session.worktree_root)
     prepared = anyio.run(session.prepare_wave)
     state = session.state
     if prepared is None and state is not None and state.phase is SessionPhase.HALTED:

@@ -102,6 +102,7 @@ class HookContext:
             workspace=workspace,
             session=self.manifest.session,
             state_root=Path(self.manifest.repo),
+            agent=self.agent.task_id if self.agent is not None else None,
         )
 
 

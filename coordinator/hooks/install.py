@@ -26,7 +26,16 @@ from seawall.errors import ConfigurationError
 from seawall.runtime.files import atomic_write_text
 from seawall.scope.manifest import validate_session_id
 
-__all__ = ["HOOKS", "InstallResult", "default_command", "install_hooks", "settings_path"]
+__all__ = [
+    "HOOKS",
+    "InstallResult",
+    "default_command",
+    "install_hooks",
+    "installed_hooks",
+    "load_settings",
+    "save_settings",
+    "settings_path",
+]
 
 # event -> (matcher or None, subcommand)
 HOOKS: dict[str, tuple[str | None, str]] = {
@@ -75,7 +84,7 @@ def install_hooks(
     base = command or default_command()
     suffix = f" --session {validate_session_id(session)}" if session else ""
     path = settings_path(repo)
-    settings = _load(path)
+    settings = load_settings(path)
     before = json.dumps(settings, sort_keys=False)
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
@@ -86,15 +95,39 @@ def install_hooks(
         )
     changed = json.dumps(settings, sort_keys=False) != before
     if changed:
-        atomic_write_text(path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+        save_settings(path, settings)
     return InstallResult(path=path, command=base, changed=changed, events=tuple(HOOKS))
+
+
+def installed_hooks(settings: dict[str, Any]) -> tuple[str, ...]:
+    """The events of ``HOOKS`` whose seawall hook ``settings`` hold."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return ()
+    found: list[str] = []
+    for event in HOOKS:
+        groups = hooks.get(event)
+        for group in groups if isinstance(groups, list) else ():
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(entries, list) and any(_is_ours(hook) for hook in entries):
+                found.append(event)
+                break
+    return tuple(found)
+
+
+def save_settings(path: Path, settings: dict[str, Any]) -> None:
+    """Write ``settings`` to ``path`` atomically (its folder made when missing)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
 
 
 def _quote(command: str) -> str:
     return command if " " not in command else shlex.quote(command)
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load_settings(path: Path) -> dict[str, Any]:
+    """The settings object in ``path`` ({} when the file is missing or empty); a file
+    that is not a JSON object is refused (``ConfigurationError``), never overwritten."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

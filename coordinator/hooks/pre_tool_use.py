@@ -11,6 +11,12 @@ checkout or another agent's workspace is refused even where the wave only warns.
 session only the command gate (the default deny list) applies, as a hard deny. In a
 headless run seawall drives (``SEAWALL_PERMISSIONS=hook``) a call that passes every
 check is allowed outright.
+
+``seawall`` itself runs outside Claude Code's sandbox (the settings' ``excludedCommands``,
+see ``seawall.sandbox.claude_code``), and Claude Code runs a whole line outside it when
+any command of the line is excluded: a line that runs ``seawall`` must run it alone (no
+other command, no variable set, no file written by a redirection), for every caller,
+and an agent may not run it at all.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from seawall.hooks.protocol import (
     pre_tool_use_deny,
 )
 from seawall.model import Enforcement
+from seawall.sandbox.claude_code import UNSANDBOXED_PROGRAMS
 from seawall.scope.bashwrites import PathTarget, write_targets
 from seawall.scope.command_policy import CommandContext, CommandPolicy, FindingKind
 from seawall.scope.enforce import (
@@ -44,7 +51,7 @@ from seawall.scope.enforce import (
 from seawall.scope.matcher import ScopeMatcher
 from seawall.scope.programs import variable_reason
 from seawall.scope.tools import other_tool_paths
-from seawall.shell import ShellParseError, SimpleCommand, read_line
+from seawall.shell import ShellLine, ShellParseError, SimpleCommand, read_line
 
 __all__ = ["FILE_TOOLS", "SEAWALL_TOOL", "check_call", "handle"]
 
@@ -198,6 +205,14 @@ def _check_bash(ctx: HookContext, command: str, env: Mapping[str, str]) -> list[
     try:
         line = read_line(command)
     except ShellParseError as exc:
+        if any(name in command for name in UNSANDBOXED_PROGRAMS):
+            problem = (
+                f"the command cannot be parsed ({exc}) and names a program that runs outside "
+                "Claude Code's sandbox with its whole line; run it alone"
+            )
+            return [
+                decide(Enforcement.STRICT, error_class=ErrorClass.COMMAND_BLOCKED, problem=problem)
+            ]
         if gate_only:
             return []  # outside a session only the deny list is armed
         problem = f"the command cannot be parsed ({exc})"
@@ -207,7 +222,7 @@ def _check_bash(ctx: HookContext, command: str, env: Mapping[str, str]) -> list[
     command_ctx = CommandContext(
         cwd=ctx.cwd, shared_tree=ctx.shared_tree, matcher=matcher, agent=not gate_only
     )
-    verdicts: list[Verdict] = []
+    verdicts = _check_unsandboxed(ctx, line, env)
     if not gate_only:
         verdicts.extend(_check_assignments(ctx, line.assignments))
     for cmd in line.commands:
@@ -222,6 +237,38 @@ def _check_bash(ctx: HookContext, command: str, env: Mapping[str, str]) -> list[
     if not gate_only:
         verdicts.extend(_check_writes(ctx, line.commands, line.assignments, env))
     return verdicts
+
+
+def _check_unsandboxed(ctx: HookContext, line: ShellLine, env: Mapping[str, str]) -> list[Verdict]:
+    """A line running a program Claude Code's sandbox runs outside it (``seawall``): the
+    lead's alone, never an agent's. Claude Code lets the whole line out of the sandbox
+    with it, so anything beside it would run unsandboxed too. Refused at every
+    enforcement level: this guards the OS layer, not a scope. An agent is a caller
+    named as one (a subagent's ``agent_id``, a runner's ``SEAWALL_TASK_ID``), never one
+    only guessed (the single agent of a wave may be the lead's own call)."""
+    ours = [cmd for cmd in line.commands if cmd.name in UNSANDBOXED_PROGRAMS]
+    if not ours:
+        return []
+    name = ours[0].name
+    if ctx.how == "agent_id" or env.get("SEAWALL_TASK_ID", "").strip():
+        problem = f"`{name}`: seawall's steps are the lead's, not an agent's; report your STATUS"
+        return [decide(Enforcement.STRICT, error_class=ErrorClass.COMMAND_BLOCKED, problem=problem)]
+    cmd = ours[0]
+    alone = (
+        len(line.commands) == 1
+        and not line.assignments
+        and not cmd.assignments
+        and not cmd.wrappers
+        and not cmd.written_files
+    )
+    if alone:
+        return []
+    problem = (
+        f"`{name}` runs outside Claude Code's sandbox, and so would everything on its line: "
+        f"run `{name} ...` alone, with no other command, variable or output file (its answer "
+        "is printed)"
+    )
+    return [decide(Enforcement.STRICT, error_class=ErrorClass.COMMAND_BLOCKED, problem=problem)]
 
 
 def _check_assignments(ctx: HookContext, assignments: tuple[str, ...]) -> list[Verdict]:

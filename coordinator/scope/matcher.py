@@ -16,7 +16,9 @@ format characters, overlong paths, and names whose Unicode has more than one for
 more than one hard link are refused: which file they name is ambiguous. seawall's own
 state and guard files (any ``.seawall`` or ``.git`` component at any depth,
 ``.claude/settings*.json``) are never writable through a grant; the one carve-out is
-the session's own ``BLOCKED.md`` notes.
+the session's own stop notes: ``.seawall/<session>/BLOCKED.md``, and the agent's own
+``.seawall/<session>/agents/<task>/BLOCKED.md`` (another agent's note is refused, and so
+is every agent's note to a matcher that serves no one agent).
 """
 
 from __future__ import annotations
@@ -135,7 +137,8 @@ class ScopeMatcher:
 
     ``workspace`` is the agent's working tree (a worktree or the repository itself);
     ``state_root`` is the repository whose ``.seawall/<session>/`` holds the session's
-    state. ``grants`` are the scope entries of the agent.
+    state. ``grants`` are the scope entries of the agent; ``agent`` its task id, whose
+    stop note (``agents/<agent>/BLOCKED.md``) it may write (None: no one agent's).
     """
 
     def __init__(
@@ -145,10 +148,12 @@ class ScopeMatcher:
         workspace: Path,
         session: str,
         state_root: Path | None = None,
+        agent: str | None = None,
     ) -> None:
         self.workspace = Path(os.path.realpath(workspace))
         self.state_root = Path(os.path.realpath(state_root or workspace))
         self.session = session
+        self.agent = agent
         self.grants = tuple(compile_grant(grant) for grant in grants)
 
     def check(self, path: str, *, cwd: Path | None = None) -> PathVerdict:
@@ -199,9 +204,10 @@ class ScopeMatcher:
         if rel is None:
             return False
         parts = rel.split("/")
-        return parts == ["BLOCKED.md"] or (
-            len(parts) == 3 and parts[0] == "agents" and parts[2] == "BLOCKED.md"
-        )
+        if parts == ["BLOCKED.md"]:
+            return True
+        own = ["agents", self.agent, "BLOCKED.md"]
+        return self.agent is not None and parts == own
 
 
 def _relative(path: str, root: Path) -> str | None:

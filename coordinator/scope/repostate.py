@@ -26,6 +26,7 @@ from pathlib import Path
 import pygit2
 
 from seawall.codec import decode, encode
+from seawall.git.mount_points import is_empty_read_only
 from seawall.runtime.files import atomic_write_bytes
 from seawall.scope.state_change import ChangeKind, StateChange
 from seawall.scope.undo import restore_head, restore_remote_ref
@@ -99,7 +100,13 @@ def _watched(gitdir: Path) -> list[Path]:
         found.extend(sorted(p for p in hooks.iterdir() if p.is_file() or p.is_symlink()))
     worktrees = gitdir / "worktrees"
     if worktrees.is_dir():
-        found.extend(sorted(worktrees.glob("*/config.worktree")))
+        # an empty read-only one is the mount point Claude Code's sandbox makes while a
+        # command runs (seawall.git.mount_points), not a configuration
+        found.extend(
+            sorted(
+                path for path in worktrees.glob("*/config.worktree") if not is_empty_read_only(path)
+            )
+        )
     return found
 
 

@@ -7,7 +7,10 @@ lose it. Only what changed during the wave is attributed to agents or set aside
 (saved on ``refs/seawall/<session>/unattributed-w<n>``, reported with the command
 that restores it). After the merge, a copied file an unmerged agent's revert left
 missing is put back. Some paths are never set aside at all: the agent CLI's
-``.claude/`` folder, the plan file and the unattended runner's directory.
+``.claude/`` folder, the plan file and the unattended runner's directory. The empty
+mount points Claude Code's sandbox makes while a lead's command runs
+(:mod:`seawall.git.mount_points`) are no one's change: never attributed, set aside nor
+removed.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import pygit2
 from seawall.codec import decode, encode
 from seawall.git.baseline import Baseline, record_baseline, under
 from seawall.git.checkpoints import Checkpointer, CheckpointMode
+from seawall.git.mount_points import is_mount_point
 from seawall.git.repo import dirty_paths, open_repository, repo_relative, workdir
 from seawall.git.target import restore_agent_files, restore_path
 from seawall.runtime.files import atomic_write_bytes
@@ -180,9 +184,10 @@ def dirty_paths_in_scope(
     """Files of the main working tree changed during the wave that ``scope`` covers.
 
     A user file that predates the wave (``baseline``) and still holds what it held then
-    is not a change of the wave."""
+    is not a change of the wave, and neither is a mount point of Claude Code's sandbox."""
 
     repository = open_repository(repo)
+    root = workdir(repository)
     matcher = ScopeMatcher(tuple(scope), workspace=repo, session=session)
     return tuple(
         sorted(
@@ -190,6 +195,7 @@ def dirty_paths_in_scope(
             for p in dirty_paths(repository)
             if matcher.matches_relative(p)
             and not (baseline is not None and baseline.unchanged(repository, p))
+            and not is_mount_point(root, p)
         )
     )
 
@@ -244,15 +250,19 @@ def set_aside_unattributed(
 
     Only changes made during the wave count: a user file that predates it and is
     unchanged is left alone, one that changed is copied onto the ref but never removed.
-    Paths under ``kept`` are never touched. None when there is nothing to set aside.
+    Paths under ``kept`` and the mount points of Claude Code's sandbox are never
+    touched. None when there is nothing to set aside.
     """
 
     repository = open_repository(repo)
+    root = workdir(repository)
     matchers = [ScopeMatcher(tuple(scope), workspace=repo, session=session) for scope in scopes]
     stray: list[str] = []
     in_place: list[str] = []
     for path in sorted(dirty_paths(repository)):
         if path in claimed or under(path, kept) or any(m.matches_relative(path) for m in matchers):
+            continue
+        if is_mount_point(root, path):
             continue
         if baseline is None or not baseline.predates(path):
             stray.append(path)

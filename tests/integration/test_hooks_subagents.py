@@ -53,7 +53,12 @@ def _subagent(home: Path, agent_id: str, prompt: str) -> str:
 def _pre(
     repo: Path, cwd: Path, tool_input: dict[str, Any], tool: str = "Write", **fields: Any
 ) -> str:
-    payload = {
+    return _hook(repo, _payload(cwd, tool, tool_input, **fields), {})
+
+
+def _payload(cwd: Path, tool: str, tool_input: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """The PreToolUse JSON Claude Code sends."""
+    return {
         "session_id": "lead-1",
         "cwd": str(cwd),
         "hook_event_name": "PreToolUse",
@@ -62,7 +67,12 @@ def _pre(
         "tool_use_id": "call_1",
         **fields,
     }
+
+
+def _hook(repo: Path, payload: dict[str, Any], env_extra: dict[str, str]) -> str:
+    """The real ``seawall hook pre-tool-use`` process's answer to ``payload``."""
     env = {"PATH": os.environ["PATH"], "HOME": str(repo.parent), "CLAUDE_PROJECT_DIR": str(repo)}
+    env |= env_extra
     done = subprocess.run(
         [sys.executable, "-m", "seawall", "hook", "pre-tool-use"],
         input=json.dumps(payload),
@@ -167,3 +177,83 @@ def test_seawall_tools_are_the_leads_not_an_agents(tmp_path: Path) -> None:
         assert "seawall's steps are the lead's" in refused
     # any other tool without a path to judge is still refused to the lead in strict
     assert "deny" in _pre(repo, repo, {"x": 1}, tool="mcp__other__do_thing", transcript_path=lead)
+
+
+def test_an_agent_may_write_only_its_own_stop_note(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/auth.py": "x = 1\n", "docs/notes.md": "n\n"})
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[session]\nname = "notes"\nisolation = "none"\n'
+        '[[task]]\nid = "auth"\nprompt = "Fix auth."\nscope = ["src/auth.py"]\n'
+        '[[task]]\nid = "docs"\nprompt = "Write notes."\nscope = ["docs/**"]\n'
+    )
+    out = seawall("wave", "prepare", str(plan), "--repo", str(repo), cwd=repo, check=True)
+    wave = json.loads(out.stdout)
+    session = wave["session"]
+    prompts = {a["task"]: a["prompt"] for a in wave["agents"]}
+    home = tmp_path / "claude"
+    as_auth = {"agent_id": "a0a0", "transcript_path": _subagent(home, "a0a0", prompts["auth"])}
+    as_docs = {"agent_id": "d0d0", "transcript_path": _subagent(home, "d0d0", prompts["docs"])}
+    notes = repo / ".seawall" / session
+    docs_note = {"file_path": str(notes / "agents" / "docs" / "BLOCKED.md"), "content": "x\n"}
+    auth_note = {"file_path": str(notes / "agents" / "auth" / "BLOCKED.md"), "content": "x\n"}
+    refused = _pre(repo, repo, docs_note, **as_auth)
+    assert '"permissionDecision": "deny"' in refused
+    assert f".seawall/{session}/agents/docs/BLOCKED.md is seawall or git state" in refused
+    assert "deny" not in _pre(repo, repo, auth_note, **as_auth)
+    assert "deny" not in _pre(repo, repo, docs_note, **as_docs)
+    assert "deny" in _pre(repo, repo, auth_note, **as_docs)
+    # the session's own note stays open to every agent; a Bash write is judged alike
+    session_note = {"file_path": str(notes / "BLOCKED.md"), "content": "x\n"}
+    assert "deny" not in _pre(repo, repo, session_note, **as_auth)
+    bash = {"command": f"echo blocked > {notes}/agents/docs/BLOCKED.md"}
+    assert "deny" in _pre(repo, repo, bash, tool="Bash", **as_auth)
+    assert "deny" not in _pre(repo, repo, bash, tool="Bash", **as_docs)
+
+
+def test_seawall_runs_alone_and_only_for_the_lead(tmp_path: Path) -> None:
+    """Claude Code's sandbox runs ``seawall`` lines outside it (``excludedCommands``), the
+    whole line with it: the hook lets the lead run seawall alone, and no agent at all."""
+    repo, wave = _prepare(tmp_path, "none")
+    prompts = {a["task"]: a["prompt"] for a in wave["agents"]}
+    lead = _subagent(tmp_path / "claude", "a1f00", prompts["app"])
+
+    def bash(command: str, **fields: Any) -> str:
+        return _pre(repo, repo, {"command": command}, tool="Bash", transcript_path=lead, **fields)
+
+    assert "deny" not in bash("seawall next --json")
+    assert "deny" not in bash("seawall next --json 2>&1")
+    assert "deny" not in bash("seawall next --input - <<'EOF'\n{\"outputs\": {}}\nEOF")
+    for line in (
+        "seawall next --json; python3 -c \"open('/root/x', 'w')\"",
+        "seawall next --json && touch /tmp/x",
+        "seawall next --json | tee step.json",
+        "seawall next --json > step.json",
+        "PYTHONPATH=/tmp/evil seawall next --json",
+        "timeout 60 seawall next --json",
+        "seawall next --json\nbash /tmp/evil.sh",
+        "seawall next --json; case x in a) ;; esac",
+    ):
+        refused = bash(line)
+        assert '"permissionDecision": "deny"' in refused, line
+        assert "outside Claude Code's sandbox" in refused, line
+    refused = bash("seawall next --json", agent_id="a1f00")
+    assert "seawall's steps are the lead's, not an agent's" in refused
+    assert "deny" not in bash("grep -rn seawall docs", agent_id="a1f00")
+
+
+def test_a_lead_named_by_its_session_runs_seawall_in_a_one_agent_wave(tmp_path: Path) -> None:
+    """With ``--session S`` in the lead's hook commands, the one agent of a wave is only a
+    guess for the lead's own call: only a named agent is refused seawall."""
+    repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[session]\nname = "one"\nisolation = "none"\n'
+        '[[task]]\nid = "app"\nprompt = "Bump x."\nscope = ["src/app.py"]\n'
+    )
+    out = seawall("wave", "prepare", str(plan), "--repo", str(repo), cwd=repo, check=True)
+    session = json.loads(out.stdout)["session"]
+    step = _payload(repo, "Bash", {"command": "seawall next --json"})
+    assert "deny" not in _hook(repo, step, {"SEAWALL_SESSION": session})
+    refused = _hook(repo, step, {"SEAWALL_SESSION": session, "SEAWALL_TASK_ID": "app"})
+    assert "seawall's steps are the lead's, not an agent's" in refused

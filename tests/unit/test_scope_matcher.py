@@ -45,7 +45,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def matcher(tree: dict[str, Path], *extra: str) -> ScopeMatcher:
     grants = ("src/app/", "docs/café.md", "pkg/**/*.py", *extra)
-    return ScopeMatcher(grants, workspace=tree["ws"], session=SESSION)
+    return ScopeMatcher(grants, workspace=tree["ws"], session=SESSION, agent="t1")
 
 
 # (denied path, its allowed twin)
@@ -82,6 +82,8 @@ ESCAPES = [
     (".seawall/s1/wave-1/scope.json", ".seawall/s1/BLOCKED.md"),
     (".seawall/s1/agents/t1/breaker.json", ".seawall/s1/agents/t1/BLOCKED.md"),
     (".seawall/other-session/BLOCKED.md", ".seawall/s1/BLOCKED.md"),
+    (".seawall/s1/agents/t2/BLOCKED.md", ".seawall/s1/agents/t1/BLOCKED.md"),  # another's note
+    (".seawall/s1/agents/t1/BLOCKED.md/x", ".seawall/s1/agents/t1/BLOCKED.md"),
 ]
 
 
@@ -110,6 +112,14 @@ def test_guard_files_are_denied_even_under_a_catch_all(
     m = ScopeMatcher(("**",), workspace=tree["ws"], session=SESSION)
     assert not m.check(protected).allowed
     assert m.check(".claude/agents/helper.md").allowed
+
+
+def test_a_matcher_of_no_one_agent_writes_no_agent_note(tree: dict[str, Path]) -> None:
+    union = ScopeMatcher(("**",), workspace=tree["ws"], session=SESSION)
+    assert union.check(f".seawall/{SESSION}/BLOCKED.md").carved_out
+    for task in ("t1", "t2"):
+        verdict = union.check(f".seawall/{SESSION}/agents/{task}/BLOCKED.md")
+        assert not verdict.allowed and "seawall or git state" in verdict.reason
 
 
 def test_relative_paths_resolve_against_cwd(tree: dict[str, Path]) -> None:
