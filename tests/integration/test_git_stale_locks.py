@@ -26,6 +26,7 @@ from seawall.git.stale_locks import (
     repository_gits,
 )
 from tests.integration.sessionkit import git, make_repo
+from tests.waiting import wait_until
 
 
 class Clock:
@@ -53,11 +54,11 @@ def _lock(path: Path, *, age: float = 60.0, content: bytes = b"") -> Path:
 
 
 def _wait_for(path: Path, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
-    while not path.exists():
+    def appeared() -> bool:
         assert process.poll() is None, "the holder ended before it took its lock"
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
+        return path.exists()
+
+    wait_until(appeared, timeout=30, what=f"{path} to appear", interval=0.02)
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:

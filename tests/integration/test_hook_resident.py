@@ -17,7 +17,6 @@ import socket
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ import pytest
 from seawall.runtime.processes import process_alive
 from tests.integration.sessionkit import make_repo
 from tests.integration.test_hooks import SEAWALL, agent_env, decision, make_manifest, pre, run_hook
+from tests.waiting import wait_until
 
 INTERPRETER = Path(SEAWALL).read_text(encoding="utf-8").splitlines()[0].removeprefix("#!")
 
@@ -55,11 +55,7 @@ def _pid(lock: Path) -> int:
 
 
 def _wait(done: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+    wait_until(done, timeout=timeout, what=what)
 
 
 def _socket(env: dict[str, str]) -> Path:

@@ -24,6 +24,7 @@ from seawall.session.engine import Session
 from seawall.state.ledger import SessionPhase
 from tests.integration.sessionkit import make_repo, show
 from tests.reliability.kit import FAULT_AGENT, ledger
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -63,13 +64,11 @@ anyio.run(session.run)
 
 
 def _wait_for(path: Path, process: subprocess.Popen[bytes]) -> int:
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text().strip():
-            return int(path.read_text())
+    def written() -> str:
         assert process.poll() is None, "the session ended before its second wave"
-        time.sleep(0.1)
-    raise AssertionError(f"no agent wrote {path} in 90 s")
+        return path.read_text().strip() if path.exists() else ""
+
+    return int(wait_until(written, timeout=90, what=f"an agent to write {path}", interval=0.1))
 
 
 def test_a_python_built_plan_killed_after_wave_one_is_reopened_and_resumed(

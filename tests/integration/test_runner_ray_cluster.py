@@ -46,6 +46,7 @@ from tests.integration.test_runner_ray import (
     worktree,
     write_spec,
 )
+from tests.waiting import await_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -136,11 +137,9 @@ def _spec(tmp_path: Path, pids: Path) -> dict[str, object]:
 
 async def _wait_for(path: Path, within: float) -> None:
     """Until ``path`` exists (polled: it is written by another process)."""
-    for _ in range(int(within / 0.1)):
-        if await anyio.Path(path).exists():
-            return
-        await anyio.sleep(0.1)
-    raise AssertionError(f"{path} did not appear within {within} s")
+    await await_until(
+        anyio.Path(path).exists, within=within, what=f"{path} to appear", interval=0.1
+    )
 
 
 async def test_a_lost_node_fails_only_its_agent_which_keeps_its_mirrored_work(

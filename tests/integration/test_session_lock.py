@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pygit2
@@ -15,6 +14,7 @@ import pygit2
 from seawall.exitcodes import ExitCode
 from seawall.git import AgentChange, merge_wave
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
+from tests.waiting import wait_until
 
 
 def _plan(
@@ -31,10 +31,7 @@ def _plan(
 
 
 def _wait_for(path: Path, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.05)
+    wait_until(path.exists, timeout=seconds, what=f"{path} to appear")
 
 
 def test_one_live_session_per_repository_and_a_dead_holder_is_taken_over(tmp_path: Path) -> None:

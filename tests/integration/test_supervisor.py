@@ -23,6 +23,7 @@ from seawall.events import Event, Message
 from seawall.runner import AgentRequest
 from seawall.runtime.processes import aend_group, end_group, group_alive
 from tests.integration.runnerkit import anyio_backend
+from tests.waiting import wait_until
 
 __all__ = ["anyio_backend"]
 
@@ -52,12 +53,11 @@ def processes_of(session: str) -> set[int]:
 
 def wait_until_gone(session: str, seconds: float = 5.0) -> set[int]:
     """The session's processes still alive after up to ``seconds`` (polling)."""
-    deadline = time.monotonic() + seconds
-    left = processes_of(session)
-    while left and time.monotonic() < deadline:
-        time.sleep(0.05)
-        left = processes_of(session)
-    return left
+    try:
+        wait_until(lambda: not processes_of(session), timeout=seconds, what="the processes to end")
+    except AssertionError:
+        return processes_of(session)
+    return set()
 
 
 def agent_request(workspace: Path, *, time_limit: float | None = None) -> AgentRequest:

@@ -8,13 +8,13 @@ import re
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from seawall.runtime.processes import process_alive
+from tests.waiting import wait_until
 
 FAKE_SESSION = textwrap.dedent(
     """
@@ -237,9 +237,4 @@ def _writer_numbers(path: Path) -> list[int]:
 
 
 def _wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
+    wait_until(condition, timeout=timeout, what="the condition", interval=0.02)
