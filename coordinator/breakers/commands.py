@@ -302,8 +302,9 @@ class GitInvocation:
     """One ``git`` simple command: its subcommand, arguments and where it points.
 
     ``directory`` is the last ``-C`` value; ``git_dir``/``work_tree`` the values of
-    ``--git-dir``/``--work-tree``; ``cwd`` the directory of a preceding ``cd`` in the
-    same command line (``"$"`` when it was not a literal path); ``global_options`` tells
+    ``--git-dir``/``--work-tree``; ``cwd`` the directory the line's ``cd``, ``pushd``
+    and ``popd`` leave the call in (``seawall.shell.cwd``; None where the line started,
+    ``"$"`` when not known); ``global_options`` tells
     whether any option came before the subcommand.
     """
 

@@ -1,11 +1,13 @@
 """Where the writes of a Bash line land: each path to judge, from each directory it may
 run in, or the reason it cannot be known.
 
-A ``cd`` of the main shell into an existing directory moves the working directory; any
-other ``cd`` (in a subshell, a pipeline, to a directory that may not exist, with
-``CDPATH`` set) only adds a place the following writes may land, and each place must be
-in scope; a ``cd`` whose target is not known makes the directory unknown. A command a
-wrapper runs elsewhere (``env -C``) writes in a directory that is not known. Unquoted
+The directories come from the shell reader's one model of ``cd``, ``pushd`` and
+``popd`` (``seawall.shell.cwd``): a move into an existing directory moves the working
+directory; a move to a directory that may not exist, or with ``CDPATH`` set, only adds
+a place the following writes may land, and each place must be in scope; a move whose
+target is not known makes the directory unknown, and a relative write there is not
+judged. A move inside a subshell, a pipeline or a background job ends with it. A
+command a wrapper runs elsewhere (``env -C``) writes in a directory that is not known. Unquoted
 glob patterns are expanded against the file system the way the shell will (a pattern
 that matches nothing stays as written); a symbolic link's target is judged from the
 link's directory, as the kernel will read it.
@@ -55,8 +57,8 @@ def write_targets(
     """Every target the commands write (see the module docstring)."""
     cdpath = bool((env or {}).get("CDPATH")) or any(a.startswith("CDPATH=") for a in assignments)
 
-    def target(cmd: SimpleCommand, here: Path | None) -> Path | None:
-        return _cd_target(cmd, here, cdpath=cdpath or _sets_cdpath(cmd))
+    def target(cmd: SimpleCommand, index: int, here: Path) -> Path | None:
+        return _cd_target(cmd, index, here, cdpath=cdpath or _sets_cdpath(cmd))
 
     out: list[Target] = []
     for cmd, where in placed(commands, cwd, target=target, definite=Path.is_dir):
@@ -119,20 +121,15 @@ def _link_targets(cmd: SimpleCommand, places: list[Path | None]) -> list[Target]
     return out
 
 
-def _cd_target(cmd: SimpleCommand, cwd: Path | None, *, cdpath: bool) -> Path | None:
-    args = [a for a in cmd.argv[1:] if not a.startswith("-")]
-    if cwd is None or len(args) != 1 or any(cmd.dynamic[1:]):
-        return None
-    if cmd.elsewhere:
-        return None
-    target = args[0]
-    if any(cmd.globs[1:]):
+def _cd_target(cmd: SimpleCommand, index: int, cwd: Path, *, cdpath: bool) -> Path | None:
+    """Where ``cd argv[index]`` goes from ``cwd``, a glob expanded as the shell will;
+    None when the shell would refuse or the reader cannot tell."""
+    target = cmd.argv[index]
+    if cmd.is_glob(index):
         found = [p for p in _expand(target, cwd) or [] if (cwd / p).is_dir()]
         if len(found) != 1:
             return None  # the shell would refuse, or go where the reader cannot tell
         target = found[0]
-    if target.startswith("~"):
-        return None
     if cdpath and not target.startswith(("/", "./", "../")) and target not in (".", ".."):
         return None  # CDPATH may send it anywhere
     return cwd / target
