@@ -274,6 +274,7 @@ def _run(args: argparse.Namespace) -> int:
     plan_path = Path(args.plan)
     plan = _accepting(load_plan(plan_path), args)
     adapters = _adapters(plan, args)
+    progress = _progress(args)
     session = Session(
         plan,
         repo=args.repo,
@@ -281,9 +282,9 @@ def _run(args: argparse.Namespace) -> int:
         runners=adapters.runners,
         tracker=adapters.tracker,
         plan_text=plan.source,
-        progress=_progress(args),
+        progress=progress,
     )
-    print(f"seawall: session {session.session_id} on {session.repo}", file=sys.stderr)
+    progress.log(f"session {session.session_id} on {session.repo}")
     try:
         return _report(anyio.run(session.run), as_json=args.json)
     except KeyboardInterrupt:
