@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "seawall.cli.lead",
     "seawall.cli.replay",
     "seawall.cli.adapters",
+    "seawall.cli.watch",
 )
 
 
@@ -42,4 +43,5 @@ COMMANDS: dict[str, str] = {
     "mcp": "seawall.cli.lead",
     "replay": "seawall.cli.replay",
     "adapters": "seawall.cli.adapters",
+    "watch": "seawall.cli.watch",
 }

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from seawall.model import Plan
     from seawall.plan.adapters import Adapters
+    from seawall.report.progress import Progress
     from seawall.runner import AgentRunner
     from seawall.session.engine import Session, SessionResult
     from seawall.state.store import StateStore
@@ -34,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("plan", help="the plan file (TOML)")
     _common(run)
     _json(run)
+    _heartbeat(run)
     _hooks_only(run)
     run.set_defaults(handler=_run)
 
@@ -87,6 +89,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "merge the wave onto its new tip instead of halting",
     )
     _json(resume)
+    _heartbeat(resume)
     resume.set_defaults(handler=_resume)
 
     kill = subparsers.add_parser(
@@ -117,6 +120,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON (errors too)")
+
+
+def _heartbeat(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--heartbeat",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="when stderr is not a terminal, a progress line per running agent this often "
+        "(default: 30; 0: only state changes); with --json, progress lines are JSON",
+    )
+
+
+def _progress(args: argparse.Namespace) -> Progress:
+    """The run's progress on stderr: a live table in a terminal, lines otherwise."""
+    from seawall.report.progress import make_progress
+
+    return make_progress(heartbeat=args.heartbeat, as_json=args.json)
 
 
 def where_options(parser: argparse.ArgumentParser) -> None:
@@ -248,12 +269,12 @@ def _run(args: argparse.Namespace) -> int:
 
     from seawall.errors import SeawallError
     from seawall.plan import load_plan
-    from seawall.report.progress import make_progress
     from seawall.session.engine import Session
 
     plan_path = Path(args.plan)
     plan = _accepting(load_plan(plan_path), args)
     adapters = _adapters(plan, args)
+    progress = _progress(args)
     session = Session(
         plan,
         repo=args.repo,
@@ -261,9 +282,9 @@ def _run(args: argparse.Namespace) -> int:
         runners=adapters.runners,
         tracker=adapters.tracker,
         plan_text=plan.source,
-        progress=make_progress(),
+        progress=progress,
     )
-    print(f"seawall: session {session.session_id} on {session.repo}", file=sys.stderr)
+    progress.log(f"session {session.session_id} on {session.repo}")
     try:
         return _report(anyio.run(session.run), as_json=args.json)
     except KeyboardInterrupt:
@@ -352,7 +373,6 @@ def _status(args: argparse.Namespace) -> int:
 def _resume(args: argparse.Namespace) -> int:
     import anyio
 
-    from seawall.report.progress import make_progress
     from seawall.session.engine import Session
 
     probe = open_session(args)
@@ -361,7 +381,7 @@ def _resume(args: argparse.Namespace) -> int:
         probe.session_id,
         runner=_runner(probe.plan, args.runner),
         tracker=_tracker(probe.plan, args),
-        progress=make_progress(),
+        progress=_progress(args),
     )
     session.plan = _accepting(session.plan, args)
     if session.state is not None:  # the ledger records the plan the session runs
@@ -381,6 +401,8 @@ def _kill(args: argparse.Namespace) -> int:
     from seawall.telemetry import SessionKilled
 
     store = _state(args)
+    if _ask_running_coordinator(store, args.json):
+        return 0
     with store.lock():
         state = store.load()
         state.phase = SessionPhase.KILLED
@@ -396,6 +418,33 @@ def _kill(args: argparse.Namespace) -> int:
     else:
         print(f"session {state.session} killed; its work stays on {refs}")
     return 0
+
+
+def _ask_running_coordinator(store: StateStore, as_json: bool) -> bool:
+    """A session a coordinator is running is stopped by that coordinator: ask it (see
+    ``seawall.session.user_stop``); False when no coordinator runs the session."""
+    from seawall.runtime.files import lock_is_held
+    from seawall.state.live import request_stop, session_stop_path
+
+    if not lock_is_held(store.paths.lock):
+        return False
+    request_stop(session_stop_path(store.paths), via="seawall kill")
+    if as_json:
+        from seawall.codec import encode_text
+        from seawall.session.documents import Killed
+        from seawall.state.ledger import SessionPhase
+
+        refs = f"refs/seawall/{store.paths.session}/*"
+        document = Killed(
+            session=store.paths.session, phase=SessionPhase.RUNNING, refs=refs, requested=True
+        )
+        print(encode_text(document, indent=None))
+    else:
+        print(
+            f"session {store.paths.session}: its coordinator was asked to stop it; its "
+            "running agents stop now, and the session is killed once their wave is recorded"
+        )
+    return True
 
 
 def _reset(args: argparse.Namespace) -> int:

@@ -8,8 +8,11 @@ snapshot before anything else happens.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,8 +28,11 @@ from seawall.hooks.server import serve_hooks
 from seawall.model import BreakerLimits, Isolation, StagnationConfig
 from seawall.pricing import PriceTable
 from seawall.runner import AgentRequest, AgentResult, AgentRunner, RunCounter, RunCounts
+from seawall.session.agent_live import shared_live
 from seawall.stagnation import AgentMonitor
+from seawall.state.live import LiveCounts
 from seawall.state.runs import AgentRun
+from seawall.state.store import SessionPaths
 from seawall.telemetry import EventLog
 
 __all__ = ["AgentJob", "AgentRun", "AgentWatch", "dispatch_wave", "run_agent"]
@@ -50,6 +56,7 @@ class AgentJob:
     event_log: EventLog | None = None
     prices: PriceTable | None = None  # prices usage that comes without a cost
     scope_paths: Callable[[], Sequence[str]] = lambda: ()
+    shared: SessionPaths | None = None  # the session whose files show the agent live
 
 
 OnEvent = Callable[[str, Event, RunCounter], None]
@@ -130,6 +137,7 @@ class AgentWatch:
         self.guard_denials = 0
         self.last_guard_denial = ""
         self.events = 0  # events of the run, not counting a runner's own end-of-run note
+        self.started_at = time.time()
 
     async def observe(self, event: Event) -> None:
         """The runner's event callback: count, record edits, then judge."""
@@ -179,6 +187,30 @@ class AgentWatch:
                 self.on_trip(self.job, trip)
         if type(event) is Turn and self.counter.turns > self.job.max_turns and not self.stop_reason:
             self.stop(f"turn limit: {self.counter.turns} turns > max {self.job.max_turns}")
+
+    def live(self) -> LiveCounts:
+        """The counts so far, for the agent's live file."""
+        counter, job = self.counter, self.job
+        return LiveCounts(
+            task=job.task_id,
+            wave=job.wave,
+            started_at=round(self.started_at, 3),
+            updated_at=round(time.time(), 3),
+            turns=counter.turns,
+            tool_calls=counter.tool_calls,
+            cost_usd=round(counter.cost_usd, 6),
+            cost_estimated=counter.cost_estimated,
+            input_tokens=counter.input_tokens,
+            output_tokens=counter.output_tokens,
+            last_tool=counter.last_tool or "",
+            max_turns=job.max_turns,
+            max_tool_calls=job.limits.max_tool_calls,
+            tool_warn_fraction=job.limits.tool_budget_warn_fraction,
+            time_limit_s=job.request.time_limit or 0.0,
+            trip=f"{self.trip.kind.label}: {self.trip.evidence}" if self.trip else "",
+            stop_reason=self.stop_reason,
+            pid=os.getpid(),
+        )
 
     def stop(self, reason: str) -> None:
         """Stop the agent: the request's stop signal is set, and the runner ends the
@@ -276,13 +308,23 @@ async def run_agent(
     watch = AgentWatch(job, on_event=on_event, on_trip=on_trip)
     result: AgentResult | None = None
     runner_error = start_failure = ""
-    try:
-        result = await job.runner.run(job.request, watch.observe)
-    except RunnerError as exc:  # the program could not be started at all
-        runner_error = start_failure = str(exc)
-    except Exception as exc:  # noqa: BLE001 - a runner that breaks is this agent's outcome
-        runner_error = f"{type(exc).__name__}: {exc}"
+    async with _shown(job, watch):
+        try:
+            result = await job.runner.run(job.request, watch.observe)
+        except RunnerError as exc:  # the program could not be started at all
+            runner_error = start_failure = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a runner that breaks is this agent's outcome
+            runner_error = f"{type(exc).__name__}: {exc}"
     return await watch.finish(result, runner_error=runner_error, start_failure=start_failure)
+
+
+def _shown(job: AgentJob, watch: AgentWatch) -> AbstractAsyncContextManager[None]:
+    """The agent's live file and stop requests while it runs (when the job shares them)."""
+    if job.shared is None:
+        return contextlib.nullcontext()
+    return shared_live(
+        job.shared, task=job.task_id, wave=job.wave, snapshot=watch.live, stop=watch.stop
+    )
 
 
 def _died_at_start(result: AgentResult, *, events: int, touched: set[str]) -> str:

@@ -219,11 +219,14 @@ def _agent(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool) -> AgentS
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Killed:
-    """A session ``seawall kill`` ended; its agents' work stays on ``refs``."""
+    """A session ``seawall kill`` ended; its agents' work stays on ``refs``. ``requested``:
+    a coordinator was running the session, and was asked to stop it (``phase`` is still
+    ``running`` until it has)."""
 
     session: str
     phase: SessionPhase
     refs: str
+    requested: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

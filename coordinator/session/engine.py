@@ -44,6 +44,7 @@ from seawall.session.result import SessionResult, rate_limited
 from seawall.session.step_mode import prepare_for_lead, review_from_lead
 from seawall.session.step_types import PreparedWave, WaveReport
 from seawall.session.tasks import ready_tasks
+from seawall.session.user_stop import kill_if_asked
 from seawall.session.wave_breaker import clear_for_resume
 from seawall.state.leadlease import check_lease, release_lease, take_lease
 from seawall.state.ledger import HaltReason, SessionPhase, SessionState, WavePhase
@@ -237,6 +238,7 @@ class Session:
                 if not await advance(ctx):
                     await finish_session(ctx)
                     break
+                await kill_if_asked(ctx)
         return self._ended()
 
     def _context(self, state: SessionState) -> WaveContext:

@@ -46,7 +46,11 @@ class SessionHalted(TelemetryRecord, frozen=True, tag="session_halted"):
 
 
 class SessionKilled(TelemetryRecord, frozen=True, tag="session_killed"):
-    """`seawall kill`: the session will not continue."""
+    """`seawall kill`, or a stop of the running session asked for from outside it
+    (``by`` whom, ``via`` what: ``user``, ``seawall watch``): it will not continue."""
+
+    by: str = ""
+    via: str = ""
 
 
 class LeadReleased(TelemetryRecord, frozen=True, tag="lead_released"):

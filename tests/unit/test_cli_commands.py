@@ -43,7 +43,7 @@ def test_version_needs_no_command_module() -> None:
             "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m.startswith('seawall.cli.')\n"
             "             and m not in ('seawall.cli.parsing', 'seawall.cli.command_table')))\n"
-            "print('networkx' in sys.modules, 'pygit2' in sys.modules)",
+            "print('networkx' in sys.modules, 'pygit2' in sys.modules, 'rich' in sys.modules)",
         ],
         capture_output=True,
         text=True,
@@ -53,7 +53,7 @@ def test_version_needs_no_command_module() -> None:
     lines = code.stdout.splitlines()
     assert lines[0] == f"seawall {__version__}"
     assert lines[1] == "[]"
-    assert lines[2] == "False False"
+    assert lines[2] == "False False False"
 
 
 def test_a_hook_call_builds_only_the_hook_parser() -> None:
@@ -66,7 +66,7 @@ def test_a_hook_call_builds_only_the_hook_parser() -> None:
             "try:\n    main(['hook', '--help'])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m.startswith('seawall.cli.')\n"
             "             and m not in ('seawall.cli.parsing', 'seawall.cli.command_table')))\n"
-            "print('networkx' in sys.modules)",
+            "print('networkx' in sys.modules, 'rich' in sys.modules)",
         ],
         capture_output=True,
         text=True,
@@ -75,7 +75,7 @@ def test_a_hook_call_builds_only_the_hook_parser() -> None:
     )
     lines = done.stdout.splitlines()
     assert lines[-2] == "['seawall.cli.hooks']"
-    assert lines[-1] == "False"
+    assert lines[-1] == "False False"
 
 
 def test_an_unknown_command_still_gets_the_full_usage() -> None:

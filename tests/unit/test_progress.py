@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
+
+import anyio
 
 from seawall.report.progress import Progress
 
@@ -49,3 +52,56 @@ def test_updates_for_unknown_agents_are_ignored() -> None:
     progress.update("ghost", turns=1)
     progress.finished("ghost", "done")
     assert out.getvalue() == ""
+
+
+def test_heartbeats_name_each_running_agent_without_a_terminal() -> None:
+    out = io.StringIO()
+    clock = Clock()
+    progress = Progress(out, live=False, clock=clock)
+    progress.wave_started(1, "worktree", "strict", ["api", "docs"])
+    progress.update("api", turns=2, tool_calls=3, cost_usd=0.1, last_tool="Read")
+    progress.finished("docs", "finished")
+    clock.now += 30.0
+    progress.beat()
+    text = out.getvalue()
+    assert "W1 api: running 30.0s, 2 turns, 3 tool calls, $0.10, last tool Read" in text
+    assert "W1 docs: running" not in text  # an agent that ended has no heartbeat
+
+
+def test_json_progress_is_one_object_a_line_with_its_schema() -> None:
+    out = io.StringIO()
+    clock = Clock()
+    progress = Progress(out, live=True, clock=clock, as_json=True)  # never a table
+    progress.wave_started(3, "none", "warn", ["api"])
+    progress.log("checks passed")
+    clock.now += 5.0
+    progress.update("api", turns=1, last_tool="Bash")
+    progress.beat()
+    progress.finished("api", "stopped")
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line["event"] for line in lines] == [
+        "wave_started",
+        "log",
+        "heartbeat",
+        "agent_finished",
+    ]
+    assert {line["schema"] for line in lines} == {"seawall.progress/1"}
+    assert lines[0]["agents"] == ["api"] and lines[1]["text"] == "checks passed"
+    assert lines[2]["elapsed_s"] == 5.0 and lines[2]["last_tool"] == "Bash"
+    assert lines[3]["status"] == "stopped"
+
+
+def test_ticking_beats_while_the_body_runs() -> None:
+    out = io.StringIO()
+    progress = Progress(out, live=False, heartbeat=0.05)
+    progress.wave_started(1, "none", "warn", ["api"])
+
+    async def wave() -> None:
+        async with progress.ticking():
+            await anyio.sleep(0.3)
+
+    anyio.run(wave)
+    beats = out.getvalue().count("W1 api: running")
+    assert beats >= 2
+    anyio.run(anyio.sleep, 0.1)
+    assert out.getvalue().count("W1 api: running") == beats  # no beat after the body

@@ -67,13 +67,14 @@ async def dispatch(ctx: WaveContext, wave: WaveRecord) -> None:
         # ``wip:`` snapshot that then exists (taken as soon as the agent stopped)
         ctx.progress.log(f"W{wave.number} {job.task_id}: {trip.message(job.task_id)}")
 
-    await dispatch_wave(
-        jobs,
-        on_event=progress_hook(ctx.progress),
-        on_trip=on_trip,
-        on_finished=finished,
-        limit=ctx.config.max_agents_per_wave,
-    )
+    async with ctx.progress.ticking():  # heartbeats of agents that print nothing
+        await dispatch_wave(
+            jobs,
+            on_event=progress_hook(ctx.progress),
+            on_trip=on_trip,
+            on_finished=finished,
+            limit=ctx.config.max_agents_per_wave,
+        )
     ctx.progress.wave_finished()
     broken = {
         a.task: a.run.checkpoint_error for a in wave.agents if a.run and a.run.checkpoint_error
@@ -152,6 +153,7 @@ def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> 
         repo=ctx.repo,
         event_log=ctx.events,
         scope_paths=scope_paths,
+        shared=ctx.paths,
     )
 
 
