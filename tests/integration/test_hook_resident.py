@@ -4,11 +4,14 @@ Each call is the installed ``seawall hook ...`` command, a real process; the fir
 with no server decides by itself and starts the server (a real detached process), later
 calls are answered by it, and every answer must be the one the call gets when decided in
 its own process (``SEAWALL_HOOK_RESIDENT=off``). Each test gives the server a directory
-of its own and stops it afterwards.
+of its own and stops it afterwards. Changing a hook module retires every resident server
+of this installation, in any test process, so the test that changes one waits until it
+is the only one running a server (a lock, ``hook_sources``).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -19,16 +22,18 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
 from seawall.runtime.processes import process_alive
 from tests.integration.sessionkit import make_repo
 from tests.integration.test_hooks import SEAWALL, agent_env, decision, make_manifest, pre, run_hook
+from tests.locks import locked
 from tests.waiting import wait_until
 
 NEW = "a new server to hold the lock"
+SOURCES_LOCK = Path(__file__).resolve().parents[2] / ".cache" / "locks" / "hook-sources.lock"
 INTERPRETER = Path(SEAWALL).read_text(encoding="utf-8").splitlines()[0].removeprefix("#!")
 
 
@@ -38,7 +43,15 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def home() -> Iterator[Path]:
+def hook_sources() -> Iterator[IO[str]]:
+    """The hook modules of this installation held as they are (a shared lock) while a
+    test's servers run; a test that changes one makes the lock its own first."""
+    with locked(SOURCES_LOCK, shared=True) as lock:
+        yield lock
+
+
+@pytest.fixture
+def home(hook_sources: IO[str]) -> Iterator[Path]:
     """A private directory for the server's socket (short: a socket path has a limit)."""
     folder = Path(tempfile.mkdtemp(prefix="sw-res-"))
     yield folder
@@ -132,7 +145,7 @@ def test_a_killed_server_is_replaced_and_no_call_is_lost(repo: Path, home: Path)
 
 
 def test_a_server_whose_code_changed_retires_and_the_call_is_still_decided(
-    repo: Path, home: Path
+    repo: Path, home: Path, hook_sources: IO[str]
 ) -> None:
     make_manifest(repo)
     env = _env(repo, home)
@@ -143,6 +156,7 @@ def test_a_server_whose_code_changed_retires_and_the_call_is_still_decided(
     import seawall.hooks.pre_tool_use as module
 
     source = Path(module.__file__ or "")
+    fcntl.flock(hook_sources, fcntl.LOCK_EX)  # the other tests' servers must not retire
     before = source.stat()
     os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
     try:

@@ -7,6 +7,9 @@ is not used: Ray rewrites it to the machine's network address, and these tests t
 loopback addresses only. Agents are the command agents of ``test_runner_ray``; the
 second raylet is SIGKILLed while an agent runs on it. Only this cluster's processes are
 stopped at the end (found by its temporary directory), never another Ray on the machine.
+Its nodes are found by those fixed addresses, so one such cluster runs on the machine at
+a time: the fixture holds a lock for its life, and another test process that wants one
+(a pytest-xdist worker, another checkout) waits.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from tests.integration.test_runner_ray import (
     worktree,
     write_spec,
 )
+from tests.locks import locked
 from tests.waiting import await_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -60,7 +64,10 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    with tempfile.TemporaryDirectory(prefix="srt-", dir="/tmp") as root:  # short socket paths
+    with (
+        locked(Path(f"/tmp/seawall-ray-cluster-{os.getuid()}.lock")),
+        tempfile.TemporaryDirectory(prefix="srt-", dir="/tmp") as root,  # short socket paths
+    ):
         made = Cluster(Path(root))
         saved = {key: os.environ.get(key) for key in made.env}
         os.environ.update(made.env)
