@@ -157,7 +157,7 @@ def test_nothing_a_stopped_opencode_agent_started_survives_it(
     _code, output, data = run_plan(repo, plan)
     assert agents_by_wave(data)[0]["loop"]["status"] == "blocked", output
     wait_until(lambda: not live_processes(sleeper), timeout=10, what=f"every {sleeper!r} to end")
-    assert live_processes("opencode run") == []
+    assert live_processes("opencode run", within=tmp_path) == []
 
 
 @pytest.mark.skipif(not available(), reason="this kernel has no Landlock")
