@@ -9,13 +9,14 @@ reason says so); a failed install is an error, never a silent skip.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.locks import locked
 
 __all__ = [
     "CLAUDE_CODE",
@@ -72,8 +73,7 @@ def install_agent_clis(cache: Path | None = None) -> AgentClis:
     cache = cache or (Path(shared) if shared else PROJECT / ".cache" / "agent-clis")
     cache.mkdir(parents=True, exist_ok=True)
     clis = AgentClis(bin_dir=cache / "node_modules" / ".bin")
-    with (cache / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with locked(cache / ".lock"):
         missing = [
             f"{name}@{version}"
             for name, version in (CLAUDE_CODE, CODEX, OPENCODE)

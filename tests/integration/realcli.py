@@ -132,18 +132,22 @@ def opencode_env(
     return env
 
 
-def live_processes(marker: str) -> list[str]:
+def live_processes(marker: str, *, within: Path | None = None) -> list[str]:
     """``"<pid>: <command line>"`` of the live processes whose command line contains
-    ``marker`` (zombies, which have none, are not alive)."""
+    ``marker`` (zombies, which have none, are not alive); with ``within``, only those
+    whose environment names it (a test's temporary directory: its CLI's home is there),
+    so the processes of tests running beside it do not count."""
     found: list[str] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             raw = (entry / "cmdline").read_bytes()
+            environ = (entry / "environ").read_bytes() if within is not None else b""
         except OSError:
             continue
         text = raw.replace(b"\0", b" ").decode("utf-8", "replace")
-        if marker in text and "pytest" not in text and entry.name != str(os.getpid()):
+        ours = within is None or str(within).encode() in environ
+        if ours and marker in text and "pytest" not in text and entry.name != str(os.getpid()):
             found.append(f"{entry.name}: {text}")
     return found

@@ -1,16 +1,19 @@
 """The third-party Gitea tracker in examples/adapters, installed as its own distribution.
 
 The suite pip-installs ``examples/adapters/seawall-gitea`` (from a copy, so the source
-tree gets no build files) into the interpreter running the tests (its build backend
-comes from the package index, nothing else is fetched), and uninstalls it afterwards.
-Then the package is found through its entry point, passes seawall's kit in its own
-test suite, and files and closes a carryover in real ``seawall run`` sessions against
-its local Gitea fake.
+tree gets no build files; its build backend comes from the package index, nothing else
+is fetched) into a folder of its own, which this module's tests put on the path of the
+interpreter running them and of the processes they start: the interpreter's own
+site-packages, shared with the tests running beside these, is left as it is. Then the
+package is found through its entry point, passes seawall's kit in its own test suite,
+and files and closes a carryover in real ``seawall run`` sessions against its local
+Gitea fake.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -40,15 +43,18 @@ def pip(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The example package, installed; yields the copy it was installed from."""
-    copy = tmp_path_factory.mktemp("gitea") / "seawall-gitea"
+    """The example package, installed and on the path; yields the copy it was installed
+    from (its installed files are in ``site`` beside it)."""
+    root = tmp_path_factory.mktemp("gitea")
+    copy, site = root / "seawall-gitea", root / "site"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("build", "*.egg-info"))
-    done = pip("install", "--no-deps", str(copy))  # builds with hatchling from the index
+    done = pip("install", "--no-deps", "--target", str(site), str(copy))  # built by hatchling
     assert done.returncode == 0, done.stdout + done.stderr
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        paths = [str(site), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+        patch.setenv("PYTHONPATH", os.pathsep.join(paths))
+        patch.syspath_prepend(str(site))
         yield copy
-    finally:
-        pip("uninstall", "-y", "seawall-gitea")
 
 
 @pytest.fixture
@@ -84,7 +90,7 @@ def test_the_package_is_a_separate_distribution_found_by_its_entry_point(
         cwd=tmp_path,
         check=True,
     ).stdout
-    assert "site-packages" in where, "imported from the installed distribution"
+    assert where.startswith(str(installed.parent / "site")), "imported as installed"
 
 
 def test_the_package_passes_the_kit_in_its_own_suite(installed: Path, tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -29,6 +28,7 @@ from seawall.git.tree_state import checkout_problem, skipped_paths, worktree_sta
 from seawall.git.worktree_admin import admin_dir, is_ready
 from seawall.model import Isolation
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
+from tests.waiting import wait_until
 
 FILES = {
     "README.md": "# p\n",
@@ -150,11 +150,14 @@ def test_a_kill_during_a_sparse_checkout_is_made_again_on_resume(tmp_path: Path)
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
     try:
-        while not marker.exists():
-            assert process.poll() is None and time.monotonic() < deadline
-            time.sleep(0.02)
+        wait_until(
+            marker.exists,
+            timeout=60,
+            interval=0.02,
+            what="the checkout to start",
+            process=process,
+        )
     finally:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
@@ -210,10 +213,7 @@ def test_a_sparse_session_merges_only_the_agents_work(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 90
-    while not marker.exists():
-        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
-        time.sleep(0.05)
+    wait_until(marker.exists, timeout=90, what="agent b to start", process=process)
     workspace = Path(marker.read_text() and _workspace(repo, "b"))
     seen = _files(workspace)
     out, err = process.communicate(timeout=120)

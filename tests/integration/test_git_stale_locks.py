@@ -28,6 +28,8 @@ from seawall.git.stale_locks import (
 from tests.integration.sessionkit import git, make_repo
 from tests.waiting import wait_until
 
+TAKEN = "git to take index.lock"
+
 
 class Clock:
     """Wall-clock time that moves only when the sweep sleeps."""
@@ -51,14 +53,6 @@ def _lock(path: Path, *, age: float = 60.0, content: bytes = b"") -> Path:
     then = time.time() - age
     os.utime(path, (then, then))
     return path
-
-
-def _wait_for(path: Path, process: subprocess.Popen[bytes]) -> None:
-    def appeared() -> bool:
-        assert process.poll() is None, "the holder ended before it took its lock"
-        return path.exists()
-
-    wait_until(appeared, timeout=30, what=f"{path} to appear", interval=0.02)
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:
@@ -87,7 +81,8 @@ def committing(repo: Path) -> Iterator[subprocess.Popen[bytes]]:
         start_new_session=True,
     )
     try:
-        _wait_for(repo / ".git" / "index.lock", process)
+        lock = repo / ".git" / "index.lock"
+        wait_until(lock.exists, timeout=30, interval=0.02, what=TAKEN, process=process)
         yield process
     finally:
         _end(process)
@@ -221,16 +216,23 @@ def test_a_process_with_the_lock_open_holds_it(repo: Path) -> None:
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not any(os.path.realpath(entry) == str(lock) for entry in _descriptors(holder.pid)):
-            assert time.monotonic() < deadline and holder.poll() is None
-            time.sleep(0.02)
+        wait_until(
+            lambda: str(lock) in map(os.path.realpath, _descriptors(holder.pid)),
+            timeout=30,
+            interval=0.02,
+            what="the holder to open the lock",
+            process=holder,
+        )
         clock = Clock()
         sweep = clear_stale_locks(repo, clock=clock, sleep=clock.sleep)
         assert sweep.removed == () and lock.exists()
         assert [p.pid for p in sweep.held[0].holders] == [holder.pid]
     finally:
         _end(holder)
+
+
+def _git_pids(repo: Path) -> set[int]:
+    return {process.pid for process in repository_gits((repo.resolve(),))}
 
 
 def _descriptors(pid: int) -> list[str]:
@@ -254,7 +256,8 @@ def test_a_git_of_another_repository_does_not_count(repo: Path, tmp_path: Path) 
         start_new_session=True,
     )
     try:
-        _wait_for(other / ".git" / "index.lock", process)
+        taken = other / ".git" / "index.lock"
+        wait_until(taken.exists, timeout=30, interval=0.02, what=TAKEN, process=process)
         lock = _lock(repo / ".git" / "index.lock")
         assert repository_gits((repo.resolve(),)) == ()
         assert [p.pid for p in repository_gits((other.resolve(),))] == [process.pid]
@@ -285,11 +288,13 @@ def test_a_git_naming_the_repository_by_argument_or_variable_counts(
     )
     unrelated = subprocess.Popen([program, "status"], cwd=elsewhere, start_new_session=True)
     try:
-        deadline = time.monotonic() + 30
         wanted = {by_argument.pid, by_variable.pid}
-        while {p.pid for p in repository_gits((repo.resolve(),))} != wanted:
-            assert time.monotonic() < deadline, repository_gits((repo.resolve(),))
-            time.sleep(0.02)
+        wait_until(
+            lambda: _git_pids(repo) == wanted,
+            timeout=30,
+            interval=0.02,
+            what=f"the repository's gits to be {sorted(wanted)}",
+        )
         commands = {p.command for p in repository_gits((repo.resolve(),))}
         assert f"{program} -C {repo} status" in commands
     finally:
@@ -306,12 +311,12 @@ def test_a_git_that_takes_no_lock_does_not_count(repo: Path, tmp_path: Path) -> 
     reading = subprocess.Popen([program, "log"], cwd=repo, start_new_session=True)
     writing = subprocess.Popen([program, "status"], cwd=repo, start_new_session=True)
     try:
-        deadline = time.monotonic() + 30
-        while b"log" not in _cmdline(reading.pid) or {
-            p.pid for p in repository_gits((repo.resolve(),))
-        } != {writing.pid}:
-            assert time.monotonic() < deadline, repository_gits((repo.resolve(),))
-            time.sleep(0.02)
+        wait_until(
+            lambda: b"log" in _cmdline(reading.pid) and _git_pids(repo) == {writing.pid},
+            timeout=30,
+            interval=0.02,
+            what=f"git log to run and {writing.pid} to be the repository's only git",
+        )
         _end(writing)
         lock = _lock(repo / ".git" / "index.lock")
         sweep = clear_stale_locks(repo)

@@ -8,11 +8,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from seawall.runtime.files import file_lock
 from tests.integration.sessionkit import make_repo, seawall, write_plan
+from tests.waiting import wait_until
 
 
 def _plan(
@@ -83,10 +83,7 @@ def test_ctrl_c_prints_the_resume_command(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while not marker.exists() and time.monotonic() < deadline and process.poll() is None:
-        time.sleep(0.05)
-    assert marker.exists(), "the agent never started"
+    wait_until(marker.exists, timeout=60, what="the agent to start", process=process)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, out + err

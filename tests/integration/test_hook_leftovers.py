@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import anyio
 import pytest
 
 from seawall.hooks.server import PREFIX, remove_leftovers, serve_hooks
+from tests.waiting import wait_until
 
 SERVE = """
 import sys, anyio
@@ -84,9 +84,8 @@ def test_a_killed_sessions_server_directory_is_removed_by_the_next(
 
 def test_only_directories_whose_owner_is_gone_are_removed(root: Path) -> None:
     dead = _last_pid()
-    deadline = time.monotonic() + 10
-    while Path(f"/proc/{dead}").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)  # reaped: the pid names no process now
+    # reaped: the pid names no process now
+    wait_until(lambda: not Path(f"/proc/{dead}").exists(), timeout=10, what=f"{dead} to be reaped")
     gone = root / f"{PREFIX}{dead}-aaaa"
     _dead_socket(gone)
     empty = root / f"{PREFIX}{dead}-bbbb"  # killed before it listened

@@ -4,11 +4,14 @@ Each call is the installed ``seawall hook ...`` command, a real process; the fir
 with no server decides by itself and starts the server (a real detached process), later
 calls are answered by it, and every answer must be the one the call gets when decided in
 its own process (``SEAWALL_HOOK_RESIDENT=off``). Each test gives the server a directory
-of its own and stops it afterwards.
+of its own and stops it afterwards. Changing a hook module retires every resident server
+of this installation, in any test process, so the test that changes one waits until it
+is the only one running a server (a lock, ``hook_sources``).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -17,17 +20,20 @@ import socket
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
 from seawall.runtime.processes import process_alive
 from tests.integration.sessionkit import make_repo
 from tests.integration.test_hooks import SEAWALL, agent_env, decision, make_manifest, pre, run_hook
+from tests.locks import locked
 from tests.waiting import wait_until
 
+NEW = "a new server to hold the lock"
+SOURCES_LOCK = Path(__file__).resolve().parents[2] / ".cache" / "locks" / "hook-sources.lock"
 INTERPRETER = Path(SEAWALL).read_text(encoding="utf-8").splitlines()[0].removeprefix("#!")
 
 
@@ -37,25 +43,28 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def home() -> Iterator[Path]:
+def hook_sources() -> Iterator[IO[str]]:
+    """The hook modules of this installation held as they are (a shared lock) while a
+    test's servers run; a test that changes one makes the lock its own first."""
+    with locked(SOURCES_LOCK, shared=True) as lock:
+        yield lock
+
+
+@pytest.fixture
+def home(hook_sources: IO[str]) -> Iterator[Path]:
     """A private directory for the server's socket (short: a socket path has a limit)."""
     folder = Path(tempfile.mkdtemp(prefix="sw-res-"))
     yield folder
-    for lock in folder.glob("*.lock"):
-        pid = _pid(lock)
-        if pid and process_alive(pid):
-            os.kill(pid, signal.SIGKILL)
-            _wait(lambda pid=pid: not process_alive(pid), "the server to stop")  # type: ignore[misc]
+    servers = [pid for pid in map(_pid, folder.glob("*.lock")) if pid and process_alive(pid)]
+    for pid in servers:
+        os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not any(map(process_alive, servers)), timeout=30, what="the servers to stop")
     shutil.rmtree(folder, ignore_errors=True)
 
 
 def _pid(lock: Path) -> int:
     text = lock.read_text(encoding="ascii").strip() if lock.exists() else ""
     return int(text) if text.isdigit() else 0
-
-
-def _wait(done: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    wait_until(done, timeout=timeout, what=what)
 
 
 def _socket(env: dict[str, str]) -> Path:
@@ -77,7 +86,7 @@ def _listening(path: Path) -> bool:
 
 
 def _server_pid(path: Path) -> int:
-    _wait(lambda: _listening(path), "the resident server to listen")
+    wait_until(lambda: _listening(path), timeout=30, what="the resident server to listen")
     return _pid(path.with_suffix(".lock"))
 
 
@@ -126,17 +135,17 @@ def test_a_killed_server_is_replaced_and_no_call_is_lost(repo: Path, home: Path)
     path = _socket(env)
     pid = _server_pid(path)
     os.kill(pid, signal.SIGKILL)
-    _wait(lambda: not process_alive(pid), "the server to die")
+    wait_until(lambda: not process_alive(pid), timeout=30, what="the server to die")
     assert path.is_socket() and not _listening(path)  # what a killed server leaves
     code, out, _ = run_hook("pre-tool-use", outside, env)
     assert code == 0 and decision(out) == "deny"  # decided by the call itself
-    _wait(lambda: _pid(path.with_suffix(".lock")) not in (0, pid), "a new server")
+    wait_until(lambda: _pid(path.with_suffix(".lock")) not in (0, pid), timeout=30, what=NEW)
     assert _server_pid(path) != pid
     assert decision(run_hook("pre-tool-use", outside, env)[1]) == "deny"
 
 
 def test_a_server_whose_code_changed_retires_and_the_call_is_still_decided(
-    repo: Path, home: Path
+    repo: Path, home: Path, hook_sources: IO[str]
 ) -> None:
     make_manifest(repo)
     env = _env(repo, home)
@@ -147,6 +156,7 @@ def test_a_server_whose_code_changed_retires_and_the_call_is_still_decided(
     import seawall.hooks.pre_tool_use as module
 
     source = Path(module.__file__ or "")
+    fcntl.flock(hook_sources, fcntl.LOCK_EX)  # the other tests' servers must not retire
     before = source.stat()
     os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
     try:
@@ -154,8 +164,8 @@ def test_a_server_whose_code_changed_retires_and_the_call_is_still_decided(
     finally:
         os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert code == 0 and decision(out) == "deny"
-    _wait(lambda: not process_alive(old), "the old server to leave")
-    _wait(lambda: _pid(path.with_suffix(".lock")) not in (0, old), "a new server")
+    wait_until(lambda: not process_alive(old), timeout=30, what="the old server to leave")
+    wait_until(lambda: _pid(path.with_suffix(".lock")) not in (0, old), timeout=30, what=NEW)
 
 
 def test_a_directory_others_may_write_is_never_trusted(repo: Path, home: Path) -> None:
@@ -204,7 +214,7 @@ def test_an_idle_server_leaves_and_takes_its_socket(repo: Path, home: Path) -> N
     run_hook("pre-tool-use", _calls(repo)[0], env)
     path = _socket(env)
     pid = _server_pid(path)
-    _wait(lambda: not process_alive(pid), "the idle server to leave")
+    wait_until(lambda: not process_alive(pid), timeout=30, what="the idle server to leave")
     assert not path.exists()
     code, out, _ = run_hook("pre-tool-use", _calls(repo)[1], env)
     assert code == 0 and decision(out) == "deny"

@@ -14,7 +14,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from seawall.runtime.processes import process_alive
 from seawall.state.render import render_state_md
 from seawall.state.store import load_state
 from tests.integration.sessionkit import git, make_repo, seawall, show, write_plan
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -138,11 +138,7 @@ def _run_and_kill_when(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, "the marker never appeared"
-        time.sleep(0.05)
+    wait_until(marker.exists, timeout=60, what=f"{marker.name} to be written", process=process)
     process.send_signal(signal.SIGKILL)
     process.communicate()
     assert process.returncode == -signal.SIGKILL

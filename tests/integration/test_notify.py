@@ -29,6 +29,7 @@ from seawall.telemetry import (
 )
 from seawall.testing.http import Answer, FakeServer, FakeService, Fault, Request
 from tests.integration.sessionkit import make_repo, seawall, write_plan
+from tests.waiting import wait_until
 
 
 class Webhook(FakeService):
@@ -64,14 +65,6 @@ def bodies(server: FakeServer) -> list[dict[str, Any]]:
     return server.service.bodies
 
 
-def wait_for(server: FakeServer, count: int, seconds: float = 10.0) -> list[dict[str, Any]]:
-    for _ in range(int(seconds / 0.05)):
-        if len(bodies(server)) >= count:
-            break
-        time.sleep(0.05)
-    return bodies(server)
-
-
 def test_trips_halts_and_the_finish_are_posted_with_the_documented_body(
     hook: FakeServer, tmp_path: Path
 ) -> None:
@@ -88,7 +81,7 @@ def test_trips_halts_and_the_finish_are_posted_with_the_documented_body(
             )
         )
         events.append(SessionFinished(waves=2, cost_usd=0.0))
-        wait_for(hook, 3)
+        wait_until(lambda: len(bodies(hook)) >= 3, timeout=10, what="three posts")
     trip, halt, finish = bodies(hook)
     assert trip == {
         "version": 1,
@@ -112,7 +105,7 @@ def test_a_failed_delivery_is_retried_then_dropped_with_a_record(
     config = NotifyConfig(url=hook.origin + "/hook", events=("finish",), attempts=2)
     with Notifier(config, events=events, name="demo", sleep=lambda s: None):
         events.append(SessionFinished(waves=1, cost_usd=0.0))
-        wait_for(hook, 1)
+        wait_until(lambda: bodies(hook), timeout=10, what="the post of the finish")
     assert [b["event"] for b in bodies(hook)] == ["finish"]
     assert hook.service.count_operation("deliver") == 2, "the 500 was retried once"
 

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
@@ -63,14 +62,6 @@ anyio.run(session.run)
 """
 
 
-def _wait_for(path: Path, process: subprocess.Popen[bytes]) -> int:
-    def written() -> str:
-        assert process.poll() is None, "the session ended before its second wave"
-        return path.read_text().strip() if path.exists() else ""
-
-    return int(wait_until(written, timeout=90, what=f"an agent to write {path}", interval=0.1))
-
-
 def test_a_python_built_plan_killed_after_wave_one_is_reopened_and_resumed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -94,14 +85,19 @@ def test_a_python_built_plan_killed_after_wave_one_is_reopened_and_resumed(
         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
     ) as process:
         try:
-            agent = _wait_for(pidfile, process)
+            written = wait_until(
+                lambda: pidfile.exists() and pidfile.read_text().strip(),
+                timeout=90,
+                interval=0.1,
+                what="the second wave's agent to write its pid",
+                process=process,
+            )
+            agent = int(written)
         finally:
             process.send_signal(signal.SIGKILL)
         assert process.wait(timeout=10) == -signal.SIGKILL
     os.kill(agent, signal.SIGKILL)  # the orphaned agent of the killed coordinator
-    deadline = time.monotonic() + 10
-    while process_alive(agent) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: not process_alive(agent), timeout=10, what="the orphaned agent to end")
     assert show(repo, "main", "src/first.py") == "first = 1\n"  # wave 1 merged
     recorded = ledger(repo)
     assert recorded.plan_text

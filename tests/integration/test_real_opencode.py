@@ -12,7 +12,6 @@ import json
 import os
 import random
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from tests.fakes.model_script import Call, ModelTurn, Script
 from tests.fakes.openai_server import OpenAIResponsesServer
 from tests.integration.realcli import agent_clis, live_processes, openai, opencode_env
 from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, show, status
+from tests.waiting import wait_until
 
 __all__ = ["agent_clis", "openai", "opencode_env"]
 
@@ -156,11 +156,8 @@ def test_nothing_a_stopped_opencode_agent_started_survives_it(
     plan.write_text(plan_text("oc-daemon", [task]))
     _code, output, data = run_plan(repo, plan)
     assert agents_by_wave(data)[0]["loop"]["status"] == "blocked", output
-    deadline = time.monotonic() + 3.0  # a killed process takes a moment to leave /proc
-    while live_processes(sleeper) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert live_processes(sleeper) == []
-    assert live_processes("opencode run") == []
+    wait_until(lambda: not live_processes(sleeper), timeout=10, what=f"every {sleeper!r} to end")
+    assert live_processes("opencode run", within=tmp_path) == []
 
 
 @pytest.mark.skipif(not available(), reason="this kernel has no Landlock")

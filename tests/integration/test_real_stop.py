@@ -7,7 +7,6 @@ import json
 import os
 import random
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from tests.integration.realcli import (
     openai,
 )
 from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, status
+from tests.waiting import wait_until
 
 __all__ = ["agent_clis", "anthropic", "claude_env", "codex_env", "openai"]
 
@@ -50,15 +50,6 @@ def sleeper() -> Iterator[str]:
 def _run(repo: Path, plan: Path) -> tuple[int, str, dict[str, object]]:
     done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
     return done.returncode, done.stdout + done.stderr, status(repo)
-
-
-def _survivors(marker: str) -> list[str]:
-    deadline = time.monotonic() + 3.0  # a killed process takes a moment to leave /proc
-    found = live_processes(marker)
-    while found and time.monotonic() < deadline:
-        time.sleep(0.1)
-        found = live_processes(marker)
-    return found
 
 
 @pytest.mark.slow
@@ -116,7 +107,7 @@ def test_nothing_claude_started_survives_it(
     plan.write_text(plan_text("claude-daemon", "claude", "claude-code", "STOP-DAEMON"))
     _code, output, data = _run(repo, plan)
     assert agents_by_wave(data)[0]["loop"]["status"] == "blocked", output
-    assert _survivors(sleeper) == []
+    wait_until(lambda: not live_processes(sleeper), timeout=10, what=f"every {sleeper!r} to end")
 
 
 @pytest.mark.slow
@@ -149,4 +140,4 @@ def test_nothing_codex_started_survives_it(
     )
     _code, output, data = _run(repo, plan)
     assert agents_by_wave(data)[0]["loop"]["status"] == "blocked", output
-    assert _survivors(sleeper) == []
+    wait_until(lambda: not live_processes(sleeper), timeout=10, what=f"every {sleeper!r} to end")

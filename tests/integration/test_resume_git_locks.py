@@ -15,7 +15,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ import pytest
 from seawall.state.render import render_state_md
 from seawall.state.store import load_state
 from tests.integration.sessionkit import git, make_repo, seawall, show, write_plan
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -76,11 +76,7 @@ def test_a_lock_a_killed_read_tree_left_is_removed_and_the_advance_redone(
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 120
-    while not blocked.exists():
-        assert run.poll() is None, run.communicate()
-        assert time.monotonic() < deadline, "the advance never started"
-        time.sleep(0.02)
+    wait_until(blocked.exists, timeout=120, interval=0.02, what="the advance to start", process=run)
     os.killpg(run.pid, signal.SIGKILL)  # the coordinator, its git read-tree, the filter
     run.communicate(timeout=60)
     lock = repo / ".git" / "index.lock"
@@ -128,10 +124,9 @@ def test_a_lock_a_live_git_holds_is_left_alone_and_its_holder_named(tmp_path: Pa
     )
     lock = repo / ".git" / "index.lock"
     try:
-        deadline = time.monotonic() + 30
-        while not lock.exists():
-            assert user.poll() is None and time.monotonic() < deadline
-            time.sleep(0.02)
+        wait_until(
+            lock.exists, timeout=30, interval=0.02, what="git to take index.lock", process=user
+        )
         held = lock.read_bytes()
 
         refused = seawall("resume", "--repo", str(repo), cwd=repo, env=env)

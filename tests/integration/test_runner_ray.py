@@ -38,6 +38,7 @@ from seawall.model import BreakerLimits, Isolation, RunnerSpec, StagnationConfig
 from seawall.runner import AgentRequest, AgentResult, AgentRunner
 from seawall.session.agent_watch import AgentJob, AgentRun, dispatch_wave
 from seawall.testing.runners import AgentRunnerContract
+from tests.waiting import await_until
 
 # Ray 2.60 on Python 3.11 emits no warning here under -W error; none is filtered.
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -311,13 +312,9 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-async def gone(pid: int, *, within: float) -> bool:
-    """True once ``pid`` has ended, polling for up to ``within`` seconds."""
-    for _ in range(int(within / 0.05)):
-        if not alive(pid):
-            return True
-        await anyio.sleep(0.05)
-    return not alive(pid)
+async def ended(*pids: int) -> bool:
+    """An ``await_until`` probe: every one of ``pids`` has ended."""
+    return not any(map(alive, pids))
 
 
 # -- a wave on Ray merges exactly like the same wave run locally -------------------------
@@ -480,12 +477,11 @@ async def test_an_agent_without_edit_events_is_checkpointed_while_it_runs(
     arrived: list[bool] = []
 
     async def stop_when_mirrored() -> None:
-        for _ in range(400):
-            if (workspace / "quiet.txt").exists():
-                arrived.append(True)
-                break
-            await anyio.sleep(0.05)
-        request.stop.stop("seen it")
+        try:
+            quiet = anyio.Path(workspace / "quiet.txt")
+            arrived.append(await await_until(quiet.exists, within=20, what="quiet.txt mirrored"))
+        finally:
+            request.stop.stop("seen it")
 
     results: list[AgentResult] = []
 
@@ -539,7 +535,8 @@ async def test_stop_signal_ends_the_remote_agent_and_keeps_its_work(
     tip = checkpoint_ref(SESSION, "hang")
     assert git(repo, "log", "-1", "--format=%s", tip).startswith("wip: hang stopped")
     assert git(repo, "show", f"{tip}:work.txt") == "half"
-    assert await gone(int(pidfile.read_text()), within=5)
+    agent = int(pidfile.read_text())
+    await await_until(lambda: ended(agent), within=10, what=f"agent {agent} to end")
 
 
 async def test_time_limit_returns_timed_out_with_the_work_so_far(
@@ -592,8 +589,12 @@ async def test_a_killed_worker_gives_a_partial_result_with_its_checkpoints(
     assert run.wip is not None
     assert git(repo, "show", f"{run.wip}:saved.txt") == "saved"
     # the agent sleeps 30 s after killing its worker: only its supervisor can end it
-    assert await gone(int(agent_pid.read_text()), within=10), "the agent outlived its worker"
-    assert await gone(int(supervisor_pid.read_text()), within=10)
+    agent, supervisor = int(agent_pid.read_text()), int(supervisor_pid.read_text())
+    await await_until(
+        lambda: ended(agent, supervisor),
+        within=10,
+        what=f"the agent {agent} and its supervisor {supervisor} to end with their worker",
+    )
 
 
 async def test_stop_before_start_and_outer_cancellation(
@@ -617,7 +618,8 @@ async def test_stop_before_start_and_outer_cancellation(
         with anyio.move_on_after(4) as scope:
             returned.append(await runner.run(request, lambda e: None))
     assert scope.cancelled_caught and returned == []
-    assert await gone(int(pidfile.read_text()), within=10)
+    agent = int(pidfile.read_text())
+    await await_until(lambda: ended(agent), within=10, what=f"agent {agent} to end")
 
 
 async def test_a_missing_executable_is_a_runner_error(local_ray: None, tmp_path: Path) -> None:
@@ -809,8 +811,9 @@ async def test_a_session_records_an_agent_whose_worker_died_as_partial(
     assert first["alpha"].wip is not None
     assert git(repo, "show", f"{first['alpha'].wip}:src/alpha.py") == "A = 1"
     assert agents, "alpha never started"
-    for pid in agents:  # each sleeps 60 s: none may outlive its killed worker
-        assert await gone(pid, within=10), f"agent {pid} outlived its worker"
+    await await_until(  # each sleeps 60 s: none may outlive its killed worker
+        lambda: ended(*agents), within=10, what=f"the agents {agents} to end with their workers"
+    )
 
 
 # -- configuration ---------------------------------------------------------------------

@@ -7,6 +7,9 @@ is not used: Ray rewrites it to the machine's network address, and these tests t
 loopback addresses only. Agents are the command agents of ``test_runner_ray``; the
 second raylet is SIGKILLed while an agent runs on it. Only this cluster's processes are
 stopped at the end (found by its temporary directory), never another Ray on the machine.
+Its nodes are found by those fixed addresses, so one such cluster runs on the machine at
+a time: the fixture holds a lock for its life, and another test process that wants one
+(a pytest-xdist worker, another checkout) waits.
 """
 
 from __future__ import annotations
@@ -38,14 +41,15 @@ from tests.integration.test_runner_ray import (
     agent_script,
     alive,
     command_spec,
+    ended,
     files_of,
     git,
-    gone,
     make_repo,
     run_wave,
     worktree,
     write_spec,
 )
+from tests.locks import locked
 from tests.waiting import await_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -60,7 +64,10 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    with tempfile.TemporaryDirectory(prefix="srt-", dir="/tmp") as root:  # short socket paths
+    with (
+        locked(Path(f"/tmp/seawall-ray-cluster-{os.getuid()}.lock")),
+        tempfile.TemporaryDirectory(prefix="srt-", dir="/tmp") as root,  # short socket paths
+    ):
         made = Cluster(Path(root))
         saved = {key: os.environ.get(key) for key in made.env}
         os.environ.update(made.env)
@@ -135,13 +142,6 @@ def _spec(tmp_path: Path, pids: Path) -> dict[str, object]:
     }
 
 
-async def _wait_for(path: Path, within: float) -> None:
-    """Until ``path`` exists (polled: it is written by another process)."""
-    await await_until(
-        anyio.Path(path).exists, within=within, what=f"{path} to appear", interval=0.1
-    )
-
-
 async def test_a_lost_node_fails_only_its_agent_which_keeps_its_mirrored_work(
     cluster: Cluster, tmp_path: Path, agent_script: Path
 ) -> None:
@@ -155,8 +155,10 @@ async def test_a_lost_node_fails_only_its_agent_which_keeps_its_mirrored_work(
     nodes: dict[str, str] = {}
 
     async def kill_when_victim_runs() -> None:
-        await _wait_for(pids / "victim.pid", within=90)
-        await _wait_for(worktree(repo, "victim") / "src" / "victim.py", within=30)
+        started = anyio.Path(pids / "victim.pid")
+        await await_until(started.exists, within=90, what="the victim to start")
+        wrote = anyio.Path(worktree(repo, "victim") / "src" / "victim.py")
+        await await_until(wrote.exists, within=30, what="the victim's write to be mirrored")
         nodes["victim_pid"] = (pids / "victim.pid").read_text()
         cluster.kill_second()
 
@@ -177,7 +179,9 @@ async def test_a_lost_node_fails_only_its_agent_which_keeps_its_mirrored_work(
     assert files_of(worktree(repo, "victim"))["src/victim.py"] == "-V = 1\n"
     # and its agent did not outlive its node
     pid = int(nodes["victim_pid"])
-    assert await gone(pid, within=30), f"the victim's agent {pid} outlived its node"
+    await await_until(
+        lambda: ended(pid), within=30, what=f"the victim's agent {pid} to end with its node"
+    )
 
 
 async def test_a_lost_hub_is_replaced_and_the_agent_goes_on(
@@ -192,7 +196,8 @@ async def test_a_lost_hub_is_replaced_and_the_agent_goes_on(
     the_runner = runner(agent_script, env, resources={"second": 1})
 
     async def kill_hub_mid_run() -> None:
-        await _wait_for(worktree(repo, "healthy") / "src" / "healthy.py", within=90)
+        wrote = anyio.Path(worktree(repo, "healthy") / "src" / "healthy.py")
+        await await_until(wrote.exists, within=90, what="the agent's write to be mirrored")
         ray.kill(ray.get_actor(the_runner.link.hub_name), no_restart=True)
 
     async with anyio.create_task_group() as group:
@@ -336,7 +341,8 @@ async def test_a_session_retries_the_agent_of_a_lost_node_and_goes_on(
     session = Session(plan, repo=repo, session_id="rayc-1")
 
     async def lose_the_second_node() -> None:
-        await _wait_for(marks / "victim.pid", within=120)
+        started = anyio.Path(marks / "victim.pid")
+        await await_until(started.exists, within=120, what="the victim to start")
         await anyio.sleep(1.0)  # its first write is mirrored to the coordinator
         cluster.kill_second()
 
@@ -353,7 +359,9 @@ async def test_a_session_retries_the_agent_of_a_lost_node_and_goes_on(
     assert git(repo, "show", "main:src/victim.py") == "V = 2"
     assert git(repo, "show", "main:src/after.py") == "AFTER = 1"
     pid = int((marks / "victim.pid").read_text())
-    assert await gone(pid, within=30), f"the first victim agent {pid} outlived its node"
+    await await_until(
+        lambda: ended(pid), within=30, what=f"the first victim {pid} to end with its node"
+    )
 
 
 async def test_a_killed_coordinator_leaves_no_remote_agent_and_resume_finishes(
@@ -374,7 +382,8 @@ async def test_a_killed_coordinator_leaves_no_remote_agent_and_resume_finishes(
         start_new_session=True,
     )
     try:
-        await _wait_for(marks / "victim.pid", within=180)
+        started = anyio.Path(marks / "victim.pid")
+        await await_until(started.exists, within=180, what="the victim to start")
         await anyio.sleep(1.0)
         os.killpg(coordinator.pid, signal.SIGKILL)  # the coordinator dies, its agents run on
         with anyio.fail_after(30):
@@ -383,7 +392,9 @@ async def test_a_killed_coordinator_leaves_no_remote_agent_and_resume_finishes(
         await _end(coordinator)
     pid = int((marks / "victim.pid").read_text())
     # Ray ends a dead driver's tasks, and the worker's processes with them
-    assert await gone(pid, within=60), f"the remote agent {pid} outlived its coordinator"
+    await await_until(
+        lambda: ended(pid), within=60, what=f"the remote agent {pid} to end with its driver"
+    )
     with anyio.fail_after(600):
         resumed = await anyio.run_process(
             [*command, "resume", "--repo", str(repo)], cwd=repo, env=cluster.env, check=False
@@ -457,14 +468,19 @@ async def _wait_for_client_agent(cluster: Cluster, path: Path, log: Path) -> Non
     server at times fails to start the server of a new client on a loaded machine (it
     says "SpecificServer startup failed" and the client waits on): that is Ray's, and
     skips the test rather than failing it."""
-    for _ in range(1800):
+
+    async def written() -> bool:
         if await anyio.Path(path).exists():
-            return
+            return True
         if await _server_failures(cluster):
             pytest.skip("Ray's Client server could not start a server for the coordinator")
-        await anyio.sleep(0.1)
-    said = await anyio.Path(log).read_text()
-    raise AssertionError(f"{path} did not appear within 180 s; the coordinator said: {said}")
+        return False
+
+    try:
+        await await_until(written, within=180, interval=0.1, what=f"{path} to be written")
+    except AssertionError as timed_out:
+        said = await anyio.Path(log).read_text()
+        raise AssertionError(f"{timed_out}; the coordinator said: {said}") from None
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -202,16 +203,17 @@ async def test_a_worktree_agent_writes_its_worktree_but_not_the_repository(
     git(repo, "worktree", "add", "-q", "--detach", str(worktree))
     objects = sorted(path.name for path in (repo / ".git" / "objects").iterdir())
     refs = git(repo, "for-each-ref")
+    escape = f"/tmp/seawall-sbx-escape-{uuid.uuid4().hex}"  # the shared /tmp, outside the box
     script = (
         'echo new > TOP.md && echo edit > src/app.py && echo tmp > "$TMPDIR/t" && '
         "echo worktree-written; git add -A && git commit -q -m agent; "
-        "echo other > ../../../../../README.md; echo scratch > /tmp/seawall-sbx-escape"
+        f"echo other > ../../../../../README.md; echo scratch > {escape}"
     )
     result = await run_sandboxed(["sh", "-c", script], worktree, workspace_policy(worktree))
     assert "worktree-written" in result.final_text
     assert (worktree / "TOP.md").read_text() == "new\n"
     assert (repo / "README.md").read_text() == "# project\n"
-    assert not exists("/tmp/seawall-sbx-escape")
+    assert not exists(escape)
     assert sorted(path.name for path in (repo / ".git" / "objects").iterdir()) == objects
     assert git(repo, "for-each-ref") == refs
     assert "Permission denied" in result.stderr_tail

@@ -15,13 +15,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from seawall.sandbox.launch import available
 from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, show, status
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(not available(), reason="this kernel has no Landlock")
 
@@ -251,11 +251,13 @@ def test_a_placeholder_a_killed_supervisor_left_is_not_taken_as_the_agents_file(
 
 def _supervisor_of(repo: Path, run: subprocess.Popen[str]) -> int:
     """The supervisor's process id, as the agent tells it in its transcript."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and run.poll() is None:
+
+    def named() -> int:
         for transcript in (repo / ".seawall").glob("*/agents/alpha/*transcript.jsonl"):
             for line in transcript.read_text().splitlines():
                 if "supervisor " in line:
                     return int(line.split("supervisor ")[1].split()[0].strip('"\\n'))
-        time.sleep(0.1)
-    raise AssertionError(f"the agent never named its supervisor (seawall exit {run.poll()})")
+        return 0
+
+    what = "the agent to name its supervisor"
+    return wait_until(named, timeout=60, interval=0.1, what=what, process=run)

@@ -7,13 +7,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from seawall.telemetry import AgentSalvaged, RepoStateChanged, read_events
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
+from tests.waiting import wait_until
 
 
 def _changes(repo: Path, session: str) -> list[RepoStateChanged]:
@@ -144,10 +144,9 @@ def test_a_salvaged_worktree_is_read_through_its_own_git_directory(tmp_path: Pat
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not _planted(repo, link):
-            assert process.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until(
+            lambda: _planted(repo, link), timeout=60, what="the link to be planted", process=process
+        )
     finally:
         process.kill()
         process.wait(timeout=30)

@@ -30,10 +30,6 @@ def _plan(
     return plan, {"AGENT_SPEC": str(spec_file)}
 
 
-def _wait_for(path: Path, seconds: float = 60) -> None:
-    wait_until(path.exists, timeout=seconds, what=f"{path} to appear")
-
-
 def test_one_live_session_per_repository_and_a_dead_holder_is_taken_over(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     marker = tmp_path / "started"
@@ -54,7 +50,7 @@ def test_one_live_session_per_repository_and_a_dead_holder_is_taken_over(tmp_pat
         start_new_session=True,
     ) as first:
         try:
-            _wait_for(marker)
+            wait_until(marker.exists, timeout=60, what="the agent to start", process=first)
             holder = json.loads((repo / ".seawall" / "lock").read_text())
             assert holder["pid"] == first.pid
             for command in (

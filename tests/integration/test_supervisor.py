@@ -23,7 +23,7 @@ from seawall.events import Event, Message
 from seawall.runner import AgentRequest
 from seawall.runtime.processes import aend_group, end_group, group_alive
 from tests.integration.runnerkit import anyio_backend
-from tests.waiting import wait_until
+from tests.waiting import await_until, wait_until
 
 __all__ = ["anyio_backend"]
 
@@ -32,6 +32,7 @@ pytestmark = pytest.mark.anyio
 DAEMON = "setsid sh -c 'echo $$ > daemon.pid; sleep 400; echo late > late.txt' & "
 ROOT = Path(__file__).resolve().parents[2]
 DOUBLE_FORK = "(sh -c 'sleep 300' &) ; "
+LEFT = "every process of the session to end"
 
 
 def processes_of(session: str) -> set[int]:
@@ -51,13 +52,14 @@ def processes_of(session: str) -> set[int]:
     return found
 
 
-def wait_until_gone(session: str, seconds: float = 5.0) -> set[int]:
-    """The session's processes still alive after up to ``seconds`` (polling)."""
-    try:
-        wait_until(lambda: not processes_of(session), timeout=seconds, what="the processes to end")
-    except AssertionError:
-        return processes_of(session)
-    return set()
+async def none_left(session: str) -> bool:
+    """An ``await_until`` probe: no process of ``session`` is left."""
+    return not processes_of(session)
+
+
+async def ended(pid: int, session: str) -> bool:
+    """An ``await_until`` probe: ``pid`` is no process of ``session`` now."""
+    return pid not in processes_of(session)
 
 
 def agent_request(workspace: Path, *, time_limit: float | None = None) -> AgentRequest:
@@ -79,7 +81,7 @@ async def test_a_daemonised_child_does_not_survive_a_normal_finish(tmp_path: Pat
     assert result.final_text == "done"
     assert result.exit_code == 0
     assert (tmp_path / "daemon.pid").read_text().strip().isdigit()  # the daemon ran
-    assert wait_until_gone(request.session, 1.0) == set()
+    await await_until(lambda: none_left(request.session), within=10, what=LEFT)
 
 
 async def test_a_daemonised_child_does_not_survive_a_stop(tmp_path: Path) -> None:
@@ -97,7 +99,7 @@ async def test_a_daemonised_child_does_not_survive_a_stop(tmp_path: Path) -> Non
     assert result.cancelled
     assert result.stop_reason == "breaker: test"
     assert int((tmp_path / "daemon.pid").read_text()) in seen  # it ran, in its own session
-    assert wait_until_gone(request.session, 1.0) == set()
+    await await_until(lambda: none_left(request.session), within=10, what=LEFT)
 
 
 async def test_a_daemonised_child_does_not_survive_a_time_limit(tmp_path: Path) -> None:
@@ -107,7 +109,7 @@ async def test_a_daemonised_child_does_not_survive_a_time_limit(tmp_path: Path) 
         result = await CommandRunner(["sh", "-c", script], kill_grace=0.5).run(request, print)
     assert result.timed_out
     assert (tmp_path / "daemon.pid").exists()
-    assert wait_until_gone(request.session, 1.0) == set()
+    await await_until(lambda: none_left(request.session), within=10, what=LEFT)
     assert not (tmp_path / "late.txt").exists()
 
 
@@ -133,7 +135,7 @@ async def test_the_agent_dies_with_its_supervisor(tmp_path: Path) -> None:
     agent, supervisor = pids
     assert supervisor != os.getpid()
     assert result.exit_code == -signal.SIGKILL
-    assert agent not in wait_until_gone(request.session, 5.0)
+    await await_until(lambda: ended(agent, request.session), within=10, what="the agent to end")
 
 
 def test_end_group_waits_until_a_term_ignoring_group_is_empty(tmp_path: Path) -> None:
@@ -141,9 +143,10 @@ def test_end_group_waits_until_a_term_ignoring_group_is_empty(tmp_path: Path) ->
 
     script = "trap '' TERM; (trap '' TERM; sleep 60) & echo $! > child.pid; sleep 60"
     process = subprocess.Popen(["sh", "-c", script], cwd=tmp_path, start_new_session=True)
-    deadline = time.monotonic() + 5
-    while not (tmp_path / "child.pid").exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    child = tmp_path / "child.pid"
+    wait_until(
+        child.exists, timeout=30, interval=0.01, what="child.pid to be written", process=process
+    )
     started = time.monotonic()
     assert end_group(process.pid, grace=0.3) is True
     assert time.monotonic() - started >= 0.3  # SIGTERM was ignored: it took the SIGKILL
@@ -198,10 +201,12 @@ def _start_and_kill_the_starter(tmp_path: Path, mode: str, session: str) -> tupl
     env = {**os.environ, "SEAWALL_SESSION": session, "PYTHONPATH": str(ROOT)}
     starter = subprocess.Popen([sys.executable, "-c", STARTER, mode, script], cwd=tmp_path, env=env)
     try:
-        for _ in range(200):  # bounded: up to 10 s for the agent and its daemon to start
-            if (tmp_path / "agent.pid").exists() and (tmp_path / "daemon.pid").exists():
-                break
-            time.sleep(0.05)
+        wait_until(
+            lambda: (tmp_path / "agent.pid").exists() and (tmp_path / "daemon.pid").exists(),
+            timeout=30,
+            what="the agent and its daemon to start",
+            process=starter,
+        )
         agent = int((tmp_path / "agent.pid").read_text())
         watched = b"--parent" in Path(f"/proc/{_parent(agent)}/cmdline").read_bytes()
     finally:
@@ -214,7 +219,7 @@ def test_an_agent_started_to_end_with_its_starter_does_not_outlive_it(tmp_path: 
     session = f"watched-{uuid.uuid4().hex[:8]}"
     agent, watched = _start_and_kill_the_starter(tmp_path, "watched", session)
     assert watched
-    assert wait_until_gone(session, 5.0) == set()
+    wait_until(lambda: not processes_of(session), timeout=10, what=LEFT)
     assert agent not in processes_of(session)
 
 
@@ -228,4 +233,4 @@ def test_by_default_an_agent_outlives_the_process_that_started_it(tmp_path: Path
         assert agent in processes_of(session)
     finally:
         end_group(os.getpgid(_parent(agent)), grace=0.5)
-    assert wait_until_gone(session, 5.0) == set()
+    wait_until(lambda: not processes_of(session), timeout=10, what=LEFT)

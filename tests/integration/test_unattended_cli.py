@@ -8,7 +8,6 @@ import re
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -179,12 +178,17 @@ def test_sigterm_stops_the_tick_and_its_session_and_the_run_is_recorded_died(
         stderr=subprocess.PIPE,
         text=True,
     )
-    _wait_for(lambda: pid_file.exists() and pid_file.read_text() != "")
-    session_pid = int(pid_file.read_text())
+    written = wait_until(
+        lambda: pid_file.exists() and pid_file.read_text(),
+        timeout=30,
+        what="the session to write its pid",
+        process=tick,
+    )
+    session_pid = int(written)
     tick.terminate()
     _, stderr = tick.communicate(timeout=30)
     assert tick.returncode == 130, stderr
-    _wait_for(lambda: not process_alive(session_pid))
+    wait_until(lambda: not process_alive(session_pid), timeout=30, what="the session to end")
     rows = [json.loads(line) for line in (state / "attempted.jsonl").read_text().splitlines()]
     assert [r["outcome"] for r in rows] == ["running"]
 
@@ -213,13 +217,23 @@ def test_a_writer_holding_the_log_in_append_mode_keeps_logging_after_truncation(
     script.write_text(APPEND_WRITER)
     writer = subprocess.Popen([sys.executable, str(script), str(log), str(stop)])
     try:
-        _wait_for(lambda: log.exists() and log.stat().st_size > 40_000)
+        wait_until(
+            lambda: log.exists() and log.stat().st_size > 40_000,
+            timeout=30,
+            what="the writer to write 40 kB",
+            process=writer,
+        )
         inode = log.stat().st_ino
         env["SEAWALL_RUNNER_LOG_MAX_BYTES"] = "30000"
         tick = seawall("runner", "tick", "--dir", str(state), env=env, cwd=tmp_path)
         assert tick.returncode == 0, tick.stderr
         last_rotated = max(_writer_numbers(state / "runner.log.1"))
-        _wait_for(lambda: max(_writer_numbers(log), default=-1) > last_rotated + 50)
+        wait_until(
+            lambda: max(_writer_numbers(log), default=-1) > last_rotated + 50,
+            timeout=30,
+            what="the writer to write 50 lines more",
+            process=writer,
+        )
     finally:
         stop.touch()
         writer.wait(timeout=10)
@@ -234,7 +248,3 @@ def test_a_writer_holding_the_log_in_append_mode_keeps_logging_after_truncation(
 def _writer_numbers(path: Path) -> list[int]:
     text = path.read_text(errors="replace")
     return [int(n) for n in re.findall(r"^writer line (\d{7})$", text, flags=re.MULTILINE)]
-
-
-def _wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> None:
-    wait_until(condition, timeout=timeout, what="the condition", interval=0.02)

@@ -12,6 +12,7 @@ import pytest
 from seawall.runtime.processes import process_alive
 from seawall.unattended.executor import ExecutionRequest, SubprocessExecutor
 from seawall.unattended.queue import QueueItem
+from tests.waiting import wait_until
 
 # A stand-in for ``seawall run PLAN --repo REPO``: the plan's first line says what to do.
 FAKE_SESSION = textwrap.dedent(
@@ -111,10 +112,7 @@ def test_a_timeout_stops_the_whole_process_group(
     result = session(request(tmp_path, f"spawn {pid_file}", timeout=1.5))
     assert result.outcome == "timed-out"
     pid = int(pid_file.read_text())
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and process_alive(pid):
-        time.sleep(0.05)
-    assert not process_alive(pid)
+    wait_until(lambda: not process_alive(pid), timeout=10, what="the grandchild to end")
 
 
 def test_a_command_that_cannot_start_is_failed(tmp_path: Path) -> None:

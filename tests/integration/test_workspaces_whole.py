@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from seawall.git.worktree_admin import admin_dir, remove_worktrees
 from seawall.model import Isolation
 from seawall.state.store import ledger_data
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
+from tests.waiting import wait_until
 
 FILES = {f"pkg/m{i:03}.py": f"n = {i}\n" for i in range(60)}
 
@@ -181,10 +181,7 @@ def test_a_branch_deleting_files_its_agent_never_touched_is_refused(tmp_path: Pa
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
-        time.sleep(0.05)
+    wait_until(marker.exists, timeout=60, what="the agent to start", process=process)
     workspace = Path(json.loads(_state_json(repo))["waves"][0]["agents"][0]["workspace"])
     for gone in sorted((workspace / "pkg").iterdir())[10:]:
         gone.unlink()  # files vanish from the checkout under the agent

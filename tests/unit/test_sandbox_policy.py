@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from seawall.runtime.processes import end_group
 from seawall.sandbox import supervise
 from seawall.sandbox.launch import supervisor_argv
 from seawall.sandbox.policy import cli_state_paths, scope_policy, workspace_policy
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -117,12 +117,13 @@ def test_the_supervisor_refuses_bad_arguments_and_runs_nothing(tmp_path: Path) -
 def test_descendants_from_children_lists_and_from_a_full_scan_agree() -> None:
     child = subprocess.Popen(["sh", "-c", "sleep 30 & sleep 30"], start_new_session=True)
     try:
-        deadline = time.monotonic() + 5
-        live: set[int] = set()
-        while len(live) < 2 and time.monotonic() < deadline:
+
+        def both_sleeps() -> set[int]:
             live, _ = supervise.descendants(os.getpid())
-            time.sleep(0.01)
-        assert child.pid in live and len(live) >= 2
+            return live if len(live) >= 2 else set()
+
+        live = wait_until(both_sleeps, timeout=10, interval=0.01, what="both sleeps to start")
+        assert child.pid in live
         assert supervise._scan(os.getpid())[0] >= live
     finally:
         end_group(child.pid, grace=1.0)  # the background sleep too

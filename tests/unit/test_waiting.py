@@ -3,6 +3,10 @@ what was awaited and the last answer."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+
 import anyio
 import pytest
 
@@ -46,3 +50,34 @@ def test_the_async_twin_waits_the_same_way() -> None:
 
     with pytest.raises(AssertionError, match="waiting for never"):
         anyio.run(late)
+
+
+def test_the_last_look_is_at_the_deadline_not_an_interval_later() -> None:
+    looks: list[float] = []
+    started = time.monotonic()
+    with pytest.raises(AssertionError, match=r"timed out after 0.3 s waiting for x \(last: None\)"):
+        wait_until(lambda: looks.append(time.monotonic()), timeout=0.3, what="x", interval=10)
+    assert len(looks) == 2  # at the start and at the deadline
+    assert 0.3 <= looks[-1] - started < 5
+
+
+def test_a_process_that_ends_first_fails_the_wait_at_once_with_its_output() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import sys; print('no marker'); sys.exit(3)"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    started = time.monotonic()
+    with pytest.raises(AssertionError) as failed:
+        wait_until(lambda: False, timeout=60, what="the marker", process=process)
+    assert time.monotonic() - started < 30
+    said = str(failed.value)
+    assert said.startswith(f"stopped waiting for the marker: process {process.pid} ended first")
+    assert "(exit 3)\n--- its stdout ---\nno marker" in said
+
+
+def test_an_answer_true_when_the_process_has_ended_is_still_returned() -> None:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    assert wait_until(lambda: 7, timeout=1, what="seven", process=process) == 7
