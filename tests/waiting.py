@@ -27,7 +27,7 @@ INTERVAL = 0.05
 
 
 def wait_until(
-    probe: Callable[[], T],
+    probe: Callable[[], T | None],
     *,
     timeout: float,
     what: str,
@@ -49,7 +49,11 @@ def wait_until(
 
 
 async def await_until(
-    probe: Callable[[], Awaitable[T]], *, within: float, what: str, interval: float = INTERVAL
+    probe: Callable[[], Awaitable[T | None]],
+    *,
+    within: float,
+    what: str,
+    interval: float = INTERVAL,
 ) -> T:
     """``await probe()``'s first true answer, polled every ``interval`` seconds for at
     most ``within`` seconds."""

@@ -86,7 +86,7 @@ def test_a_python_built_plan_killed_after_wave_one_is_reopened_and_resumed(
     ) as process:
         try:
             written = wait_until(
-                lambda: pidfile.exists() and pidfile.read_text().strip(),
+                lambda: pidfile.read_text().strip() if pidfile.exists() else "",
                 timeout=90,
                 interval=0.1,
                 what="the second wave's agent to write its pid",

@@ -179,7 +179,7 @@ def test_sigterm_stops_the_tick_and_its_session_and_the_run_is_recorded_died(
         text=True,
     )
     written = wait_until(
-        lambda: pid_file.exists() and pid_file.read_text(),
+        lambda: pid_file.read_text() if pid_file.exists() else "",
         timeout=30,
         what="the session to write its pid",
         process=tick,

@@ -17,12 +17,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO
 
 from seawall.state.store import StateStore, latest_session
 from tests.integration.sessionkit import make_repo
+from tests.waiting import wait_until
 
-T = TypeVar("T")
 Row = tuple[str, float, str]  # an agent's state, elapsed seconds and last tool
 
 # a slow agent whose last tool changes while it runs, and a silent one to stop
@@ -49,17 +49,6 @@ steps = [{ edit = "src/silent.py", content = "silent = 1\\n" }]
 
 HEARTBEAT = r"W1 busy: running ([\d.]+)s, .*last tool (\w+)"
 ANSI = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-Za-z]|[=>78])")
-
-
-def eventually(probe: Callable[[], T | None], *, timeout: float = 30.0, what: str) -> T:
-    """The first truthy answer of ``probe``, asked every 0.1 s for at most ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        answer = probe()
-        if answer:
-            return answer
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def write_plan(tmp_path: Path, tasks: list[str]) -> Path:
@@ -155,20 +144,29 @@ def test_watch_in_a_terminal_moves_and_stops_an_agent(tmp_path: Path) -> None:
         (tmp_path / "run.log").open("wb") as log,
         running(["run", str(plan), "--repo", str(repo)], cwd=repo, log=log) as run,
     ):
-        session = eventually(lambda: latest_session(repo), what="the session to start")
+        session = wait_until(
+            lambda: latest_session(repo), timeout=30, what="the session to start", process=run
+        )
         store = StateStore(repo, session)
         live = store.paths.agent_dir("silent") / "w1-live.json"
-        eventually(live.exists, what="the silent agent's live file")
+        wait_until(live.exists, timeout=30, what="the silent agent's live file", process=run)
         terminal = Terminal(["watch", "--repo", str(repo)], cwd=repo)
         try:
             # first read: the busy agent is in its first sleep, after a Bash call
-            busy1 = eventually(terminal.row_where("busy", lambda r: r[2] == "Bash"), what="Bash")
-            silent1 = eventually(lambda: terminal.row(1, "silent"), what="the silent agent")
+            busy1 = wait_until(
+                terminal.row_where("busy", lambda r: r[2] == "Bash"), timeout=30, what="Bash"
+            )
+            silent1 = wait_until(
+                lambda: terminal.row(1, "silent"), timeout=30, what="the silent agent"
+            )
             # second read: the busy agent has moved on to Read; the silent one printed
             # nothing since its Grep, and its elapsed time moved all the same
-            busy2 = eventually(terminal.row_where("busy", lambda r: r[2] == "Read"), what="Read")
-            silent2 = eventually(
+            busy2 = wait_until(
+                terminal.row_where("busy", lambda r: r[2] == "Read"), timeout=30, what="Read"
+            )
+            silent2 = wait_until(
                 terminal.row_where("silent", lambda r: r[1] > silent1[1] + 1),
+                timeout=30,
                 what="the silent agent's elapsed time to move",
             )
             assert busy1[0] == busy2[0] == "running"
@@ -179,18 +177,24 @@ def test_watch_in_a_terminal_moves_and_stops_an_agent(tmp_path: Path) -> None:
             terminal.send("\x1b[B")  # down: from the first running agent to the silent one
             time.sleep(0.3)
             terminal.send("s")
-            stopped = eventually(
+            stopped = wait_until(
                 terminal.row_where("silent", lambda r: r[0] != "running"),
+                timeout=30,
                 what="the silent agent to stop",
             )
             assert stopped[1] < 60  # stopped long before its 120 s sleep ended
             # the session ends (the busy agent finishes, the silent one runs again
             # and is done): watch exits by itself
             # (the screen is read all along: a terminal nobody reads blocks its writer)
-            eventually(lambda: terminal.pump() and run.poll() is not None, timeout=90, what="run")
+            wait_until(
+                lambda: terminal.pump() and run.poll() is not None,
+                timeout=90,
+                what="the run to end",
+            )
             assert run.returncode == 0, (tmp_path / "run.log").read_text()
-            eventually(
+            wait_until(
                 lambda: terminal.pump() and terminal.process.poll() is not None,
+                timeout=30,
                 what="watch to exit when the session ended",
             )
             assert terminal.process.returncode == 0
@@ -227,14 +231,16 @@ def test_a_run_without_a_terminal_prints_heartbeats_of_running_agents(tmp_path: 
         def heartbeats() -> list[tuple[str, str]]:
             return re.findall(HEARTBEAT, log_path.read_text())
 
-        beats = eventually(heartbeats, what="a heartbeat")
+        beats = wait_until(heartbeats, timeout=30, what="a heartbeat", process=run)
         assert "finished after" not in log_path.read_text()  # seen while it runs
 
         def after_read() -> list[tuple[str, str]] | None:
             found = heartbeats()
             return found if found and found[-1][1] == "Read" else None
 
-        later = eventually(after_read, what="a heartbeat naming the later tool")
+        later = wait_until(
+            after_read, timeout=30, what="a heartbeat naming the later tool", process=run
+        )
         assert float(later[-1][0]) > float(beats[0][0])
         assert run.wait(timeout=90) == 0
     assert "W1 busy: finished after" in log_path.read_text()
