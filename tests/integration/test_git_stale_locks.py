@@ -7,6 +7,7 @@ between looks are injected, so the waits are measured instead of slept.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -66,10 +67,10 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/a.py": "a = 0\n"})
 
 
-@pytest.fixture
-def committing(repo: Path) -> Iterator[subprocess.Popen[bytes]]:
+@contextlib.contextmanager
+def user_commit(repo: Path) -> Iterator[subprocess.Popen[bytes]]:
     """A user's ``git commit -a`` in ``repo``, waiting on its editor: it holds
-    ``.git/index.lock`` until the editor returns."""
+    ``.git/index.lock`` (taken before this yields) until the editor returns."""
     (repo / "README.md").write_text("# p, edited by the user\n")
     process = subprocess.Popen(
         ["git", "commit", "-a"],
@@ -86,6 +87,12 @@ def committing(repo: Path) -> Iterator[subprocess.Popen[bytes]]:
         yield process
     finally:
         _end(process)
+
+
+@pytest.fixture
+def committing(repo: Path) -> Iterator[subprocess.Popen[bytes]]:
+    with user_commit(repo) as process:
+        yield process
 
 
 # ----- which locks, where -------------------------------------------------------------
@@ -245,27 +252,13 @@ def _descriptors(pid: int) -> list[str]:
 
 def test_a_git_of_another_repository_does_not_count(repo: Path, tmp_path: Path) -> None:
     other = make_repo(tmp_path / "other", {"README.md": "# other\n"})
-    (other / "README.md").write_text("changed\n")
-    process = subprocess.Popen(
-        ["git", "commit", "-a"],
-        cwd=other,
-        env={**os.environ, "GIT_EDITOR": "sleep 120 #"},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        taken = other / ".git" / "index.lock"
-        wait_until(taken.exists, timeout=30, interval=0.02, what=TAKEN, process=process)
+    with user_commit(other) as process:
         lock = _lock(repo / ".git" / "index.lock")
         assert repository_gits((repo.resolve(),)) == ()
         assert [p.pid for p in repository_gits((other.resolve(),))] == [process.pid]
         sweep = clear_stale_locks(repo)
         assert [removed.path for removed in sweep.removed] == [lock]
         assert (other / ".git" / "index.lock").exists()
-    finally:
-        _end(process)
 
 
 def test_a_git_naming_the_repository_by_argument_or_variable_counts(
