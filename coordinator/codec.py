@@ -20,19 +20,41 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import msgspec
 
-__all__ = ["JsonObject", "decode", "decode_any", "encode", "encode_text", "from_data", "to_data"]
+__all__ = [
+    "JsonObject",
+    "JsonView",
+    "decode",
+    "decode_any",
+    "encode",
+    "encode_text",
+    "from_data",
+    "to_data",
+]
 
 T = TypeVar("T")
 
+# The boundaries. Inside seawall every value is a typed record; a mapping of arbitrary
+# JSON values exists only where data crosses in or out before it is checked, and it is
+# spelled with one of these two names, so `grep "JsonObject\|JsonView"` lists
+# every boundary:
+#   - third-party payloads: an agent CLI's stream line or transcript, a tool call's
+#     arguments, the JSON Claude Code sends a hook and the settings files it reads, a
+#     tracker's or Ray's own keyword arguments, a webhook's body;
+#   - what users write: a plan's TOML tables, runner and tracker options, the runner's
+#     config file, before their checks;
+#   - seawall's own files of an older schema on their way to the current one, a
+#     journal's patch, a raw ledger read by a command that must cope with a broken one.
 JsonObject = dict[str, Any]
-"""A JSON object that is not (yet) a record: a file of an older schema on its way to the
-current one, a journal's patch, a document handed to a third party's code (a JSON
-Schema validator, a function that reads a raw ledger)."""
+"""A JSON object that is not (yet) a record (see the boundaries above)."""
+
+JsonView = Mapping[str, Any]
+"""A read-only view of a JSON object at one of the boundaries above."""
 
 
 @functools.cache

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+
+from seawall.codec import JsonView
 
 __all__ = [
     "EDIT_TOOLS",
@@ -38,7 +39,7 @@ TURN_LIMIT_SUBTYPES = frozenset({"error_max_turns"})
 """Final subtypes of an agent CLI that stopped at its turn limit."""
 
 
-def _empty() -> Mapping[str, Any]:
+def _empty() -> JsonView:
     return MappingProxyType({})
 
 
@@ -56,7 +57,7 @@ class ToolCall:
 
     call_id: str
     name: str
-    arguments: Mapping[str, Any] = field(default_factory=_empty)
+    arguments: JsonView = field(default_factory=_empty)
     turn: int = 0
     at: float = 0.0
 
@@ -139,7 +140,7 @@ class Final:
 Event = Turn | ToolCall | ToolResult | Message | Usage | Final | HumanTurn
 
 
-def _str_arg(arguments: Mapping[str, Any], *names: str) -> str | None:
+def _str_arg(arguments: JsonView, *names: str) -> str | None:
     for name in names:
         value = arguments.get(name)
         if isinstance(value, str) and value:

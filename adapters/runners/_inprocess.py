@@ -15,10 +15,11 @@ import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import anyio
 
+from seawall.codec import JsonObject
 from seawall.events import Event, Final
 from seawall.runner import AgentRequest, AgentResult, EmitFn, Emitter, StopSignal
 
@@ -37,9 +38,9 @@ class _Outcome:
     stopped: str = ""
 
 
-def event_record(event: Event) -> dict[str, Any]:
+def event_record(event: Event) -> JsonObject:
     """One event as a JSON-ready record: ``{"event": "ToolCall", ...fields}``."""
-    record: dict[str, Any] = {"event": type(event).__name__}
+    record: JsonObject = {"event": type(event).__name__}
     for item in fields(event):
         record[item.name] = getattr(event, item.name)
     return record
@@ -120,7 +121,7 @@ async def _watch_stop(stop: StopSignal, scope: anyio.CancelScope, outcome: _Outc
     scope.cancel()
 
 
-def transcript_lines(path: Path) -> list[dict[str, Any]]:
+def transcript_lines(path: Path) -> list[JsonObject]:
     """The event records of an in-process agent's transcript (for review and tests)."""
     with path.open(encoding="utf-8") as file:
         return [json.loads(line) for line in file if line.strip()]

@@ -32,9 +32,10 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from seawall.adapters.runners.streaming import DEFAULT_KILL_GRACE, LineParser, StreamingCliRunner
+from seawall.codec import JsonObject
 from seawall.config.adapter_options import OptionTypes
 from seawall.errors import ConfigurationError
 from seawall.hooks.install import default_command
@@ -56,17 +57,17 @@ _HOOK_TIMEOUT_S = 30
 _PERMISSIONS = ("hook", "none")
 
 
-def hook_settings(command: str) -> dict[str, Any]:
+def hook_settings(command: str) -> JsonObject:
     """The Claude Code settings that route every tool call and the stop through seawall
     (Claude Code's ``settings.json``, as JSON data)."""
-    hooks: dict[str, list[dict[str, Any]]] = {}
+    hooks: dict[str, list[JsonObject]] = {}
     for event, (matcher, name) in _HOOK_EVENTS.items():
         hook = {
             "type": "command",
             "command": f"{shlex.quote(command)} hook {name}",
             "timeout": _HOOK_TIMEOUT_S,
         }
-        entry: dict[str, Any] = {"hooks": [hook]}
+        entry: JsonObject = {"hooks": [hook]}
         if matcher is not None:
             entry = {"matcher": matcher, **entry}
         hooks[event] = [entry]

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar, Self
+from typing import ClassVar, Self
 
 from seawall.adapters.runners._process import (
     DEFAULT_KILL_GRACE,
@@ -31,6 +31,7 @@ from seawall.adapters.runners._process import (
     spawn_agent,
 )
 from seawall.adapters.runners.tool_names import ToolGate, ToolNames, strict_scope
+from seawall.codec import JsonObject
 from seawall.errors import ConfigurationError
 from seawall.events import Final, Message
 from seawall.model import RunnerSpec
@@ -91,7 +92,7 @@ class CommandRunner(AgentRunner):
 
     @classmethod
     def from_spec(cls, spec: RunnerSpec) -> Self:
-        options: dict[str, Any] = runner_options(spec, {"output": str, "kill_grace": float})
+        options: JsonObject = runner_options(spec, {"output": str, "kill_grace": float})
         try:
             return cls(spec.argv, env=spec.env, **options)
         except ConfigurationError as exc:

@@ -28,9 +28,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from seawall.adapters.runners.streaming import LineParser, StreamingCliRunner, Tool, ToolNames
+from seawall.codec import JsonView
 from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.runner import AgentRequest
 
@@ -149,7 +150,7 @@ class OpenCodeJsonParser:
             return []  # stopped mid-work: no final answer
         return [Final(text=self._last_text, subtype="success", num_turns=self._turn)]
 
-    def _tool(self, part: Mapping[str, Any]) -> list[Event]:
+    def _tool(self, part: JsonView) -> list[Event]:
         state = part.get("state")
         state = state if isinstance(state, dict) else {}
         call_id = str(part.get("callID") or part.get("id") or "")
@@ -175,7 +176,7 @@ class OpenCodeJsonParser:
         )
         return [call, result]
 
-    def _step_finish(self, part: Mapping[str, Any]) -> list[Event]:
+    def _step_finish(self, part: JsonView) -> list[Event]:
         self._ended = part.get("reason") in _ENDS_CONVERSATION
         tokens = part.get("tokens")
         tokens = tokens if isinstance(tokens, dict) else {}

@@ -34,6 +34,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from seawall.codec import JsonView
 from seawall.errors import ConfigurationError
 
 __all__ = [
@@ -53,7 +54,7 @@ __all__ = [
 ]
 
 
-def _frozen(value: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+def _frozen(value: JsonView | None = None) -> JsonView:
     return MappingProxyType(dict(value or {}))
 
 
@@ -85,7 +86,7 @@ class Tool:
     """Call any tool and receive a scripted result (nothing is executed)."""
 
     name: str
-    arguments: Mapping[str, Any] = field(default_factory=_frozen)
+    arguments: JsonView = field(default_factory=_frozen)
     result: str = ""
     is_error: bool = False
     exit_code: int | None = None

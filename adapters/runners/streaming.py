@@ -23,7 +23,7 @@ import abc
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar, Protocol, Self
+from typing import ClassVar, Protocol, Self
 
 from seawall.adapters.runners._process import (
     DEFAULT_KILL_GRACE,
@@ -41,6 +41,7 @@ from seawall.adapters.runners.tool_names import (
     ToolNames,
     strict_scope,
 )
+from seawall.codec import JsonObject
 from seawall.config.adapter_options import OptionTypes
 from seawall.errors import ConfigurationError
 from seawall.events import Event
@@ -106,7 +107,7 @@ class StreamingCliRunner(AgentRunner):
     def from_spec(cls, spec: RunnerSpec) -> Self:
         """Build from ``[runners.NAME]``: ``model``, ``argv`` (extra arguments), ``env``
         and each option of ``option_types`` as the constructor's keyword argument."""
-        options: dict[str, Any] = runner_options(spec, cls.option_types)
+        options: JsonObject = runner_options(spec, cls.option_types)
         try:
             return cls(model=spec.model, extra_args=spec.argv, env=spec.env, **options)
         except ConfigurationError as exc:

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
+from seawall.codec import JsonObject
 from seawall.events import (
     EDIT_TOOLS,
     READ_TOOLS,
@@ -84,7 +84,7 @@ class ToolNames:
             tool = self._tools.get(event.name)
             if tool is None:
                 return event
-            arguments: dict[str, Any] = {
+            arguments: JsonObject = {
                 tool.arguments.get(key, key): value for key, value in event.arguments.items()
             }
             return replace(event, name=tool.name, arguments=MappingProxyType(arguments))

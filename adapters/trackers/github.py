@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from seawall.codec import JsonObject
 from seawall.errors import ConfigurationError, MissingExtraError, TrackerError
 from seawall.model import TrackerConfig
 from seawall.tracker import (
@@ -122,7 +123,7 @@ class GitHubTracker(IssueTracker):
         label_color."""
         if not config.repository:
             raise ConfigurationError("the GitHub tracker needs repository = 'owner/name'")
-        options: dict[str, Any] = dict(tracker_options(config, _OPTIONS))
+        options: JsonObject = dict(tracker_options(config, _OPTIONS))
         return cls(
             config.repository,
             base_url=config.url,

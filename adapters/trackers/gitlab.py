@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from seawall.codec import JsonObject
 from seawall.errors import ConfigurationError, MissingExtraError, TrackerError
 from seawall.model import TrackerConfig
 from seawall.tracker import (
@@ -51,7 +52,7 @@ _OPTIONS: dict[str, type | tuple[type, ...]] = {
     "per_page": int,
     "label_color": str,
 }
-_NO_SDK_RETRY: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": False}
+_NO_SDK_RETRY: JsonObject = {"obey_rate_limit": False, "retry_transient_errors": False}
 
 
 class GitLabTracker(IssueTracker):
@@ -111,7 +112,7 @@ class GitLabTracker(IssueTracker):
         ``config.options`` may set timeout, per_page and label_color."""
         if not config.repository:
             raise ConfigurationError("the GitLab tracker needs repository = 'group/project'")
-        options: dict[str, Any] = dict(tracker_options(config, _OPTIONS))
+        options: JsonObject = dict(tracker_options(config, _OPTIONS))
         return cls(
             config.repository,
             url=config.url,

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from json.encoder import encode_basestring
 from typing import Any
 
+from seawall.codec import JsonObject, JsonView
+
 __all__ = [
     "FREE_TEXT_ARGS",
     "PAGINATION_ARGS",
@@ -72,14 +74,14 @@ class KeyEncoder:
                 pass
         return _standard(value)
 
-    def call_key(self, name: str, arguments: Mapping[str, Any]) -> str:
+    def call_key(self, name: str, arguments: JsonView) -> str:
         """``<tool>:<canonical arguments>``: the identity of a call for the loop breaker,
         free-text arguments (``FREE_TEXT_ARGS``) left out."""
         if not FREE_TEXT_ARGS.isdisjoint(arguments):
             arguments = {n: v for n, v in arguments.items() if n not in FREE_TEXT_ARGS}
         return name + ":" + self.canonical_json(arguments)
 
-    def turn_key(self, name: str, arguments: Mapping[str, Any]) -> str:
+    def turn_key(self, name: str, arguments: JsonView) -> str:
         """``<tool>:<canonical arguments>`` with pagination and free-text arguments stripped."""
         if PAGINATION_ARGS.isdisjoint(arguments):
             return self.call_key(name, arguments)
@@ -121,20 +123,20 @@ def canonical_json(value: Any) -> str:
     return _STANDARD.canonical_json(value)
 
 
-def call_key(name: str, arguments: Mapping[str, Any]) -> str:
+def call_key(name: str, arguments: JsonView) -> str:
     """``<tool>:<canonical arguments>``: the identity of a call for the loop breaker."""
     return _STANDARD.call_key(name, arguments)
 
 
-def split_pagination(arguments: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_pagination(arguments: JsonView) -> tuple[JsonObject, JsonObject]:
     """The arguments without pagination arguments, and the pagination arguments alone."""
-    rest: dict[str, Any] = {}
-    pages: dict[str, Any] = {}
+    rest: JsonObject = {}
+    pages: JsonObject = {}
     for name, value in arguments.items():
         (pages if name in PAGINATION_ARGS else rest)[name] = value
     return rest, pages
 
 
-def turn_key(name: str, arguments: Mapping[str, Any]) -> str:
+def turn_key(name: str, arguments: JsonView) -> str:
     """``<tool>:<canonical arguments>`` with pagination arguments stripped."""
     return _STANDARD.turn_key(name, arguments)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from seawall.carryover.model import Carryover, CarryoverKind, CarryoverResult
+from seawall.codec import JsonView
 from seawall.errors import ConfigurationError, StateError
 from seawall.model import IssueRef, Status
 
@@ -96,7 +97,7 @@ def file_missing(
     return results
 
 
-def ledger_entries(state: Mapping[str, Any]) -> list[LedgerEntry]:
+def ledger_entries(state: JsonView) -> list[LedgerEntry]:
     """The agent lines of a ``state.json`` ledger (``{"waves": [{"number", "agents"}]}``)."""
     waves = state.get("waves")
     if not isinstance(waves, list):
@@ -112,7 +113,7 @@ def ledger_entries(state: Mapping[str, Any]) -> list[LedgerEntry]:
     return entries
 
 
-def covered_tasks(state: Mapping[str, Any]) -> set[str]:
+def covered_tasks(state: JsonView) -> set[str]:
     """Tasks that need no retroactive carryover: those whose ledger record
     (``state["tasks"][id]``) has an issue, and those that finished successfully in a
     later wave (a spiral or failure the session recovered from is not left over)."""
@@ -130,7 +131,7 @@ def covered_tasks(state: Mapping[str, Any]) -> set[str]:
     }
 
 
-def _entry(agent: Mapping[str, Any], wave: int) -> LedgerEntry:
+def _entry(agent: JsonView, wave: int) -> LedgerEntry:
     raw = agent.get("issue")
     issue = None
     if isinstance(raw, Mapping):

@@ -35,6 +35,8 @@ from typing import (
     get_type_hints,
 )
 
+from seawall.codec import JsonObject
+
 if TYPE_CHECKING:
     from seawall.model import OptionValue
 
@@ -126,7 +128,7 @@ def field_values(
     *,
     skip: tuple[str, ...] = (),
     text: bool = False,
-) -> dict[str, Any]:  # keyword arguments of cls, each value checked
+) -> JsonObject:  # keyword arguments of cls, each value checked
     """The fields of dataclass ``cls`` that ``table`` sets, each converted and checked."""
     if not isinstance(table, Mapping):
         raise FieldError(where.rstrip("."), f"must be a table, not {_kind(table)}")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from seawall.codec import JsonObject
 from seawall.errors import ConfigurationError
 from seawall.runtime.files import atomic_write_text
 from seawall.scope.manifest import validate_session_id
@@ -99,7 +100,7 @@ def install_hooks(
     return InstallResult(path=path, command=base, changed=changed, events=tuple(HOOKS))
 
 
-def installed_hooks(settings: dict[str, Any]) -> tuple[str, ...]:
+def installed_hooks(settings: JsonObject) -> tuple[str, ...]:
     """The events of ``HOOKS`` whose seawall hook ``settings`` hold."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
@@ -115,7 +116,7 @@ def installed_hooks(settings: dict[str, Any]) -> tuple[str, ...]:
     return tuple(found)
 
 
-def save_settings(path: Path, settings: dict[str, Any]) -> None:
+def save_settings(path: Path, settings: JsonObject) -> None:
     """Write ``settings`` to ``path`` atomically (its folder made when missing)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
@@ -125,7 +126,7 @@ def _quote(command: str) -> str:
     return command if " " not in command else shlex.quote(command)
 
 
-def load_settings(path: Path) -> dict[str, Any]:
+def load_settings(path: Path) -> JsonObject:
     """The settings object in ``path`` ({} when the file is missing or empty); a file
     that is not a JSON object is refused (``ConfigurationError``), never overwritten."""
     try:
@@ -157,9 +158,7 @@ def _merged(groups: object, event: str, matcher: str | None, command: str, path:
         kept = [h for h in group["hooks"] if not _is_ours(h)]
         if kept or not group["hooks"]:
             out.append({**group, "hooks": kept} if len(kept) != len(group["hooks"]) else group)
-    entry: dict[str, Any] = {
-        "hooks": [{"type": "command", "command": command, "timeout": _TIMEOUT_S}]
-    }
+    entry: JsonObject = {"hooks": [{"type": "command", "command": command, "timeout": _TIMEOUT_S}]}
     if matcher is not None:
         entry = {"matcher": matcher, **entry}
     out.append(entry)

@@ -14,8 +14,8 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from seawall.codec import JsonView
 from seawall.errors import ConfigurationError
 from seawall.git.workspaces import worktree_root as configured_worktree_root
 from seawall.hooks.install import (
@@ -192,9 +192,9 @@ def lead_boundary(
     settings = load_settings(path)
     current = settings.get("sandbox")
     wanted = sandbox_settings(root, worktree_root=configured_worktree_root(root, worktree_root))
-    sandbox: Mapping[str, Any] = current if isinstance(current, Mapping) else {}
+    sandbox: JsonView = current if isinstance(current, Mapping) else {}
     filesystem = sandbox.get("filesystem")
-    files: Mapping[str, Any] = filesystem if isinstance(filesystem, Mapping) else {}
+    files: JsonView = filesystem if isinstance(filesystem, Mapping) else {}
     network = sandbox.get("network")
     domains = network.get("allowedDomains") if isinstance(network, Mapping) else None
     return LeadBoundary(

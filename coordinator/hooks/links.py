@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from seawall.codec import JsonView
 from seawall.hooks.context import HookContext
 from seawall.scope.enforce import Verdict
 
@@ -57,7 +58,7 @@ def record(ctx: HookContext, verdict: Verdict, *, tool: str | None = None) -> No
         log.append(event)
 
 
-def _tool_call(payload: Mapping[str, Any]) -> Any:
+def _tool_call(payload: JsonView) -> Any:
     from seawall.events import ToolCall
 
     arguments = payload.get("tool_input")
@@ -68,7 +69,7 @@ def _tool_call(payload: Mapping[str, Any]) -> Any:
     )
 
 
-def breaker_admit(ctx: HookContext, payload: Mapping[str, Any]) -> tuple[str, str]:
+def breaker_admit(ctx: HookContext, payload: JsonView) -> tuple[str, str]:
     """Before a call: (refusal reason or "", warning or "") from the agent's breaker."""
     if ctx.repo is None or ctx.session is None or ctx.task_id is None:
         return "", ""
@@ -84,7 +85,7 @@ def breaker_admit(ctx: HookContext, payload: Mapping[str, Any]) -> tuple[str, st
     return "", admission.warning or ""
 
 
-def breaker_observe(ctx: HookContext, payload: Mapping[str, Any]) -> str:
+def breaker_observe(ctx: HookContext, payload: JsonView) -> str:
     """After a call: count its result; return the trip message if it tripped the breaker."""
     if ctx.repo is None or ctx.session is None or ctx.task_id is None:
         return ""
@@ -121,7 +122,7 @@ def _outcome(response: object) -> tuple[bool, str, int | None]:
     return failed or bool(exit_code), text, exit_code
 
 
-def checkpoint(ctx: HookContext, payload: Mapping[str, Any]) -> str | None:
+def checkpoint(ctx: HookContext, payload: JsonView) -> str | None:
     """After an edit: record a shadow checkpoint of the agent's files; the commit id or None."""
     tool = str(payload.get("tool_name") or "")
     manifest, agent = ctx.manifest, ctx.agent

@@ -10,8 +10,8 @@ fails is recorded and never blocks the agent.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from seawall.codec import JsonView
 from seawall.errors import SeawallError
 from seawall.hooks import links
 from seawall.hooks.context import resolve_context
@@ -20,7 +20,7 @@ from seawall.hooks.protocol import HookResponse, post_tool_use_block
 __all__ = ["handle"]
 
 
-def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
+def handle(payload: JsonView, env: Mapping[str, str]) -> HookResponse:
     """Answer one PostToolUse call."""
     if links.driven(env):  # the coordinator checkpoints and counts from the event stream
         return HookResponse.allow()

@@ -25,8 +25,8 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from seawall.codec import JsonView
 from seawall.hooks import links
 from seawall.hooks.context import HookContext, resolve_context
 from seawall.hooks.protocol import (
@@ -66,7 +66,7 @@ FILE_TOOLS: Mapping[str, str] = {
 }
 
 
-def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
+def handle(payload: JsonView, env: Mapping[str, str]) -> HookResponse:
     """Answer one PreToolUse call."""
     ctx = resolve_context(payload, env)
     tool = str(payload.get("tool_name") or "")
@@ -105,7 +105,7 @@ def _is_permission_layer(ctx: HookContext, env: Mapping[str, str]) -> bool:
 def check_call(
     ctx: HookContext,
     tool: str,
-    tool_input: Mapping[str, Any],
+    tool_input: JsonView,
     *,
     env: Mapping[str, str] | None = None,
 ) -> list[Verdict]:
@@ -136,7 +136,7 @@ def _check_seawall_tool(ctx: HookContext, tool: str) -> list[Verdict]:
     return [decide(Enforcement.STRICT, error_class=ErrorClass.COMMAND_BLOCKED, problem=problem)]
 
 
-def _check_other_tool(ctx: HookContext, tool: str, tool_input: Mapping[str, Any]) -> list[Verdict]:
+def _check_other_tool(ctx: HookContext, tool: str, tool_input: JsonView) -> list[Verdict]:
     """A tool other than the built-in ones: judged by its path-like arguments."""
     judged = other_tool_paths(tool, tool_input)
     if judged.read_only:

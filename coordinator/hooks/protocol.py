@@ -20,9 +20,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
+
+from seawall.codec import JsonObject, JsonView
 
 __all__ = [
     "BLOCK_EXIT",
@@ -62,7 +63,7 @@ class HookResponse:
         return cls(exit_code=BLOCK_EXIT, stderr=message)
 
 
-def read_payload(stream: TextIO) -> dict[str, Any]:
+def read_payload(stream: TextIO) -> JsonObject:
     """The hook input object from ``stream``; raises ``HookInputError`` when it is not one."""
     text = stream.read(_MAX_INPUT + 1)
     if len(text) > _MAX_INPUT:
@@ -76,7 +77,7 @@ def read_payload(stream: TextIO) -> dict[str, Any]:
     return data
 
 
-def _json(value: Mapping[str, Any]) -> str:
+def _json(value: JsonView) -> str:
     return json.dumps(value, ensure_ascii=False) + "\n"
 
 
@@ -94,7 +95,7 @@ def pre_tool_use_deny(reason: str) -> HookResponse:
 def pre_tool_use_allow(message: str = "") -> HookResponse:
     """Allow the call without a prompt (seawall is the permission layer), with an
     optional note for the agent."""
-    output: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": "allow"}
+    output: JsonObject = {"hookEventName": "PreToolUse", "permissionDecision": "allow"}
     if message:
         output["additionalContext"] = message
     return HookResponse(stdout=_json({"hookSpecificOutput": output}))

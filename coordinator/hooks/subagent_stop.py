@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from seawall.codec import JsonView
 from seawall.hooks import links
 from seawall.hooks.context import resolve_context
 from seawall.hooks.protocol import HookResponse, subagent_stop_block
@@ -28,7 +28,7 @@ ASK_FOR_STATUS = (
 _TAIL_BYTES = 256 * 1024
 
 
-def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
+def handle(payload: JsonView, env: Mapping[str, str]) -> HookResponse:
     """Answer one SubagentStop call."""
     from seawall.status_parsing import parse_status
 
@@ -76,7 +76,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookResponse:
     return HookResponse.allow()
 
 
-def final_message(payload: Mapping[str, Any]) -> str:
+def final_message(payload: JsonView) -> str:
     """The agent's last assistant text: from the payload, else from its transcript."""
     message = payload.get("last_assistant_message")
     if isinstance(message, str) and message:

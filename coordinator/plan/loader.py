@@ -14,6 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from seawall.codec import JsonView
 from seawall.config import FieldError, build, check_keys, field_line, table_element
 from seawall.errors import PlanError
 from seawall.model import Plan, RunnerSpec, SessionConfig, Task
@@ -53,7 +54,7 @@ def parse_plan(text: str, *, path: str = "<plan>") -> Plan:
         raise PlanError(exc.detail, path=path, task=exc.task, field=exc.field, line=line) from None
 
 
-def _plan(data: Mapping[str, Any], path: str, text: str) -> Plan:  # the user's TOML
+def _plan(data: JsonView, path: str, text: str) -> Plan:  # the user's TOML
     try:
         check_keys(data, _TOP_LEVEL, "")
     except FieldError as exc:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
+from seawall.codec import JsonObject
 from seawall.errors import PlanError
 from seawall.model import Plan
 from seawall.plan.loader import _SESSION_ALIASES
@@ -34,7 +35,7 @@ _ESCAPES = {
 }
 _WRITTEN_AS = {name: written for written, name in _SESSION_ALIASES.items()}
 
-Table = dict[str, Any]  # a TOML table on its way out
+Table = JsonObject  # a TOML table on its way out
 
 
 def plan_source(plan: Plan) -> str:

@@ -32,8 +32,9 @@ import urllib.request
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
+from seawall.codec import JsonObject
 from seawall.errors import ConfigurationError
 from seawall.model import NotifyConfig
 from seawall.telemetry import (
@@ -67,7 +68,7 @@ def check_notify(config: NotifyConfig | None) -> None:
         raise ConfigurationError("session.notify.attempts: must be at least 1")
 
 
-def notification(record: TelemetryEvent, *, name: str) -> dict[str, Any] | None:
+def notification(record: TelemetryEvent, *, name: str) -> JsonObject | None:
     """The webhook body for a telemetry ``record``, or None when it is not notified."""
     wave: int | None = None
     if isinstance(record, BreakerTripped):
@@ -83,7 +84,7 @@ def notification(record: TelemetryEvent, *, name: str) -> dict[str, Any] | None:
         event, detail = "finish", f"{record.waves} wave(s)"
     else:
         return None
-    body: dict[str, Any] = {  # the webhook's documented JSON body
+    body: JsonObject = {  # the webhook's documented JSON body
         "version": 1,
         "event": event,
         "session": record.session,
@@ -155,7 +156,7 @@ class Notifier:
             assert isinstance(item, dict)
             self._deliver(item)
 
-    def _deliver(self, body: dict[str, Any]) -> None:  # the webhook's JSON body
+    def _deliver(self, body: JsonObject) -> None:  # the webhook's JSON body
         payload = json.dumps(body).encode("utf-8")
         error = ""
         for attempt in range(self.config.attempts):

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from seawall.codec import JsonObject, JsonView
 from seawall.errors import ConfigurationError
 from seawall.sandbox.policy import PROTECTED_NAMES
 
@@ -83,7 +84,7 @@ _PROBE = (
 _PROBE_TIMEOUT_S = 20
 
 
-def sandbox_settings(repo: Path, *, worktree_root: Path) -> dict[str, Any]:
+def sandbox_settings(repo: Path, *, worktree_root: Path) -> JsonObject:
     """The ``sandbox`` object seawall wants in the settings of a lead in ``repo``."""
     root = Path(os.path.realpath(repo))
     worktrees = Path(os.path.realpath(worktree_root))
@@ -97,7 +98,7 @@ def sandbox_settings(repo: Path, *, worktree_root: Path) -> dict[str, Any]:
     }
 
 
-def merge_sandbox(current: object, wanted: Mapping[str, Any], *, where: str) -> dict[str, Any]:
+def merge_sandbox(current: object, wanted: JsonView, *, where: str) -> JsonObject:
     """``current`` (the settings' ``sandbox`` object, or None) with ``wanted`` added.
 
     The three switches take seawall's values; the lists gain the entries they lack (the
@@ -120,7 +121,7 @@ def merge_sandbox(current: object, wanted: Mapping[str, Any], *, where: str) -> 
     return merged
 
 
-def sandbox_gaps(current: object, wanted: Mapping[str, Any]) -> list[str]:
+def sandbox_gaps(current: object, wanted: JsonView) -> list[str]:
     """What ``current`` (a ``sandbox`` object) lacks of ``wanted``, one line each; empty
     when it holds all of it."""
     if not isinstance(current, Mapping):
@@ -237,7 +238,7 @@ def _run_probe(argv: Sequence[str]) -> str:
     return done.stderr or f"bwrap exited with {done.returncode}"
 
 
-def _object(value: object, where: str) -> Mapping[str, Any]:
+def _object(value: object, where: str) -> JsonView:
     if value is None:
         return {}
     if not isinstance(value, Mapping):

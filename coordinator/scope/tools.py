@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from seawall.codec import JsonView
 
 __all__ = ["BUILT_IN_READERS", "ToolPaths", "other_tool_paths"]
 
@@ -57,7 +58,7 @@ class ToolPaths:
 
 def other_tool_paths(
     tool: str,
-    tool_input: Mapping[str, Any],  # as the agent CLI gave it
+    tool_input: JsonView,  # as the agent CLI gave it
 ) -> ToolPaths:
     """Judge a tool that is neither a file tool nor Bash (see the module docstring)."""
     if tool in BUILT_IN_READERS:

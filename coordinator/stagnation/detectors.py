@@ -12,12 +12,12 @@ once by ``AgentStagnation`` for every detector.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from seawall.breakers.commands import command_key
 from seawall.breakers.keys import PAGINATION_ARGS, canonical_json
 from seawall.breakers.memory import FailureCounts, Repeat, Seen
 from seawall.breakers.polls import CallFacts, is_status_query
+from seawall.codec import JsonView
 from seawall.events import (
     EDIT_TOOLS,
     SHELL_TOOLS,
@@ -54,7 +54,7 @@ def failed(result: ToolResult) -> bool:
     return result.is_error or (result.exit_code is not None and result.exit_code != 0)
 
 
-def _pages(arguments: Mapping[str, Any]) -> str:
+def _pages(arguments: JsonView) -> str:
     """The pagination arguments of a read, as canonical JSON (``{}`` for none)."""
     if PAGINATION_ARGS.isdisjoint(arguments):
         return "{}"
@@ -273,7 +273,7 @@ def _fix_key(call: ToolCall, key: str) -> str:
     return key
 
 
-def _old_strings(arguments: Mapping[str, Any]) -> str:
+def _old_strings(arguments: JsonView) -> str:
     old = arguments.get("old_string")
     if isinstance(old, str):
         return old

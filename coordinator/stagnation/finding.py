@@ -5,9 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
-from seawall.codec import to_data
 from seawall.model import Status
 from seawall.telemetry import EventLog, StagnationDetected
 
@@ -122,10 +120,17 @@ _STATUS: dict[Verdict, Status | None] = {
 def write_finding(log: EventLog, finding: Finding, *, wave: int) -> StagnationDetected:
     """Append ``finding`` to ``events.jsonl`` as one ``stagnation_detected`` record."""
     event = finding.event(wave=wave)
-    fields: dict[str, Any] = to_data(event)
-    if event.error_class is None:
-        del fields["error_class"]
-    return log.append(StagnationDetected(**fields))
+    return log.append(
+        StagnationDetected(
+            wave=event.wave,
+            agent=event.agent,
+            pattern=event.pattern.value,
+            source=event.source.value,
+            occurrences=event.occurrences,
+            evidence=event.evidence,
+            error_class=None if event.error_class is None else event.error_class.value,
+        )
+    )
 
 
 _EDIT_FRICTION = re.compile(

@@ -7,9 +7,9 @@ fields of its kind. A line no kind of today can read is an ``UnknownEvent``.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
+
+from seawall.codec import JsonObject
 
 __all__ = ["TelemetryRecord", "UnknownEvent"]
 
@@ -35,5 +35,5 @@ class UnknownEvent(msgspec.Struct, frozen=True, kw_only=True):
     event: str
     ts: float = 0.0
     session: str = ""
-    data: dict[str, Any] = msgspec.field(default_factory=dict)
+    data: JsonObject = msgspec.field(default_factory=dict)
     problem: str = ""

@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from seawall.codec import JsonObject
 from seawall.model import RunCounts
 
 __all__ = ["from_repr", "upgrade"]
@@ -23,7 +24,7 @@ __all__ = ["from_repr", "upgrade"]
 _REPR_LIMIT = 64 * 1024  # longer text is not parsed as a repr
 
 
-def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+def upgrade(data: JsonObject) -> JsonObject:
     """``data`` (an old line's fields) in the shape today's record of its kind reads."""
     step = _STEPS.get(str(data.get("event")))
     return step(dict(data)) if step is not None else data
@@ -57,39 +58,39 @@ def _call_fields(node: ast.expr) -> Any:
     return {kw.arg: _call_fields(kw.value) for kw in node.keywords if kw.arg is not None}
 
 
-def _records(data: dict[str, Any], *keys: str) -> None:
+def _records(data: JsonObject, *keys: str) -> None:
     for key in keys:
         items = data.get(key)
         if isinstance(items, list):
             data[key] = [from_repr(item) if isinstance(item, str) else item for item in items]
 
 
-def _merge(data: dict[str, Any]) -> dict[str, Any]:
+def _merge(data: JsonObject) -> JsonObject:
     _records(data, "resolutions", "dropped")
     return data
 
 
-def _nest(data: dict[str, Any], into: str, keys: tuple[str, ...]) -> dict[str, Any]:
+def _nest(data: JsonObject, into: str, keys: tuple[str, ...]) -> JsonObject:
     if into not in data or not isinstance(data[into], dict):
         data[into] = {key: data.pop(key) for key in keys if key in data}
     return data
 
 
-def _repo_state_changed(data: dict[str, Any]) -> dict[str, Any]:
+def _repo_state_changed(data: JsonObject) -> JsonObject:
     if isinstance(data.get("change"), str):
         data["kind"] = data.pop("change")
     keys = ("area", "name", "kind", "agents", "restored", "saved", "note")
     return _nest(data, "change", keys)
 
 
-def _unattributed_changes(data: dict[str, Any]) -> dict[str, Any]:
+def _unattributed_changes(data: JsonObject) -> JsonObject:
     return _nest(data, "set_aside", ("ref", "files", "left_in_place", "restore"))
 
 
 _COUNTS = tuple(field.name for field in dataclasses.fields(RunCounts))
 
 
-def _agent_finished(data: dict[str, Any]) -> dict[str, Any]:
+def _agent_finished(data: JsonObject) -> JsonObject:
     if data.get("source") == "hook" and "agent" not in data:
         data["agent"] = data.pop("task", None)
     if "counts" not in data and any(key in data for key in _COUNTS):
@@ -97,14 +98,14 @@ def _agent_finished(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _breaker_tripped(data: dict[str, Any]) -> dict[str, Any]:
+def _breaker_tripped(data: JsonObject) -> JsonObject:
     breaker = data.get("breaker")
     if isinstance(breaker, str):
         data["breaker"] = breaker.removeprefix("breaker/")
     return data
 
 
-def _carryover(data: dict[str, Any]) -> dict[str, Any]:
+def _carryover(data: JsonObject) -> JsonObject:
     """The recovery's own record of a filing (``agent``, ``created``, ``skipped``)."""
     if "task" not in data and "agent" in data:
         data["task"] = data.pop("agent")
@@ -113,7 +114,7 @@ def _carryover(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-_STEPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+_STEPS: dict[str, Callable[[JsonObject], JsonObject]] = {
     "agent_finished": _agent_finished,
     "breaker_tripped": _breaker_tripped,
     "carryover": _carryover,

@@ -24,7 +24,7 @@ from typing import Any, TypeVar, overload
 
 import msgspec
 
-from seawall.codec import decode_any, encode, from_data
+from seawall.codec import JsonObject, decode_any, encode, from_data
 from seawall.telemetry.base import TelemetryRecord, UnknownEvent
 from seawall.telemetry.legacy import upgrade
 from seawall.telemetry.records import BY_TAG, KINDS, TelemetryEvent
@@ -134,7 +134,7 @@ def read_line(line: bytes | str) -> TelemetryEvent | UnknownEvent | None:
     return record
 
 
-def _unknown(data: dict[str, Any], problem: str) -> UnknownEvent:
+def _unknown(data: JsonObject, problem: str) -> UnknownEvent:
     ts, session = data.get("ts"), data.get("session")
     return UnknownEvent(
         event=str(data.get("event") or ""),

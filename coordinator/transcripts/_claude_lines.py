@@ -13,11 +13,11 @@ decoded from JSON holds no reference cycles.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
+from seawall.codec import JsonObject, JsonView
 from seawall.transcripts._common import as_int, cap_text
 
 __all__ = [
@@ -47,7 +47,7 @@ class TextBlock(_Block, tag="text"):
 class ToolUseBlock(_Block, tag="tool_use"):
     id: str | None = None
     name: str | None = None
-    input: dict[str, Any] | None = None
+    input: JsonObject | None = None
 
 
 class ServerToolUseBlock(ToolUseBlock, tag="server_tool_use"):
@@ -135,7 +135,7 @@ def result_text(content: str | list[ResultPart] | None) -> str:
     return cap_text("\n".join([part.text for part in content if part.text is not None]))
 
 
-def claude_line(kind: str, record: Mapping[str, Any]) -> ClaudeLine:
+def claude_line(kind: str, record: JsonView) -> ClaudeLine:
     """A plain decoded ``assistant`` or ``user`` record as the typed line the parser
     reads, with the plain reading's tolerance: a message that is not an object reads
     as absent, so do a block that is not one or of a type the parser does not read,
@@ -153,7 +153,7 @@ def claude_line(kind: str, record: Mapping[str, Any]) -> ClaudeLine:
     )
 
 
-def _message(message: Mapping[str, Any]) -> LineMessage:
+def _message(message: JsonView) -> LineMessage:
     message_id = message.get("id")
     model = message.get("model")
     usage = message.get("usage")
@@ -172,7 +172,7 @@ def _message(message: Mapping[str, Any]) -> LineMessage:
     )
 
 
-def _usage(usage: Mapping[str, Any]) -> LineUsage:
+def _usage(usage: JsonView) -> LineUsage:
     return LineUsage(
         input_tokens=as_int(usage.get("input_tokens")),
         output_tokens=as_int(usage.get("output_tokens")),
@@ -181,7 +181,7 @@ def _usage(usage: Mapping[str, Any]) -> LineUsage:
     )
 
 
-def _block(block: Mapping[str, Any]) -> Block | None:
+def _block(block: JsonView) -> Block | None:
     kind = block.get("type")
     if kind == "text":
         text = block.get("text")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 import msgspec
 
+from seawall.codec import JsonObject, JsonView
 from seawall.events import Event
 
 __all__ = [
@@ -29,7 +29,7 @@ MAX_TEXT = 16_000
 _decode = msgspec.json.Decoder().decode
 
 
-def decode_record(line: str) -> dict[str, Any] | None:
+def decode_record(line: str) -> JsonObject | None:
     """The JSON object on ``line``, or None when it is not one (blank, text, broken).
 
     msgspec reads valid JSON about three times as fast as ``json``; what it refuses
@@ -58,7 +58,7 @@ class _TurnLine(msgspec.Struct):
 _decode_turn = msgspec.json.Decoder(_TurnLine).decode
 
 
-def decode_turn_record(line: str, whole: frozenset[str]) -> dict[str, Any] | None:
+def decode_turn_record(line: str, whole: frozenset[str]) -> JsonObject | None:
     """The JSON object on ``line`` as ``decode_record`` reads it, with only the fields
     the parsers read of a record whose ``type`` is not in ``whole`` (an absent one is
     None, as ``get`` reads it); a record of a type in ``whole``, or a line this fast
@@ -136,5 +136,5 @@ class RecordParser:
             return []
         return self.feed_record(record)
 
-    def feed_record(self, record: Mapping[str, Any]) -> list[Event]:
+    def feed_record(self, record: JsonView) -> list[Event]:
         raise NotImplementedError

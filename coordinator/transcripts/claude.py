@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from seawall.codec import JsonView
 from seawall.events import Event, Final, HumanTurn, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.transcripts._claude_lines import (
     ClaudeLine,
@@ -123,7 +124,7 @@ class ClaudeStreamParser(RecordParser):
             return super().feed(line)
         return self.feed_line(typed)
 
-    def feed_record(self, record: Mapping[str, Any]) -> list[Event]:
+    def feed_record(self, record: JsonView) -> list[Event]:
         """The events of one decoded line."""
         kind = record.get("type")
         if kind == "assistant" or kind == "user":
@@ -164,7 +165,7 @@ class ClaudeStreamParser(RecordParser):
             self._stamp_seconds = iso_seconds(stamp)
         return self._stamp_seconds
 
-    def _init(self, record: Mapping[str, Any]) -> None:
+    def _init(self, record: JsonView) -> None:
         session = record.get("session_id")
         model = record.get("model")
         self.session_id = session if isinstance(session, str) else None
@@ -269,7 +270,7 @@ class ClaudeStreamParser(RecordParser):
         at = 0.0 if stamp is None and self._clock is None else self._at(stamp)
         return [HumanTurn(text=text[:MAX_TEXT], at=at)]
 
-    def _final(self, record: Mapping[str, Any]) -> Final:
+    def _final(self, record: JsonView) -> Final:
         subtype = record.get("subtype")
         subtype = subtype if isinstance(subtype, str) else ""
         text = record.get("result")

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from seawall.codec import JsonObject, JsonView
 from seawall.events import (
     Event,
     Final,
@@ -101,7 +102,7 @@ class CodexJsonParser(RecordParser):
         self.thread_id: str | None = None
         self.warnings: list[str] = []
 
-    def feed_record(self, record: Mapping[str, Any]) -> list[Event]:
+    def feed_record(self, record: JsonView) -> list[Event]:
         """The events of one decoded line."""
         kind = record.get("type")
         if kind in ("item.started", "item.completed"):
@@ -142,7 +143,7 @@ class CodexJsonParser(RecordParser):
             self._turn += 1
             events.append(Turn(number=self._turn, at=at))
 
-    def _item(self, item: Mapping[str, Any], *, completed: bool) -> list[Event]:
+    def _item(self, item: JsonView, *, completed: bool) -> list[Event]:
         kind = item.get("type")
         at = self._now()
         events: list[Event] = []
@@ -186,7 +187,7 @@ class CodexJsonParser(RecordParser):
         self._patches.discard(result.call_id)
         return replace(result, name="apply_patch")
 
-    def _turn_completed(self, record: Mapping[str, Any]) -> list[Event]:
+    def _turn_completed(self, record: JsonView) -> list[Event]:
         self._completed_turns += 1
         self._pending_error = None
         at = self._now()
@@ -216,8 +217,8 @@ class CodexJsonParser(RecordParser):
         )
 
 
-def _call(call_id: str, kind: str, item: Mapping[str, Any], turn: int, at: float) -> ToolCall:
-    arguments: dict[str, Any]
+def _call(call_id: str, kind: str, item: JsonView, turn: int, at: float) -> ToolCall:
+    arguments: JsonObject
     name = _tool_name(kind, item)
     if kind == "command_execution":
         arguments = {"command": item.get("command", "")}
@@ -231,7 +232,7 @@ def _call(call_id: str, kind: str, item: Mapping[str, Any], turn: int, at: float
     return ToolCall(call_id=call_id, name=name, arguments=arguments, turn=turn, at=at)
 
 
-def _tool_name(kind: str, item: Mapping[str, Any]) -> str:
+def _tool_name(kind: str, item: JsonView) -> str:
     """``mcp__<server>__<tool>`` for an MCP call (Claude Code's spelling), else the item type."""
     tool = item.get("tool")
     if kind == "mcp_tool_call" and isinstance(tool, str):
@@ -249,7 +250,7 @@ def _changes(raw: Any) -> list[dict[str, str]]:
     ]
 
 
-def _result(call_id: str, kind: str, item: Mapping[str, Any], at: float) -> ToolResult:
+def _result(call_id: str, kind: str, item: JsonView, at: float) -> ToolResult:
     status = item.get("status")
     failed = status in ("failed", "declined")
     if kind == "command_execution":

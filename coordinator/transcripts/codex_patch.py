@@ -35,10 +35,10 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from seawall.codec import JsonObject, JsonView
 from seawall.shell import ShellParseError, SimpleCommand, read_line
 
 __all__ = ["PATCH_PROGRAMS", "ShellPatch", "patch_changes", "shell_patch", "shell_patch_of"]
@@ -82,7 +82,7 @@ class ShellPatch:
         """The files the patch names (``patch_changes``), joined to ``directory``."""
         return patch_changes(self.patch, self.directory)
 
-    def arguments(self, original: Mapping[str, Any]) -> dict[str, Any]:
+    def arguments(self, original: JsonView) -> JsonObject:
         """The tool input of the command (``original``) as an edit's: the patch as
         ``input``, as for Codex's ``apply_patch`` tool, and the files as ``changes``."""
         return {**original, "input": self.patch, "changes": self.changes}
@@ -122,7 +122,7 @@ def shell_patch(command: str | Sequence[str], workdir: str = "") -> ShellPatch |
     return None
 
 
-def shell_patch_of(arguments: Mapping[str, Any]) -> ShellPatch | None:
+def shell_patch_of(arguments: JsonView) -> ShellPatch | None:
     """``shell_patch`` of a shell tool's input: ``cmd`` or ``command`` (a line or an
     argv), in ``workdir`` when given."""
     command = arguments.get("cmd")

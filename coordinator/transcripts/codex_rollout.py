@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from seawall.codec import JsonObject, JsonView
 from seawall.events import Event, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.transcripts._common import RecordParser, as_int, cap_text
 from seawall.transcripts.codex_patch import patch_changes, shell_patch, shell_patch_of
@@ -100,7 +101,7 @@ class CodexRolloutParser(RecordParser):
         self.malformed = 0
         self.ignored = 0
 
-    def feed_record(self, record: Mapping[str, Any]) -> list[Event]:
+    def feed_record(self, record: JsonView) -> list[Event]:
         """The events of one decoded line."""
         kind = record.get("type")
         payload = record.get("payload")
@@ -135,7 +136,7 @@ class CodexRolloutParser(RecordParser):
             self._turn += 1
             events.append(Turn(number=self._turn, at=at))
 
-    def _item(self, item: Mapping[str, Any]) -> list[Event]:
+    def _item(self, item: JsonView) -> list[Event]:
         kind = item.get("type")
         at = self._now()
         events: list[Event] = []
@@ -154,11 +155,11 @@ class CodexRolloutParser(RecordParser):
             self._turn_event(events, at)
         return events
 
-    def _call(self, item: Mapping[str, Any], at: float) -> ToolCall:
+    def _call(self, item: JsonView, at: float) -> ToolCall:
         call_id = str(item.get("call_id") or item.get("id") or "")
         name = str(item.get("name") or item.get("type") or "")
         raw = item.get("input") if item.get("type") == "custom_tool_call" else None
-        arguments: dict[str, Any] = (
+        arguments: JsonObject = (
             {"input": raw} if isinstance(raw, str) else _json_object(item.get("arguments"))
         )
         if name == "apply_patch":
@@ -174,7 +175,7 @@ class CodexRolloutParser(RecordParser):
         self._names[call_id] = name
         return ToolCall(call_id=call_id, name=name, arguments=arguments, turn=self._turn, at=at)
 
-    def _result(self, item: Mapping[str, Any], at: float) -> ToolResult:
+    def _result(self, item: JsonView, at: float) -> ToolResult:
         call_id = str(item.get("call_id") or "")
         name = self._names.pop(call_id, None)
         text = _output_text(item.get("output"))
@@ -199,7 +200,7 @@ class CodexRolloutParser(RecordParser):
                 return replace(result, is_error=True)
         return result
 
-    def _file_change(self, item: Mapping[str, Any]) -> list[Event]:
+    def _file_change(self, item: JsonView) -> list[Event]:
         """A ``FileChange`` Codex completed: the status of a patch a call showed, or, for
         a change no call showed, the ``file_change`` edit and its result."""
         call_id = str(item.get("id") or "")
@@ -234,7 +235,7 @@ class CodexRolloutParser(RecordParser):
             ),
         ]
 
-    def _usage(self, payload: Mapping[str, Any]) -> list[Event]:
+    def _usage(self, payload: JsonView) -> list[Event]:
         usage = payload.get("usage")
         response = str(payload.get("response_id") or f"response-{len(self._usage_ids)}")
         if not isinstance(usage, Mapping) or response in self._usage_ids:
@@ -253,9 +254,7 @@ class CodexRolloutParser(RecordParser):
         ]
 
 
-def _shell_patch(
-    name: str, arguments: dict[str, Any], item: Mapping[str, Any]
-) -> tuple[str, dict[str, Any]]:
+def _shell_patch(name: str, arguments: JsonObject, item: JsonView) -> tuple[str, JsonObject]:
     """A shell call that applies a patch, as the ``apply_patch`` edit it is; any
     other shell call as it is."""
     action = item.get("action")  # a ``local_shell_call`` carries its argv here
@@ -272,7 +271,7 @@ def _shell_patch(
     return "apply_patch", patch.arguments(arguments)
 
 
-def _json_object(raw: Any) -> dict[str, Any]:
+def _json_object(raw: Any) -> JsonObject:
     if isinstance(raw, Mapping):
         return dict(raw)
     if isinstance(raw, str):

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from itertools import islice
 from pathlib import Path
-from typing import Any
 
+from seawall.codec import JsonView
 from seawall.events import Event
 from seawall.transcripts._claude_lines import CLAUDE_LINE_DECODER
 from seawall.transcripts._common import decode_record, decode_turn_record
@@ -95,7 +95,7 @@ class TranscriptReader:
                 return []
         return self._feed_text(line)
 
-    def feed_record(self, record: Mapping[str, Any]) -> list[Event]:
+    def feed_record(self, record: JsonView) -> list[Event]:
         """The events of one decoded record, from the parser its type belongs to."""
         self.records += 1
         kind = record.get("type")

@@ -11,8 +11,8 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
 
+from seawall.codec import JsonObject
 from seawall.config import FieldError, check_keys, field_line, field_values, ruled
 from seawall.errors import ConfigurationError
 
@@ -117,7 +117,7 @@ def load_settings(
     return settings
 
 
-def _file_values(path: Path) -> dict[str, Any]:  # from the user's file, checked
+def _file_values(path: Path) -> JsonObject:  # from the user's file, checked
     """The settings the ``[runner]`` table of ``path`` sets, converted and checked."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -147,7 +147,7 @@ def _at(path: Path, text: str, field: str) -> str:
     return f"{path}:{line}" if line else str(path)
 
 
-def _env_values(env: Mapping[str, str]) -> dict[str, Any]:  # the user's variables, checked
+def _env_values(env: Mapping[str, str]) -> JsonObject:  # the user's variables, checked
     """The settings the ``SEAWALL_RUNNER_*`` variables set, converted and checked."""
     values = {
         name[len(ENV_PREFIX) :].lower(): value

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import secrets
 from collections import OrderedDict
-from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -24,6 +23,7 @@ import anyio.to_thread
 from seawall.adapters.runners.ray.git import bundle
 from seawall.adapters.runners.ray.hub import Hub
 from seawall.adapters.runners.ray.local import LocalWorktree
+from seawall.codec import JsonView
 from seawall.errors import ConfigurationError, MissingExtraError, RunnerError
 from seawall.git.repo import common_dir, open_repository
 
@@ -57,8 +57,8 @@ class RayLink:
     def __init__(
         self,
         address: str | None,
-        init_options: Mapping[str, Any],
-        job_env: Mapping[str, Any] | None = None,
+        init_options: JsonView,
+        job_env: JsonView | None = None,
     ) -> None:
         self.address = address
         self.init_options = dict(init_options)

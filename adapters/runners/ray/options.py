@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from seawall.codec import JsonObject, JsonView
 from seawall.config.adapter_options import options_text
 from seawall.errors import ConfigurationError
 from seawall.model import OptionValue, RunnerSpec
@@ -67,7 +68,7 @@ class Placement:
     prefer_labels: Mapping[str, str] = field(default_factory=dict)
     strategy: str = "DEFAULT"
     queue_timeout: float | None = None
-    runtime_env: Mapping[str, Any] | None = None
+    runtime_env: JsonView | None = None
 
     def __post_init__(self) -> None:
         if self.num_cpus < 0 or self.num_gpus < 0 or (self.memory is not None and self.memory <= 0):
@@ -82,14 +83,14 @@ class Placement:
         if self.queue_timeout is not None and self.queue_timeout <= 0:
             raise ConfigurationError("the ray runner's queue_timeout must be positive")
 
-    def job_env(self) -> dict[str, Any]:
+    def job_env(self) -> JsonObject:
         """The part of ``runtime_env`` Ray accepts only for a whole job (see
         ``job_runtime_env``)."""
         return job_runtime_env(self.runtime_env)[0]
 
-    def task_options(self) -> dict[str, Any]:
+    def task_options(self) -> JsonObject:
         """The Ray task options that place one agent: resources, labels, strategy."""
-        options: dict[str, Any] = {"num_cpus": self.num_cpus, "max_retries": 0}
+        options: JsonObject = {"num_cpus": self.num_cpus, "max_retries": 0}
         if self.num_gpus:
             options["num_gpus"] = self.num_gpus
         if self.memory is not None:
@@ -119,14 +120,14 @@ class Placement:
 
 
 def job_runtime_env(
-    env: Mapping[str, Any] | None,
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    env: JsonView | None,
+) -> tuple[JsonObject, JsonObject | None]:
     """``env`` split into what Ray takes only at ``ray.init`` (``py_modules`` and a
     ``working_dir`` given as local paths, which Ray uploads for the whole job; made
     absolute here) and what it takes per task (the rest, including remote URIs)."""
     if env is None:
         return {}, None
-    job: dict[str, Any] = {}
+    job: JsonObject = {}
     task = dict(env)
     modules = [str(m) for m in task.get("py_modules") or []]
     local = [m for m in modules if "://" not in m]
@@ -143,7 +144,7 @@ def job_runtime_env(
     return job, task
 
 
-def runner_arguments(spec: RunnerSpec) -> tuple[RunnerSpec, dict[str, Any]]:
+def runner_arguments(spec: RunnerSpec) -> tuple[RunnerSpec, JsonObject]:
     """The wrapped runner's spec and the ``RayRunner`` keyword arguments of ``spec``:
     ``options.inner`` is the wrapped runner's kind, ``inner.KEY`` options are its
     options; ``argv``, ``model`` and ``env`` are its."""
@@ -174,7 +175,7 @@ def runner_arguments(spec: RunnerSpec) -> tuple[RunnerSpec, dict[str, Any]]:
         options=inner_options,
     )
     try:
-        arguments: dict[str, Any] = {
+        arguments: JsonObject = {
             "address": options.get("address") or None,
             "num_cpus": float(options.get("num_cpus", "1")),
             "num_gpus": float(options.get("num_gpus", "0")),
@@ -198,7 +199,7 @@ def runner_arguments(spec: RunnerSpec) -> tuple[RunnerSpec, dict[str, Any]]:
     return inner, arguments
 
 
-def _json_table(runner: str, key: str, raw: str | None, kind: type[Any]) -> dict[str, Any]:
+def _json_table(runner: str, key: str, raw: str | None, kind: type[Any]) -> JsonObject:
     """A JSON object option (``resources``, ``labels``) with values of ``kind``."""
     if not raw:
         return {}
@@ -219,7 +220,7 @@ def _json_table(runner: str, key: str, raw: str | None, kind: type[Any]) -> dict
     return {str(name): kind(item) for name, item in value.items()}
 
 
-def _runtime_env(name: str, raw: str | None) -> dict[str, Any] | None:
+def _runtime_env(name: str, raw: str | None) -> JsonObject | None:
     """The ``runtime_env`` option; a literal secret in its ``env_vars`` is refused."""
     if not raw:
         return None

@@ -24,6 +24,7 @@ import anyio
 
 from seawall.adapters.runners.ray.link import RayLink, wait_ref
 from seawall.adapters.runners.ray.options import Placement
+from seawall.codec import JsonObject
 from seawall.errors import RunnerError, SeawallError
 
 __all__ = ["ORPHAN_WAIT", "PROBE_WAIT", "reap_here", "stop_remote_orphans"]
@@ -88,7 +89,7 @@ async def stop_remote_orphans(
     nodes = [node["NodeID"] for node in ray.nodes() if node.get("Alive")]
     reaper = ray.remote(reap_here)
     env = placement.task_options().get("runtime_env")
-    extra: dict[str, Any] = {"runtime_env": env} if env else {}
+    extra: JsonObject = {"runtime_env": env} if env else {}
     refs = {
         node: reaper.options(
             num_cpus=0,

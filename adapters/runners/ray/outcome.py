@@ -19,6 +19,7 @@ import anyio.to_thread
 
 from seawall.adapters.runners.ray.local import LocalWorktree
 from seawall.adapters.runners.ray.wire import WorkerOutcome
+from seawall.codec import JsonObject
 from seawall.errors import RunnerError
 from seawall.runner import AgentRequest, AgentResult, Emitter
 
@@ -72,7 +73,7 @@ async def remote_result(
         await anyio.to_thread.run_sync(_write_transcripts, request.transcript_path, outcome)
     remote = (outcome.result if outcome is not None else None) or {}
     counter = emitter.counter
-    fields: dict[str, Any] = {
+    fields: JsonObject = {
         "final_text": remote.get("final_text", ""),
         "exit_code": remote.get("exit_code"),
         "is_error": bool(remote.get("is_error", True)),

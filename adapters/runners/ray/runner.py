@@ -50,6 +50,7 @@ from seawall.adapters.runners.ray.orphans import stop_remote_orphans
 from seawall.adapters.runners.ray.outcome import Settled, StopState, remote_result, stopped_before
 from seawall.adapters.runners.ray.scope import pack_scope
 from seawall.adapters.runners.ray.wire import Job, decode_event, encode_spec
+from seawall.codec import JsonView
 from seawall.errors import ConfigurationError, RunnerError, SeawallError
 from seawall.model import RunnerSpec
 from seawall.runner import (
@@ -98,8 +99,8 @@ class RayRunner(AgentRunner):
         prefer_labels: Mapping[str, str] | None = None,
         strategy: str = "DEFAULT",
         queue_timeout: float | None = None,
-        runtime_env: Mapping[str, Any] | None = None,
-        init_options: Mapping[str, Any] | None = None,
+        runtime_env: JsonView | None = None,
+        init_options: JsonView | None = None,
         stop_grace: float = 10.0,
         checkpoint_every: float = 30.0,
         scratch_dir: str | None = None,

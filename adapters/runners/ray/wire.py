@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from seawall.adapters.runners.ray.scope import PackedScope
+from seawall.codec import JsonObject, JsonView
 from seawall.events import (
     Event,
     Final,
@@ -66,14 +67,14 @@ def relocate(value: Any, old: tuple[str, ...], new: str) -> Any:
     return value
 
 
-def encode_event(event: Event) -> dict[str, Any]:
+def encode_event(event: Event) -> JsonObject:
     """A plain dict of ``event``, with its type name under ``"type"``."""
     data = {field.name: plain(getattr(event, field.name)) for field in fields(event)}
     data["type"] = type(event).__name__
     return data
 
 
-def decode_event(data: Mapping[str, Any]) -> Event:
+def decode_event(data: JsonView) -> Event:
     """The event ``encode_event`` made; mappings are frozen again."""
     values = dict(data)
     cls = _EVENT_TYPES[str(values.pop("type"))]
@@ -83,7 +84,7 @@ def decode_event(data: Mapping[str, Any]) -> Event:
     return event
 
 
-def encode_spec(spec: RunnerSpec) -> dict[str, Any]:
+def encode_spec(spec: RunnerSpec) -> JsonObject:
     return {
         "name": spec.name,
         "kind": spec.kind,
@@ -94,7 +95,7 @@ def encode_spec(spec: RunnerSpec) -> dict[str, Any]:
     }
 
 
-def decode_spec(data: Mapping[str, Any]) -> RunnerSpec:
+def decode_spec(data: JsonView) -> RunnerSpec:
     return RunnerSpec(
         name=str(data["name"]),
         kind=str(data["kind"]),
@@ -126,7 +127,7 @@ class Job:
     checkpoint: str | None
     subdir: str
     transcript_name: str | None
-    inner: dict[str, Any] | None  # an encoded RunnerSpec, or None with ``factory``
+    inner: JsonObject | None  # an encoded RunnerSpec, or None with ``factory``
     factory: Any  # a picklable ``() -> AgentRunner`` when ``inner`` is None
     identity: dict[str, str]  # git user.name / user.email of the coordinator's repository
     checkpoint_every: float
@@ -151,7 +152,7 @@ class CheckpointNote:
 class WorkerOutcome:
     """How the remote run ended. ``setup_error`` means the agent never started."""
 
-    result: dict[str, Any] | None = None
+    result: JsonObject | None = None
     final: CheckpointNote | None = None
     transcripts: dict[str, bytes] | None = None
     setup_error: str = ""

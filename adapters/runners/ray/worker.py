@@ -47,6 +47,7 @@ from seawall.adapters.runners.ray.wire import (
     encode_event,
     relocate,
 )
+from seawall.codec import JsonObject
 from seawall.errors import RunnerError, SeawallError
 from seawall.events import Event, ToolCall, ToolResult, edited_paths
 from seawall.git.checkpoints import Checkpointer, CheckpointMode
@@ -293,7 +294,7 @@ class _Remote:
         return done.stdout.strip()
 
 
-def _result_dict(result: AgentResult) -> dict[str, Any]:
+def _result_dict(result: AgentResult) -> JsonObject:
     data = asdict(result)
     data.pop("transcript_path", None)
     return data
