@@ -92,6 +92,7 @@ class Request:
     query: Mapping[str, list[str]]
     body: Any
     host: str
+    page_cap: int | None = None  # the host's own page-size cap (``FakeService.cap_pages``)
 
     def arg(self, name: str, default: str | None = None) -> str | None:
         values = self.query.get(name)
@@ -136,8 +137,11 @@ def paginate(
     """The page of ``items`` the request's ``page`` and ``size`` parameters ask for.
 
     ``base`` is the listing's absolute URL; the page links keep the request's other
-    query parameters. The page size is clamped to 1..``maximum``, as hosts clamp it.
+    query parameters. The page size is clamped to 1..``maximum``, as hosts clamp it, and
+    to the service's cap when a test set one (a host serving fewer than the client asked).
     """
+    if request.page_cap is not None:
+        maximum = min(maximum, request.page_cap)
     per = max(1, min(maximum, int(request.arg(size, str(default)) or default)))
     number = max(1, int(request.arg("page", "1") or 1))
     params = {key: values[-1] for key, values in request.query.items() if key != "page"}
@@ -166,8 +170,15 @@ class FakeService:
         self.lock = threading.RLock()
         self.requests: list[LoggedRequest] = []
         self._faults: dict[tuple[str, str], deque[Fault]] = {}
+        self._page_cap: int | None = None
 
     # -- for tests ------------------------------------------------------------------
+
+    def cap_pages(self, size: int | None) -> None:
+        """Serve at most ``size`` items a page whatever the client asks (as Gitea caps
+        its pages at 50); None lifts the cap."""
+        with self.lock:
+            self._page_cap = size
 
     def inject(self, method: str, route: str, fault: Fault, *, times: int = 1) -> None:
         """Use ``fault`` for the next ``times`` requests of ``method`` on ``route``."""
@@ -253,6 +264,7 @@ class FakeService:
             query=query,
             body=body,
             host=handler.headers.get("Host", "127.0.0.1"),
+            page_cap=self._page_cap,
         )
         if fault is None:
             return self.answer(request)

@@ -9,6 +9,12 @@ test must behave by task id:
 - ``"ignore-term"``: ignores SIGTERM and works until it is killed;
 - ``"turns"``: sends three assistant messages (three turns), then finishes;
 - ``"bad-start"``: writes why it cannot start to stderr and exits non-zero at once;
+- ``"fail-with-reason"``: sends one message, then ends with the final message
+  ``STATUS: failed — legacy headers rejected`` (as the CLI reports a failed run: an
+  error result, or the text on its own) and exits 1;
+- ``"leave-child"``: starts a child that keeps running (``sleep 300``, its output to
+  ``/dev/null``), writes the child's pid to ``child.pid``, then finishes normally, as
+  ``finish`` does (an agent that left a dev server or a watcher behind);
 - ``"unmapped-write"``: calls a tool seawall has no name for, ``frobnicate_file``
   with ``{"path": "unmapped.txt"}`` (in the CLI's own output format; the tool writes
   that file), then works until stopped. The kit runs it in a strict wave (a real scope
@@ -57,6 +63,9 @@ class ProcessRunnerContract(AgentRunnerContract):
     IGNORE_TERM = "ignore-term"
     TURNS = "turns"
     BAD_START = "bad-start"
+    FAIL_WITH_REASON = "fail-with-reason"
+    FAILURE_REASON = "legacy headers rejected"
+    LEAVE_CHILD = "leave-child"
     UNMAPPED_WRITE = "unmapped-write"
     UNMAPPED_TOOL = "frobnicate_file"
 
@@ -124,6 +133,48 @@ class ProcessRunnerContract(AgentRunnerContract):
         assert "cannot start" in result.stderr_tail, (
             f"the agent said why it could not start on stderr, and the result's stderr_tail "
             f"is {result.stderr_tail!r}: keep the tail of stderr, it is the only explanation"
+        )
+
+    async def test_a_failed_agent_keeps_its_final_text(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        with anyio.fail_after(self.stop_bound + 10):
+            result = await runner.run(
+                self.request(self.FAIL_WITH_REASON, workspace), lambda event: None
+            )
+        assert result.is_error, (
+            f"an agent that said STATUS: failed and exited {result.exit_code} came back as "
+            "a successful run (is_error=False): a non-zero exit is a failed run"
+        )
+        assert self.FAILURE_REASON in result.final_text, (
+            f"the agent's last message said why it failed ({self.FAILURE_REASON!r}) and it "
+            f"exited non-zero; the result's final_text is {result.final_text!r}: keep the "
+            "final text of a failed run, it is the reason the status parser, STATE.md and "
+            "the carryover issue show (without it the task reads 'no STATUS line')"
+        )
+
+    async def test_a_finished_agent_leaves_no_process_behind(
+        self, runner: AgentRunner, workspace: Path
+    ) -> None:
+        pidfile = workspace / "child.pid"
+        with anyio.fail_after(self.stop_bound + 20):
+            result = await runner.run(self.request(self.LEAVE_CHILD, workspace), lambda e: None)
+        assert not result.is_error, (
+            f"the 'leave-child' agent finishes normally, and the result is a failed run: {result}"
+        )
+        assert pidfile.is_file(), (
+            "the 'leave-child' agent under test wrote no child.pid in its working directory"
+        )
+        pid = int(pidfile.read_text())
+        await _poll(lambda: not process_alive(pid), self.stop_bound)
+        survived = process_alive(pid)
+        if survived:
+            os.kill(pid, 9)
+        assert not survived, (
+            f"the agent exited normally and its child (pid {pid}) was still running "
+            f"{self.stop_bound:.0f}s after the run returned: once the agent exits, end what "
+            "is left of its process group (a dev server, a watcher) before returning, or "
+            "every session leaks processes"
         )
 
     async def test_an_unmapped_write_tool_is_refused_in_strict(

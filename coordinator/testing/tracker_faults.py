@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import ClassVar, Protocol, runtime_checkable
 
 import pytest
 
@@ -46,7 +46,7 @@ from seawall.tracker import (
     TrackerUnavailableError,
 )
 
-__all__ = ["FaultHook", "TrackerFaultKit"]
+__all__ = ["FaultHook", "PageCapHook", "TrackerFaultKit"]
 
 
 class FaultHook(Protocol):
@@ -55,6 +55,14 @@ class FaultHook(Protocol):
     def inject_operation(self, operation: str, fault: Fault, *, times: int = 1) -> None: ...
 
     def count_operation(self, operation: str) -> int: ...
+
+
+@runtime_checkable
+class PageCapHook(FaultHook, Protocol):
+    """A fault hook that can also make the host serve shorter pages than asked for
+    (``seawall.testing.http.FakeService`` is one)."""
+
+    def cap_pages(self, size: int | None) -> None: ...
 
 
 class TrackerFaultKit:
@@ -137,7 +145,7 @@ class TrackerFaultKit:
             f"HTTP {status} was raised as {type(raised.value).__name__}: a 5xx must be "
             "TrackerUnavailableError (transient), or the session gives up on a blip"
         )
-        assert raised.value.tracker == tracker.name
+        assert raised.value.tracker == tracker.name, "errors must name the tracker"
 
     def test_a_401_is_a_permanent_error_without_the_token(
         self, tracker: IssueTracker, fault_hook: FaultHook | None
@@ -190,6 +198,7 @@ class TrackerFaultKit:
         hook = self._hook(fault_hook)
         late = self.client_timeout * 1.4
         hook.inject_operation("create_issue", Fault(apply_after=late))
+        tracker.ensure_labels([self.label])  # so the create is the only request timed
         before = hook.count_operation("create_issue")
         started = time.monotonic()
         raised = _raised(
@@ -230,7 +239,7 @@ class TrackerFaultKit:
             f"{listed[gone.number].state!r}): list only open issues, or a recurring "
             "failure matches a closed issue forever and is never filed again"
         )
-        assert kept.number in listed
+        assert kept.number in listed, f"the open issue #{kept.number} is not listed"
 
     def test_labels_are_created_once(
         self, tracker: IssueTracker, fault_hook: FaultHook | None
@@ -264,6 +273,32 @@ class TrackerFaultKit:
         assert pages > 1, (
             "the tracker fixture reads everything in one page; build it with a page size "
             "below 7 so the kit can check pagination"
+        )
+
+    def test_every_page_is_read_when_the_host_serves_shorter_pages(
+        self, tracker: IssueTracker, fault_hook: FaultHook | None
+    ) -> None:
+        """Hosts cap the page size below what a client may ask (Gitea: 50, whatever the
+        ``limit``): a page shorter than asked for is not the last one."""
+        hook = self._hook(fault_hook)
+        if not isinstance(hook, PageCapHook):
+            pytest.skip("the fault hook cannot cap pages (no cap_pages method)")
+        tracker.ensure_labels([self.label])
+        many = 7
+        made = {
+            tracker.create_issue(title=f"c{i}", body="c\n", labels=[self.label]).number
+            for i in range(many)
+        }
+        hook.cap_pages(2)
+        try:
+            listed = {issue.number for issue in tracker.list_issues(self.label)}
+        finally:
+            hook.cap_pages(None)
+        assert listed == made, (
+            f"with the host serving 2 issues a page, list_issues returned {len(listed)} of "
+            f"{many}: the tracker stops at the first page shorter than the size it asked for. "
+            "Hosts cap page sizes (Gitea at 50): follow the next-page link or the total, "
+            "not the page's length"
         )
 
     def test_two_clients_filing_at_once_file_once(
@@ -425,7 +460,13 @@ class TrackerFaultKit:
     def _assert_no_secret(self, text: str) -> None:
         secret: str | None = getattr(self, "secret", None)
         if secret:
-            assert secret not in text, "the token appears in an error message"
+            at = text.find(secret)
+            shown = text[max(0, at - 40) : at]
+            assert at < 0, (
+                f"the tracker's token appears in {text.count(secret)} place(s) of a text users "
+                f"see (a repr, an error), first after {shown!r}: keep the token out of every "
+                "message and repr; logs and carryover issues are read by others"
+            )
 
 
 def _raised(call: Callable[[], object]) -> TrackerError | None:

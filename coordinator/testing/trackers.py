@@ -71,46 +71,67 @@ class TrackerConformance(TrackerFaultKit):
         )
 
     def test_has_a_name(self, tracker: IssueTracker) -> None:
-        assert isinstance(tracker.name, str) and tracker.name.strip()
+        assert isinstance(tracker.name, str) and tracker.name.strip(), (
+            f"the tracker's name is {tracker.name!r}: errors and issues name the tracker by it"
+        )
 
     def test_create_returns_the_open_issue(self, tracker: IssueTracker) -> None:
         tracker.ensure_labels([self.label, "priority:high"])
         issue = tracker.create_issue(
             title="[Carryover] [FAILED] first", body=_BODY, labels=[self.label, "priority:high"]
         )
-        assert issue.number > 0
-        assert issue.title == "[Carryover] [FAILED] first"
-        assert issue.body == _BODY
-        assert set(issue.labels) == {self.label, "priority:high"}
-        assert issue.state == "open"
-        assert issue.url
+        made = f"create_issue returned {issue!r}"
+        assert issue.number > 0, f"{made}: issue numbers are positive"
+        assert issue.title == "[Carryover] [FAILED] first", f"{made}: the title changed"
+        assert issue.body == _BODY, (
+            f"{made}: the body came back changed (unicode, markdown, the HTML comment that "
+            "holds the carryover marker must survive)"
+        )
+        assert set(issue.labels) == {self.label, "priority:high"}, f"{made}: labels lost"
+        assert issue.state == "open", f"{made}: a new issue is open"
+        assert issue.url, f"{made}: no URL, and STATE.md links every issue"
 
     def test_created_issue_is_listed_with_its_exact_body(self, tracker: IssueTracker) -> None:
         tracker.ensure_labels([self.label])
         created = tracker.create_issue(title="listed", body=_BODY, labels=[self.label])
         listed = {issue.number: issue for issue in tracker.list_issues(self.label)}
-        assert created.number in listed
-        assert listed[created.number].body == _BODY
-        assert find_marker(listed[created.number].body) == "0123456789abcdef"
-        assert listed[created.number].title == "listed"
+        assert created.number in listed, (
+            f"issue #{created.number} was created with the label and list_issues does not "
+            f"return it (it returned {sorted(listed)})"
+        )
+        assert listed[created.number].body == _BODY, (
+            "list_issues returns the body changed: the carryover marker in it is how a "
+            "duplicate is found"
+        )
+        assert find_marker(listed[created.number].body) == "0123456789abcdef", (
+            "the carryover marker is not found in the listed body"
+        )
+        assert listed[created.number].title == "listed", "list_issues changed the title"
 
     def test_list_only_returns_issues_with_the_label(self, tracker: IssueTracker) -> None:
         tracker.ensure_labels([self.label, "other"])
         wanted = self._create(tracker, "wanted", self.label)
         other = self._create(tracker, "other", "other")
         numbers = {issue.number for issue in tracker.list_issues(self.label)}
-        assert wanted.number in numbers
-        assert other.number not in numbers
-        assert all(self.label in issue.labels for issue in tracker.list_issues(self.label))
+        assert wanted.number in numbers, f"the labelled issue #{wanted.number} is not listed"
+        assert other.number not in numbers, (
+            f"list_issues({self.label!r}) returned #{other.number}, which has another label"
+        )
+        assert all(self.label in issue.labels for issue in tracker.list_issues(self.label)), (
+            "a listed issue does not carry the label it was listed by"
+        )
 
     def test_list_reads_every_page(self, tracker: IssueTracker) -> None:
         tracker.ensure_labels([self.label])
         created = {self._create(tracker, f"issue {i}").number for i in range(self.many)}
         assert len(created) == self.many, "issue numbers must be distinct"
-        assert {issue.number for issue in tracker.list_issues(self.label)} == created
+        listed = {issue.number for issue in tracker.list_issues(self.label)}
+        assert listed == created, (
+            f"list_issues returned {len(listed)} of {self.many} issues: it must read every page"
+        )
 
     def test_empty_tracker_lists_nothing(self, tracker: IssueTracker) -> None:
-        assert tracker.list_issues(self.label) == []
+        assert tracker.list_issues(self.label) == [], "a fresh tracker lists issues"
 
     def test_comment_on_an_existing_issue(self, tracker: IssueTracker) -> None:
         tracker.ensure_labels([self.label])
@@ -122,8 +143,8 @@ class TrackerConformance(TrackerFaultKit):
     def test_comment_on_a_missing_issue_is_a_tracker_error(self, tracker: IssueTracker) -> None:
         with pytest.raises(TrackerError) as info:
             tracker.comment(987654, "nobody home")
-        assert info.value.tracker == tracker.name
-        assert info.value.operation
+        assert info.value.tracker == tracker.name, "errors must name the tracker"
+        assert info.value.operation, "errors must name the operation that failed"
         self._assert_no_secret(str(info.value))
 
     def test_close_a_missing_issue_is_a_tracker_error(self, tracker: IssueTracker) -> None:
@@ -146,14 +167,16 @@ class TrackerConformance(TrackerFaultKit):
         )
         retry = RetryPolicy(settle=0, sleep=_no_sleep)
         first = CarryoverFiler(tracker, session="s1", label=self.label, retry=retry).file(work)
-        assert first.created and first.number is not None, first.error
+        assert first.created and first.number is not None, (
+            f"the first filing of a carryover created no issue: {first.error or first}"
+        )
         later = CarryoverFiler(tracker, session="s2", label=self.label, retry=retry)
         again = later.file(work)
-        assert again.skipped == "duplicate" and again.number == first.number, again
-        assert again.error is None
+        assert again.skipped == "duplicate" and again.number == first.number, (
+            f"a second session filing the same carryover got {again} instead of the open "
+            f"issue #{first.number}: list_issues must return the issue with its exact body, "
+            "so its marker is found"
+        )
+        assert again.error is None, f"the duplicate was found with an error: {again.error}"
         open_ = [i for i in tracker.list_issues(self.label) if find_marker(i.body)]
-        assert len(open_) == 1
-
-    def _assert_no_secret(self, text: str) -> None:
-        if self.secret:
-            assert self.secret not in text
+        assert len(open_) == 1, f"one carryover filed by two sessions left {len(open_)} issues"

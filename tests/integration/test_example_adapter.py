@@ -141,3 +141,83 @@ def test_a_real_session_files_and_a_later_one_closes_a_carryover_on_gitea(
     assert second.returncode == 0, second.stdout + second.stderr
     assert "landed; closed issue #1" in second.stderr
     assert service.issues[1]["state"] == "closed"
+
+
+_PLANTED_SHORT_PAGE = '''
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from seawall_gitea import GiteaTracker
+from seawall_gitea.fake import GiteaService
+
+from seawall.testing.http import FakeServer
+from seawall.testing.trackers import TrackerConformance
+from seawall.tracker import IssueTracker
+
+TOKEN = "planted"
+
+
+class StopsAtShortPage(GiteaTracker):
+    """The planted bug: a page shorter than the limit asked for is taken as the last."""
+
+    def _pages(self, operation: str, url: str) -> list[dict[str, Any]]:
+        body, _ = self._request(operation, "GET", url, None)
+        items: list[dict[str, Any]] = list(body)
+        page = 1
+        while len(body) == self._limit:
+            page += 1
+            body, _ = self._request(operation, "GET", f"{url}&page={page}", None)
+            items.extend(body)
+        return items
+
+
+class TestPlanted(TrackerConformance):
+    secret = TOKEN
+    client_timeout = 0.5
+
+    @pytest.fixture
+    def server(self) -> Iterator[FakeServer]:
+        with FakeServer(GiteaService(token=TOKEN)) as running:
+            yield running
+
+    @pytest.fixture
+    def tracker(self, server: FakeServer) -> Iterator[IssueTracker]:
+        tracker = StopsAtShortPage(
+            "forge/demo", url=server.origin, token=TOKEN, timeout=self.client_timeout, limit=3
+        )
+        with tracker:
+            yield tracker
+
+    @pytest.fixture
+    def fault_hook(self, server: FakeServer) -> GiteaService:
+        assert isinstance(server.service, GiteaService)
+        return server.service
+'''
+
+
+def test_the_kit_names_a_planted_short_page_bug_in_the_gitea_tracker(
+    installed: Path, tmp_path: Path
+) -> None:
+    """Gitea caps its pages at 50 whatever the ``limit``: a tracker that stops at the first
+    page shorter than it asked for lists 50 of 60 issues. The kit's host serves shorter
+    pages than asked and names that bug; the rest of the kit still passes."""
+    (tmp_path / "test_planted.py").write_text(_PLANTED_SHORT_PAGE)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "test_planted.py", "-q", "-p", "no:cacheprovider"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    out = done.stdout
+    assert done.returncode == 1, out[-3000:] + done.stderr[-2000:]
+    failed = [line for line in out.splitlines() if line.startswith("FAILED")]
+    assert failed == [
+        "FAILED test_planted.py::TestPlanted::"
+        "test_every_page_is_read_when_the_host_serves_shorter_pages"
+    ], out[-3000:]
+    assert (
+        "with the host serving 2 issues a page, list_issues returned 2 of 7: the tracker "
+        "stops at the first page shorter than the size it asked for"
+    ) in out, out[-3000:]

@@ -13,12 +13,14 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
 import pytest
 
 from seawall.adapters.runners.opencode import OpenCodeRunner
+from seawall.events import Event
 from seawall.runner import AgentRequest, AgentResult, AgentRunner, EmitFn
 from seawall.testing.runner_processes import ProcessRunnerContract
 
@@ -274,3 +276,87 @@ def test_the_runner_kit_fails_a_runner_that_ignores_an_unmapped_write_tool(
         OpenCodeRunner(kill_grace=0.2),
         correct,
     )
+
+
+class BlanksFinalOnError(OpenCodeRunner):
+    """A planted bug: the final text is dropped when the agent exits non-zero."""
+
+    async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
+        result = await super().run(request, emit)
+        return result if result.exit_code in (0, None) else replace(result, final_text="")
+
+
+class BuffersEvents(OpenCodeRunner):
+    """A planted bug: events are held back and handed over once the agent has exited."""
+
+    async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
+        held: list[Event] = []
+        result = await super().run(request, held.append)
+        for event in held:
+            emitted = emit(event)
+            if emitted is not None:
+                await emitted
+        return result
+
+
+class LeavesChildren(AgentRunner):
+    """A planted bug: the agent's process is waited for, its group never ended."""
+
+    async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
+        env = {**os.environ, "SEAWALL_TASK_ID": request.task_id}
+        process = await anyio.run_process(
+            [sys.executable, str(KIT_AGENT)], cwd=request.workspace, env=env, check=False
+        )
+        lines = process.stdout.decode().splitlines()
+        final = next((line for line in reversed(lines) if '"result"' in line), "")
+        return AgentResult(
+            task_id=request.task_id,
+            exit_code=process.returncode,
+            final_text=final,
+            is_error=process.returncode != 0,
+        )
+
+
+def _kit_failure(test: str, runner: AgentRunner, workspace: Path) -> str:
+    kit = ProcessRunnerContract()
+    kit.stop_bound = 2.0
+    workspace.mkdir()
+    with pytest.raises(AssertionError) as failure:
+        anyio.run(getattr(kit, test), runner, workspace)
+    return str(failure.value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("test", "buggy", "named"),
+    [
+        (
+            "test_a_failed_agent_keeps_its_final_text",
+            BlanksFinalOnError(kill_grace=0.2),
+            "keep the final text of a failed run",
+        ),
+        (
+            "test_stop_from_the_event_callback_is_honoured",
+            BuffersEvents(kill_grace=0.2),
+            "it buffers the agent's events until the agent exits",
+        ),
+        (
+            "test_a_finished_agent_leaves_no_process_behind",
+            LeavesChildren(),
+            "end what is left of its process group",
+        ),
+    ],
+    ids=["blanks-final-on-error", "buffers-events", "leaves-children"],
+)
+def test_the_runner_kit_names_each_planted_bug(
+    test: str, buggy: AgentRunner, named: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each buggy runner fails the kit's check for it with a message naming the bug (a
+    failure, never a skip), and the correct runner on the same base passes that check."""
+    monkeypatch.setenv("PATH", f"{KIT_AGENT.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert named in _kit_failure(test, buggy, tmp_path / "buggy")
+    kit = ProcessRunnerContract()
+    kit.stop_bound = 2.0
+    correct = tmp_path / "correct"
+    correct.mkdir()
+    anyio.run(getattr(kit, test), OpenCodeRunner(kill_grace=0.2), correct)

@@ -10,6 +10,10 @@ Behaviour by ``SEAWALL_TASK_ID`` (the kit's task ids):
 - ``ignore-term``: ignores SIGTERM, then works until it is killed;
 - ``turns``: three assistant messages (three turns), then a result;
 - ``bad-start``: writes why it cannot start to stderr and exits 2 with no output;
+- ``fail-with-reason``: one message, then an error result ``STATUS: failed — legacy
+  headers rejected`` (``is_error``, as Claude Code ends a failed run), exit 1;
+- ``leave-child``: starts ``sleep 300`` (output to /dev/null), writes its pid to
+  ``child.pid``, then finishes as ``finish`` does;
 - ``unmapped-write``: calls ``frobnicate_file`` (a tool seawall has no name for) that
   writes ``unmapped.txt``, then works until stopped.
 """
@@ -46,12 +50,12 @@ def say(n: int, text: str) -> None:
     )
 
 
-def result(text: str) -> None:
+def result(text: str, *, error: bool = False) -> None:
     out(
         {
             "type": "result",
             "subtype": "success",
-            "is_error": False,
+            "is_error": error,
             "num_turns": 1,
             "result": text,
             "session_id": SESSION,
@@ -113,6 +117,17 @@ def main() -> int:
     if task == "hang":
         work_forever()
         return 0
+    if task == "fail-with-reason":
+        result("STATUS: failed — legacy headers rejected", error=True)
+        return 1
+    if task == "leave-child":
+        child = subprocess.Popen(
+            ["sleep", "300"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        Path("child.pid").write_text(str(child.pid))
     Path("done.txt").write_text("done\n")
     result("Wrote done.txt.\nSTATUS: done")
     return 0
