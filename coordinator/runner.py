@@ -392,6 +392,26 @@ class AgentRunner(abc.ABC):
         )
 
 
+def undeclared_processes(cls: type[AgentRunner]) -> str | None:
+    """A warning for a third-party runner that does not say whether its agents are
+    processes it starts (``starts_processes``, left at the base's default): if they are,
+    they run without the OS sandbox. None for seawall's own runners and for a runner class
+    (or a base it builds on, such as ``StreamingCliRunner``) that declares it."""
+    if cls.__module__.split(".")[0] == "seawall":
+        return None
+    for klass in cls.__mro__:
+        if klass is AgentRunner:
+            break
+        if "starts_processes" in vars(klass):
+            return None
+    return (
+        f"runner {cls.__module__}.{cls.__qualname__} does not declare starts_processes: "
+        "if its agents are processes it starts, they run without the OS sandbox. Set "
+        "starts_processes = True and run them under request.sandbox (or build on "
+        "StreamingCliRunner, which does), or set it False to say they are not processes"
+    )
+
+
 def runner_options(spec: RunnerSpec, known: OptionTypes) -> dict[str, OptionValue]:
     """The ``options`` of ``[runners.NAME]`` a runner accepts, checked against ``known``.
 

@@ -150,6 +150,7 @@ def _check_all() -> list[AdapterCheck]:
     from seawall.cli.documents import AdapterCheck
     from seawall.errors import ConfigurationError
     from seawall.registry import RUNNER_GROUP, TRACKER_GROUP, entries, load, resolve
+    from seawall.runner import AgentRunner, undeclared_processes
 
     results = []
     for group in (TRACKER_GROUP, RUNNER_GROUP):
@@ -157,8 +158,11 @@ def _check_all() -> list[AdapterCheck]:
             try:
                 if entry.collides_with:
                     resolve(group, entry.name)  # raises the collision error
-                load(entry)
+                loaded = load(entry)
                 ok, detail = True, f"loads ({entry.source})"
+                if isinstance(loaded, type) and issubclass(loaded, AgentRunner):
+                    warning = undeclared_processes(loaded)
+                    detail += f"; warning: {warning}" if warning else ""
             except ConfigurationError as exc:
                 ok, detail = False, str(exc)
             results.append(AdapterCheck(name=entry.name, kind=entry.kind, ok=ok, detail=detail))
@@ -196,13 +200,16 @@ def _check_plan(args: argparse.Namespace) -> list[AdapterCheck]:
 def _probe(name: str, runner: AgentRunner, cwd: Path) -> tuple[bool, str]:
     """The session preflight's probe: the runner's program resolves and answers."""
     from seawall.errors import RunnerError
+    from seawall.runner import undeclared_processes
     from seawall.session.preflight import probe_runner
 
+    warning = undeclared_processes(type(runner))
+    note = f"; warning: {warning}" if warning else ""
     probe = runner.probe()
     if probe is None:
-        return True, f"built ({type(runner).__name__} starts no local program)"
+        return True, f"built ({type(runner).__name__} starts no local program){note}"
     try:
         probe_runner(name, probe, cwd=cwd)
     except RunnerError as exc:
         return False, str(exc)
-    return True, f"`{' '.join((probe.executable, *probe.version_args))}` answered"
+    return True, f"`{' '.join((probe.executable, *probe.version_args))}` answered{note}"

@@ -33,7 +33,7 @@ from seawall.plan.render import plan_source
 from seawall.publishing.webhook import Notifier
 from seawall.report import report_path, write_report
 from seawall.report.progress import Progress, quiet_progress
-from seawall.runner import AgentRunner, build_runner
+from seawall.runner import AgentRunner, build_runner, undeclared_processes
 from seawall.sandbox.selection import sandbox_notice
 from seawall.session.clock import Clock, SessionClock
 from seawall.session.context import WaveContext
@@ -95,6 +95,7 @@ class Session:
         self.store = StateStore(self.repo, self.session_id)
         self._runner = runner
         self._runners: dict[str, AgentRunner] = dict(runners or {})
+        self._warned: set[int] = set()  # runners whose sandbox warning was given
         self._tracker = tracker
         self._filer: CarryoverFiler | None = None
         self._retry = retry
@@ -362,13 +363,18 @@ class Session:
     # -- runners and trackers ---------------------------------------------------------
 
     def runner_for(self, task: Task) -> AgentRunner:
-        if self._runner is not None:
-            return self._runner
-        name = task.agent or self.plan.session.agent
-        runner = self._runners.get(name)
+        runner = self._runner
         if runner is None:
-            spec = self.plan.runners.get(name) or RunnerSpec(name=name, kind=name)
-            runner = self._runners[name] = build_runner(spec)
+            name = task.agent or self.plan.session.agent
+            runner = self._runners.get(name)
+            if runner is None:
+                spec = self.plan.runners.get(name) or RunnerSpec(name=name, kind=name)
+                runner = self._runners[name] = build_runner(spec)
+        if id(runner) not in self._warned:
+            self._warned.add(id(runner))
+            warning = undeclared_processes(type(runner))
+            if warning:
+                self.progress.log(f"warning: {warning}")
         return runner
 
     def tracker(self) -> IssueTracker:
