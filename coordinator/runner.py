@@ -357,6 +357,14 @@ class AgentRunner(abc.ABC):
     starts_processes: ClassVar[bool] = False
 
     @property
+    def reports_edits(self) -> bool:
+        """Whether this runner's events name every file its agents edit (edit tool calls
+        with their paths). When they do not (a plain command, a callable that writes by
+        itself), the session watches the agent's workspace and takes a checkpoint per
+        burst of writes, so its edit history, spiral rule and evidence check still work."""
+        return False
+
+    @property
     def barrier(self) -> str:
         """The live scope barrier of this runner's agents, in a few words."""
         return "none while the agent runs (the post-wave check only)"

@@ -90,6 +90,12 @@ class CommandRunner(AgentRunner):
         self.env: Mapping[str, str] = MappingProxyType(dict(env or {}))
         self.kill_grace = check_grace(kill_grace)
 
+    @property
+    def reports_edits(self) -> bool:
+        """Stream-json output names the agent's edits; plain text does not (the session
+        then watches the workspace)."""
+        return self.output is OutputFormat.STREAM_JSON
+
     @classmethod
     def from_spec(cls, spec: RunnerSpec) -> Self:
         options: JsonObject = runner_options(spec, {"output": str, "kill_grace": float})

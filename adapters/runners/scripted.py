@@ -83,6 +83,10 @@ class ScriptedRunner(AgentRunner):
     without a script follow ``default`` (a script that just reports ``STATUS: done``).
     """
 
+    @property
+    def reports_edits(self) -> bool:
+        return True  # every Edit step is a tool call
+
     def __init__(
         self,
         scripts: Mapping[str, ScriptSpec] | None = None,

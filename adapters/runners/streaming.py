@@ -88,6 +88,10 @@ class StreamingCliRunner(AgentRunner):
     tool_names: ClassVar[ToolNames] = ToolNames()
     option_types: ClassVar[OptionTypes] = MappingProxyType({"executable": str, "kill_grace": float})
 
+    @property
+    def reports_edits(self) -> bool:
+        return True  # the CLI's edit tool calls, made canonical by ``tool_names``
+
     def __init__(
         self,
         *,

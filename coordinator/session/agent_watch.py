@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 
 from seawall.breakers.memory import is_guard_denial
 from seawall.breakers.trip import Trip
@@ -28,7 +29,9 @@ from seawall.hooks.server import serve_hooks
 from seawall.model import BreakerLimits, Isolation, StagnationConfig
 from seawall.pricing import PriceTable
 from seawall.runner import AgentRequest, AgentResult, AgentRunner, RunCounter, RunCounts
+from seawall.scope.matcher import ScopeMatcher
 from seawall.session.agent_live import shared_live
+from seawall.session.edit_watch import EditWatches
 from seawall.stagnation import AgentMonitor
 from seawall.state.live import LiveCounts
 from seawall.state.runs import AgentRun
@@ -56,6 +59,7 @@ class AgentJob:
     event_log: EventLog | None = None
     prices: PriceTable | None = None  # prices usage that comes without a cost
     scope_paths: Callable[[], Sequence[str]] = lambda: ()
+    scope: tuple[str, ...] = ()  # the task's scope grants (an in-place watch keeps to them)
     shared: SessionPaths | None = None  # the session whose files show the agent live
 
 
@@ -82,7 +86,7 @@ async def dispatch_wave(
 
     async def one(job: AgentJob) -> None:
         async with limiter:
-            run = await run_agent(job, on_event=on_event, on_trip=on_trip)
+            run = await run_agent(job, on_event=on_event, on_trip=on_trip, watches=watches)
         runs[job.task_id] = run
         if on_finished is not None:
             await on_finished(run)
@@ -91,6 +95,7 @@ async def dispatch_wave(
         for job in jobs:
             job.request = replace(job.request, hook_socket=hook_socket)
         async with anyio.create_task_group() as group:
+            watches = EditWatches(group)  # one watch per tree, for runners naming no edits
             for job in jobs:
                 group.start_soon(one, job)
     return [runs[job.task_id] for job in jobs]
@@ -138,6 +143,7 @@ class AgentWatch:
         self.last_guard_denial = ""
         self.events = 0  # events of the run, not counting a runner's own end-of-run note
         self.started_at = time.time()
+        self.watch_problem = ""  # why the workspace could not be watched ("" when it was)
 
     async def observe(self, event: Event) -> None:
         """The runner's event callback: count, record edits, then judge."""
@@ -173,6 +179,27 @@ class AgentWatch:
             self.writes += 1
             self.touched.update(_relative(self.job.request.workspace, path) for path in paths)
             await self._guarded(self.job.checkpointer.acheckpoint(self._in_place(paths)))
+
+    def followed(self, watches: EditWatches) -> AbstractAsyncContextManager[None]:
+        """For a runner that names no edits: a checkpoint per burst of writes in the
+        agent's workspace (in place, of its scope only) while inside."""
+        job = self.job
+        belongs: Callable[[str], bool] = _anywhere
+        if job.in_place:
+            matcher = ScopeMatcher(job.scope, workspace=job.request.workspace, session=job.session)
+            belongs = matcher.matches_relative
+        return watches.follow(
+            job.request.workspace, belongs=belongs, on_burst=self._burst, on_problem=self._broke
+        )
+
+    def _broke(self, problem: str) -> None:
+        self.watch_problem = problem
+
+    async def _burst(self, paths: tuple[str, ...]) -> None:
+        """One burst of the agent's writes, seen in its workspace: one edit."""
+        self.writes += 1
+        self.touched.update(paths)
+        await self._guarded(self.job.checkpointer.acheckpoint(self._in_place(paths)))
 
     def judge(self, event: Event) -> None:
         """Whether this event ends the agent, and if so stop it. Two things do: a trip of
@@ -281,6 +308,7 @@ class AgentWatch:
             last_guard_denial=self.last_guard_denial,
             start_failure=start_failure,
             stderr_tail=result.stderr_tail[-2000:] if result else "",
+            watch_problem=self.watch_problem,
         )
 
     def _in_place(self, paths: Sequence[str]) -> Sequence[str] | None:
@@ -303,12 +331,19 @@ async def run_agent(
     *,
     on_event: OnEvent | None = None,
     on_trip: Callable[[AgentJob, Trip], None] | None = None,
+    watches: EditWatches | None = None,
 ) -> AgentRun:
-    """Run one agent to its end under the coordinator's watch (``AgentWatch``)."""
+    """Run one agent to its end under the coordinator's watch (``AgentWatch``); a runner
+    that names no edits has its workspace watched (through ``watches``, the wave's, or
+    a watch of its own)."""
     watch = AgentWatch(job, on_event=on_event, on_trip=on_trip)
     result: AgentResult | None = None
     runner_error = start_failure = ""
-    async with _shown(job, watch):
+    async with _shown(job, watch), contextlib.AsyncExitStack() as stack:
+        if not job.runner.reports_edits:
+            if watches is None:
+                watches = EditWatches(await stack.enter_async_context(anyio.create_task_group()))
+            await stack.enter_async_context(watch.followed(watches))
         try:
             result = await job.runner.run(job.request, watch.observe)
         except RunnerError as exc:  # the program could not be started at all
@@ -316,6 +351,10 @@ async def run_agent(
         except Exception as exc:  # noqa: BLE001 - a runner that breaks is this agent's outcome
             runner_error = f"{type(exc).__name__}: {exc}"
     return await watch.finish(result, runner_error=runner_error, start_failure=start_failure)
+
+
+def _anywhere(path: str) -> bool:
+    return True
 
 
 def _shown(job: AgentJob, watch: AgentWatch) -> AbstractAsyncContextManager[None]:

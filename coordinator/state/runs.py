@@ -40,6 +40,7 @@ class AgentRun:
     last_guard_denial: str = ""
     start_failure: str = ""  # why the agent never started (or died before its first event)
     stderr_tail: str = ""
+    watch_problem: str = ""  # why the workspace of an agent that names no edits went unwatched
 
     def for_ledger(self) -> AgentRun:
         """This run as the ledger keeps it: the final text's last 8,000 characters."""

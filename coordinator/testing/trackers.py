@@ -30,7 +30,7 @@ assertions are rewritten and a failure shows the values and a message naming the
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import ClassVar
+from typing import ClassVar, Protocol, runtime_checkable
 
 import pytest
 
@@ -39,7 +39,7 @@ from seawall.errors import TrackerError
 from seawall.testing.tracker_faults import FaultHook, TrackerFaultKit
 from seawall.tracker import Issue, IssueTracker
 
-__all__ = ["FaultHook", "TrackerConformance", "TrackerFaultKit"]
+__all__ = ["FaultHook", "PageCapHook", "TrackerConformance", "TrackerFaultKit"]
 
 _BODY = (
     "Line one\n\n- ümlaut, emoji 🌊, `code`, <b>html</b>\n\n"
@@ -49,6 +49,13 @@ _BODY = (
 
 def _no_sleep(seconds: float) -> None:
     return None
+
+
+@runtime_checkable
+class PageCapHook(FaultHook, Protocol):
+    """A fault hook that also serves shorter pages than asked for (as ``FakeService``)."""
+
+    def cap_pages(self, size: int | None) -> None: ...
 
 
 class TrackerConformance(TrackerFaultKit):
@@ -129,6 +136,50 @@ class TrackerConformance(TrackerFaultKit):
         assert listed == created, (
             f"list_issues returned {len(listed)} of {self.many} issues: it must read every page"
         )
+
+    def test_every_page_is_read(self, tracker: IssueTracker, fault_hook: FaultHook | None) -> None:
+        hook = self._hook(fault_hook)
+        many = 7
+        made = self._filled(tracker, many)
+        before = hook.count_operation("list_issues")
+        listed = {issue.number for issue in tracker.list_issues(self.label)}
+        pages = hook.count_operation("list_issues") - before
+        assert listed == made, (
+            f"list_issues returned {len(listed)} of {many} issues in {pages} request(s): "
+            "it stops after the first page"
+        )
+        assert pages > 1, (
+            "the tracker fixture reads everything in one page; build it with a page size "
+            "below 7 so the kit can check pagination"
+        )
+
+    def test_every_page_is_read_when_the_host_serves_shorter_pages(
+        self, tracker: IssueTracker, fault_hook: FaultHook | None
+    ) -> None:
+        hook = self._hook(fault_hook)
+        if not isinstance(hook, PageCapHook):
+            pytest.skip("the fault hook cannot cap pages (no cap_pages method)")
+        many = 7
+        made = self._filled(tracker, many)
+        hook.cap_pages(2)
+        try:
+            listed = {issue.number for issue in tracker.list_issues(self.label)}
+        finally:
+            hook.cap_pages(None)
+        assert listed == made, (
+            f"with the host serving 2 issues a page, list_issues returned {len(listed)} of "
+            f"{many}: the tracker stops at the first page shorter than the size it asked for. "
+            "Hosts cap page sizes (Gitea at 50): follow the next-page link or the total, "
+            "not the page's length"
+        )
+
+    def _filled(self, tracker: IssueTracker, many: int) -> set[int]:
+        """The numbers of ``many`` new issues with the kit's label."""
+        tracker.ensure_labels([self.label])
+        return {
+            tracker.create_issue(title=f"p{i}", body="p\n", labels=[self.label]).number
+            for i in range(many)
+        }
 
     def test_empty_tracker_lists_nothing(self, tracker: IssueTracker) -> None:
         assert tracker.list_issues(self.label) == [], "a fresh tracker lists issues"

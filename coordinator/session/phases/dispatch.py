@@ -153,6 +153,7 @@ def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> 
         repo=ctx.repo,
         event_log=ctx.events,
         scope_paths=scope_paths,
+        scope=tuple(task.scope),
         shared=ctx.paths,
     )
 
@@ -177,6 +178,11 @@ async def _finished(ctx: WaveContext, wave: WaveRecord, run: AgentRun) -> None:
             counts=run.counts,
         )
     )
+    if run.watch_problem:
+        ctx.progress.log(
+            f"warning: W{wave.number} {run.task_id}: {run.watch_problem}; its edit history "
+            "holds only its last checkpoint"
+        )
     if run.checkpoint_error:
         # no run record: a resume then records the agent's files from its workspace
         ctx.progress.log(f"W{wave.number} {run.task_id}: {run.checkpoint_error}")
