@@ -18,6 +18,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
@@ -146,6 +147,16 @@ class IssueTracker(abc.ABC):
     @abc.abstractmethod
     def list_issues(self, label: str) -> list[Issue]:
         """Return every open issue carrying ``label``, reading all pages."""
+
+    def issues_changed_since(self, label: str, since: datetime) -> list[Issue] | None:
+        """Every issue carrying ``label``, open or closed, updated at or after ``since``
+        (UTC), reading all pages; None when the host cannot ask by time.
+
+        Optional: the carryover filer checks for a duplicate once more after it takes a
+        claim, and a host that answers this in one small request spares it listing every
+        open issue again (GitHub's ``since``, GitLab's ``updated_after``). The default
+        says "cannot", and the filer lists everything."""
+        return None
 
     @abc.abstractmethod
     def create_issue(self, *, title: str, body: str, labels: Sequence[str]) -> Issue:

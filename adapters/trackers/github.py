@@ -18,6 +18,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -137,6 +138,13 @@ class GitHubTracker(IssueTracker):
             return [_issue(item) for item in found if "/pull/" not in (item.html_url or "")]
 
         return self._call("list issues", read)
+
+    def issues_changed_since(self, label: str, since: datetime) -> list[Issue] | None:
+        def read() -> list[Issue]:
+            found = self._repo.get_issues(state="all", labels=[label], since=since)
+            return [_issue(item) for item in found if "/pull/" not in (item.html_url or "")]
+
+        return self._call("list changed issues", read)
 
     def create_issue(self, *, title: str, body: str, labels: Sequence[str]) -> Issue:
         return self._call(

@@ -17,6 +17,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -128,6 +129,18 @@ class GitLabTracker(IssueTracker):
             return [_issue(item) for item in found]
 
         return self._call("list issues", read)
+
+    def issues_changed_since(self, label: str, since: datetime) -> list[Issue] | None:
+        def read() -> list[Issue]:
+            found = self._project.issues.list(
+                labels=[label],
+                updated_after=since.isoformat(),
+                iterator=True,
+                **_NO_SDK_RETRY,
+            )
+            return [_issue(item) for item in found]
+
+        return self._call("list changed issues", read)
 
     def create_issue(self, *, title: str, body: str, labels: Sequence[str]) -> Issue:
         data = {"title": title, "description": body, "labels": list(labels)}

@@ -20,16 +20,17 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol, TypeVar, runtime_checkable
 
 from seawall.carryover.model import Carryover, CarryoverResult, find_marker
 from seawall.carryover.render import render_body, render_seen_again, render_title
-from seawall.errors import ConfigurationError, TrackerError
+from seawall.carryover.retry import RetryPolicy, is_transient, retrying
+from seawall.errors import TrackerError
 from seawall.runtime.files import file_lock
 from seawall.telemetry import CarryoverFiled, EventLog
 from seawall.tracker import (
@@ -37,7 +38,6 @@ from seawall.tracker import (
     Issue,
     IssueTracker,
     TrackerRateLimitError,
-    TrackerUnavailableError,
 )
 
 __all__ = [
@@ -50,72 +50,6 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RetryPolicy:
-    """Bounded retries with exponential backoff for transient tracker faults.
-
-    ``attempts`` counts every try of one operation. A rate limit whose ``Retry-After``
-    exceeds ``max_delay`` is not waited for: it becomes an error result at once, so a
-    session never blocks on a tracker. ``settle`` is the window, in seconds of backoff,
-    over which a failed create's fingerprint is looked for again before a retry; 0
-    lists again once. ``claim_ttl`` is how long a claim on the host stays valid (by
-    default ``2 * settle + 30``: a create, its settle window and a margin fit in half of
-    it); a filer waits at most ``attempts`` leases for another session's claim.
-    ``sleep`` and ``clock`` (monotonic) are injectable; windows and waits are counted in
-    the waits asked for, so they are bounded with any clock.
-    """
-
-    attempts: int = 3
-    base_delay: float = 0.5
-    max_delay: float = 8.0
-    settle: float = 30.0
-    claim_ttl: float | None = None
-    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
-    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
-
-    def __post_init__(self) -> None:
-        if self.attempts < 1 or min(self.base_delay, self.max_delay, self.settle) < 0:
-            raise ConfigurationError("retry attempts must be >= 1 and delays >= 0")
-        if self.claim_ttl is not None and self.claim_ttl <= 2 * self.settle:
-            raise ConfigurationError(
-                f"claim_ttl ({self.claim_ttl:g}s) must exceed twice the settle window "
-                f"({self.settle:g}s): a holder's create and its settle window fit in half"
-            )
-
-    @property
-    def lease(self) -> float:
-        """Seconds a claim on the host stays valid."""
-        return self.claim_ttl if self.claim_ttl is not None else 2 * self.settle + 30.0
-
-    def delay(self, error: TrackerError, attempt: int) -> float | None:
-        """Seconds to wait before try ``attempt + 1``, or None when not to retry."""
-        if attempt + 1 >= self.attempts:
-            return None
-        if isinstance(error, TrackerRateLimitError):
-            if error.retry_after is not None:
-                return error.retry_after if error.retry_after <= self.max_delay else None
-        elif not is_transient(error):
-            return None
-        return min(self.max_delay, self.base_delay * 2.0**attempt)
-
-    def waits(self, first: float) -> Iterator[float]:
-        """The waits of one settle window: ``first``, then doubling, summing to ``settle``."""
-        waited, wait = 0.0, first
-        while True:
-            yield wait
-            waited += wait
-            if waited >= self.settle:
-                return
-            wait = min(self.max_delay, max(wait, 0.05) * 2.0, self.settle - waited)
-
-
-def is_transient(error: TrackerError) -> bool:
-    """A fault a later try may not meet: 5xx, timeout, dropped connection, rate limit."""
-    if isinstance(error, TrackerUnavailableError | TrackerRateLimitError):
-        return True
-    return error.status is not None and (error.status >= 500 or error.status == 429)
 
 
 def _maybe_applied(error: TrackerError) -> bool:
@@ -172,6 +106,8 @@ class CarryoverFiler:
         self.lock_path = lock_path
         self._lock = threading.RLock()  # re-entered by closing under serialised()
         self._index: dict[str, Issue] | None = None
+        self._listed_at: datetime | None = None  # when the index was last read (UTC)
+        self._stale = False  # another process may have filed since the index was read
         self._labels_ready: set[str] = set()
         self._noted: set[int] = set()
 
@@ -208,7 +144,7 @@ class CarryoverFiler:
         try:
             with self.serialised():
                 if self.lock_path is not None:
-                    self._index = None  # another process may have filed meanwhile
+                    self._stale = True  # another process may have filed meanwhile
                 result = self._file(carryover, fp)
         except TrackerError as exc:
             result = CarryoverResult(created=False, skipped="error", error=str(exc), fingerprint=fp)
@@ -233,9 +169,8 @@ class CarryoverFiler:
         lease = _Lease(host, fp, self.retry, tracker=self.tracker.name)
         lease.take()
         try:
-            # listed again once the claim is ours: nobody else files ``fp`` until it ends
-            self._index = self._list()
-            existing = self._index.get(fp)
+            # read again once the claim is ours: nobody else files ``fp`` until it ends
+            existing = self._refreshed().get(fp)
             if existing is not None:
                 result = self._duplicate(existing, carryover, fp)
             else:
@@ -326,7 +261,7 @@ class CarryoverFiler:
         for wait in self.retry.waits(first):
             self.retry.sleep(wait)
             try:
-                self._index = self._list()
+                index = self._refreshed()
             except TrackerError as exc:
                 if create_error is None:
                     raise
@@ -336,7 +271,7 @@ class CarryoverFiler:
                     operation="create issue",
                     status=create_error.status,
                 ) from exc
-            found = self._index.get(fp)
+            found = index.get(fp)
             if found is not None:
                 return found
         return None
@@ -344,10 +279,41 @@ class CarryoverFiler:
     def _issues(self) -> dict[str, Issue]:
         if self._index is None:
             self._index = self._list()
+        elif self._stale:
+            self._refreshed()
         return self._index
+
+    def _refreshed(self) -> dict[str, Issue]:
+        """The index brought up to date with what changed on the host since it was read:
+        one small request where the host can ask by time (``issues_changed_since``), a
+        full listing else. The time asked from is half a lease before the last read, so
+        clocks that agree within half a lease (as claims need) miss nothing."""
+        self._stale = False
+        index, listed_at = self._index, self._listed_at
+        if index is None or listed_at is None:
+            self._index = self._list()
+            return self._index
+        asked = datetime.now(UTC)
+        since = listed_at - timedelta(seconds=self.retry.lease / 2)
+        changed = self.retrying(lambda: self.tracker.issues_changed_since(self.label, since))
+        if changed is None:
+            self._index = self._list()
+            return self._index
+        for issue in sorted(changed, key=_num):
+            fp = find_marker(issue.body)
+            if fp is None:
+                continue
+            held = index.get(fp)
+            if issue.state == "open" and (held is None or held.number >= issue.number):
+                index[fp] = issue  # new, or the same one again: the oldest issue wins
+            elif issue.state != "open" and held is not None and held.number == issue.number:
+                del index[fp]  # closed since
+        self._listed_at = asked
+        return index
 
     def _list(self) -> dict[str, Issue]:
         index: dict[str, Issue] = {}
+        self._listed_at = datetime.now(UTC)
         listed = self.retrying(lambda: self.tracker.list_issues(self.label))
         for issue in sorted(listed, key=_num):
             fp = find_marker(issue.body)
@@ -449,20 +415,6 @@ class _Lease:
 
 def _with_error(result: CarryoverResult, error: str) -> CarryoverResult:
     return replace(result, error=f"{result.error}; {error}" if result.error else error)
-
-
-def retrying(policy: RetryPolicy, operation: Callable[[], _T]) -> _T:
-    """Run a read or an idempotent write, retrying transient faults as ``policy`` says."""
-    attempt = 0
-    while True:
-        try:
-            return operation()
-        except TrackerError as exc:
-            delay = policy.delay(exc, attempt)
-            if delay is None:
-                raise
-            policy.sleep(delay)
-        attempt += 1
 
 
 def _num(issue: Issue) -> int:

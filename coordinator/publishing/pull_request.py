@@ -18,7 +18,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from seawall.carryover.filer import RetryPolicy, is_transient, retrying
+from seawall.carryover.retry import RetryPolicy, is_transient, retrying
 from seawall.errors import ConfigurationError, GitError, TrackerError
 from seawall.git.repo import run_git
 from seawall.model import PublishConfig

@@ -30,6 +30,7 @@ assertions are rewritten and a failure shows the values and a message naming the
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import ClassVar, Protocol, runtime_checkable
 
 import pytest
@@ -180,6 +181,27 @@ class TrackerConformance(TrackerFaultKit):
             tracker.create_issue(title=f"p{i}", body="p\n", labels=[self.label]).number
             for i in range(many)
         }
+
+    def test_issues_changed_since_names_new_and_closed_issues(self, tracker: IssueTracker) -> None:
+        before = datetime.now(UTC) - timedelta(seconds=2)
+        if tracker.issues_changed_since(self.label, before) is None:
+            pytest.skip("the tracker cannot ask by time (issues_changed_since is optional)")
+        tracker.ensure_labels([self.label])
+        kept, gone = self._create(tracker, "kept"), self._create(tracker, "gone")
+        tracker.close_issue(gone.number)
+        changed = {
+            i.number: i.state for i in tracker.issues_changed_since(self.label, before) or ()
+        }
+        assert changed.get(kept.number) == "open" and changed.get(gone.number) == "closed", (
+            f"issues_changed_since gave {changed} for #{kept.number} (opened) and "
+            f"#{gone.number} (closed) since {before:%H:%M:%S}: it must return the label's "
+            "issues of both states changed since, or the filer misses a duplicate or keeps "
+            "a closed issue as open"
+        )
+        later = datetime.now(UTC) + timedelta(hours=1)
+        assert not tracker.issues_changed_since(self.label, later), (
+            "issues_changed_since returned issues for a time an hour ahead: it ignores `since`"
+        )
 
     def test_empty_tracker_lists_nothing(self, tracker: IssueTracker) -> None:
         assert tracker.list_issues(self.label) == [], "a fresh tracker lists issues"

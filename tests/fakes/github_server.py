@@ -15,6 +15,7 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 from urllib.parse import quote, unquote
 
@@ -42,6 +43,15 @@ _ROUTES = [
 ]
 _BY_ID = "/repositories/4242"
 _STAMP = "2026-11-30T00:00:00Z"
+
+
+def _now() -> str:
+    """Now as GitHub writes a time (UTC, to the second)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _stamp(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def rate_limited_403() -> Fault:
@@ -99,12 +109,21 @@ class GitHubService(FakeService):
 
     # -- state helpers for tests ----------------------------------------------------
 
-    def add_issue(self, title: str, body: str, labels: list[str], state: str = "open") -> int:
+    def add_issue(
+        self, title: str, body: str, labels: list[str], state: str = "open", updated: str = ""
+    ) -> int:
+        """A new issue, last updated now or at ``updated`` (GitHub's time format)."""
         with self.lock:
             for name in labels:
                 self._label(name)
             number = len(self.issues) + 1
-            self.issues[number] = {"title": title, "body": body, "labels": labels, "state": state}
+            self.issues[number] = {
+                "title": title,
+                "body": body,
+                "labels": labels,
+                "state": state,
+                "updated": updated or _now(),
+            }
             return number
 
     def open_issues(self) -> list[dict[str, Any]]:
@@ -182,12 +201,14 @@ class GitHubService(FakeService):
     def _get_issues(self, request: Request) -> Answer:
         state = request.arg("state", "open")
         wanted = [name for name in (request.arg("labels") or "").split(",") if name]
+        since = request.arg("since") or ""  # ISO 8601: updated at or after it
         numbers = sorted(self.issues, reverse=request.arg("direction", "desc") == "desc")
         items = [
             self._issue(request, n)
             for n in numbers
             if (state == "all" or self.issues[n]["state"] == state)
             and all(name in self.issues[n]["labels"] for name in wanted)
+            and (not since or _stamp(self.issues[n]["updated"]) >= _stamp(since))
         ]
         return self._page(request, items, "/repositories/4242/issues")
 
@@ -219,6 +240,7 @@ class GitHubService(FakeService):
         for key in ("state", "title", "body"):
             if key in body:
                 self.issues[number][key] = str(body[key])
+        self.issues[number]["updated"] = _now()
         return Answer(status=200, body=self._issue(request, number))
 
     def _get_label(self, request: Request) -> Answer:
@@ -421,8 +443,8 @@ class GitHubService(FakeService):
             "milestone": None,
             "comments": len(self.comments.get(number, [])),
             "created_at": _STAMP,
-            "updated_at": _STAMP,
-            "closed_at": None if stored["state"] == "open" else _STAMP,
+            "updated_at": stored["updated"],
+            "closed_at": None if stored["state"] == "open" else stored["updated"],
             "author_association": "OWNER",
             "active_lock_reason": None,
             "body": stored["body"],

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 from urllib.parse import quote, unquote
 
@@ -54,6 +55,15 @@ def too_many_requests(retry_after: int = 1) -> Fault:
     )
 
 
+def _now() -> str:
+    """Now as GitLab writes a time (UTC, to the millisecond)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _stamp(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
 class GitLabService(FakeService):
     """One project's issues, labels, notes and merge requests, served as GitLab REST v4."""
 
@@ -89,6 +99,7 @@ class GitLabService(FakeService):
                 "description": body,
                 "labels": labels,
                 "state": state,
+                "updated": _now(),
             }
             return iid
 
@@ -135,11 +146,13 @@ class GitLabService(FakeService):
     def _get_issues(self, request: Request) -> Answer:
         state = request.arg("state", "all")
         wanted = [name for name in (request.arg("labels") or "").split(",") if name]
+        after = request.arg("updated_after") or ""  # ISO 8601: updated on or after it
         items = [
             self._issue(request, iid)
             for iid in sorted(self.issues, reverse=True)
             if (state == "all" or self.issues[iid]["state"] == state)
             and all(name in self.issues[iid]["labels"] for name in wanted)
+            and (not after or _stamp(self.issues[iid]["updated"]) >= _stamp(after))
         ]
         return self._page(request, items, f"/projects/{_PROJECT_ID}/issues")
 
@@ -166,6 +179,7 @@ class GitLabService(FakeService):
         event = body.get("state_event")
         if event in ("close", "reopen"):
             self.issues[iid]["state"] = "closed" if event == "close" else "opened"
+            self.issues[iid]["updated"] = _now()
         return Answer(status=200, body=self._issue(request, iid))
 
     def _get_label(self, request: Request) -> Answer:
@@ -308,8 +322,8 @@ class GitLabService(FakeService):
             "description": stored["description"],
             "state": stored["state"],
             "created_at": _STAMP,
-            "updated_at": _STAMP,
-            "closed_at": None if stored["state"] == "opened" else _STAMP,
+            "updated_at": stored["updated"],
+            "closed_at": None if stored["state"] == "opened" else stored["updated"],
             "closed_by": None,
             "labels": list(stored["labels"]),
             "milestone": None,
