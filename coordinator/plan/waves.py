@@ -7,6 +7,7 @@ from operator import attrgetter
 
 import networkx as nx
 
+from seawall.errors import ConfigurationError
 from seawall.model import (
     CollisionRisk,
     Isolation,
@@ -32,25 +33,43 @@ def build_graph(tasks: Sequence[Task]) -> nx.DiGraph[str]:
 
 
 def task_generations(tasks: Sequence[Task]) -> list[list[Task]]:
-    """Topological generations of ``tasks``, each in plan order (deterministic).
+    """Topological generations of ``tasks``, each in plan order (deterministic): a task's
+    generation is one more than its latest dependency's.
 
-    Dependencies on tasks not in ``tasks`` (already done) are ignored. networkx gives
-    each generation in the order it reached the tasks; one pass over the plan puts each
-    task in its generation's list, so every list is in plan order without a sort.
+    Dependencies on tasks not in ``tasks`` (already done) are ignored. Kahn's walk over
+    plain lists (the generations ``networkx.topological_generations`` gives, without
+    building a graph object first); one pass over the plan then puts each task in its
+    generation's list, so every list is in plan order without a sort.
     """
-    ids = [task.id for task in tasks]
-    graph: nx.DiGraph[str] = nx.DiGraph()
-    graph.add_nodes_from(ids)
-    graph.add_edges_from((dep, task.id) for task in tasks for dep in task.depends_on)
-    if len(graph) != len(tasks):  # dependencies on tasks already done: not part of this graph
-        known = set(ids)
-        graph.remove_nodes_from([node for node in graph if node not in known])
-    level: dict[str, int] = {}
-    depth = -1
-    for depth, generation in enumerate(nx.topological_generations(graph)):
-        level.update(dict.fromkeys(generation, depth))
-    generations: list[list[Task]] = [[] for _ in range(depth + 1)]
-    for task, at in zip(tasks, map(level.__getitem__, ids), strict=True):
+    position = {task.id: at for at, task in enumerate(tasks)}
+    waiting = [0] * len(tasks)  # dependencies not yet placed in a generation
+    dependents: list[list[int]] = [[] for _ in tasks]
+    for at, task in enumerate(tasks):
+        for dep in dict.fromkeys(task.depends_on):  # a dependency named twice counts once
+            before = position.get(dep)
+            if before is not None:
+                waiting[at] += 1
+                dependents[before].append(at)
+    level = [0] * len(tasks)
+    frontier = [at for at, count in enumerate(waiting) if not count]
+    depth = placed = 0
+    while frontier:
+        placed += len(frontier)
+        following = []
+        for at in frontier:
+            level[at] = depth
+            for later in dependents[at]:
+                waiting[later] -= 1
+                if not waiting[later]:
+                    following.append(later)
+        frontier, depth = following, depth + 1
+    if placed != len(tasks):
+        stuck = sorted(task.id for task, count in zip(tasks, waiting, strict=True) if count)
+        raise ConfigurationError(
+            f"the tasks' dependencies form a cycle among: {', '.join(stuck[:10])}"
+        )
+    generations: list[list[Task]] = [[] for _ in range(depth)]
+    for task, at in zip(tasks, level, strict=True):
         generations[at].append(task)
     return generations
 
