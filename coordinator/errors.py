@@ -46,14 +46,17 @@ class PlanError(ConfigurationError):
         task: str | None = None,
         field: str | None = None,
         line: int | None = None,
+        column: int | None = None,
     ) -> None:
         self.path = path
         self.task = task
         self.field = field
         self.line = line
+        self.column = column
         where = []
         if path:
-            where.append(f"{path}:{line}" if line else path)
+            spot = f":{line}:{column}" if line and column else f":{line}" if line else ""
+            where.append(f"{path}{spot}")
         if task:
             where.append(f"task {task!r}")
         if field:

@@ -155,7 +155,11 @@ def _prompt(args: argparse.Namespace) -> int:
                     )
                 )
                 return 0
+    from seawall.config.fields import suggest
     from seawall.errors import ConfigurationError
 
-    known = ", ".join(task.id for task in plan.tasks)
-    raise ConfigurationError(f"{args.task_id!r} is not a task of {args.plan}; tasks: {known}")
+    ids = [task.id for task in plan.tasks]
+    hint = suggest(args.task_id, ids)
+    raise ConfigurationError(
+        f"{args.task_id!r} is not a task of {args.plan}{hint} (tasks: {', '.join(ids)})"
+    )

@@ -248,7 +248,21 @@ def _convert_union(options: tuple[Any, ...], value: Any, field: str, rule: Rule,
             return convert(option, value, field, rule=rule, text=text)
         except FieldError as exc:
             errors.append(exc.message)
-    raise FieldError(field, " or ".join(dict.fromkeys(errors)))
+    raise FieldError(field, _one_sentence(errors, value))
+
+
+def _one_sentence(errors: list[str], value: Any) -> str:
+    """The errors of a union's options as one sentence: "must be a whole number or
+    'auto', not 'ten'" rather than two sentences joined by "or"."""
+    wanted = []
+    for message in dict.fromkeys(errors):
+        if not message.startswith("must be "):
+            return " or ".join(dict.fromkeys(errors))
+        expected = message.removeprefix("must be ").split(", not ")[0].split(", got ")[0]
+        if expected.startswith("one of ") and ", " not in expected:
+            expected = expected.removeprefix("one of ")  # a single allowed word
+        wanted.append(expected)
+    return f"must be {' or '.join(wanted)}, not {value!r}"
 
 
 def _convert_tuple(

@@ -8,18 +8,25 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from seawall.codec import JsonView
-from seawall.config import FieldError, build, check_keys, field_line, table_element
+from seawall.config import FieldError, build, check_keys, field_line, suggest, table_element
+from seawall.config.toml_text import toml_error
 from seawall.errors import PlanError
 from seawall.model import Plan, RunnerSpec, SessionConfig, Task
 
-__all__ = ["load_plan", "parse_plan", "validate_scope_pattern", "validate_task_id"]
+__all__ = [
+    "load_plan",
+    "parse_plan",
+    "toml_error",
+    "validate_scope_pattern",
+    "validate_task_id",
+]
 
 _TOP_LEVEL = ("session", "runners", "task")
 _SESSION_ALIASES = {"type": "session_type"}
@@ -44,14 +51,15 @@ def parse_plan(text: str, *, path: str = "<plan>") -> Plan:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise PlanError(f"not valid TOML: {exc}", path=path) from exc
+        message, line, column = toml_error(exc, text)
+        raise PlanError(f"not valid TOML: {message}", path=path, line=line, column=column) from exc
     try:
         return _plan(data, path, text)
     except PlanError as exc:
-        line = _line(text, exc)
-        if line is None:
+        found = _line(text, exc)
+        if found is None:
             raise
-        raise PlanError(exc.detail, path=path, task=exc.task, field=exc.field, line=line) from None
+        raise PlanError(exc.detail, path=path, task=exc.task, field=exc.field, line=found) from None
 
 
 def _plan(data: JsonView, path: str, text: str) -> Plan:  # the user's TOML
@@ -267,7 +275,7 @@ def _check_references(
                 )
             if dependency not in ids:
                 raise PlanError(
-                    f"unknown dependency {dependency!r}",
+                    f"unknown dependency {dependency!r}{suggest(dependency, ids)}",
                     path=path,
                     task=task.id,
                     field=f"depends_on[{i}]",
@@ -275,14 +283,19 @@ def _check_references(
             graph.add_edge(dependency, task.id)
         if task.agent is not None and task.agent not in runners and not _builtin_runner(task.agent):
             raise PlanError(
-                f"unknown runner {task.agent!r}: define [runners.{task.agent}] or use a "
-                "built-in runner name",
+                f"unknown runner {task.agent!r}{_runner_hint(task.agent, runners)} — define "
+                f"[runners.{task.agent}] or use a built-in runner name",
                 path=path,
                 task=task.id,
                 field="agent",
             )
     if session.agent not in runners and not _builtin_runner(session.agent):
-        raise PlanError(f"unknown runner {session.agent!r}", path=path, field="session.agent")
+        raise PlanError(
+            f"unknown runner {session.agent!r}{_runner_hint(session.agent, runners)} — define "
+            f"[runners.{session.agent}] or use a built-in runner name",
+            path=path,
+            field="session.agent",
+        )
     try:
         cycle = nx.find_cycle(graph)
     except nx.NetworkXNoCycle:
@@ -291,6 +304,13 @@ def _check_references(
     raise PlanError(
         f"dependency cycle: {' -> '.join(names)}", path=path, task=names[0], field="depends_on"
     )
+
+
+def _runner_hint(name: str, runners: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` among the plan's runners and the installed ones."""
+    from seawall.registry import RUNNER_GROUP, available
+
+    return suggest(name, [*runners, *available(RUNNER_GROUP)])
 
 
 def _builtin_runner(name: str) -> bool:

@@ -173,9 +173,14 @@ def _schema_text(name: str) -> str:
 
 def load_schema(schema: str) -> JsonObject:
     """The JSON Schema of the document whose ``"schema"`` is ``schema`` (e.g.
-    ``seawall.next/1``), self-contained: a ``$ref`` to a sibling file is replaced by that
-    file's schema. KeyError for a name seawall does not ship."""
-    data: JsonObject = json.loads(_schema_text(SCHEMAS[schema]))
+    ``seawall.next/1``, or its short name ``next``), self-contained: a ``$ref`` to a
+    sibling file is replaced by that file's schema. KeyError, naming the schemas seawall
+    ships, for any other name."""
+    name = SCHEMAS.get(schema) or (schema if schema in SCHEMAS.values() else None)
+    if name is None:
+        shipped = ", ".join(f"{full} ({short})" for full, short in SCHEMAS.items())
+        raise KeyError(f"no schema {schema!r}: seawall ships {shipped}")
+    data: JsonObject = json.loads(_schema_text(name))
     inlined: JsonObject = _inline(data)
     return inlined
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from seawall.codec import JsonObject
 from seawall.config import FieldError, check_keys, field_line, field_values, ruled
+from seawall.config.toml_text import toml_error
 from seawall.errors import ConfigurationError
 
 __all__ = [
@@ -125,7 +126,8 @@ def _file_values(path: Path) -> JsonObject:  # from the user's file, checked
     except FileNotFoundError as exc:
         raise ConfigurationError(f"{path}: the runner config file does not exist") from exc
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigurationError(f"{path}: not valid TOML: {exc}") from exc
+        message, line, column = toml_error(exc, text)
+        raise ConfigurationError(f"{path}:{line}:{column}: not valid TOML: {message}") from exc
     try:
         check_keys(data, ("runner",), what="table")
     except FieldError as exc:
