@@ -268,11 +268,13 @@ def _run(args: argparse.Namespace) -> int:
     import anyio
 
     from seawall.errors import SeawallError
+    from seawall.git.repo import open_repository
     from seawall.plan import load_plan
     from seawall.session.engine import Session
 
     plan_path = Path(args.plan)
     plan = _accepting(load_plan(plan_path), args)
+    open_repository(args.repo or Path.cwd())  # before anything is said of a session
     adapters = _adapters(plan, args)
     progress = _progress(args)
     session = Session(

@@ -75,7 +75,12 @@ def open_repository(path: str | os.PathLike[str]) -> pygit2.Repository:
     """Open the repository containing ``path``; raise ``GitError`` if there is none."""
     found = pygit2.discover_repository(str(path))
     if found is None:
-        raise GitError(f"{path} is not inside a git repository")
+        if not Path(path).exists():
+            raise GitError(f"{path} does not exist: seawall works in a git repository")
+        raise GitError(
+            f"{path} is not inside a git repository: run seawall from one (or `git init` "
+            "there first), or name one with --repo DIR"
+        )
     try:
         return pygit2.Repository(found)
     except pygit2.GitError as exc:

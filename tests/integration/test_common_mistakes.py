@@ -81,3 +81,14 @@ def test_a_schema_is_found_by_its_short_name_and_an_unknown_one_is_named() -> No
         KeyError, match=r"no schema 'nxt': seawall ships .*seawall\.next/1 \(next\)"
     ):
         load_schema("nxt")
+
+
+def test_outside_a_repository_nothing_is_said_of_a_session(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f'[session]\nname = "x"\nagent = "farewell"\n{GOOD_RUNNER}{TASK_A}')
+    done = _seawall("run", str(plan), cwd=tmp_path)
+    assert done.returncode != 0
+    assert "session" not in done.stderr, done.stderr
+    assert f"{tmp_path} is not inside a git repository: run seawall from one" in done.stderr
+    gone = _seawall("run", str(plan), "--repo", str(tmp_path / "nope"), cwd=tmp_path)
+    assert f"{tmp_path / 'nope'} does not exist" in gone.stderr, gone.stderr
