@@ -17,6 +17,8 @@ def open_for_lead(
     repo: Path, *, plan: Path | None = None, session_id: str | None = None
 ) -> Session:
     """The session to step: from ``plan`` when no unfinished session exists, else reopened.
+    Without a plan and with every session finished, the newest one is reopened, so a lead
+    that asks again after "done" is answered "done" again.
 
     A plan given while an unfinished session of the repository exists continues that
     session (a lead that repeats its first command must not start a second session); a
@@ -35,9 +37,10 @@ def open_for_lead(
                 )
         return session
     if plan is None:
-        raise ConfigurationError(
-            f"no unfinished seawall session in {root}: give the plan file to start one"
-        )
+        finished = latest_session(root)
+        if finished is not None:  # asked again after "done": the same answer again
+            return Session.open(root, finished, progress=make_progress())
+        raise ConfigurationError(f"no seawall session in {root}: give the plan file to start one")
     if not plan.is_file():
         raise ConfigurationError(f"{plan}: no such plan file")
     return Session(load_plan(plan), repo=root, progress=make_progress())

@@ -67,6 +67,9 @@ def test_every_cli_output_of_the_loop_matches_its_schema(tmp_path: Path) -> None
     assert last["action"] == "done" and last["done"] and last["phase"] == "done"
     assert last["reviewed"]["agents"][0]["merged"] is True
     assert show(repo, "main", "NOTES.md") == "notes\n"
+    # asked again after "done", `next` answers "done" again (a lead's loop may ask twice)
+    again = _checked(seawall("next", *where, cwd=repo, check=True).stdout)
+    assert again["action"] == "done" and again["done"] and again["session"] == step["session"]
     # nothing left for `wave prepare` either: the done document has its own schema
     finished = seawall("wave", "prepare", "--session", step["session"], *where, cwd=repo)
     assert finished.returncode == ExitCode.ERROR and "nothing to prepare" in finished.stderr
