@@ -66,6 +66,7 @@ _BUILTIN = MappingProxyType(
                 "claude-code": "seawall.adapters.runners.claude_code:ClaudeCodeRunner",
                 "codex": "seawall.adapters.runners.codex:CodexRunner",
                 "opencode": "seawall.adapters.runners.opencode:OpenCodeRunner",
+                "gemini": "seawall.adapters.runners.gemini:GeminiRunner",
                 "ray": "seawall.adapters.runners.ray:RayRunner",
             }
         ),

@@ -1,4 +1,4 @@
-"""The real Claude Code, Codex and opencode CLIs, installed from the npm registry for the tests.
+"""The real Claude Code, Codex, opencode and Gemini CLIs, from the npm registry, for the tests.
 
 Pinned versions go into a project-local cache (``<project>/.cache/agent-clis``, ignored
 by git; ``SEAWALL_AGENT_CLIS`` names another, so several checkouts or CI jobs share one
@@ -21,6 +21,7 @@ from tests.locks import locked
 __all__ = [
     "CLAUDE_CODE",
     "CODEX",
+    "GEMINI",
     "OPENCODE",
     "PROJECT",
     "AgentClis",
@@ -32,6 +33,7 @@ PROJECT = Path(__file__).resolve().parents[2]
 CLAUDE_CODE = ("@anthropic-ai/claude-code", "2.1.197")
 CODEX = ("@openai/codex", "0.171.0")
 OPENCODE = ("opencode-ai", "1.18.33")
+GEMINI = ("@google/gemini-cli", "0.61.0")
 _INSTALL_TIMEOUT_S = 600
 
 
@@ -57,6 +59,10 @@ class AgentClis:
     def opencode(self) -> Path:
         return self.bin_dir / "opencode"
 
+    @property
+    def gemini(self) -> Path:
+        return self.bin_dir / "gemini"
+
 
 def _installed_version(cache: Path, package: str) -> str | None:
     try:
@@ -76,7 +82,7 @@ def install_agent_clis(cache: Path | None = None) -> AgentClis:
     with locked(cache / ".lock"):
         missing = [
             f"{name}@{version}"
-            for name, version in (CLAUDE_CODE, CODEX, OPENCODE)
+            for name, version in (CLAUDE_CODE, CODEX, OPENCODE, GEMINI)
             if _installed_version(cache, name) != version
         ]
         if not missing:

@@ -10,6 +10,7 @@ into a test module to use them.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 
 from tests.fakes.agent_clis import AgentClis, NpmMissing, install_agent_clis
 from tests.fakes.anthropic_server import AnthropicServer
+from tests.fakes.gemini_server import GeminiServer
 from tests.fakes.openai_server import OpenAIResponsesServer, codex_home, opencode_config
 
 __all__ = [
@@ -25,6 +27,8 @@ __all__ = [
     "anthropic",
     "claude_env",
     "codex_env",
+    "gemini",
+    "gemini_env",
     "live_processes",
     "openai",
     "opencode_env",
@@ -48,6 +52,12 @@ def anthropic() -> Iterator[AnthropicServer]:
 @pytest.fixture
 def openai() -> Iterator[OpenAIResponsesServer]:
     with OpenAIResponsesServer() as server:
+        yield server
+
+
+@pytest.fixture
+def gemini() -> Iterator[GeminiServer]:
+    with GeminiServer() as server:
         yield server
 
 
@@ -127,6 +137,30 @@ def opencode_env(
         "OPENCODE_DISABLE_AUTOUPDATE": "1",
         "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
     }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return env
+
+
+@pytest.fixture
+def gemini_env(
+    agent_clis: AgentClis,
+    gemini: GeminiServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> dict[str, str]:
+    """The variables that run the real ``gemini`` against ``gemini`` (an API key the
+    settings in its HOME say to use, the scripted server as the API's base), offline."""
+    home = tmp_path / "gemini-home"
+    env = _base_env(agent_clis, home)
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    }
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    env |= {"GEMINI_API_KEY": "scripted", "GOOGLE_GEMINI_BASE_URL": gemini.origin}
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     return env

@@ -1,0 +1,248 @@
+"""`seawall run` with the gemini runner driving the real Gemini CLI.
+
+Gemini CLI talks to the scripted Gemini API server (``GOOGLE_GEMINI_BASE_URL``), offline.
+Each test is one real session: a clean edit that merges with its turns and tokens
+counted, an agent rewriting one file again and again (a spiral from its own history), a
+looping agent stopped by a breaker, a stopped agent whose background process must not
+survive it, and an out-of-scope write refused by the kernel while the agent runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from seawall.sandbox.launch import available
+from tests.fakes.gemini_server import GeminiServer
+from tests.fakes.model_script import Call, ModelTurn, Script
+from tests.integration.realcli import agent_clis, gemini, gemini_env, live_processes
+from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, show, status
+from tests.waiting import wait_until
+
+__all__ = ["agent_clis", "gemini", "gemini_env"]
+
+pytestmark = pytest.mark.slow
+
+
+def plan_text(name: str, tasks: list[dict[str, object]], extra: str = "") -> str:
+    lines = [
+        "[session]",
+        f'name = "{name}"',
+        'type = "feature"',
+        'agent = "gem"',
+        extra,  # more [session] keys
+        "[session.wave_breaker]",
+        "max_rework_cycles = 0",  # one wave: no re-dispatch
+        "[runners.gem]",
+        'kind = "gemini"',
+        'model = "gemini-2.5-pro"',
+        "options = { kill_grace = 1 }",
+    ]
+    for task in tasks:
+        lines.append("[[task]]")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in task.items()]
+    return "\n".join(lines) + "\n"
+
+
+def run_plan(repo: Path, plan: Path) -> tuple[int, str, dict[str, Any]]:
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
+    return done.returncode, done.stdout + done.stderr, status(repo)
+
+
+def run_record(repo: Path, data: dict[str, Any], task: str) -> dict[str, Any]:
+    path = repo / ".seawall" / str(data["session"]) / "agents" / task / "w1-run.json"
+    record: dict[str, Any] = json.loads(path.read_text())
+    return record
+
+
+def write(path: str, content: str) -> Call:
+    return Call(name="write_file", input={"file_path": f"{{cwd}}/{path}", "content": content})
+
+
+def shell(command: str) -> Call:
+    return Call(name="run_shell_command", input={"command": command, "description": "run"})
+
+
+@pytest.fixture
+def sleeper() -> Iterator[str]:
+    """A command line no other process has, and the cleanup of what it leaves running."""
+    marker = f"sleep {random.randint(60_000, 69_999)}"
+    yield marker
+    for line in live_processes(marker):
+        os.kill(int(line.split(":", 1)[0]), signal.SIGKILL)
+
+
+def test_a_clean_gemini_edit_merges_done_with_its_turns_and_tokens_counted(
+    gemini: GeminiServer, gemini_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    gemini.add(
+        Script(
+            marker="GEM-CLEAN",
+            turns=[
+                ModelTurn(text="Writing the module.", calls=[write("src/greet.py", "HI = 1\n")]),
+                ModelTurn(text="Wrote src/greet.py.\nSTATUS: done — greet added"),
+            ],
+        )
+    )
+    plan = tmp_path / "plan.toml"
+    task: dict[str, object] = {
+        "id": "greet",
+        "prompt": "Work GEM-CLEAN.",
+        "scope": ["src/greet.py"],
+    }
+    plan.write_text(plan_text("gem-clean", [task]))
+    code, output, data = run_plan(repo, plan)
+    agent = agents_by_wave(data)[0]["greet"]
+    assert agent["status"] == "done", (agent, output)
+    assert code == 0, output
+    assert show(repo, "main", "src/greet.py") == "HI = 1\n"
+    counts = run_record(repo, data, "greet")["counts"]
+    assert counts["turns"] == 2 and counts["tool_calls"] == 1, counts
+    assert counts["input_tokens"] == 2 * 1200 and counts["output_tokens"] == 2 * 80, counts
+    assert len(gemini.answered("GEM-CLEAN")) == 2
+    assert "Work GEM-CLEAN." in gemini.shown("GEM-CLEAN")  # the prompt came through stdin
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_gemini_agent_rewriting_one_file_is_a_spiral_from_its_own_history(
+    gemini: GeminiServer, gemini_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/loop.py": "L = 0\n"})
+    rewrites = [ModelTurn(calls=[write("src/loop.py", f"L = {1 + n % 2}\n")]) for n in range(4)]
+    gemini.add(
+        Script(
+            marker="GEM-SPIRAL",
+            turns=[*rewrites, ModelTurn(text="Fixed at last.\nSTATUS: done — loop fixed")],
+        )
+    )
+    plan = tmp_path / "plan.toml"
+    task: dict[str, object] = {"id": "loop", "prompt": "Work GEM-SPIRAL.", "scope": ["src/loop.py"]}
+    plan.write_text(plan_text("gem-spiral", [task], 'isolation = "worktree"'))
+    _code, output, data = run_plan(repo, plan)
+    agent = agents_by_wave(data)[0]["loop"]
+    assert agent["status"] == "spiral", (agent, output)
+    assert "src/loop.py changed 4×" in agent["spiral"]["summary"], agent
+    assert agent["merged"] is False
+    assert show(repo, "main", "src/loop.py") == "L = 0\n"
+
+
+def test_a_looping_gemini_agent_is_stopped_by_a_breaker(
+    gemini: GeminiServer, gemini_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    gemini.add(
+        Script(
+            marker="GEM-LOOP",
+            turns=[
+                ModelTurn(calls=[write("src/loop.py", "L = 1\n")]),
+                ModelTurn(calls=[shell("ls src/not-there")]),
+            ],
+            loop=True,
+        )
+    )
+    plan = tmp_path / "plan.toml"
+    task: dict[str, object] = {"id": "loop", "prompt": "Work GEM-LOOP.", "scope": ["src/loop.py"]}
+    plan.write_text(plan_text("gem-loop", [task]))
+    code, output, data = run_plan(repo, plan)
+    agent = agents_by_wave(data)[0]["loop"]
+    assert agent["status"] == "blocked", (agent, output)
+    run = run_record(repo, data, "loop")
+    assert "breaker" in run["stop_reason"], run
+    assert run["counts"]["turns"] <= 8, run  # stopped live, long before the turn limit
+    assert code != 0
+
+
+def test_nothing_a_stopped_gemini_agent_started_survives_it(
+    gemini: GeminiServer, gemini_env: dict[str, str], tmp_path: Path, sleeper: str
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    daemon = shell(f"setsid nohup {sleeper} >/dev/null 2>&1 &")
+    gemini.add(
+        Script(
+            marker="GEM-DAEMON",
+            turns=[ModelTurn(calls=[daemon]), ModelTurn(calls=[shell("ls src/not-there")])],
+            loop=True,
+        )
+    )
+    plan = tmp_path / "plan.toml"
+    task: dict[str, object] = {"id": "loop", "prompt": "Work GEM-DAEMON.", "scope": ["src/loop.py"]}
+    plan.write_text(plan_text("gem-daemon", [task]))
+    _code, output, data = run_plan(repo, plan)
+    assert agents_by_wave(data)[0]["loop"]["status"] == "blocked", output
+    wait_until(lambda: not live_processes(sleeper), timeout=10, what=f"every {sleeper!r} to end")
+    assert live_processes("gemini", within=tmp_path) == []
+
+
+@pytest.mark.skipif(not available(), reason="this kernel has no Landlock")
+def test_an_out_of_scope_gemini_write_is_refused_by_the_os_sandbox(
+    gemini: GeminiServer, gemini_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    gemini.add(
+        Script(
+            marker="GEM-SCOPE",
+            turns=[
+                ModelTurn(calls=[shell("echo taken > README.md")]),
+                ModelTurn(calls=[write("src/mine.py", "M = 1\n")]),
+                ModelTurn(text="Done what I could.\nSTATUS: done — mine written"),
+            ],
+        )
+    )
+    plan = tmp_path / "plan.toml"
+    task: dict[str, object] = {"id": "mine", "prompt": "Work GEM-SCOPE.", "scope": ["src/mine.py"]}
+    plan.write_text(plan_text("gem-scope", [task], 'isolation = "none"\nenforcement = "strict"'))
+    code, output, data = run_plan(repo, plan)
+    assert "agents are sandboxed by the kernel (Landlock)" in output
+    agent = agents_by_wave(data)[0]["mine"]
+    assert agent["status"] == "done", (agent, output)
+    assert show(repo, "main", "src/mine.py") == "M = 1\n"
+    assert (repo / "README.md").read_text() == "# p\n"
+    assert code == 0, output
+
+
+def test_a_model_error_is_a_failed_run_that_says_why(
+    gemini: GeminiServer, gemini_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    gemini.add(
+        Script(marker="GEM-ERR", turns=[ModelTurn(text="the request is too large", status=400)])
+    )
+    plan = tmp_path / "plan.toml"
+    task: dict[str, object] = {"id": "big", "prompt": "Work GEM-ERR.", "scope": ["src/big.py"]}
+    plan.write_text(plan_text("gem-err", [task]))
+    code, output, data = run_plan(repo, plan)
+    agent = agents_by_wave(data)[0]["big"]
+    assert agent["status"] == "failed", (agent, output)
+    run = run_record(repo, data, "big")
+    assert run["is_error"] is True, run
+    assert "the request is too large" in run["final_text"] + run["stderr_tail"], run
+    assert code != 0
+
+
+def test_a_gemini_agent_past_its_turn_limit_is_stopped_with_its_work_kept(
+    gemini: GeminiServer, gemini_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    steps = [ModelTurn(calls=[write(f"src/step{n}.py", f"S = {n}\n")]) for n in range(6)]
+    gemini.add(Script(marker="GEM-TURNS", turns=steps))
+    plan = tmp_path / "plan.toml"
+    task: dict[str, object] = {
+        "id": "steps",
+        "prompt": "Work GEM-TURNS.",
+        "scope": ["src/"],
+        "max_turns": 2,
+    }
+    plan.write_text(plan_text("gem-turns", [task]))
+    _code, output, data = run_plan(repo, plan)
+    run = run_record(repo, data, "steps")
+    assert run["stop_reason"].startswith("turn limit: 3 turns > max 2"), (run, output)
+    assert run["wip"] and git(repo, "show", f"{run['wip']}:src/step0.py") == "S = 0"
+    assert len(gemini.answered("GEM-TURNS")) <= 4
