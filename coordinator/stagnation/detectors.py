@@ -85,6 +85,10 @@ class PaginationDetector:
         self._candidates: dict[tuple[str, str], set[str]] = {}
         self._pending: dict[str, tuple[tuple[str, str], str]] = {}
 
+    def human_turn(self) -> None:
+        """A person spoke: the reads after it answer them, not the reads before."""
+        self._streaks.clear()
+
     def observe_call(self, call: ToolCall, key: str, facts: CallFacts) -> None:
         """An edit ends every streak and clears the candidates of the paths it edits; a
         read waits for its result."""
@@ -150,6 +154,11 @@ class TurnKeyDetector:
         self._last: Repeat | Seen | None = None
         self._pending: dict[str, str] = {}
         self._best: dict[str, int] = {}
+
+    def human_turn(self) -> None:
+        """A person spoke: the next call starts a new run, even one of the same key (the
+        longest runs already seen are kept for the post-wave findings)."""
+        self._key, self._run, self._last = "", 0, None
 
     def observe_call(self, call: ToolCall, key: str, facts: CallFacts) -> None:
         """A call that is no wait extends the run of its turn key ``key``, or starts one."""
@@ -221,6 +230,10 @@ class ErrorEchoDetector:
         self._pending: dict[str, tuple[ToolCall, str]] = {}
         self._counts: dict[str, FailureCounts] = {}
         self._fired: list[Finding] = []
+
+    def human_turn(self) -> None:
+        """A person spoke: errors seen before it are not echoed by the ones after."""
+        self._counts.clear()
 
     def observe_call(self, call: ToolCall, key: str, facts: CallFacts | None = None) -> None:
         """Keep ``call`` and its turn key ``key`` until its result (not a wait's)."""

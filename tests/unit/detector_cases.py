@@ -629,6 +629,18 @@ CASES: tuple[Case, ...] = (
         ],
     ),
     Case(
+        name="a person's reply between identical calls",
+        reason="the same listing asked for again after a person spoke answers them, not a "
+        "repetition: the turn-key run starts again (as the loop breaker's does)",
+        steps=[
+            bash("ls deploy/", "prod.sh\nstaging.sh"),
+            bash("ls deploy/", "prod.sh\nstaging.sh"),
+            human("which scripts are there? list them again"),
+            bash("ls deploy/", "prod.sh\nstaging.sh"),
+            bash("ls deploy/", "prod.sh\nstaging.sh"),
+        ],
+    ),
+    Case(
         name="working through a failing build resets the unverified-edits count",
         reason="a build whose failure set changes between runs is progress: edits between "
         "checks that move the failures on never pile up unverified",
