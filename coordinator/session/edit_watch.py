@@ -13,8 +13,9 @@ What a burst changed is the agent's when it lies in the agent's own tree (a work
 in place, inside its scope (scopes of agents sharing the tree never overlap). Only files
 written are taken as the agent's: a file that vanished from its tree is not made its edit
 (the merge's guard against deleting files an agent never touched stays whole). Idle, the
-watch costs nothing (the thread sleeps in the kernel); busy, an agent causes at most one
-checkpoint per ``LONGEST_BURST_MS`` however fast it writes.
+watch costs next to nothing (a thread asleep in the kernel, woken to look at its stop
+signal); busy, an agent causes at most one checkpoint per ``BURST_MS`` however fast it
+writes (``tests/bench/bench_edit_watch.py``).
 """
 
 from __future__ import annotations
@@ -38,8 +39,7 @@ BURST_MS = 150
 """Writes no further apart than this are one edit (one checkpoint)."""
 
 LONGEST_BURST_MS = 1000
-"""A longer stream of writes is cut into edits of this length: an agent that writes
-without pause causes one checkpoint a second."""
+"""A stream of writes to ever new files is cut into edits of at most this length."""
 
 _IGNORED_DIRS = (".seawall",)
 _RESTARTS = 3  # a watch that broke is started again (writes meanwhile go unseen)
