@@ -28,7 +28,7 @@ from seawall.errors import ConfigurationError, RunnerError
 from seawall.runner import AgentRequest, AgentResult, Emitter, StopSignal
 from seawall.runtime.processes import aend_group, signal_group
 from seawall.sandbox.launch import supervised, supervisor_argv, unavailable_reason
-from seawall.sandbox.policy import DEVICE_PATHS, SandboxPolicy, cli_state_paths
+from seawall.sandbox.policy import DEVICE_PATHS, SCRATCH_PREFIX, SandboxPolicy, cli_state_paths
 from seawall.sandbox.supervise import SANDBOX_FAILED, SUPERVISOR_SAYS
 
 __all__ = [
@@ -113,7 +113,7 @@ async def spawn_agent(
     executable = resolve_executable(argv[0], env, task_id=request.task_id)
     if request.sandbox is not None and (missing := unavailable_reason()):
         raise RunnerError(f"task {request.task_id!r}: cannot sandbox the agent: {missing}")
-    with tempfile.TemporaryDirectory(prefix="seawall-agent-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as scratch:
         env = dict(env)
         policy = None
         if request.sandbox is not None:

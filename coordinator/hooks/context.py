@@ -40,12 +40,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from seawall.errors import ConfigurationError
 from seawall.hooks.identity import Identity, subagent_identity
 from seawall.model import Enforcement, Isolation
+from seawall.sandbox.policy import SCRATCH_PREFIX
 from seawall.scope.enforce import Failure
 from seawall.scope.manifest import (
     AgentScope,
@@ -58,7 +59,12 @@ from seawall.scope.manifest import (
 )
 from seawall.scope.matcher import ScopeMatcher
 
-__all__ = ["STALE_AFTER_S", "HookContext", "find_repository", "resolve_context"]
+__all__ = [
+    "STALE_AFTER_S",
+    "HookContext",
+    "find_repository",
+    "resolve_context",
+]
 
 _MAX_MANIFESTS = 32
 STALE_AFTER_S = 12 * 3600  # an unclosed manifest this old is a crashed session's, not live
@@ -76,6 +82,7 @@ class HookContext:
     failure: Failure | None = None
     detail: str = ""
     how: str = "none"  # env | agent_id | cwd | target | newest | none
+    scratch: Path | None = None  # the agent's own temporary directory (its runner made it)
 
     @property
     def session(self) -> str | None:
@@ -103,11 +110,21 @@ class HookContext:
             session=self.manifest.session,
             state_root=Path(self.manifest.repo),
             agent=self.agent.task_id if self.agent is not None else None,
+            scratch=self.scratch,
         )
 
 
 def resolve_context(payload: Mapping[str, object], env: Mapping[str, str]) -> HookContext:
-    """Find the session, wave and agent of a hook call (see the module docstring)."""
+    """Find the session, wave and agent of a hook call (see the module docstring); the
+    agent's own temporary directory is its ``TMPDIR`` when seawall's runner made it."""
+    found = _resolve(payload, env)
+    scratch = env.get("TMPDIR", "")
+    if Path(scratch).name.startswith(SCRATCH_PREFIX) and Path(scratch).is_absolute():
+        return replace(found, scratch=Path(scratch))
+    return found
+
+
+def _resolve(payload: Mapping[str, object], env: Mapping[str, str]) -> HookContext:
     raw_cwd = payload.get("cwd")
     cwd = Path(raw_cwd) if isinstance(raw_cwd, str) and raw_cwd else Path.cwd()
     fallback = _fallback_enforcement(env)

@@ -27,11 +27,16 @@ from pathlib import Path
 __all__ = [
     "DEVICE_PATHS",
     "PROTECTED_NAMES",
+    "SCRATCH_PREFIX",
     "SandboxPolicy",
     "cli_state_paths",
     "scope_policy",
     "workspace_policy",
 ]
+
+SCRATCH_PREFIX = "seawall-agent-"
+"""The name's start of each sandboxed agent's own temporary directory (its ``TMPDIR``,
+made by its runner and removed when it ends): the hook lets the agent write there too."""
 
 PROTECTED_NAMES = (".git", ".seawall", ".claude/settings.json", ".claude/settings.local.json")
 """Entries of a repository an agent working in place may never write."""

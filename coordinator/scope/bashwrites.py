@@ -15,12 +15,15 @@ link's directory, as the kernel will read it.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
+import re
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from seawall.sandbox.policy import SCRATCH_PREFIX
 from seawall.shell import SimpleCommand, placed
 from seawall.shell.writes import Write, writes
 
@@ -66,8 +69,23 @@ def write_targets(
         if cmd.name == "ln":
             out.extend(_link_targets(cmd, places))
         for write in writes(cmd):
-            out.extend(_targets(cmd, write, places, root=cwd))
+            out.extend(_targets(cmd, _in_scratch(write, env), places, root=cwd))
     return out
+
+
+_TMPDIR_WORD = re.compile(r"\$(?:TMPDIR|\{TMPDIR\})((?:/[^$`\\*?\[]*)?)")
+
+
+def _in_scratch(write: Write, env: Mapping[str, str] | None) -> Write:
+    """``$TMPDIR/...`` read as the agent's own temporary directory when seawall's runner
+    made it (the only expansion the hook knows before the command runs)."""
+    scratch = (env or {}).get("TMPDIR", "")
+    if not write.dynamic or not Path(scratch).name.startswith(SCRATCH_PREFIX):
+        return write
+    found = _TMPDIR_WORD.fullmatch(write.path)
+    if found is None:
+        return write
+    return dataclasses.replace(write, path=scratch + found.group(1), dynamic=False)
 
 
 def _sets_cdpath(cmd: SimpleCommand) -> bool:

@@ -25,6 +25,7 @@ is ``--force``.
 
 from __future__ import annotations
 
+from seawall.scope.programs import asks_for_help
 from seawall.shell import SimpleCommand
 from seawall.shell.gitargv import canonical_args, read_git
 
@@ -84,7 +85,7 @@ def git_refusal(cmd: SimpleCommand) -> tuple[bool, str] | None:
         return True, "the git subcommand is not known before it runs"
     sub = read.subcommand
     args = canonical_args(sub, read.args)
-    if _reads(sub, args):
+    if _reads(sub, args) or asks_for_help(read.args):
         return None
     if sub in REF_PLUMBING or _plumbing_form(sub, args):
         return False, f"git {sub} rewrites refs or repository state directly"

@@ -138,7 +138,8 @@ class ScopeMatcher:
     ``workspace`` is the agent's working tree (a worktree or the repository itself);
     ``state_root`` is the repository whose ``.seawall/<session>/`` holds the session's
     state. ``grants`` are the scope entries of the agent; ``agent`` its task id, whose
-    stop note (``agents/<agent>/BLOCKED.md``) it may write (None: no one agent's).
+    stop note (``agents/<agent>/BLOCKED.md``) it may write (None: no one agent's);
+    ``scratch`` its own temporary directory, which it may write (None: it has none).
     """
 
     def __init__(
@@ -149,8 +150,10 @@ class ScopeMatcher:
         session: str,
         state_root: Path | None = None,
         agent: str | None = None,
+        scratch: Path | None = None,
     ) -> None:
         self.workspace = Path(os.path.realpath(workspace))
+        self.scratch = Path(os.path.realpath(scratch)) if scratch is not None else None
         self.state_root = Path(os.path.realpath(state_root or workspace))
         self.session = session
         self.agent = agent
@@ -169,6 +172,8 @@ class ScopeMatcher:
             )
         rel = _relative(resolved, self.workspace)
         shown = rel if rel is not None else resolved
+        if rel is None and self.scratch is not None and _relative(resolved, self.scratch):
+            return PathVerdict(allowed=True, path=resolved, reason="the agent's own $TMPDIR")
         if protected(rel if rel is not None else resolved.lstrip("/")):
             return PathVerdict(
                 allowed=False, path=shown, reason=f"{shown} is seawall or git state, not task files"
@@ -182,7 +187,10 @@ class ScopeMatcher:
             target = resolved if grant.startswith("/") else rel
             if target is not None and grant_matches(grant, regex, target):
                 return PathVerdict(allowed=True, path=shown, reason="in scope", grant=grant)
-        where = "outside the repository" if rel is None else "outside this task's file scope"
+        if rel is not None:
+            where = "outside this task's file scope"
+        else:  # scratch files belong in the agent's own temporary directory
+            where = "outside the repository (for scratch files use $TMPDIR, the agent's own)"
         return PathVerdict(allowed=False, path=shown, reason=f"{shown} is {where}")
 
     def matches_relative(self, rel: str) -> bool:

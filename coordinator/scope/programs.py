@@ -26,7 +26,14 @@ import re
 from seawall.shell import SimpleCommand
 from seawall.shell.writes import WRITERS
 
-__all__ = ["PROJECT_TOOLS", "READERS", "WRAPPERS", "unknown_reason", "variable_reason"]
+__all__ = [
+    "PROJECT_TOOLS",
+    "READERS",
+    "WRAPPERS",
+    "asks_for_help",
+    "unknown_reason",
+    "variable_reason",
+]
 
 READERS = frozenset(
     {
@@ -44,7 +51,8 @@ READERS = frozenset(
         "which", "whoami", "xxd", "yes", "zcat", "zgrep", "zless", "bzcat", "xzcat",
         "getopts", "times", "nohup", "time", "nice", "timeout", "stdbuf",
         "setsid", "chronic", "unbuffer", "flock", "ionice", "taskset", "chrt", "watch",
-        "xargs", "builtin", "exec",
+        "xargs", "builtin", "exec", "ss", "netstat", "bc", "dc", "lscpu", "lsblk", "vmstat",
+        "iostat", "w", "who", "last", "groups", "tput", "sort", "uniq",
     }
 )  # fmt: skip
 WRAPPERS = frozenset(
@@ -90,11 +98,45 @@ def variable_reason(name: str) -> str | None:
     return None
 
 
+# programs of which only some subcommands are reads: those are allowed, nothing else
+_READ_SUBCOMMANDS = {
+    "docker": frozenset({"ps", "images", "logs", "inspect", "version", "info", "stats", "top",
+                         "port", "diff", "history", "events"}),
+    "podman": frozenset({"ps", "images", "logs", "inspect", "version", "info", "stats", "top",
+                         "port", "diff", "history", "events"}),
+    "kubectl": frozenset({"get", "describe", "logs", "version", "explain", "top"}),
+    "gh": frozenset({"status"}),
+}  # fmt: skip
+_HELP = frozenset({"--help", "-h", "-help", "--version", "-V", "help"})
+
+
+def asks_for_help(args: tuple[str, ...], *, known: bool = True) -> bool:
+    """Whether a command only asks for its help or version: ``--help`` (or ``--version``)
+    anywhere, or, for a ``known`` program, ``-h`` / ``help`` / ``-V`` as its only
+    argument (which an unknown program may read otherwise). Such a call prints and
+    exits; it writes nothing."""
+    if "--help" in args or "--version" in args:
+        return True
+    return known and len(args) == 1 and args[0] in _HELP
+
+
 def unknown_reason(cmd: SimpleCommand) -> str | None:
     """Why what ``cmd`` may write is not known, or None when the allow-list covers it."""
     name = cmd.name
     if not cmd.argv:
         return None
+    known = name in READERS or name in WRITERS or name in PROJECT_TOOLS
+    if not any(cmd.dynamic or ()) and asks_for_help(cmd.argv[1:], known=known):
+        return None  # ``tool --help``: a read
+    if name == "ss" and any(a in ("-K", "--kill") or a.startswith("-K") for a in cmd.argv[1:]):
+        return "ss -K closes other programs' connections"
+    reads = _READ_SUBCOMMANDS.get(name)
+    if reads is not None:
+        operands = [a for a in cmd.argv[1:] if not a.startswith("-")]
+        if operands and operands[0] in reads:
+            return None
+        what = f"{name} {operands[0]}" if operands else name
+        return f"{what} may change state outside the repository; only its reads are allowed"
     if name in _FETCH_AND_RUN:
         verbs = _FETCH_AND_RUN[name]
         if not verbs or (len(cmd.argv) > 1 and cmd.argv[1] in verbs):
@@ -113,7 +155,21 @@ def unknown_reason(cmd: SimpleCommand) -> str | None:
         return None
     if any(name.startswith(prefix) for prefix in _PROJECT_PREFIXES):
         return None
+    if _project_script(cmd):
+        return None  # ``./run.sh`` is judged as ``bash run.sh``: the project's own code
+    if cmd.function:
+        return None  # ``f() { pytest -q; }; f``: the body's commands were judged
     return f"{name!r} is not a program whose writes seawall knows"
+
+
+def _project_script(cmd: SimpleCommand) -> bool:
+    """A script of the project run by its path (``./tests/run.sh``, ``scripts/build``):
+    like ``bash tests/run.sh``, the project's own code, which the OS sandbox confines.
+    A path outside the working tree (absolute, or climbing with ``..``) is not."""
+    path = cmd.argv[0]
+    if "/" not in path or path.startswith(("/", "~")) or (cmd.dynamic and cmd.dynamic[0]):
+        return False
+    return ".." not in path.split("/")
 
 
 def _script_reason(cmd: SimpleCommand) -> str | None:

@@ -92,6 +92,7 @@ class _Parser(WordReader):
     def __init__(self, text: str, **kwargs: Any) -> None:
         super().__init__(text, **kwargs)
         self.pending: list[_Heredoc] = []
+        self.functions: set[str] = set()  # shell functions this line defines
 
     # ----- driving -------------------------------------------------------------------
 
@@ -148,6 +149,7 @@ class _Parser(WordReader):
                 self.pos += 1
                 if b.words:  # ``name ( )``: a function definition; its body follows
                     self._expect_close_paren()
+                    self._defines(b.words[0])
                     b.words.clear()
                     continue
                 start = len(self.out)
@@ -197,7 +199,7 @@ class _Parser(WordReader):
         if self._at_reserved("function"):
             self.pos += len("function")
             self._skip_blanks()
-            self._read_word()  # the function's name
+            self._defines(self._read_word())  # the function's name
             self._skip_blanks()
             if self.text.startswith("(", self.pos):
                 self.pos += 1
@@ -310,6 +312,7 @@ class _Parser(WordReader):
             depth=self.depth,
             dynamic=tuple(dynamic),
             globs=tuple(globs) if any(globs) else (),
+            function=bool(argv) and argv[0] in self.functions and not dynamic[0],
         )
         if cmd.name in ("export", "declare", "typeset", "local", "readonly"):
             for arg in cmd.argv[1:]:
@@ -319,6 +322,12 @@ class _Parser(WordReader):
         stdin_script = next((d.body for d in b.heredocs), None)
         here_string = next((w.text for op, w, _ in b.redirects if op == "<<<"), None)
         self._emit(cmd, stdin_script if stdin_script is not None else here_string)
+
+    def _defines(self, name: Word | None) -> None:
+        """A function definition's name, known as written (its body is read, and judged,
+        where it is defined)."""
+        if name is not None and not name.dynamic and len(name.fields) == 1:
+            self.functions.add(name.fields[0])
 
     def _emit(self, cmd: SimpleCommand, stdin_script: str | None) -> None:
         opaque, inners = unwrap(cmd, stdin_script)

@@ -16,6 +16,7 @@ __all__ = [
     "ShellLine",
     "ShellParseError",
     "SimpleCommand",
+    "is_device",
     "new_command",
     "new_line",
     "new_redirect",
@@ -50,7 +51,13 @@ class Redirect:
             return False
         if self.op == ">&" and (self.target.isdigit() or self.target == "-"):
             return False
-        return _DEVICES.fullmatch(self.target) is None
+        return not is_device(self.target)
+
+
+def is_device(path: str) -> bool:
+    """Whether ``path`` names a device a command may write without touching a file
+    (``/dev/null``, ``/dev/stdout``, an fd)."""
+    return _DEVICES.fullmatch(path) is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,6 +83,7 @@ class SimpleCommand:
     found_in: tuple[str, ...] = ()  # run by ``find -exec``: ``{}`` names a file below these
     elsewhere: bool = False  # a wrapper moved it to a directory not known (``env -C``)
     subshell: bool = False  # runs apart from the main shell: a cd in it changes nothing after
+    function: bool = False  # calls a function this line defined (its body is judged there)
 
     @property
     def name(self) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from seawall.shell.gitargv import git_argv
-from seawall.shell.model import SimpleCommand
+from seawall.shell.model import SimpleCommand, is_device
 from seawall.shell.wrappers import find_roots
 
 __all__ = ["PATCHED", "STDIN_FILES", "WRITERS", "Write", "writes"]
@@ -75,7 +75,8 @@ def writes(cmd: SimpleCommand) -> tuple[Write, ...]:
     out = [Write(r.target, dynamic=r.dynamic, glob=r.glob) for r in cmd.redirects if r.writes_file]
     name = "awk" if cmd.name in ("gawk", "mawk", "nawk") else cmd.name
     ops = _operands(cmd, _OPTS_WITH_ARG.get(name, frozenset()))
-    found = _program_writes(cmd, name, ops)
+    # a device written as a file operand (``tee /dev/null``) is no file, as in a redirect
+    found = [w for w in _program_writes(cmd, name, ops) if w.dynamic or not is_device(w.path)]
     if cmd.found_in:
         found = [_found(write, cmd.found_in) for write in found]
     elif "xargs" in cmd.wrappers and name in WRITERS and name not in ("git", "find"):

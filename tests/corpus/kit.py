@@ -211,7 +211,14 @@ def _agent_env(repo: Path, base: Mapping[str, str], *, tamper: bool = False) -> 
         "SEAWALL_TASK_ID": "t1",
         "SEAWALL_MANIFEST": str(path),
         "SEAWALL_MANIFEST_SHA256": digest,
+        "TMPDIR": str(_scratch(repo)),  # the agent's own, as seawall's runners make it
     }
+
+
+def _scratch(repo: Path) -> Path:
+    scratch = repo.parent / "seawall-agent-corpus"
+    scratch.mkdir(exist_ok=True)
+    return scratch
 
 
 def decision_in_process(world: World, case: Case) -> tuple[str, str]:
