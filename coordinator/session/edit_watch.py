@@ -79,13 +79,7 @@ async def watch_edits(
                 step=BURST_MS,
                 stop_event=stop,
             ):
-                paths = sorted(
-                    {
-                        rel
-                        for change, path in changes
-                        if change is not Change.deleted and (rel := _relative(root, path))
-                    }
-                )
+                paths = _written_files(root, changes)
                 mine = tuple(path for path in paths if belongs(path))
                 if mine:
                     await on_burst(mine)
@@ -100,6 +94,20 @@ async def watch_edits(
             if stop.is_set():
                 return problem
     return f"{problem}, {_RESTARTS + 1} times: it was given up"
+
+
+def _written_files(root: Path, changes: set[tuple[Change, str]]) -> list[str]:
+    """The files a burst wrote, relative to ``root``: not those deleted, and not a folder
+    made (its files are)."""
+    return sorted(
+        {
+            rel
+            for change, path in changes
+            if change is not Change.deleted
+            and (rel := _relative(root, path))
+            and not Path(path).is_dir()
+        }
+    )
 
 
 def _relative(root: Path, path: str) -> str:

@@ -212,7 +212,7 @@ def test_the_kit_names_a_planted_short_page_bug_in_the_gitea_tracker(
     )
     out = done.stdout
     assert done.returncode == 1, out[-3000:] + done.stderr[-2000:]
-    failed = [line for line in out.splitlines() if line.startswith("FAILED")]
+    failed = [line.split(" - ")[0] for line in out.splitlines() if line.startswith("FAILED")]
     assert failed == [
         "FAILED test_planted.py::TestPlanted::"
         "test_every_page_is_read_when_the_host_serves_shorter_pages"

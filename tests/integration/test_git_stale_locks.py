@@ -83,10 +83,21 @@ def user_commit(repo: Path) -> Iterator[subprocess.Popen[bytes]]:
     )
     try:
         lock = repo / ".git" / "index.lock"
-        wait_until(lock.exists, timeout=30, interval=0.02, what=TAKEN, process=process)
+        wait_until(
+            lambda: index_written(lock), timeout=30, interval=0.02, what=TAKEN, process=process
+        )
         yield process
     finally:
         _end(process)
+
+
+def index_written(lock: Path) -> bool:
+    """Whether git holds ``lock`` with the new index written into it (it takes the lock
+    empty, writes the index, then starts the editor: only then is the lock still)."""
+    try:
+        return lock.stat().st_size > 0
+    except FileNotFoundError:
+        return False
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ import pytest
 from seawall.state.render import render_state_md
 from seawall.state.store import load_state
 from tests.integration.sessionkit import git, make_repo, seawall, show, write_plan
+from tests.integration.test_git_stale_locks import index_written
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
@@ -125,7 +126,11 @@ def test_a_lock_a_live_git_holds_is_left_alone_and_its_holder_named(tmp_path: Pa
     lock = repo / ".git" / "index.lock"
     try:
         wait_until(
-            lock.exists, timeout=30, interval=0.02, what="git to take index.lock", process=user
+            lambda: index_written(lock),
+            timeout=30,
+            interval=0.02,
+            what="git to take index.lock",
+            process=user,
         )
         held = lock.read_bytes()
 

@@ -10,14 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.agent_clis import CLAUDE_CODE, CODEX, OPENCODE, PROJECT, install_agent_clis
+from tests.fakes.agent_clis import (
+    CLAUDE_CODE,
+    CODEX,
+    GEMINI,
+    OPENCODE,
+    PROJECT,
+    install_agent_clis,
+)
 
 
 def test_a_shared_cache_with_the_pinned_versions_is_used_without_installing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shared = tmp_path / "shared-clis"
-    for name, version in (CLAUDE_CODE, CODEX, OPENCODE):
+    for name, version in (CLAUDE_CODE, CODEX, OPENCODE, GEMINI):
         package = shared / "node_modules" / name
         package.mkdir(parents=True)
         (package / "package.json").write_text(json.dumps({"name": name, "version": version}))
@@ -63,5 +70,5 @@ def test_test_processes_installing_at_once_install_once(
     assert [worker.wait(timeout=60) for worker in workers] == [0, 0]
     (installed,) = log.read_text().splitlines()
     assert installed.endswith(
-        " ".join(f"{name}@{version}" for name, version in (CLAUDE_CODE, CODEX, OPENCODE))
+        " ".join(f"{name}@{version}" for name, version in (CLAUDE_CODE, CODEX, OPENCODE, GEMINI))
     )
