@@ -24,6 +24,7 @@ __all__ = [
     "SessionLockedError",
     "StateError",
     "TrackerError",
+    "extra_requirement",
 ]
 
 
@@ -74,7 +75,8 @@ class MissingExtraError(ConfigurationError):
         self.extra = extra
         super().__init__(
             f"{purpose} needs the {package!r} package, which is not installed. "
-            f"Install it with: pip install 'seawall[{extra}]'"
+            f"Install it with: pip install '{extra_requirement(extra, package)}' "
+            f"(seawall's {extra!r} extra; from a seawall checkout: pip install '.[{extra}]')"
         )
 
 
@@ -110,3 +112,19 @@ class TrackerError(SeawallError):
 
 class RunnerError(SeawallError):
     """An agent runner could not be started (missing executable, bad options)."""
+
+
+def extra_requirement(extra: str, package: str) -> str:
+    """The requirement seawall's ``extra`` names (``PyGithub>=2.3``), read from the
+    installed distribution's metadata; ``package`` when it cannot be read."""
+    from importlib import metadata
+
+    try:
+        requires = metadata.requires("seawall") or []
+    except metadata.PackageNotFoundError:
+        return package
+    for line in requires:
+        spec, _, marker = line.partition(";")
+        if f'extra == "{extra}"' in marker.replace("'", '"'):
+            return spec.strip()
+    return package

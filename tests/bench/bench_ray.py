@@ -178,7 +178,7 @@ def run() -> list[BenchResult]:
     try:
         import ray
     except ImportError:
-        print("  skipped: the ray extra is not installed (pip install 'seawall[ray]')")
+        print("  skipped: the ray extra is not installed (from a checkout: pip install '.[ray]')")
         return []
 
     started = time.perf_counter()

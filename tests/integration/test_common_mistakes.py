@@ -92,3 +92,12 @@ def test_outside_a_repository_nothing_is_said_of_a_session(tmp_path: Path) -> No
     assert f"{tmp_path} is not inside a git repository: run seawall from one" in done.stderr
     gone = _seawall("run", str(plan), "--repo", str(tmp_path / "nope"), cwd=tmp_path)
     assert f"{tmp_path / 'nope'} does not exist" in gone.stderr, gone.stderr
+
+
+def test_a_missing_extra_names_an_install_line_that_works_offline_of_the_index() -> None:
+    from seawall.errors import MissingExtraError
+
+    message = str(MissingExtraError(package="PyGithub", extra="github", purpose="The tracker"))
+    assert "pip install 'PyGithub>=2.3'" in message  # the extra's own requirement
+    assert "pip install '.[github]'" in message
+    assert "seawall[" not in message  # seawall is not on the package index

@@ -917,7 +917,7 @@ async def test_a_missing_ray_names_the_extra(
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray now raises ImportError
     runner = RayRunner(RunnerSpec(name="x", kind="command", argv=("true",)))
     request = AgentRequest(task_id="t", prompt="p", workspace=workspace, session=SESSION)
-    with pytest.raises(MissingExtraError, match=r"pip install 'seawall\[ray\]'"):
+    with pytest.raises(MissingExtraError, match=r"pip install '\.\[ray\]'"):
         await runner.run(request, lambda e: None)
 
 

@@ -58,8 +58,8 @@ def test_remote_trackers_need_a_repository(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("module", "sdk", "hint"),
     [
-        ("seawall.adapters.trackers.github", "github", "pip install 'seawall[github]'"),
-        ("seawall.adapters.trackers.gitlab", "gitlab", "pip install 'seawall[gitlab]'"),
+        ("seawall.adapters.trackers.github", "github", "pip install 'PyGithub>=2.3'"),
+        ("seawall.adapters.trackers.gitlab", "gitlab", "pip install 'python-gitlab>=4.4'"),
     ],
 )
 def test_a_missing_sdk_names_the_install_command(
