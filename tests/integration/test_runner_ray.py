@@ -926,6 +926,7 @@ async def test_a_missing_ray_names_the_extra(
 
 class TestRayRunnerContract(AgentRunnerContract):
     stop_bound = 15.0
+    first_event_bound = 20.0  # a Ray task starts its agent seconds after it is asked for
 
     @pytest.fixture(autouse=True)
     def _ray(self, local_ray: None) -> None:
