@@ -163,6 +163,10 @@ class TurnKeyDetector:
         if self._run >= self._threshold and self._run > self._best.get(key, 0):
             self._best[key] = self._run
 
+    def human_turn(self) -> None:
+        """A person spoke: the run ends here (runs that reached the threshold stay)."""
+        self._key, self._run, self._last = "", 0, None
+
     def observe_result(self, result: ToolResult) -> None:
         """A call of the current run answered: one that never ran (cancelled) repeats
         nothing; a repeat that saw a new answer was a wait, and the run starts again."""

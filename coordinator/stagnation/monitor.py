@@ -17,7 +17,7 @@ from pathlib import Path
 from seawall.breakers.agent import AgentBreaker, BreakerStatistics
 from seawall.breakers.keys import KeyEncoder
 from seawall.breakers.trip import Trip
-from seawall.events import Event, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.events import Event, HumanTurn, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.model import BreakerLimits, Isolation, StagnationConfig, Status
 from seawall.stagnation.finding import Finding, Pattern, write_finding
 from seawall.stagnation.watch import AgentStagnation
@@ -123,7 +123,9 @@ class AgentMonitor:
         elif type(event) is Message:
             self._record(self.stagnation.observe_message(event))
             return None
-        else:  # a failed run counts as a failure
+        else:  # a failed run counts as a failure; a person speaking ends streaks
+            if type(event) is HumanTurn:
+                self.stagnation.human_turn()
             already = breaker.trip is not None
             trip = breaker.observe(event)
         if trip is not None and not already:

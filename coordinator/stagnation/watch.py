@@ -6,7 +6,7 @@ from pathlib import Path
 
 from seawall.breakers.keys import PAGINATION_ARGS, KeyEncoder
 from seawall.breakers.polls import BackgroundWatch, CallFacts
-from seawall.events import Event, Message, ToolCall, ToolResult
+from seawall.events import Event, HumanTurn, Message, ToolCall, ToolResult
 from seawall.model import Isolation, StagnationConfig, Status
 from seawall.stagnation.detectors import (
     ErrorEchoDetector,
@@ -98,7 +98,13 @@ class AgentStagnation:
             return self.observe_result(event)
         if type(event) is Message:
             return self.observe_message(event)
+        if type(event) is HumanTurn:
+            self.human_turn()
         return None
+
+    def human_turn(self) -> None:
+        """A person spoke: the turn-key run ends (what comes next answers the person)."""
+        self._turn_keys.human_turn()
 
     def observe_call(self, call: ToolCall) -> tuple[str, tuple[Finding, ...]]:
         """Feed a call; returns its full call key (so the breaker need not compute the
