@@ -110,6 +110,7 @@ def _score(args: argparse.Namespace, limits: BreakerLimits, stagnation: Stagnati
     if args.files:
         raise ConfigurationError("seawall replay --score: the labels name the transcripts")
     scores, total = score_labels(args.score, limits=limits, stagnation=stagnation, root=args.root)
-    for row in (*scores, total):
+    for row in scores:
         print(encode_text(row, indent=None, ascii_only=False) if args.json else row.text())
+    print(encode_text(total, indent=None) if args.json else total.text())
     return 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from seawall.breakers import AgentBreaker, BreakerKind, open_breaker
+from seawall.breakers import AgentBreaker, BreakerKind, Trip, open_breaker
 from seawall.breakers.commands import verify_run
 from seawall.breakers.project_check import check_to_run, detected_check, limits_with_check
 from seawall.events import ToolCall, ToolResult
@@ -88,7 +88,7 @@ def test_the_plan_key_is_read_from_session_breakers() -> None:
     assert plan.session.breakers.verify_command == "make check"
 
 
-def edit(breaker: AgentBreaker, n: int) -> object:
+def edit(breaker: AgentBreaker, n: int) -> Trip | None:
     call = ToolCall(
         call_id=f"e{n}", name="Edit", arguments={"file_path": "a.py", "old_string": f"{n}"}
     )
