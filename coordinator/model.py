@@ -190,6 +190,9 @@ class BreakerLimits:
     max_files_touched: int = 60
     max_session_minutes: float = 90.0
     max_scope_denials: int = 10  # calls seawall's guard denied; not counted as failures
+    # the check an unverified-edits trip names ("": the plan's checks, else the project's
+    # detected test or build command, filled in by the session)
+    verify_command: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

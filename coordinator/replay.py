@@ -119,6 +119,7 @@ class ReplayReport:
     format: ReplayFormat
     records: list[ReplayRecord] = field(default_factory=list)
     malformed: int = 0
+    steps: int = 0  # tool calls and run ends in the whole transcript
 
     @property
     def trips(self) -> list[ReplayRecord]:
@@ -250,6 +251,7 @@ def replay_file(
     for finding in monitor.finish()[live:]:
         report.records.append(_finding(shown, 0, step, finding))
     report.malformed = reader.malformed
+    report.steps = step
     return report
 
 

@@ -90,8 +90,8 @@ class AgentBreaker:
         agent: str = "TASK",
         verify_command: str | None = None,
     ) -> None:
-        """``verify_command``: the check an unverified-edits trip names (else the last
-        test or build command the agent ran)."""
+        """``verify_command``: the check an unverified-edits trip names (else the
+        limits' ``verify_command``, else the last test or build command the agent ran)."""
         self.limits = limits or BreakerLimits()
         self.agent = agent
         self.verify_command = verify_command
@@ -340,7 +340,7 @@ class AgentBreaker:
                 self.limits.max_files_touched,
             )
         if self.edits_since_verify >= self.limits.max_edits_without_verify:
-            check = self.verify_command or self.last_verify
+            check = self.verify_command or self.limits.verify_command or self.last_verify
             run = f"; run `{short(check)}`" if check else ""
             return self._trip(
                 BreakerKind.UNVERIFIED_EDITS,

@@ -43,6 +43,7 @@ class SavedBreaker:
     consecutive_failures: int
     consecutive_polls: int
     scope_denials: int = 0
+    last_verify: str | None = None  # the last test or build command the agent ran
     files: tuple[str, ...]
     warned: bool
     cleanup_used: int
@@ -64,6 +65,7 @@ class Counters(Protocol):
     consecutive_failures: int
     consecutive_polls: int
     scope_denials: int
+    last_verify: str | None
     files: set[str]
     warned: bool
     cleanup_used: int
@@ -84,6 +86,7 @@ def dump_state(breaker: Counters) -> SavedBreaker:
         consecutive_failures=breaker.consecutive_failures,
         consecutive_polls=breaker.consecutive_polls,
         scope_denials=breaker.scope_denials,
+        last_verify=breaker.last_verify,
         files=tuple(sorted(breaker.files)),
         warned=breaker.warned,
         cleanup_used=breaker.cleanup_used,
@@ -105,6 +108,7 @@ def load_state(breaker: Counters, saved: SavedBreaker) -> None:
     breaker.consecutive_failures = saved.consecutive_failures
     breaker.consecutive_polls = saved.consecutive_polls
     breaker.scope_denials = saved.scope_denials
+    breaker.last_verify = saved.last_verify
     breaker.files = set(saved.files)
     breaker.warned = saved.warned
     breaker.cleanup_used = saved.cleanup_used

@@ -171,6 +171,7 @@ def _wave_watch(args: argparse.Namespace) -> int:
     import anyio
 
     from seawall.breakers.blocked import append_blocked_note
+    from seawall.breakers.project_check import limits_with_check
     from seawall.breakers.trip import Trip
     from seawall.errors import StateError
     from seawall.stagnation import AgentMonitor
@@ -182,6 +183,7 @@ def _wave_watch(args: argparse.Namespace) -> int:
     if wave is None:
         raise StateError("no wave is prepared; run `seawall wave prepare` first")
     config = session.plan.session
+    limits = limits_with_check(config, session.repo)  # the check a soft trip names
 
     def monitor_for(agent: str, path: Path) -> AgentMonitor:
         del path
@@ -192,7 +194,7 @@ def _wave_watch(args: argparse.Namespace) -> int:
             workspace=session.repo,
             repo=session.repo,
             isolation=wave.isolation,
-            limits=config.breakers,
+            limits=limits,
             stagnation=config.stagnation,
             event_log=session.store.events,
         )

@@ -12,9 +12,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from seawall.breakers.project_check import limits_with_check
 from seawall.carryover import CarryoverFiler, RetryPolicy
 from seawall.git.baseline import Baseline
-from seawall.model import Isolation, Plan, SessionConfig, Task
+from seawall.model import BreakerLimits, Isolation, Plan, SessionConfig, Task
 from seawall.report.progress import Progress
 from seawall.runner import AgentRunner
 from seawall.session.agent_watch import AgentRun
@@ -57,6 +58,11 @@ class WaveContext:
     @property
     def config(self) -> SessionConfig:
         return self.plan.session
+
+    def breaker_limits(self) -> BreakerLimits:
+        """The plan's breaker limits, with the check an unverified-edits trip names
+        (the plan's, else the project's detected test or build command)."""
+        return limits_with_check(self.config, self.repo)
 
     @property
     def events(self) -> EventLog:

@@ -155,11 +155,6 @@ class TurnKeyDetector:
         self._pending: dict[str, str] = {}
         self._best: dict[str, int] = {}
 
-    def human_turn(self) -> None:
-        """A person spoke: the next call starts a new run, even one of the same key (the
-        longest runs already seen are kept for the post-wave findings)."""
-        self._key, self._run, self._last = "", 0, None
-
     def observe_call(self, call: ToolCall, key: str, facts: CallFacts) -> None:
         """A call that is no wait extends the run of its turn key ``key``, or starts one."""
         if facts.wait:
@@ -171,6 +166,10 @@ class TurnKeyDetector:
         self._pending[call.call_id] = key
         if self._run >= self._threshold and self._run > self._best.get(key, 0):
             self._best[key] = self._run
+
+    def human_turn(self) -> None:
+        """A person spoke: the run ends here (runs that reached the threshold stay)."""
+        self._key, self._run, self._last = "", 0, None
 
     def observe_result(self, result: ToolResult) -> None:
         """A call of the current run answered: one that never ran (cancelled) repeats
@@ -230,10 +229,6 @@ class ErrorEchoDetector:
         self._pending: dict[str, tuple[ToolCall, str]] = {}
         self._counts: dict[str, FailureCounts] = {}
         self._fired: list[Finding] = []
-
-    def human_turn(self) -> None:
-        """A person spoke: errors seen before it are not echoed by the ones after."""
-        self._counts.clear()
 
     def observe_call(self, call: ToolCall, key: str, facts: CallFacts | None = None) -> None:
         """Keep ``call`` and its turn key ``key`` until its result (not a wait's)."""

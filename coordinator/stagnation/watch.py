@@ -103,11 +103,11 @@ class AgentStagnation:
         return None
 
     def human_turn(self) -> None:
-        """A person spoke (``HumanTurn``): the streaks of repeated reads, turn keys and
-        errors end, as the breaker's do; findings already made stay."""
+        """A person spoke (``HumanTurn``): the runs of identical calls and of paged reads
+        end, as the breaker's repeats do; error echo goes on (the same error after a
+        person's "try again" is still an echo); findings already made stay."""
         self._pagination.human_turn()
         self._turn_keys.human_turn()
-        self._echo.human_turn()
 
     def observe_call(self, call: ToolCall) -> tuple[str, tuple[Finding, ...]]:
         """Feed a call; returns its full call key (so the breaker need not compute the

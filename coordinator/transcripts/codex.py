@@ -24,6 +24,7 @@ from seawall.events import (
 )
 from seawall.transcripts._common import RecordParser, as_int, cap_text
 from seawall.transcripts.codex_patch import shell_patch
+from seawall.transcripts.codex_rollout import codex_refused
 
 __all__ = ["CODEX_EVENT_TYPES", "CodexJsonParser"]
 
@@ -58,6 +59,11 @@ class CodexJsonParser(RecordParser):
       is: a ``ToolCall`` named ``apply_patch`` with the patch as ``input`` and its files
       as ``changes``, its result the edit's (see ``seawall.transcripts.codex_patch``);
     - ``mcp_tool_call`` and ``web_search`` -> a call and a result likewise;
+    - an item the person (or the approval settings) refused (status ``declined``, or
+      Codex's ``exec command rejected by user``) gives a ``refused`` result: a decision
+      about the call, not its failure. The stream carries no item for the person's own
+      prompts: those come from the rollout file (``CodexRolloutParser``), which the
+      ``codex`` runner follows;
     - ``agent_message`` -> ``Message``; ``reasoning``, ``todo_list`` and warning items
       (item type ``error``) give no event;
     - a ``Turn`` for every model response: at ``turn.started`` and at the first item
@@ -257,12 +263,15 @@ def _result(call_id: str, kind: str, item: JsonView, at: float) -> ToolResult:
         code = item.get("exit_code")
         exit_code = code if isinstance(code, int) else None
         output = item.get("aggregated_output")
+        text = cap_text(output) if isinstance(output, str) else ""
+        refused = status == "declined" or (exit_code is None and failed and codex_refused(text))
         return ToolResult(
             call_id=call_id,
             name=kind,
             exit_code=exit_code,
-            is_error=exit_code != 0 if exit_code is not None else failed,
-            text=cap_text(output) if isinstance(output, str) else "",
+            is_error=refused or (exit_code != 0 if exit_code is not None else failed),
+            text=text,
+            refused=refused,
             at=at,
         )
     error = item.get("error")
@@ -274,6 +283,7 @@ def _result(call_id: str, kind: str, item: JsonView, at: float) -> ToolResult:
         name=_tool_name(kind, item),
         is_error=failed or bool(error),
         text=text,
+        refused=status == "declined" or (bool(error) and codex_refused(text)),
         at=at,
     )
 

@@ -25,12 +25,20 @@ Lines are ``{"timestamp", "type", "payload"}``. Read here:
   makes the call's result an error; a change no call showed is a ``file_change`` call
   and its result;
 - ``response_item`` ``message`` of the assistant -> ``Message``;
+- a person's word -> ``HumanTurn``: ``event_msg`` ``user_message`` (what the person
+  typed; not the context Codex sends as a user message itself: ``kind`` other than
+  ``plain``, ``<environment_context>``, ``<user_instructions>``, AGENTS.md
+  instructions, ``<turn_aborted>``, ``<user_shell_command>`` …) and ``event_msg``
+  ``turn_aborted`` with reason ``interrupted`` (the person stopped the turn);
+- a call the person (or the approval settings) would not let run is ``refused``: its
+  output is ``exec command rejected by user``, ``patch rejected by user`` or ``…
+  rejected by user approval settings``, or its ``FileChange`` was ``declined``;
 - a ``Turn`` at the first model item after a tool output (one per model response);
 - ``token_usage_record`` -> ``Usage`` per response (``response_id``), input split
   into uncached input and cache reads as for the stream.
 
-Everything else (session metadata, developer and user messages, world state, other event
-messages) is ignored.
+Everything else (session metadata, developer messages and the user-role messages that
+repeat what ``user_message`` says, world state, other event messages) is ignored.
 """
 
 from __future__ import annotations
@@ -42,11 +50,18 @@ from dataclasses import replace
 from typing import Any
 
 from seawall.codec import JsonObject, JsonView
-from seawall.events import Event, Message, ToolCall, ToolResult, Turn, Usage
-from seawall.transcripts._common import RecordParser, as_int, cap_text
+from seawall.events import Event, HumanTurn, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.transcripts._common import MAX_TEXT, RecordParser, as_int, cap_text
 from seawall.transcripts.codex_patch import patch_changes, shell_patch, shell_patch_of
 
-__all__ = ["ROLLOUT_RECORD_TYPES", "CodexRolloutParser", "patch_changes"]
+__all__ = [
+    "CODEX_REFUSAL",
+    "NOT_HUMAN_PREFIXES",
+    "ROLLOUT_RECORD_TYPES",
+    "CodexRolloutParser",
+    "codex_refused",
+    "patch_changes",
+]
 
 ROLLOUT_RECORD_TYPES = frozenset(
     {
@@ -67,6 +82,29 @@ _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 _FAILED = re.compile(r"^[\w ]{0,40}(?:failed|error|rejected|unsupported call)\b[:.]", re.IGNORECASE)
 _SHELL_CALLS = frozenset({"exec_command", "shell", "local_shell_call"})
 _PATCH_FAILED = frozenset({"failed", "declined"})
+CODEX_REFUSAL = re.compile(
+    r"^(?:exec command |patch )?rejected by user\b|rejected by user approval settings"
+)
+"""Codex's answers to a call the person (or the approval settings) refused: ``exec
+command rejected by user``, ``patch rejected by user``, ``writing outside of the
+project; rejected by user approval settings``."""
+NOT_HUMAN_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "<subagent_notification>",
+    "<codex_internal_context",
+    "# AGENTS.md instructions",
+)
+"""User-role texts Codex writes itself (context, instructions, notices), not a person."""
+_HUMAN_KINDS = frozenset({"", "plain"})  # ``user_message`` ``kind`` of older Codex versions
+_INTERRUPTED = "[the person interrupted the turn]"
+
+
+def codex_refused(text: str) -> bool:
+    """Whether a call's output is Codex saying the call was refused, not run."""
+    return CODEX_REFUSAL.search(text[:300].lstrip()) is not None
 
 
 class CodexRolloutParser(RecordParser):
@@ -78,6 +116,7 @@ class CodexRolloutParser(RecordParser):
 
     __slots__ = (
         "_clock",
+        "_declined_patches",
         "_failed_patches",
         "_names",
         "_need_turn",
@@ -97,6 +136,7 @@ class CodexRolloutParser(RecordParser):
         self._usage_ids: set[str] = set()
         self._patches: set[str] = set()  # call ids of the patches seen (tool or shell)
         self._failed_patches: set[str] = set()  # ... whose FileChange failed, until answered
+        self._declined_patches: set[str] = set()  # ... whose FileChange was declined
         self.model = model
         self.malformed = 0
         self.ignored = 0
@@ -112,10 +152,16 @@ class CodexRolloutParser(RecordParser):
             return self._item(payload)
         if kind == "token_usage_record":
             return self._usage(payload)
-        if kind == "event_msg" and payload.get("type") == "item_completed":
-            item = payload.get("item")
-            if isinstance(item, Mapping) and item.get("type") == "FileChange":
-                return self._file_change(item)
+        if kind == "event_msg":
+            message = payload.get("type")
+            if message == "item_completed":
+                item = payload.get("item")
+                if isinstance(item, Mapping) and item.get("type") == "FileChange":
+                    return self._file_change(item)
+            elif message == "user_message":
+                return self._human(payload)
+            elif message == "turn_aborted" and payload.get("reason") == "interrupted":
+                return [HumanTurn(text=_INTERRUPTED, at=self._now())]
         if kind == "turn_context":
             model = payload.get("model")
             if isinstance(model, str) and model:
@@ -129,6 +175,17 @@ class CodexRolloutParser(RecordParser):
 
     def _now(self) -> float:
         return self._clock() if self._clock is not None else 0.0
+
+    def _human(self, payload: JsonView) -> list[Event]:
+        """A ``HumanTurn`` for what a person typed; nothing for context Codex sent."""
+        text = payload.get("message")
+        kind = payload.get("kind")
+        if not isinstance(text, str) or (isinstance(kind, str) and kind not in _HUMAN_KINDS):
+            return []
+        if text.lstrip().startswith(NOT_HUMAN_PREFIXES):
+            return []
+        self._need_turn = True  # the model's next item answers the person
+        return [HumanTurn(text=text[:MAX_TEXT], at=self._now())]
 
     def _turn_event(self, events: list[Event], at: float) -> None:
         if self._need_turn:
@@ -181,23 +238,27 @@ class CodexRolloutParser(RecordParser):
         text = _output_text(item.get("output"))
         match = _EXIT.search(text[:400])
         exit_code = int(match.group(1)) if match else None
-        failed = exit_code not in (None, 0) or bool(_FAILED.match(text))
+        refused = exit_code is None and codex_refused(text)
+        failed = refused or exit_code not in (None, 0) or bool(_FAILED.match(text))
         return ToolResult(
             call_id=call_id,
             name=name,
             is_error=failed,
             text=cap_text(text),
             exit_code=exit_code,
+            refused=refused,
             at=at,
         )
 
     def _patch_result(self, result: ToolResult) -> ToolResult:
         """A patch's result is an error when Codex reported the patch failed, whatever
-        the output says."""
+        the output says, and refused when the patch was declined."""
         if result.call_id in self._failed_patches:
             self._failed_patches.discard(result.call_id)
-            if not result.is_error:
-                return replace(result, is_error=True)
+            declined = result.call_id in self._declined_patches
+            self._declined_patches.discard(result.call_id)
+            if not result.is_error or (declined and not result.refused):
+                return replace(result, is_error=True, refused=result.refused or declined)
         return result
 
     def _file_change(self, item: JsonView) -> list[Event]:
@@ -205,9 +266,12 @@ class CodexRolloutParser(RecordParser):
         a change no call showed, the ``file_change`` edit and its result."""
         call_id = str(item.get("id") or "")
         failed = item.get("status") in _PATCH_FAILED
+        declined = item.get("status") == "declined"
         if call_id in self._patches:
             if failed:
                 self._failed_patches.add(call_id)
+            if declined:
+                self._declined_patches.add(call_id)
             return []
         at = self._now()
         changed = item.get("changes")
@@ -231,7 +295,12 @@ class CodexRolloutParser(RecordParser):
                 at=at,
             ),
             ToolResult(
-                call_id=own_id, name="file_change", is_error=failed, text=cap_text(output), at=at
+                call_id=own_id,
+                name="file_change",
+                is_error=failed,
+                text=cap_text(output),
+                refused=declined,
+                at=at,
             ),
         ]
 

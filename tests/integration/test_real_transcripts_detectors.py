@@ -21,15 +21,18 @@ import pytest
 from seawall.breakers import AgentBreaker, BreakerKind, Trip
 from seawall.events import ToolResult
 from seawall.replay import ReplayRecord, ReplayReport, replay_file
+from seawall.replay_score import Outcome, load_labels, score_labels
 from seawall.stagnation import GIT_WRITES, AgentMonitor, Finding, Pattern
 from seawall.transcripts import parse_file
 from tests.fixtures_path import TRANSCRIPTS, transcripts_present
-from tests.integration.transcript_labels import LABELS, Stretch
+from tests.integration.transcript_labels import HELD_OUT, HELD_OUT_LABELS, LABELS, Stretch
 
 ROOT = TRANSCRIPTS
-FILES = sorted(
+ALL_FILES = sorted(
     path for path in ROOT.rglob("*") if path.is_file() and path.suffix in (".jsonl", ".txt")
 ) if transcripts_present() else []  # fmt: skip
+FILES = [path for path in ALL_FILES if str(path.relative_to(ROOT)) not in HELD_OUT]
+"""The tuning set: every public transcript but the held-out ones."""
 
 pytestmark = pytest.mark.skipif(
     not FILES, reason=f"real transcripts not found at {ROOT} (a clone without ../shared)"
@@ -173,3 +176,33 @@ def test_real_cancelled_siblings_are_not_failures() -> None:
     uncancelled = [replace(e, cancelled=False) if isinstance(e, ToolResult) else e for e in events]
     trips = [t.kind for t in map(miscounted.observe, uncancelled) if t is not None]
     assert trips == [BreakerKind.CONSECUTIVE_FAILURES]
+
+
+def test_the_held_out_transcripts_are_out_of_every_tuning_test() -> None:
+    """The held-out fixtures exist, none is labelled here, none is among ``FILES``; and
+    the tuning set keeps most of the fixtures (so the held-out set is the smaller part)."""
+    held = [ROOT / relative for relative in sorted(HELD_OUT)]
+    assert [path for path in held if not path.is_file()] == []
+    assert {label.file for label in LABELS}.isdisjoint(HELD_OUT)
+    assert set(FILES).isdisjoint(held) and set(FILES) | set(held) == set(ALL_FILES)
+    assert len(held) < len(FILES)
+
+
+def test_replay_score_agrees_with_the_tuning_labels(tmp_path: Path) -> None:
+    """``seawall replay --score`` over the tuning labels, written as a labels file, gives
+    the score the tests above assert: every stuck stretch on time, every productive one
+    clean. (The held-out file is only loaded here, never scored.)"""
+    rows = ['root = "' + str(ROOT) + '"\n']
+    for label in LABELS:
+        rows.append(
+            f'[[stretch]]\ntranscript = "{label.file}"\nstuck = {str(label.stuck).lower()}\n'
+            f"first = {label.first}\nlast = {label.last}\n"
+            + (f"stop_at = {label.stop_at}\n" if label.stop_at is not None else "")
+        )
+    path = tmp_path / "tuning.toml"
+    path.write_text("\n".join(rows))
+    scores, total = score_labels(path)
+    assert [s.outcome for s in scores if s.stuck] == [Outcome.ON_TIME] * total.stuck
+    assert (total.clean, total.hard, total.soft) == (total.productive, 0, 0)
+    held, _ = load_labels(HELD_OUT_LABELS, root=ROOT)
+    assert {str(label.transcript.relative_to(ROOT)) for label in held} == HELD_OUT

@@ -629,16 +629,25 @@ CASES: tuple[Case, ...] = (
         ],
     ),
     Case(
-        name="a person's reply between identical calls",
-        reason="the same listing asked for again after a person spoke answers them, not a "
-        "repetition: the turn-key run starts again (as the loop breaker's does)",
+        name="a person asks for the same call again",
+        reason="two identical calls, a person's word, two more: what follows a person "
+        "answers them, so neither the turn-key run nor the loop count spans the reply",
         steps=[
-            bash("ls deploy/", "prod.sh\nstaging.sh"),
-            bash("ls deploy/", "prod.sh\nstaging.sh"),
-            human("which scripts are there? list them again"),
-            bash("ls deploy/", "prod.sh\nstaging.sh"),
-            bash("ls deploy/", "prod.sh\nstaging.sh"),
+            bash("git status --short", " M src/a.py"),
+            bash("git status --short", " M src/a.py"),
+            human("I staged it myself, check again"),
+            bash("git status --short", " M src/a.py"),
+            bash("git status --short", " M src/a.py"),
         ],
+    ),
+    Case(
+        name="the same call four times with no person between",
+        reason="the negative twin of the case above: four identical calls in a row with the "
+        "same answer are a loop",
+        steps=[bash("git status --short", " M src/a.py") for _ in range(4)],
+        trip="loop",
+        at=4,
+        findings=frozenset({"turn-key-repetition"}),
     ),
     Case(
         name="working through a failing build resets the unverified-edits count",

@@ -408,7 +408,7 @@ LIMIT_TABLE = [
 
 @pytest.mark.parametrize(("kind", "field", "limit", "trips_at"), LIMIT_TABLE, ids=str)
 def test_every_limit_is_honoured(kind: BreakerKind, field: str, limit: int, trips_at: int) -> None:
-    generous = {"max_consecutive_failures": 10_000, "max_repeat_identical": 10_000}
+    generous: dict[str, Any] = {"max_consecutive_failures": 10_000, "max_repeat_identical": 10_000}
     limits = BreakerLimits(**{**generous, field: limit})  # only the breaker under test bites
     breaker = AgentBreaker(limits=limits)
     trips = [_scenario(kind, breaker, n) for n in range(trips_at)]

@@ -22,6 +22,7 @@ from seawall.git.repo import ensure_excluded, open_repository, pin_base
 from seawall.model import Plan, Status
 from seawall.plan.loader import parse_plan
 from seawall.report.progress import quiet_progress
+from seawall.scope.manifest import load_manifest
 from seawall.session.clock import SessionClock
 from seawall.session.context import WaveContext
 from seawall.session.loop import advance
@@ -195,6 +196,22 @@ def test_preparing_decides_isolation_and_writes_the_scope_manifest(context: Cont
     assert (context.ctx.paths.wave_dir(1) / "scope.json").is_file()
     assert sorted(agent.task for agent in wave.agents) == ["parser", "report"]
     assert context.runner.requests == []  # nothing dispatched yet
+
+
+def test_the_breakers_get_the_check_a_soft_trip_names(repo: Path) -> None:
+    """The plan's first verify-run check goes into the limits of the hooks' manifest and
+    of every dispatched agent's breaker; without one, the project's own command does."""
+    with_checks = PLAN.replace(
+        'type = "feature"', 'type = "feature"\nchecks = ["ruff check .", "pytest -q"]'
+    )
+    context = Context(repo, parse_plan(with_checks))
+    run(lambda: plan_next(context.ctx))
+    wave = first_wave(context)
+    run(lambda: prepare(context.ctx, wave))
+    manifest = load_manifest(context.ctx.paths.wave_dir(1) / "scope.json")
+    assert manifest.limits.verify_command == "pytest -q"
+    (repo / "go.mod").write_text("module x\n")
+    assert Context(repo, parse_plan(PLAN)).ctx.breaker_limits().verify_command == "go test ./..."
 
 
 def test_dispatch_runs_every_agent_once_and_records_each_run(context: Context) -> None:

@@ -13,7 +13,7 @@ import pytest
 from seawall.breakers import BreakerKind, call_key, turn_key
 from seawall.breakers.polls import BackgroundWatch
 from seawall.codec import decode, encode, to_data
-from seawall.events import Event, Message, ToolCall, ToolResult, Turn
+from seawall.events import Event, HumanTurn, Message, ToolCall, ToolResult, Turn
 from seawall.model import BreakerLimits, StagnationConfig, Status
 from seawall.stagnation import (
     AgentMonitor,
@@ -335,6 +335,20 @@ def test_the_turn_key_detector_alone_counts_runs_but_no_waits_or_cancelled_calls
     cancelled = ToolResult(call_id=third.call_id, is_error=True, cancelled=True)
     observe_calls(detector, make() + make() + [third, cancelled], watch)
     assert detector.finish() == []  # the third never ran: two repeats only
+
+
+def test_a_person_speaking_ends_the_turn_key_run() -> None:
+    def make() -> list[Event]:
+        return pair("Bash", "same", command="make")
+
+    watcher = AgentStagnation(agent="t1")
+    for event in [*make(), *make(), HumanTurn(text="try once more"), *make(), *make()]:
+        watcher.observe(event)
+    assert watcher.findings() == ()  # two and two, never three in a row
+    watcher = AgentStagnation(agent="t1")
+    for event in [*make(), *make(), Message(text="retrying"), *make()]:
+        watcher.observe(event)  # the agent's own words are no person's
+    assert [f.occurrences for f in watcher.findings()] == [3]
 
 
 def test_the_error_echo_detector_alone_returns_its_finding_live() -> None:

@@ -143,7 +143,7 @@ def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> 
         runner=runner,
         request=request,
         checkpointer=checkpointer(ctx, wave, agent),
-        limits=config.breakers,
+        limits=ctx.breaker_limits(),
         stagnation=config.stagnation,
         prices=PriceTable(config.prices),
         max_turns=max_turns,

@@ -144,7 +144,7 @@ def _write_manifest(ctx: WaveContext, wave: WaveRecord, tasks: list[Task]) -> No
         workspaces={agent.task: Path(agent.workspace) for agent in wave.agents},
         commands=ctx.config.commands,
         base=wave.base,
-        limits=ctx.config.breakers,
+        limits=ctx.breaker_limits(),
     )
     write_manifest(manifest)
     # hooks, configuration and refs before agents run, for the post-wave check
