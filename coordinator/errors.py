@@ -16,9 +16,6 @@ from __future__ import annotations
 __all__ = [
     "ConfigurationError",
     "DirtyWorkingTreeError",
-    "error_code",
-    "extra_requirements",
-    "install_hint",
     "GitError",
     "MissingExtraError",
     "PlanError",
@@ -27,6 +24,9 @@ __all__ = [
     "SessionLockedError",
     "StateError",
     "TrackerError",
+    "error_code",
+    "extra_requirements",
+    "install_hint",
 ]
 
 

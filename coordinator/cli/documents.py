@@ -17,6 +17,7 @@ from msgspec import UNSET, UnsetType
 
 from seawall.model import Enforcement, Isolation, SessionType
 from seawall.scope.collisions import Overlap
+from seawall.unattended.report import TickReport
 
 __all__ = [
     "AdapterCheck",
@@ -103,12 +104,15 @@ class AdapterRow:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AdapterCheck:
-    """One adapter checked: whether it loads (or, for a plan's, works) and what was seen."""
+    """One adapter checked: whether it loads (or, for a plan's, works) and what was seen.
+    ``extra`` names the optional extra it needs that is not installed (``ok`` then: no
+    plan checked uses it)."""
 
     name: str
     kind: str  # tracker | runner | plan
     ok: bool
     detail: str
+    extra: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -260,13 +264,10 @@ class Restored:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TickDone:
-    """``seawall runner tick --json``: what the tick did."""
+    """``seawall runner tick --json``: what the tick did, as ``ticks.jsonl`` records it."""
 
     schema: str = field(default="seawall.runner-tick/1", init=False)
-    action: str
-    item: str | None
-    outcome: str | None
-    breaker: str | None
+    tick: TickReport
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, NoReturn
 
-    from msgspec import UnsetType
 
 __all__ = ["build_parser", "run_command"]
 

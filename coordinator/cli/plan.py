@@ -30,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     prompt.add_argument("plan", help="the plan file (TOML)")
     prompt.add_argument("task_id", help="the task's id")
+    prompt.add_argument("--json", action="store_true", help="print JSON (errors too)")
     prompt.set_defaults(handler=_prompt)
 
 
@@ -145,17 +146,36 @@ def _prompt(args: argparse.Namespace) -> int:
     for wave in plan_waves(plan):
         for task in wave.tasks:
             if task.id == args.task_id:
-                print(
-                    render_agent_prompt(
-                        task,
-                        max_turns=task.max_turns or wave.max_turns,
-                        scope=task.scope,
-                        session=plan.session.name,
-                        wave=wave.number,
-                    )
+                max_turns = task.max_turns or wave.max_turns
+                text = render_agent_prompt(
+                    task,
+                    max_turns=max_turns,
+                    scope=task.scope,
+                    session=plan.session.name,
+                    wave=wave.number,
                 )
+                if args.json:
+                    from seawall.cli.documents import PromptDocument
+                    from seawall.codec import encode_text
+
+                    document = PromptDocument(
+                        task=task.id,
+                        wave=wave.number,
+                        max_turns=max_turns,
+                        scope=tuple(task.scope),
+                        prompt=text,
+                    )
+                    print(encode_text(document, ascii_only=False))
+                else:
+                    print(text)
                 return 0
+    import difflib
+
     from seawall.errors import ConfigurationError
 
-    known = ", ".join(task.id for task in plan.tasks)
-    raise ConfigurationError(f"{args.task_id!r} is not a task of {args.plan}; tasks: {known}")
+    ids = [task.id for task in plan.tasks]
+    close = difflib.get_close_matches(args.task_id, ids, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise ConfigurationError(
+        f"{args.task_id!r} is not a task of {args.plan}; {hint}tasks: {', '.join(ids)}"
+    )
