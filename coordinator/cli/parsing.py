@@ -121,7 +121,8 @@ def _json_error(exc: BaseException, kind: str, code: int) -> int:
 
 
 ANSWERS_IN_JSON = (("next",), ("wave", "prepare"), ("wave", "review"), ("wave", "finish"))
-"""The commands whose answer is JSON without ``--json``: their errors are JSON too."""
+"""The commands whose answer is JSON without ``--json``: their errors are JSON too (on
+stdout, and as prose on stderr, for a person reading the terminal)."""
 
 
 def _wants_json(argv: list[str]) -> bool:
@@ -163,6 +164,8 @@ def run_command(argv: list[str]) -> int:
         from seawall.exitcodes import ExitCode
 
         if as_json:
+            if "--json" not in argv:  # JSON by default: the prose for a person too
+                print(f"seawall: error: {exc}", file=sys.stderr)
             return _json_error(exc, type(exc).__name__, ExitCode.ERROR)
         print(f"seawall: error: {exc}", file=sys.stderr)
         return ExitCode.ERROR

@@ -27,6 +27,7 @@ from seawall.codec import decode, decode_any, encode, encode_text
 from seawall.errors import MissingExtraError, StateError
 from seawall.lead.steps import NextAnswer
 from seawall.session.documents import SessionStatus, ShownStatus
+from seawall.version import __version__
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -138,7 +139,7 @@ def _where(repo: Path, session: str | None) -> list[str]:
 def build_server(repo: Path) -> MCPServer:
     """The MCP server for the repository ``repo``."""
     root = Path(repo).resolve()
-    server: MCPServer = MCPServer("seawall", instructions=INSTRUCTIONS)
+    server: MCPServer = MCPServer("seawall", instructions=INSTRUCTIONS, version=__version__)
 
     def read(kind: type[T], args: list[str], stdin: str | None = None) -> T:
         try:

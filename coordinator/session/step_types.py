@@ -13,6 +13,7 @@ breaks readers changes the number after the slash.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -212,8 +213,6 @@ def schema_name(schema: str) -> str:
     stem = schema.removeprefix("seawall.")
     versions = [name for name in SCHEMAS if name.rsplit("/", 1)[0] == f"seawall.{stem}"]
     if not versions:
-        import difflib
-
         close = difflib.get_close_matches(stem, [SCHEMAS[name] for name in SCHEMAS], n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise KeyError(

@@ -70,7 +70,7 @@ def test_json_output_is_one_object_per_line_with_the_plans_limits(tmp_path: Path
     records = [json.loads(row) for row in done.stdout.splitlines()]
     assert [r["kind"] for r in records if r["kind"] == "trip"] == []
     assert records[-1] == {
-        "file": str(path), "kind": "summary", "format": "claude-stream-json",
+        "schema": "seawall.replay/1", "file": str(path), "kind": "summary", "format": "claude-stream-json",
         "trips": 0, "findings": 1, "malformed": 0,
     }  # fmt: skip
     steps = [r["step"] for r in records if r["kind"] == "call"]

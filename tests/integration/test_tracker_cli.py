@@ -32,7 +32,7 @@ def test_list_on_github_prints_fingerprints(
         server.service.add_issue("plain", "no marker", ["carryover"])
         args = ["--tracker", "github", "--project", "octo/demo", "--url", server.origin + "/api/v3"]
         assert main(["carryover", "list", "--json", *args]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["issues"]
     assert [(r["number"], r["fingerprint"]) for r in rows] == [(1, "00112233445566aa"), (2, None)]
     assert rows[0]["labels"] == ["carryover"]
 
@@ -58,8 +58,8 @@ def test_remote_trackers_need_a_repository(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("module", "sdk", "hint"),
     [
-        ("seawall.adapters.trackers.github", "github", "pip install 'seawall[github]'"),
-        ("seawall.adapters.trackers.gitlab", "gitlab", "pip install 'seawall[gitlab]'"),
+        ("seawall.adapters.trackers.github", "github", "pip install 'PyGithub>=2.3'"),
+        ("seawall.adapters.trackers.gitlab", "gitlab", "pip install 'python-gitlab>=4.4'"),
     ],
 )
 def test_a_missing_sdk_names_the_install_command(
