@@ -127,11 +127,11 @@ def test_every_command_prints_a_document_its_schema_accepts(
     transcript.write_text(json.dumps({"type": "system", "subtype": "init", "tools": []}) + "\n")
     replayed = _lines(_json("replay", str(transcript), cwd=repo))
     assert replayed[-1]["kind"] == "summary"
-    lead = {"seawall.wave-prepare/1", "seawall.wave-review/1", "seawall.wave-done/1"}
-    lead |= {"seawall.wave-halted/1", "seawall.next/1", "seawall.error/1"}
+    steps = {"seawall.wave-prepare/1", "seawall.wave-review/1", "seawall.wave-done/1"}
+    steps |= {"seawall.wave-halted/1", "seawall.next/1", "seawall.error/1"}
     # the lead's documents are checked against real output in test_lead_seat; every
     # other shipped schema was met by a real document here
-    assert set(SCHEMAS) - lead <= SEEN, set(SCHEMAS) - lead - SEEN
+    assert set(SCHEMAS) - steps <= SEEN, set(SCHEMAS) - steps - SEEN
 
 
 def test_every_error_is_a_document_with_its_exit_code(tmp_path: Path) -> None:

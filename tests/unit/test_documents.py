@@ -28,8 +28,8 @@ from seawall.state.ledger import (
 )
 
 STATUS_KEYS = [
-    "schema", "session", "phase", "next", "target_branch", "cost_usd", "waves", "pending", "breaker",
-    "halt",
+    "schema", "session", "phase", "next", "target_branch", "cost_usd", "waves", "pending",
+    "breaker", "halt",
 ]  # fmt: skip
 WAVE_KEYS = [
     "number", "isolation", "enforcement", "base", "phase", "checks", "agents", "set_aside",
