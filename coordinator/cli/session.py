@@ -271,8 +271,11 @@ def _run(args: argparse.Namespace) -> int:
     from seawall.plan import load_plan
     from seawall.session.engine import Session
 
+    from seawall.git.repo import open_repository
+
     plan_path = Path(args.plan)
     plan = _accepting(load_plan(plan_path), args)
+    open_repository(args.repo)  # no session is named before there is a repository for it
     adapters = _adapters(plan, args)
     progress = _progress(args)
     session = Session(

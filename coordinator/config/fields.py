@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 import shlex
 import types
 import typing
@@ -246,7 +247,25 @@ def _convert_union(options: tuple[Any, ...], value: Any, field: str, rule: Rule,
             return convert(option, value, field, rule=rule, text=text)
         except FieldError as exc:
             errors.append(exc.message)
-    raise FieldError(field, " or ".join(dict.fromkeys(errors)))
+    raise FieldError(field, _one_sentence(errors, value))
+
+
+_WANTED = re.compile(r"^must be (?:one of )?(.*?)(?:, (?:not|got) .*)?$", re.S)
+
+
+def _one_sentence(errors: list[str], value: Any) -> str:
+    """The errors of a union's options as one sentence: ``must be a whole number or
+    'auto', not 'ten'`` (what each option wants, then what was given)."""
+    wanted = []
+    for error in errors:
+        found = _WANTED.match(error)
+        if found is None:  # an option that says more than what it wants: keep it whole
+            return " or ".join(dict.fromkeys(errors))
+        wanted.append(found.group(1))
+    wanted = list(dict.fromkeys(wanted))
+    if len(wanted) > 1:
+        wanted = [", ".join(wanted[:-1]) + " or " + wanted[-1]]
+    return f"must be {wanted[0]}, not {value!r}"
 
 
 def _convert_tuple(

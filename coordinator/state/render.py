@@ -23,6 +23,7 @@ __all__ = [
     "history_line",
     "merge_outcome",
     "render_state_md",
+    "refused_write",
     "run_notes",
     "set_aside",
     "set_aside_for_fixes",
@@ -105,10 +106,30 @@ def run_notes(run: AgentRun | None) -> list[str]:
     notes += Refusals.of(run).notes()
     tail = run.stderr_tail.strip()
     code = run.exit_code
+    refused = refused_write(tail)
+    if refused:
+        notes.append(
+            f"a write was refused ({_one_line(refused, 160)}): agents may write only their "
+            "task's `scope` in the repository, and outside it only the plan's "
+            "`sandbox_writable` paths; widen the task's `scope`, or add the folder to "
+            "`[session] sandbox_writable` (see docs/scope.md)"
+        )
     if tail and code is not None and code != 0:  # a clean or stopped end: stderr is noise
         lines = [line for line in tail.splitlines() if line.strip()][-3:]
         notes.append(f"stderr (exit {code}): " + " ⏎ ".join(_one_line(x, 160) for x in lines))
     return notes
+
+
+_REFUSED = ("EACCES", "EROFS", "Permission denied", "Read-only file system")
+
+
+def refused_write(stderr: str) -> str:
+    """The last line of an agent's ``stderr`` that says a write was refused (the kernel's
+    sandbox answers a write out of bounds with EACCES or EROFS); "" when none does."""
+    for line in reversed(stderr.splitlines()):
+        if any(mark in line for mark in _REFUSED):
+            return line.strip()
+    return ""
 
 
 def _one_line(text: str, limit: int = 120) -> str:
