@@ -268,10 +268,9 @@ def _run(args: argparse.Namespace) -> int:
     import anyio
 
     from seawall.errors import SeawallError
+    from seawall.git.repo import open_repository
     from seawall.plan import load_plan
     from seawall.session.engine import Session
-
-    from seawall.git.repo import open_repository
 
     plan_path = Path(args.plan)
     plan = _accepting(load_plan(plan_path), args)

@@ -73,7 +73,7 @@ class GitOutput:
 
 def open_repository(path: str | os.PathLike[str]) -> pygit2.Repository:
     """Open the repository containing ``path``; raise ``GitError`` if there is none."""
-    if not os.path.exists(path):
+    if not Path(path).exists():
         raise GitError(f"{path} does not exist: give --repo the repository's folder")
     found = pygit2.discover_repository(str(path))
     if found is None:
