@@ -310,11 +310,12 @@ class HooksInstalled:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScopeCheck:
-    """A wave's pre-dispatch scope check: what was done, the overlaps, the sub-waves."""
+    """A wave's pre-dispatch scope check: what was done, the overlaps, and the tasks
+    that wait for a later wave because their scopes overlap one in this wave."""
 
     action: str
     overlaps: tuple[Overlap, ...]
-    sub_waves: tuple[tuple[str, ...], ...]
+    later: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -329,6 +330,7 @@ class PlannedWave:
     isolation_reason: str
     enforcement_reason: str
     scope_check: ScopeCheck
+    barriers: dict[str, str]  # by runner: what keeps its agents in scope while they run
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -341,11 +343,11 @@ class AdapterSources:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanDocument:
-    """``seawall plan --json``: the waves, the adapters, and each runner's live barrier."""
+    """``seawall plan --json``: the waves as the run will make them (each with its
+    runners' live barriers), and the adapters."""
 
     schema: str = field(default="seawall.plan/1", init=False)
     session: str
     session_type: SessionType
     waves: tuple[PlannedWave, ...]
     adapters: AdapterSources
-    runners: dict[str, str]
