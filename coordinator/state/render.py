@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from seawall.model import CheckVerdict
+from seawall.model import CheckVerdict, Enforcement
 from seawall.state.ledger import AgentRecord, Resolution, SessionState, SetAsideRecord, WaveRecord
 from seawall.state.refusals import Refusals
 from seawall.state.runs import AgentRun
@@ -25,6 +25,7 @@ __all__ = [
     "refused_write",
     "render_state_md",
     "run_notes",
+    "scope_notes",
     "set_aside",
     "set_aside_for_fixes",
     "wave_history",
@@ -62,8 +63,25 @@ def history_line(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool = Fa
     recovery = f" · {agent.recovery}" if agent.recovery else ""
     figures = f" · {agent_figures(agent)}" if agent.status else ""
     line = f"- W{wave.number} · {agent.task} · {status}{detail}{merged}{recovery}{figures}{suffix}"
-    notes = run_notes(agent.run)
+    notes = [*scope_notes(wave, agent), *run_notes(agent.run)]
     return "\n".join([line, *(f"  - {note}" for note in notes)])
+
+
+def scope_notes(wave: WaveRecord, agent: AgentRecord) -> list[str]:
+    """The files an agent changed outside its scope and what became of them: merged with
+    a warning (``warn``), or left out of the merge (``strict``); said on the console and
+    in STATE.md, not only in events.jsonl and the report."""
+    if not agent.scope_violations:
+        return []
+    shown = ", ".join(f"`{p}`" for p in agent.scope_violations[:5])
+    more = f" and {len(agent.scope_violations) - 5} more" if len(agent.scope_violations) > 5 else ""
+    if wave.enforcement is Enforcement.WARN:
+        fate = "merged with a warning (enforcement warn): review them"
+    elif wave.enforcement is Enforcement.STRICT:
+        fate = "left out of the merge (enforcement strict)"
+    else:
+        fate = "merged (enforcement off)"
+    return [f"out of scope: {shown}{more}: {fate}"]
 
 
 def set_aside_for_fixes(wave: WaveRecord, task: str) -> list[Resolution]:
