@@ -11,7 +11,8 @@ to find; every answer is a record written by the codec, as text and as structure
 content.
 The session's STATE.md is a resource, ``seawall://sessions/{session}/STATE.md``.
 
-Needs the ``mcp`` extra (``pip install 'seawall[mcp]'``): the official MCP SDK.
+Needs the ``mcp`` extra (``pip install '.[mcp]'`` in a seawall checkout): the official
+MCP SDK.
 """
 
 from __future__ import annotations
