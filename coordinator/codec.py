@@ -31,6 +31,7 @@ __all__ = [
     "JsonView",
     "decode",
     "decode_any",
+    "document_schema",
     "encode",
     "encode_text",
     "from_data",
@@ -121,3 +122,38 @@ def from_data(data: Any, kind: type[T]) -> T:
     import msgspec
 
     return msgspec.convert(data, type=kind, strict=False)
+
+
+def document_schema(kinds: Any, name: str, description: str) -> JsonObject:
+    """The JSON Schema of the documents a command prints, named ``name``
+    (``seawall.plan/1``): the records' fields are its schema (msgspec derives it), and
+    their ``"schema"`` field must say ``name``. ``kinds`` is a record type, or a tuple
+    of them for a stream of lines of several kinds (any one of them). The schemas
+    seawall ships are these, written out (a test keeps each file equal to its records')."""
+    import msgspec
+
+    several = isinstance(kinds, tuple)
+    types = kinds if several else (kinds,)
+    derived, components = msgspec.json.schema_components(types)
+    defs: JsonObject = dict(components)
+    roots: list[JsonObject] = []
+    for one in derived:
+        root: JsonObject = dict(defs.pop(one["$ref"].rsplit("/", 1)[-1]))
+        root.pop("title", None)
+        properties: JsonObject = dict(root.get("properties", {}))
+        properties["schema"] = {"const": name}
+        required = ["schema", *(key for key in root.get("required", []) if key != "schema")]
+        roots.append({**root, "properties": properties, "required": required})
+    out: JsonObject = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": name,
+        "description": description,
+    }
+    if several:
+        out["anyOf"] = roots
+    else:
+        roots[0].pop("description", None)
+        out.update(roots[0])
+    if defs:
+        out["$defs"] = defs
+    return out

@@ -24,12 +24,29 @@ __all__ = [
     "SessionLockedError",
     "StateError",
     "TrackerError",
-    "extra_requirement",
+    "error_code",
+    "extra_requirements",
+    "install_hint",
 ]
 
 
 class SeawallError(Exception):
-    """Root of every exception seawall raises on purpose."""
+    """Root of every exception seawall raises on purpose. ``hint``, when set, says what
+    to do about it (the JSON error document carries it on its own)."""
+
+    hint: str | None = None
+
+    @property
+    def code(self) -> str:
+        """The error's kind, stable for scripts: its class name in kebab case without
+        ``Error`` (``PlanError`` is ``plan``, ``MissingExtraError`` ``missing-extra``)."""
+        return error_code(type(self).__name__)
+
+
+def error_code(name: str) -> str:
+    """``PlanError`` -> ``plan``; ``SessionLockedError`` -> ``session-locked``."""
+    stem = name.removesuffix("Error") or name
+    return "".join(f"-{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(stem))
 
 
 class ConfigurationError(SeawallError, ValueError):
@@ -37,7 +54,8 @@ class ConfigurationError(SeawallError, ValueError):
 
 
 class PlanError(ConfigurationError):
-    """A plan file is invalid. Names the file, and the line, task and field when known."""
+    """A plan file is invalid. Names the file, and the line (and column), task and field
+    when known; ``hint`` says what to do, when there is more to say than the message."""
 
     def __init__(
         self,
@@ -48,23 +66,33 @@ class PlanError(ConfigurationError):
         field: str | None = None,
         line: int | None = None,
         column: int | None = None,
+        hint: str | None = None,
     ) -> None:
         self.path = path
         self.task = task
         self.field = field
         self.line = line
         self.column = column
+        self.hint = hint
         where = []
         if path:
-            spot = f":{line}:{column}" if line and column else f":{line}" if line else ""
-            where.append(f"{path}{spot}")
+            where.append(_location(path, line, column))
         if task:
             where.append(f"task {task!r}")
         if field:
             where.append(f"field {field!r}")
         prefix = ", ".join(where)
-        super().__init__(f"{prefix}: {message}" if prefix else message)
+        text = f"{prefix}: {message}" if prefix else message
+        if hint and hint not in message:
+            text = f"{text} ({hint})"
+        super().__init__(text)
         self.detail = message
+
+
+def _location(path: str, line: int | None, column: int | None) -> str:
+    if not line:
+        return path
+    return f"{path}:{line}:{column}" if column else f"{path}:{line}"
 
 
 class MissingExtraError(ConfigurationError):
@@ -73,11 +101,33 @@ class MissingExtraError(ConfigurationError):
     def __init__(self, *, package: str, extra: str, purpose: str) -> None:
         self.package = package
         self.extra = extra
+        self.hint = install_hint(extra, package)
         super().__init__(
-            f"{purpose} needs the {package!r} package, which is not installed. "
-            f"Install it with: pip install '{extra_requirement(extra, package)}' "
-            f"(seawall's {extra!r} extra; from a seawall checkout: pip install '.[{extra}]')"
+            f"{purpose} needs the {package!r} package, which is not installed. {self.hint}"
         )
+
+
+def extra_requirements(extra: str) -> tuple[str, ...]:
+    """The requirements seawall's ``extra`` adds (``mcp>=2.3,<3``), as the installed
+    distribution declares them; empty when seawall is not installed as a distribution."""
+    from importlib import metadata
+
+    try:
+        requires = metadata.requires("seawall") or []
+    except metadata.PackageNotFoundError:
+        return ()
+    marker = f'extra == "{extra}"'
+    return tuple(r.split(";")[0].strip() for r in requires if marker in r.replace("'", '"'))
+
+
+def install_hint(extra: str, package: str) -> str:
+    """An install line that works as written: seawall is not on the package index, so
+    its extra is installed as the packages it names, or from a seawall checkout."""
+    wanted = " ".join(f"'{r}'" for r in extra_requirements(extra)) or f"'{package}'"
+    return (
+        f"Install it with: pip install {wanted} "
+        f"(or, from a seawall checkout: pip install '.[{extra}]')"
+    )
 
 
 class GitError(SeawallError):
@@ -112,19 +162,3 @@ class TrackerError(SeawallError):
 
 class RunnerError(SeawallError):
     """An agent runner could not be started (missing executable, bad options)."""
-
-
-def extra_requirement(extra: str, package: str) -> str:
-    """The requirement seawall's ``extra`` names (``PyGithub>=2.3``), read from the
-    installed distribution's metadata; ``package`` when it cannot be read."""
-    from importlib import metadata
-
-    try:
-        requires = metadata.requires("seawall") or []
-    except metadata.PackageNotFoundError:
-        return package
-    for line in requires:
-        spec, _, marker = line.partition(";")
-        if f'extra == "{extra}"' in marker.replace("'", '"'):
-            return spec.strip()
-    return package

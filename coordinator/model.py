@@ -83,7 +83,7 @@ class CollisionRisk(StrEnum):
 class OverlapPolicy(StrEnum):
     """What an in-place wave does with tasks whose scopes overlap."""
 
-    SPLIT = "split"  # run the overlapping tasks in sequential sub-waves
+    SPLIT = "split"  # the overlapping tasks wait for later waves, one after another
     WORKTREE = "worktree"  # move the wave to worktrees
 
 

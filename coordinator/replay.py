@@ -96,6 +96,8 @@ class ReplayRecord:
     which belongs to the whole run); ``step`` counts tool calls and run ends so far.
     """
 
+    schema: str = field(default="seawall.replay/1", init=False)
+
     file: str
     line: int
     step: int
@@ -143,6 +145,8 @@ class ReplayReport:
 class ReplaySummary:
     """The last line of a transcript's replay: how many trips, findings and lines that
     could not be read."""
+
+    schema: str = field(default="seawall.replay/1", init=False)
 
     file: str
     kind: str = field(default="summary", init=False)

@@ -1,4 +1,5 @@
-"""The GitHub tracker, through PyGithub (the ``github`` extra).
+"""The GitHub tracker, through PyGithub (``pip install '.[github]'`` in a seawall
+checkout).
 
 Settings: the repository ``owner/name``; the token from ``GITHUB_TOKEN`` (or another
 variable named by ``token_env``) or an explicit argument; ``base_url`` for GitHub

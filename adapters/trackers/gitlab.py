@@ -1,4 +1,5 @@
-"""The GitLab tracker, through python-gitlab (the ``gitlab`` extra).
+"""The GitLab tracker, through python-gitlab (``pip install '.[gitlab]'`` in a seawall
+checkout).
 
 Settings: the project path ``group/project`` (or its numeric id); the token from
 ``GITLAB_TOKEN`` (or another variable named by ``token_env``) or an explicit argument;

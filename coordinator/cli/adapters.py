@@ -3,7 +3,9 @@
 ``list`` shows every tracker and runner name with its kind and the distribution (and
 version) that provides it. ``check`` loads each of them (or, given a plan, builds the
 plan's tracker and runners), then lists one page of issues from the tracker and asks
-each runner's executable for its ``--version``. Exit 1 when anything fails.
+each runner's executable for its ``--version``. Exit 1 when anything is broken; an
+adapter whose optional extra is not installed is said (with its install line) but fails
+only when the plan checked uses it.
 """
 
 from __future__ import annotations
@@ -117,9 +119,10 @@ def _rows() -> list[AdapterRow]:
 def _list(args: argparse.Namespace) -> int:
     rows = _rows()
     if args.json:
+        from seawall.cli.documents import AdapterList
         from seawall.codec import encode_text
 
-        print(encode_text(rows))
+        print(encode_text(AdapterList(adapters=tuple(rows))))
         return 0
     for row in rows:
         clash = f"  (error: collides with the built-in {row.collides_with!r})"
@@ -142,19 +145,24 @@ def _check(args: argparse.Namespace) -> int:
     else:
         for row in results:
             mark = "ok  " if row.ok else "FAIL"
+            if row.ok and row.extra:
+                mark = "off "
             print(f"{mark} {row.kind:<8} {row.name:<16} {row.detail}")
+        if failed:
+            print(f"{len(failed)} broken adapter(s)")
     return 1 if failed else 0
 
 
 def _check_all() -> list[AdapterCheck]:
     from seawall.cli.documents import AdapterCheck
-    from seawall.errors import ConfigurationError
+    from seawall.errors import ConfigurationError, MissingExtraError
     from seawall.registry import RUNNER_GROUP, TRACKER_GROUP, entries, load, resolve
     from seawall.runner import AgentRunner, undeclared_processes
 
     results = []
     for group in (TRACKER_GROUP, RUNNER_GROUP):
         for entry in entries(group):
+            extra = None
             try:
                 if entry.collides_with:
                     resolve(group, entry.name)  # raises the collision error
@@ -163,9 +171,14 @@ def _check_all() -> list[AdapterCheck]:
                 if isinstance(loaded, type) and issubclass(loaded, AgentRunner):
                     warning = undeclared_processes(loaded)
                     detail += f"; warning: {warning}" if warning else ""
+            except MissingExtraError as exc:  # optional: broken only for a plan using it
+                ok, extra = True, exc.extra
+                detail = f"optional extra {exc.extra!r} not installed: {exc.hint}"
             except ConfigurationError as exc:
                 ok, detail = False, str(exc)
-            results.append(AdapterCheck(name=entry.name, kind=entry.kind, ok=ok, detail=detail))
+            results.append(
+                AdapterCheck(name=entry.name, kind=entry.kind, ok=ok, detail=detail, extra=extra)
+            )
     return results
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from seawall.carryover import CarryoverResult, LedgerEntry
+    from seawall.cli.documents import CarryoverValidation
     from seawall.codec import JsonObject  # the raw ledger the carryover checks read
     from seawall.model import TrackerConfig
     from seawall.tracker import IssueTracker
@@ -57,6 +58,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     validate.add_argument(
         "--dry-run", action="store_true", help="only report what is missing (exit 1 if any)"
     )
+    validate.add_argument("--json", action="store_true", help="print JSON (errors too)")
     validate.set_defaults(handler=_validate)
 
 
@@ -143,7 +145,9 @@ def _list(args: argparse.Namespace) -> int:
         for issue in issues
     ]
     if args.json:
-        print(encode_text(rows, ascii_only=False))
+        from seawall.cli.documents import CarryoverList
+
+        print(encode_text(CarryoverList(label=label, issues=tuple(rows)), ascii_only=False))
         return 0
     if not issues:
         print(f"no open issues labelled {label!r}")
@@ -155,6 +159,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from seawall.carryover import covered_tasks, ledger_entries, missing_carryovers
+    from seawall.cli.documents import CarryoverFiled, CarryoverValidation
 
     state_path = _state_path(_root(args), args.session)
     state = _load(state_path)
@@ -162,6 +167,12 @@ def _validate(args: argparse.Namespace) -> int:
     entries = ledger_entries(state)
     covered = covered_tasks(state)
     missing = missing_carryovers(entries, covered_tasks=covered)
+    if args.dry_run and args.json:
+        rows = tuple(
+            CarryoverFiled(wave=e.wave, task=e.task, status=str(e.status)) for e in missing
+        )
+        _print_validation(CarryoverValidation(session=session, dry_run=True, missing=rows))
+        return 1 if missing else 0
     if args.dry_run:
         for entry in missing:
             print(f"missing: wave {entry.wave}  {entry.task}  {entry.status.upper()}")
@@ -169,9 +180,17 @@ def _validate(args: argparse.Namespace) -> int:
             print(f"session {session}: every SPIRAL/FAILED line has its issue")
         return 1 if missing else 0
     with _open(args, state) as tracker:
-        failed, filed = _file_and_dedupe(args, tracker, state, state_path, session)
+        failed, filed, document = _file_and_dedupe(args, tracker, state, state_path, session)
     _record(state_path, filed)
+    if args.json:
+        _print_validation(document)
     return 1 if failed else 0
+
+
+def _print_validation(document: CarryoverValidation) -> None:
+    from seawall.codec import encode_text
+
+    print(encode_text(document, ascii_only=False))
 
 
 def _file_and_dedupe(
@@ -180,8 +199,9 @@ def _file_and_dedupe(
     state: JsonObject,
     state_path: Path,
     session: str,
-) -> tuple[int, list[tuple[LedgerEntry, CarryoverResult]]]:
-    """File the missing carryovers, then close duplicates; (failures, filed)."""
+) -> tuple[int, list[tuple[LedgerEntry, CarryoverResult]], CarryoverValidation]:
+    """File the missing carryovers, then close duplicates; (failures, filed, the
+    document ``--json`` prints). Without ``--json`` each is printed as it happens."""
     from seawall.carryover import (
         covered_tasks,
         file_missing,
@@ -191,7 +211,12 @@ def _file_and_dedupe(
     )
     from seawall.carryover.closing import close_duplicates
     from seawall.carryover.filer import CarryoverFiler
+    from seawall.cli.documents import CarryoverFiled, CarryoverValidation, DuplicateClosed
     from seawall.telemetry import CarryoverClosed, EventLog
+
+    def say(text: str) -> None:
+        if not args.json:
+            print(text)
 
     entries, covered = ledger_entries(state), covered_tasks(state)
     events = EventLog(state_path.parent / "events.jsonl", session=session)
@@ -205,23 +230,42 @@ def _file_and_dedupe(
     )
     failed = 0
     filed = []
+    rows: list[CarryoverFiled] = []
+    closed_rows: list[DuplicateClosed] = []
     if not missing_carryovers(entries, covered_tasks=covered):
-        print(f"session {session}: every SPIRAL/FAILED line has its issue")
+        say(f"session {session}: every SPIRAL/FAILED line has its issue")
     plan = _plan_identity(state, args.plan)
     for entry, result in file_missing(filer, entries, plan=plan, covered_tasks=covered):
         line = f"wave {entry.wave}  {entry.task}  {entry.status.upper()}"
+        ref = result.issue
+        rows.append(
+            CarryoverFiled(
+                wave=entry.wave,
+                task=entry.task,
+                status=str(entry.status),
+                issue=None if ref is None else ref.number,
+                url=result.url,
+                existing=bool(ref and ref.existing),
+                error=result.error if result.skipped == "error" else None,
+            )
+        )
         if result.skipped == "error":
             failed += 1
-            print(f"{line}  error: {result.error}")
+            say(f"{line}  error: {result.error}")
         else:
             filed.append((entry, result))
-            print(f"{line}  {issue_suffix(result)}  {result.url or ''}".rstrip())
+            say(f"{line}  {issue_suffix(result)}  {result.url or ''}".rstrip())
     for closed in close_duplicates(filer):
+        closed_rows.append(
+            DuplicateClosed(
+                number=closed.number, duplicate_of=closed.duplicate_of, error=closed.error
+            )
+        )
         if closed.error and not closed.closed:
             failed += 1
-            print(f"duplicate #{closed.number}: error: {closed.error}")
+            say(f"duplicate #{closed.number}: error: {closed.error}")
         else:
-            print(f"duplicate #{closed.number} of #{closed.duplicate_of}: closed")
+            say(f"duplicate #{closed.number} of #{closed.duplicate_of}: closed")
         events.append(
             CarryoverClosed(
                 number=closed.number or None,
@@ -231,7 +275,10 @@ def _file_and_dedupe(
                 error=closed.error,
             )
         )
-    return failed, filed
+    document = CarryoverValidation(
+        session=session, dry_run=False, missing=tuple(rows), duplicates=tuple(closed_rows)
+    )
+    return failed, filed, document
 
 
 def _record(state_path: Path, filed: list[tuple[LedgerEntry, CarryoverResult]]) -> None:

@@ -66,6 +66,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="the sandbox settings only (when the hooks come from the Claude Code plugin)",
     )
+    install.add_argument("--json", action="store_true", help="print JSON (errors too)")
     install.set_defaults(handler=_install)
 
 
@@ -87,35 +88,67 @@ def _run_hook(args: argparse.Namespace) -> int:
 def _install(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from seawall.cli.documents import FileWritten, HooksInstalled
     from seawall.exitcodes import ExitCode
     from seawall.hooks.install import install_hooks
     from seawall.hooks.lead_sandbox import install_sandbox, lead_boundary, turn_sandbox_off
 
     repo = Path(args.repo)
+    files: list[FileWritten] = []
+
+    def say(text: str) -> None:
+        if not args.json:
+            print(text)
+
+    def done(code: int, *, complete: bool, lines: list[str], problems: tuple[str, ...]) -> int:
+        if args.json:
+            from seawall.codec import encode_text
+
+            document = HooksInstalled(
+                files=tuple(files), complete=complete, lines=tuple(lines), problems=problems
+            )
+            print(encode_text(document, ascii_only=False))
+        return code
+
     if args.check:
         boundary = lead_boundary(repo)
         hooks = not args.sandbox_only
-        print("\n".join(boundary.lines(hooks=hooks)))
-        return ExitCode.OK if boundary.complete(hooks=hooks) else ExitCode.ERROR
+        lines = boundary.lines(hooks=hooks)
+        say("\n".join(lines))
+        complete = boundary.complete(hooks=hooks)
+        problems = tuple(boundary.prerequisites.problems)
+        code = ExitCode.OK if complete else ExitCode.ERROR
+        return done(code, complete=complete, lines=lines, problems=problems)
     if not args.sandbox_only:
         result = install_hooks(repo, command=args.command, session=args.session)
         state = "updated" if result.changed else "already up to date"
-        print(f"{result.path}: {state} ({', '.join(result.events)} -> {result.command} hook ...)")
+        what = f"{', '.join(result.events)} -> {result.command} hook ..."
+        files.append(FileWritten(path=str(result.path), changed=result.changed, what=what))
+        say(f"{result.path}: {state} ({what})")
     if args.no_sandbox:
         off = turn_sandbox_off(repo)
-        print(f"{off.path}: Claude Code's sandbox turned off (sandbox.enabled false)")
-        return ExitCode.OK
+        what = "Claude Code's sandbox turned off (sandbox.enabled false)"
+        files.append(FileWritten(path=str(off.path), changed=off.changed, what=what))
+        say(f"{off.path}: {what}")
+        return done(ExitCode.OK, complete=False, lines=[], problems=())
     sandbox = install_sandbox(repo)
     state = "updated" if sandbox.changed else "already up to date"
-    print(f"{sandbox.path}: {state} (Claude Code's sandbox for the lead and its subagents)")
+    what = "Claude Code's sandbox for the lead and its subagents"
+    files.append(FileWritten(path=str(sandbox.path), changed=sandbox.changed, what=what))
+    say(f"{sandbox.path}: {state} ({what})")
     boundary = lead_boundary(repo)
+    problems = tuple(boundary.prerequisites.problems)
+    lines = boundary.lines(hooks=not args.sandbox_only)
+    complete = boundary.complete(hooks=not args.sandbox_only)
     if not boundary.prerequisites.ok:
-        for problem in boundary.prerequisites.problems:
-            print(f"seawall: {problem}", file=sys.stderr)
-        print(
-            "seawall: until then Claude Code refuses to start in this repository "
-            "(sandbox.failIfUnavailable); `seawall hooks install --no-sandbox` runs it without",
-            file=sys.stderr,
-        )
-        return ExitCode.ERROR
-    return ExitCode.OK
+        if not args.json:
+            for problem in problems:
+                print(f"seawall: {problem}", file=sys.stderr)
+            print(
+                "seawall: until then Claude Code refuses to start in this repository "
+                "(sandbox.failIfUnavailable); `seawall hooks install --no-sandbox` runs it "
+                "without",
+                file=sys.stderr,
+            )
+        return done(ExitCode.ERROR, complete=complete, lines=lines, problems=problems)
+    return done(ExitCode.OK, complete=complete, lines=lines, problems=problems)

@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="serve seawall's step mode to a lead agent over MCP (stdio)",
         description="A Model Context Protocol server on standard input and output: tools "
         "for plan, next, status, trips, reset and carryovers, and each session's STATE.md "
-        "as a resource. Needs the mcp extra: pip install '.[mcp]' from a seawall checkout.",
+        "as a resource. Needs the mcp extra: pip install '.[mcp]' in a seawall checkout.",
     )
     mcp.add_argument("--repo", type=Path, default=Path.cwd(), help="the repository (default: here)")
     mcp.set_defaults(handler=_mcp)

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, NoReturn
 
-    from msgspec import UnsetType
 
 __all__ = ["build_parser", "run_command"]
 
@@ -47,9 +46,25 @@ class _Parser(argparse.ArgumentParser):
     json_errors = False
 
     def error(self, message: str) -> NoReturn:
+        message = _did_you_mean(message)
         if _Parser.json_errors:
             raise _UsageError(f"{self.prog}: {message}")
         super().error(message)
+
+
+def _did_you_mean(message: str) -> str:
+    """argparse's ``invalid choice: 'rnu' (choose from ...)`` with the likely intent."""
+    import re
+
+    found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if found is None:
+        return message
+    choices = re.findall(r"'([^']*)'|([\w-]+)", found.group(2))
+    names = [quoted or bare for quoted, bare in choices]
+    import difflib
+
+    close = difflib.get_close_matches(found.group(1), names, n=1)
+    return f"{message}; did you mean {close[0]!r}?" if close else message
 
 
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
@@ -75,30 +90,51 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
 
 
 def _json_error(exc: BaseException, kind: str, code: int) -> int:
+    """``exc`` as a ``seawall.error/1`` document on standard output; ``code``."""
     from msgspec import UNSET
 
     from seawall.cli.documents import ErrorDetail, ErrorDocument
     from seawall.codec import encode_text
+    from seawall.errors import error_code
 
-    def named(name: str) -> str | UnsetType:
-        value = getattr(exc, name, None)
-        return UNSET if value is None else str(value)
+    def named(*names: str) -> Any:
+        for name in names:
+            value = getattr(exc, name, None)
+            if value is not None:
+                return value if isinstance(value, int) else str(value)
+        return UNSET
 
     error = ErrorDetail(
+        code=getattr(exc, "code", None) or error_code(kind),
         type=kind,
         message=str(exc),
         exit_code=code,
-        path=named("path"),
+        file=named("path", "file"),
+        line=named("line"),
+        column=named("column"),
         task=named("task"),
         field=named("field"),
+        hint=named("hint"),
     )
     print(encode_text(ErrorDocument(error=error), indent=None))
     return code
 
 
+ANSWERS_IN_JSON = (("next",), ("wave", "prepare"), ("wave", "review"), ("wave", "finish"))
+"""The commands whose answer is JSON without ``--json``: their errors are JSON too (on
+stdout, and as prose on stderr, for a person reading the terminal)."""
+
+
+def _wants_json(argv: list[str]) -> bool:
+    if "--json" in argv:
+        return True
+    words = [arg for arg in argv if not arg.startswith("-")]
+    return any(tuple(words[: len(command)]) == command for command in ANSWERS_IN_JSON)
+
+
 def run_command(argv: list[str]) -> int:
     """Parse ``argv`` and run its command's handler; the exit code."""
-    as_json = "--json" in argv
+    as_json = _wants_json(argv)
     module = COMMANDS.get(argv[0]) if argv else None
     if module is not None:  # build only the parser of the command being run
         parser = build_parser((module,))
@@ -128,6 +164,8 @@ def run_command(argv: list[str]) -> int:
         from seawall.exitcodes import ExitCode
 
         if as_json:
+            if "--json" not in argv:  # JSON by default: the prose for a person too
+                print(f"seawall: error: {exc}", file=sys.stderr)
             return _json_error(exc, type(exc).__name__, ExitCode.ERROR)
         print(f"seawall: error: {exc}", file=sys.stderr)
         return ExitCode.ERROR

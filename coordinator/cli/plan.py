@@ -30,18 +30,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     prompt.add_argument("plan", help="the plan file (TOML)")
     prompt.add_argument("task_id", help="the task's id")
+    prompt.add_argument("--json", action="store_true", help="print JSON (errors too)")
     prompt.set_defaults(handler=_prompt)
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from seawall.plan import load_plan, plan_waves
-    from seawall.scope.collisions import plan_collisions
+    from seawall.plan import load_plan
+    from seawall.session.phases.planning import wave_barriers, waves_of_a_run
 
     plan = load_plan(args.plan)
-    waves = plan_waves(plan)
-    checks = {w.number: plan_collisions(w, policy=plan.session.overlap) for w in waves}
+    waves = waves_of_a_run(plan)  # chosen as the session chooses them
     adapters = _adapters(plan)
-    barriers = _barriers(plan)
+    barriers = {wave.number: wave_barriers(plan, wave) for wave, _ in waves}
     if args.json:
         from seawall.cli.documents import PlanDocument, PlannedWave, ScopeCheck
         from seawall.codec import encode_text
@@ -59,15 +59,15 @@ def _plan(args: argparse.Namespace) -> int:
                     isolation_reason=wave.isolation_reason,
                     enforcement_reason=wave.enforcement_reason,
                     scope_check=ScopeCheck(
-                        action=checks[wave.number].action,
-                        overlaps=checks[wave.number].colliding,
-                        sub_waves=tuple(w.task_ids for w in checks[wave.number].waves),
+                        action=check.action,
+                        overlaps=check.colliding,
+                        later=tuple(t for w in check.waves[1:] for t in w.task_ids),
                     ),
+                    barriers=barriers[wave.number],
                 )
-                for wave in waves
+                for wave, check in waves
             ),
             adapters=adapters,
-            runners=barriers,
         )
         print(encode_text(document))
         return 0
@@ -78,20 +78,19 @@ def _plan(args: argparse.Namespace) -> int:
     )
     runners = ", ".join(f"{name} ({source})" for name, source in adapters.runners.items())
     print(f"tracker {adapters.tracker}; runners: {runners or 'none'}")
-    for wave in waves:
+    for wave, check in waves:
         print(f"\nwave {wave.number}: {len(wave.tasks)} agent(s), max {wave.max_turns} turns")
         print(f"  isolation   {wave.isolation}: {wave.isolation_reason}")
         print(f"  enforcement {wave.enforcement}: {wave.enforcement_reason}")
-        for line in checks[wave.number].lines():
+        for line in check.lines():
             print(f"  {line}")
         for task in wave.tasks:
             scope = ", ".join(task.scope) or "(read-only)"
             turns = f", max {task.max_turns} turns" if task.max_turns else ""
             print(f"  - {task.id} [{task.kind}{turns}] scope: {scope}")
-    if barriers:
-        print("\nlive barriers (the post-wave check applies to every runner):")
-        for name, barrier in barriers.items():
-            print(f"  {name}: {barrier}")
+        for name, barrier in barriers[wave.number].items():
+            print(f"  barrier ({name}): {barrier}")
+    print("\nthe post-wave check of the whole change applies to every runner")
     return 0
 
 
@@ -119,24 +118,6 @@ def _adapters(plan: Plan) -> AdapterSources:
         )
 
 
-def _barriers(plan: Plan) -> dict[str, str]:
-    """What keeps the agents of each runner the plan uses in scope while they run."""
-    from seawall.errors import SeawallError
-    from seawall.runner import build_runner
-
-    used = {task.agent or plan.session.agent for task in plan.tasks}
-    out: dict[str, str] = {}
-    for name in sorted(used):
-        spec = plan.runners.get(name)
-        if spec is None:
-            continue
-        try:
-            out[name] = build_runner(spec).barrier
-        except SeawallError as exc:  # an adapter whose extra is missing still plans
-            out[name] = f"unknown ({exc})"
-    return out
-
-
 def _prompt(args: argparse.Namespace) -> int:
     from seawall.plan import load_plan, plan_waves
     from seawall.prompting import render_agent_prompt
@@ -145,21 +126,36 @@ def _prompt(args: argparse.Namespace) -> int:
     for wave in plan_waves(plan):
         for task in wave.tasks:
             if task.id == args.task_id:
-                print(
-                    render_agent_prompt(
-                        task,
-                        max_turns=task.max_turns or wave.max_turns,
-                        scope=task.scope,
-                        session=plan.session.name,
-                        wave=wave.number,
-                    )
+                max_turns = task.max_turns or wave.max_turns
+                text = render_agent_prompt(
+                    task,
+                    max_turns=max_turns,
+                    scope=task.scope,
+                    session=plan.session.name,
+                    wave=wave.number,
                 )
+                if args.json:
+                    from seawall.cli.documents import PromptDocument
+                    from seawall.codec import encode_text
+
+                    document = PromptDocument(
+                        task=task.id,
+                        wave=wave.number,
+                        max_turns=max_turns,
+                        scope=tuple(task.scope),
+                        prompt=text,
+                    )
+                    print(encode_text(document, ascii_only=False))
+                else:
+                    print(text)
                 return 0
-    from seawall.config.fields import suggest
+    import difflib
+
     from seawall.errors import ConfigurationError
 
     ids = [task.id for task in plan.tasks]
-    hint = suggest(args.task_id, ids)
+    close = difflib.get_close_matches(args.task_id, ids, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
     raise ConfigurationError(
-        f"{args.task_id!r} is not a task of {args.plan}{hint} (tasks: {', '.join(ids)})"
+        f"{args.task_id!r} is not a task of {args.plan}; {hint}tasks: {', '.join(ids)}"
     )

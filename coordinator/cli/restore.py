@@ -19,10 +19,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--repo", default=".", help="the repository (default: current folder)")
     parser.add_argument("--session", help="the session (default: the latest)")
     parser.add_argument("--wave", type=int, help="only this wave (default: every wave)")
+    parser.add_argument("--json", action="store_true", help="print JSON (errors too)")
     parser.set_defaults(handler=_restore)
 
 
 def _restore(args: argparse.Namespace) -> int:
+    from seawall.cli.documents import Restored, RestoredFile
     from seawall.errors import StateError
     from seawall.session.user_files import restore_set_aside
     from seawall.state.store import StateStore, latest_session
@@ -34,12 +36,21 @@ def _restore(args: argparse.Namespace) -> int:
     state = StateStore(repo, session).load()
     waves = [w for w in state.waves if w.set_aside and (args.wave in (None, w.number))]
     if args.wave is not None and not waves:
-        print(f"wave {args.wave} of {session} set nothing aside", file=sys.stderr)
-        return 1
+        raise StateError(
+            f"wave {args.wave} of {session} set nothing aside; "
+            f"`seawall status --session {session}` shows what each wave did"
+        )
     left = 0
+    files: list[RestoredFile] = []
     for wave in waves:
         assert wave.set_aside is not None
         restored, present = restore_set_aside(repo, wave.set_aside)
+        ref = wave.set_aside.ref
+        files += [RestoredFile(path=p, wave=wave.number, ref=ref, restored=True) for p in restored]
+        files += [RestoredFile(path=p, wave=wave.number, ref=ref, restored=False) for p in present]
+        left += len(present)
+        if args.json:
+            continue
         for path in restored:
             print(f"restored {path} (wave {wave.number}, from {wave.set_aside.ref})")
         for path in present:
@@ -48,7 +59,10 @@ def _restore(args: argparse.Namespace) -> int:
                 f"{wave.set_aside.ref}: `git show {wave.set_aside.ref}:{path}`)",
                 file=sys.stderr,
             )
-        left += len(present)
-    if not waves:
+    if args.json:
+        from seawall.codec import encode_text
+
+        print(encode_text(Restored(session=session, files=tuple(files))))
+    elif not waves:
         print(f"{session} set nothing aside")
     return 1 if left else 0

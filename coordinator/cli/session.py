@@ -274,7 +274,7 @@ def _run(args: argparse.Namespace) -> int:
 
     plan_path = Path(args.plan)
     plan = _accepting(load_plan(plan_path), args)
-    open_repository(args.repo or Path.cwd())  # before anything is said of a session
+    open_repository(args.repo)  # no session is named before there is a repository for it
     adapters = _adapters(plan, args)
     progress = _progress(args)
     session = Session(

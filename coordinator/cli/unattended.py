@@ -44,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Run the next queued plan, unless another tick is running or the breaker "
         "refuses new work; record the attempt and the tick.",
     )
+    tick.add_argument("--json", action="store_true", help="print JSON (errors too)")
     tick.set_defaults(handler=_tick)
     enqueue = commands.add_parser(
         "enqueue",
@@ -52,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Add a plan file to the end of the queue the ticks work through.",
     )
     enqueue.add_argument("plan", metavar="PLAN", help="the plan file (TOML)")
+    enqueue.add_argument("--json", action="store_true", help="print JSON (errors too)")
     enqueue.set_defaults(handler=_enqueue)
     status = commands.add_parser(
         "status",
@@ -70,6 +72,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Clear the queue's blocked reason; the next tick runs once even if the "
         "breaker is open, and its outcome decides whether it closes.",
     )
+    resume.add_argument("--json", action="store_true", help="print JSON (errors too)")
     resume.set_defaults(handler=_resume)
 
 
@@ -94,6 +97,12 @@ def _tick(args: argparse.Namespace) -> int:
     runner_dir, settings = _context(args)
     _stop_on_sigterm()
     report = run_tick(runner_dir, settings=settings)
+    if args.json:
+        from seawall.cli.documents import TickDone
+        from seawall.codec import encode_text
+
+        print(encode_text(TickDone(tick=report), ascii_only=False))
+        return 0
     parts = [f"tick: {report.action}"]
     if report.item:
         parts.append(f"item {report.item}")
@@ -125,6 +134,12 @@ def _enqueue(args: argparse.Namespace) -> int:
     item = QueueFile(RunnerPaths(dir=runner_dir).queue).enqueue_plan(
         Path(args.plan), now=time.time()
     )
+    if args.json:
+        from seawall.cli.documents import Queued
+        from seawall.codec import encode_text
+
+        print(encode_text(Queued(item=item.id, plan=str(item.plan)), ascii_only=False))
+        return 0
     print(f"queued {item.id}: {item.plan}")
     return 0
 
@@ -148,5 +163,11 @@ def _resume(args: argparse.Namespace) -> int:
 
     runner_dir, _ = _context(args)
     QueueFile(RunnerPaths(dir=runner_dir).queue).resume()
+    if args.json:
+        from seawall.cli.documents import RunnerResumed
+        from seawall.codec import encode_text
+
+        print(encode_text(RunnerResumed()))
+        return 0
     print("resumed: blocked reason cleared; the next tick runs even if the breaker is open")
     return 0

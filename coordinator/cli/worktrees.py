@@ -41,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="also remove worktrees with unmerged or uncommitted work (saved on its ref first)",
     )
+    prune.add_argument("--json", action="store_true", help="print JSON")
     prune.set_defaults(handler=_prune)
 
 
@@ -93,7 +94,9 @@ def _list(args: argparse.Namespace) -> int:
             )
             for info in infos
         ]
-        print(encode_text(rows))
+        from seawall.cli.documents import WorktreeList
+
+        print(encode_text(WorktreeList(worktrees=tuple(rows))))
         return 0
     if not infos:
         print("no seawall worktrees")
@@ -112,6 +115,20 @@ def _prune(args: argparse.Namespace) -> int:
 
     root = workdir(open_repository(args.repo)).resolve()
     report = prune_worktrees(root, force=args.force)
+    if args.json:
+        from seawall.cli.documents import WorktreePruned, WorktreesPruned
+        from seawall.codec import encode_text
+
+        def row(info: WorktreeInfo) -> WorktreePruned:
+            return WorktreePruned(path=info.path, owner=_owner(info), reason=info.reason)
+
+        document = WorktreesPruned(
+            removed=tuple(map(row, report.removed)),
+            kept=tuple(map(row, report.kept)),
+            salvaged=tuple(report.salvaged),
+        )
+        print(encode_text(document))
+        return 0
     for info in report.removed:
         print(f"removed {_shown_path(info, root)} ({_owner(info)}): {info.reason}")
     for commit in report.salvaged:

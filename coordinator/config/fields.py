@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 import shlex
 import types
 import typing
@@ -251,18 +252,22 @@ def _convert_union(options: tuple[Any, ...], value: Any, field: str, rule: Rule,
     raise FieldError(field, _one_sentence(errors, value))
 
 
+_WANTED = re.compile(r"^must be (?:one of )?(.*?)(?:, (?:not|got) .*)?$", re.S)
+
+
 def _one_sentence(errors: list[str], value: Any) -> str:
-    """The errors of a union's options as one sentence: "must be a whole number or
-    'auto', not 'ten'" rather than two sentences joined by "or"."""
+    """The errors of a union's options as one sentence: ``must be a whole number or
+    'auto', not 'ten'`` (what each option wants, then what was given)."""
     wanted = []
-    for message in dict.fromkeys(errors):
-        if not message.startswith("must be "):
+    for error in errors:
+        found = _WANTED.match(error)
+        if found is None:  # an option that says more than what it wants: keep it whole
             return " or ".join(dict.fromkeys(errors))
-        expected = message.removeprefix("must be ").split(", not ")[0].split(", got ")[0]
-        if expected.startswith("one of ") and ", " not in expected:
-            expected = expected.removeprefix("one of ")  # a single allowed word
-        wanted.append(expected)
-    return f"must be {' or '.join(wanted)}, not {value!r}"
+        wanted.append(found.group(1))
+    wanted = list(dict.fromkeys(wanted))
+    if len(wanted) > 1:
+        wanted = [", ".join(wanted[:-1]) + " or " + wanted[-1]]
+    return f"must be {wanted[0]}, not {value!r}"
 
 
 def _convert_tuple(

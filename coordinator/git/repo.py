@@ -73,13 +73,13 @@ class GitOutput:
 
 def open_repository(path: str | os.PathLike[str]) -> pygit2.Repository:
     """Open the repository containing ``path``; raise ``GitError`` if there is none."""
+    if not Path(path).exists():
+        raise GitError(f"{path} does not exist: give --repo the repository's folder")
     found = pygit2.discover_repository(str(path))
     if found is None:
-        if not Path(path).exists():
-            raise GitError(f"{path} does not exist: seawall works in a git repository")
         raise GitError(
-            f"{path} is not inside a git repository: run seawall from one (or `git init` "
-            "there first), or name one with --repo DIR"
+            f"{path} is not inside a git repository: run seawall in the repository (or give "
+            "--repo), or make this folder one with `git init` and a first commit"
         )
     try:
         return pygit2.Repository(found)

@@ -11,7 +11,8 @@ to find; every answer is a record written by the codec, as text and as structure
 content.
 The session's STATE.md is a resource, ``seawall://sessions/{session}/STATE.md``.
 
-Needs the ``mcp`` extra (``pip install '.[mcp]'`` from a seawall checkout): the official MCP SDK.
+Needs the ``mcp`` extra (``pip install '.[mcp]'`` in a seawall checkout): the official
+MCP SDK.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from seawall.codec import decode, decode_any, encode, encode_text
 from seawall.errors import MissingExtraError, StateError
 from seawall.lead.steps import NextAnswer
 from seawall.session.documents import SessionStatus, ShownStatus
+from seawall.version import __version__
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -138,7 +140,7 @@ def _where(repo: Path, session: str | None) -> list[str]:
 def build_server(repo: Path) -> MCPServer:
     """The MCP server for the repository ``repo``."""
     root = Path(repo).resolve()
-    server: MCPServer = MCPServer("seawall", instructions=INSTRUCTIONS)
+    server: MCPServer = MCPServer("seawall", instructions=INSTRUCTIONS, version=__version__)
 
     def read(kind: type[T], args: list[str], stdin: str | None = None) -> T:
         try:

@@ -22,10 +22,12 @@ def open_for_lead(
 
     A plan given while an unfinished session of the repository exists continues that
     session (a lead that repeats its first command must not start a second session); a
-    different plan file is an error that names both.
+    different plan file is an error that names both. Once the newest session is done,
+    asking again (without a plan, or with the same unchanged plan file) reopens it, so
+    the answer is "done" again rather than an error or a second session.
     """
     root = Path(repo).resolve()
-    existing = session_id or latest_session(root, unfinished=True)
+    existing = session_id or latest_session(root, unfinished=True) or _finished(root, plan)
     if existing is not None:
         session = Session.open(root, existing, progress=make_progress())
         if plan is not None:
@@ -44,3 +46,26 @@ def open_for_lead(
     if not plan.is_file():
         raise ConfigurationError(f"{plan}: no such plan file")
     return Session(load_plan(plan), repo=root, progress=make_progress())
+
+
+def _finished(root: Path, plan: Path | None) -> str | None:
+    """The newest session when it is done and ``plan`` (if given) is the one it ran,
+    unchanged since: the session a repeated ``seawall next`` answers "done" for."""
+    from seawall.state.ledger import SessionPhase
+    from seawall.state.store import StateStore
+
+    newest = latest_session(root)
+    if newest is None:
+        return None
+    state = StateStore(root, newest).load()
+    if state.phase is not SessionPhase.DONE:
+        return None
+    if plan is None:
+        return newest
+    if not state.plan_path or Path(state.plan_path).resolve() != plan.resolve():
+        return None
+    try:
+        same = plan.read_text(encoding="utf-8") == state.plan_text
+    except OSError:
+        return None
+    return newest if same else None

@@ -140,8 +140,13 @@ def _plan_error(
     task = None
     if field == "agent":
         task = next((t.id for t in plan.tasks if t.agent == runner), None)
+    from seawall.plan.loader import with_line
+
     what = f"runner {runner!r}: " if runner and not str(exc).startswith("runner") else ""
-    return PlanError(f"{what}{exc}", path=plan.path or "<plan>", task=task, field=field)
+    error = PlanError(
+        f"{what}{exc}", path=plan.path or "<plan>", task=task, field=field, hint=exc.hint
+    )
+    return with_line(error, plan.source) if plan.source and field != "--runner" else error
 
 
 def with_tracker_kind(config: TrackerConfig, kind: str | None) -> TrackerConfig:

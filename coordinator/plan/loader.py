@@ -16,7 +16,6 @@ from typing import Any
 
 from seawall.codec import JsonView
 from seawall.config import FieldError, build, check_keys, field_line, suggest, table_element
-from seawall.config.toml_text import toml_error
 from seawall.errors import PlanError
 from seawall.model import Plan, RunnerSpec, SessionConfig, Task
 
@@ -51,15 +50,86 @@ def parse_plan(text: str, *, path: str = "<plan>") -> Plan:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        message, line, column = toml_error(exc, text)
-        raise PlanError(f"not valid TOML: {message}", path=path, line=line, column=column) from exc
+        raise toml_error(exc, text, path) from exc
     try:
         return _plan(data, path, text)
     except PlanError as exc:
-        found = _line(text, exc)
-        if found is None:
+        located = with_line(exc, text)
+        if located is exc:
             raise
-        raise PlanError(exc.detail, path=path, task=exc.task, field=exc.field, line=found) from None
+        raise located from None
+
+
+def with_line(error: PlanError, text: str) -> PlanError:
+    """``error`` with the line of the plan ``text`` it points to (itself when it has
+    one already, or the text does not show it)."""
+    if error.line is not None:
+        return error
+    line = _line(text, error)
+    if line is None:
+        return error
+    return PlanError(
+        error.detail,
+        path=error.path,
+        task=error.task,
+        field=error.field,
+        line=line,
+        hint=error.hint,
+    )
+
+
+_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+_AT_END = re.compile(r"\s*\(at end of document\)$")
+
+
+def toml_error(exc: tomllib.TOMLDecodeError, text: str, path: str) -> PlanError:
+    """A TOML syntax error with its line and column: tomllib puts them in its message
+    (``(at line 7, column 1)``, or ``(at end of document)``: the text's last character)."""
+    message = str(exc)
+    line = column = None
+    found = _AT.search(message)
+    if found is not None:
+        line, column = int(found.group(1)), int(found.group(2))
+        message = message[: found.start()]
+    elif (end := _AT_END.search(message)) is not None:
+        lines = text.rstrip("\n").split("\n")
+        line, column = len(lines), len(lines[-1]) + 1
+        message = f"{message[: end.start()]} at the end of the file"
+    hint = None
+    opened = _unclosed(text) if found is None else None
+    if opened is not None:
+        line, column, closer = opened
+        what = "array" if closer == "]" else "inline table"
+        message = f"the {what} opened at line {line} is not closed"
+        hint = f"close it with {closer!r}"
+    elif line and column and message.lower().startswith("invalid value"):
+        rows = text.split("\n")
+        rest = rows[line - 1][column - 1 :] if line <= len(rows) else ""
+        if rest[:1].isalpha() and not rest.startswith(("true", "false")):
+            hint = f'a string needs quotes: "{rest.split()[0]}"'
+    return PlanError(
+        f"not valid TOML: {message[:1].lower()}{message[1:]}",
+        path=path,
+        line=line,
+        column=column,
+        hint=hint,
+    )
+
+
+def _unclosed(text: str) -> tuple[int, int, str] | None:
+    """Where the value (``[`` or ``{`` after ``=``) left open at the end of the text
+    opened: its line, column and the character that closes it."""
+    depth = 0
+    for number, row in reversed(list(enumerate(text.split("\n"), start=1))):
+        code = row.split("#", 1)[0]
+        depth += code.count("]") + code.count("}") - code.count("[") - code.count("{")
+        key = _ASSIGNED.match(code)
+        if depth < 0 and key is not None:
+            return number, key.end(), "]" if code[key.end() - 1] == "[" else "}"
+    return None
+
+
+_ASSIGNED = re.compile(r"^\s*[^=\[]+=\s*[\[{]")
 
 
 def _plan(data: JsonView, path: str, text: str) -> Plan:  # the user's TOML
@@ -275,7 +345,7 @@ def _check_references(
                 )
             if dependency not in ids:
                 raise PlanError(
-                    f"unknown dependency {dependency!r}{suggest(dependency, ids)}",
+                    f"unknown dependency {dependency!r}{_did_you_mean(dependency, ids)}",
                     path=path,
                     task=task.id,
                     field=f"depends_on[{i}]",
@@ -283,19 +353,10 @@ def _check_references(
             graph.add_edge(dependency, task.id)
         if task.agent is not None and task.agent not in runners and not _builtin_runner(task.agent):
             raise PlanError(
-                f"unknown runner {task.agent!r}{_runner_hint(task.agent, runners)} — define "
-                f"[runners.{task.agent}] or use a built-in runner name",
-                path=path,
-                task=task.id,
-                field="agent",
+                _unknown_runner(task.agent, runners), path=path, task=task.id, field="agent"
             )
     if session.agent not in runners and not _builtin_runner(session.agent):
-        raise PlanError(
-            f"unknown runner {session.agent!r}{_runner_hint(session.agent, runners)} — define "
-            f"[runners.{session.agent}] or use a built-in runner name",
-            path=path,
-            field="session.agent",
-        )
+        raise PlanError(_unknown_runner(session.agent, runners), path=path, field="session.agent")
     try:
         cycle = nx.find_cycle(graph)
     except nx.NetworkXNoCycle:
@@ -306,11 +367,22 @@ def _check_references(
     )
 
 
-def _runner_hint(name: str, runners: Iterable[str]) -> str:
-    """``; did you mean 'x'?`` among the plan's runners and the installed ones."""
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    return suggest(name, sorted(known))
+
+
+def _unknown_runner(name: str, runners: Mapping[str, RunnerSpec]) -> str:
+    """``unknown runner 'codx'; did you mean 'codex'?``, else what the plan may name."""
     from seawall.registry import RUNNER_GROUP, available
 
-    return suggest(name, [*runners, *available(RUNNER_GROUP)])
+    known = [*runners, *available(RUNNER_GROUP)]
+    close = _did_you_mean(name, known)
+    if close:
+        return f"unknown runner {name!r}{close}"
+    return (
+        f"unknown runner {name!r}: define [runners.{name}] or use one of "
+        f"{', '.join(sorted(set(known)))}"
+    )
 
 
 def _builtin_runner(name: str) -> bool:

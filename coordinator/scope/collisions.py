@@ -8,7 +8,8 @@ Each pair of tasks is classified:
 - ``disjoint``: no file can be in both scopes.
 
 A task with an empty scope writes nothing and overlaps no one. For an in-place wave,
-overlapping tasks are either split into sequential sub-waves (greedy, in task order) or
+overlapping tasks are either split (greedy, in task order: the later ones wait for a later
+wave) or
 the whole wave moves to worktrees, per ``OverlapPolicy``; a worktree wave keeps its
 overlaps (the merge deals with them) and only reports them. ``CollisionReport.lines``
 is what ``seawall plan`` prints.
@@ -64,8 +65,9 @@ class CollisionReport:
             where = ", ".join(overlap.where)
             out.append(f"  {overlap.a} x {overlap.b}: {overlap.kind} overlap ({where})")
         if len(self.waves) > 1:
-            for i, wave in enumerate(self.waves, start=1):
-                out.append(f"  sub-wave {self.wave}.{i}: {', '.join(wave.task_ids)}")
+            out.append(f"  wave {self.wave} runs {', '.join(self.waves[0].task_ids)}")
+            later = [task for wave in self.waves[1:] for task in wave.task_ids]
+            out.append(f"  a later wave runs {', '.join(later)}")
         return out
 
 
@@ -121,11 +123,11 @@ def _resolve(
         replace(
             wave,
             tasks=tuple(group),
-            isolation_reason=f"sub-wave {i + 1} of {len(groups)}: overlapping scopes run in turn",
+            isolation_reason="overlapping scopes run in turn, in waves one after another",
         )
-        for i, group in enumerate(groups)
+        for group in groups
     )
-    return waves, f"split into {len(waves)} sequential sub-waves"
+    return waves, "split: tasks with overlapping scopes wait for a later wave"
 
 
 def _split(tasks: tuple[Task, ...], conflicts: set[frozenset[str]]) -> list[list[Task]]:

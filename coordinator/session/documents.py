@@ -11,7 +11,7 @@ shows ``interrupted``: its phase and the status of its agents that have none are
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from seawall.breakers.wave import WaveBreakerState
@@ -74,6 +74,8 @@ class ShownStatus(StrEnum):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionOutcome:
     """How a session ended (``seawall run --json``, ``seawall resume --json``)."""
+
+    schema: str = field(default="seawall.outcome/1", init=False)
 
     session: str
     phase: SessionPhase
@@ -149,6 +151,8 @@ class SessionStatus:
     continues it, when one does; ``breaker`` is the wave breaker's state (armed, with
     no counts, before its first wave); ``halt`` why it halted when no breaker tripped."""
 
+    schema: str = field(default="seawall.status/1", init=False)
+
     session: str
     phase: ShownPhase
     next: str | None
@@ -223,6 +227,8 @@ class Killed:
     a coordinator was running the session, and was asked to stop it (``phase`` is still
     ``running`` until it has)."""
 
+    schema: str = field(default="seawall.kill/1", init=False)
+
     session: str
     phase: SessionPhase
     refs: str
@@ -233,6 +239,8 @@ class Killed:
 class LeadReleased:
     """``seawall reset --lead``: whether a lead's hold on the repository was released."""
 
+    schema: str = field(default="seawall.reset-lead/1", init=False)
+
     session: str
     released: bool
 
@@ -240,6 +248,8 @@ class LeadReleased:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BreakerReset:
     """``seawall reset --agent``: whether the agent's breaker was tripped and is cleared."""
+
+    schema: str = field(default="seawall.reset-agent/1", init=False)
 
     agent: str
     cleared: bool

@@ -13,6 +13,7 @@ breaks readers changes the number after the slash.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,7 +26,9 @@ from seawall.model import Enforcement, Isolation, Status
 from seawall.state.ledger import ChecksRecord, Halt, Resolution, SessionPhase, SetAsideRecord
 
 __all__ = [
+    "COMMAND_SCHEMAS",
     "SCHEMAS",
+    "STEP_SCHEMAS",
     "AgentAssignment",
     "AgentReview",
     "Document",
@@ -34,6 +37,7 @@ __all__ = [
     "WaveHalted",
     "WaveReport",
     "load_schema",
+    "schema_name",
 ]
 
 
@@ -156,13 +160,42 @@ class WaveHalted(Document):
     then: str
 
 
+STEP_SCHEMAS = ("wave-prepare", "wave-review", "wave-done", "wave-halted", "next")
+"""The lead's documents, their schemas written by hand (they refer to one another)."""
+
+COMMAND_SCHEMAS = (
+    "error",
+    "plan",
+    "prompt",
+    "outcome",
+    "status",
+    "progress",
+    "kill",
+    "reset-lead",
+    "reset-agent",
+    "report",
+    "worktrees",
+    "worktrees-prune",
+    "restore",
+    "carryover",
+    "carryover-validate",
+    "hooks-install",
+    "runner-tick",
+    "runner-enqueue",
+    "runner-resume",
+    "runner-status",
+    "replay",
+    "adapters",
+    "adapters-check",
+)
+"""The other commands' documents, their schemas derived from their records
+(``seawall.codec.document_schema``)."""
+
 SCHEMAS: Mapping[str, str] = {
-    "seawall.wave-prepare/1": "wave-prepare",
-    "seawall.wave-review/1": "wave-review",
-    "seawall.wave-done/1": "wave-done",
-    "seawall.wave-halted/1": "wave-halted",
-    "seawall.next/1": "next",
+    f"seawall.{stem}/1": stem for stem in (*STEP_SCHEMAS, *COMMAND_SCHEMAS)
 }
+"""Every document a command prints, by the name in its ``"schema"``: its file's stem
+(``coordinator/lead/schemas/<stem>.schema.json``)."""
 
 
 @cache
@@ -171,16 +204,29 @@ def _schema_text(name: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
+def schema_name(schema: str) -> str:
+    """The full name of a document's schema: ``seawall.next/1`` as it is; a short name
+    (``next``, ``seawall.next``) is its newest version. KeyError, naming the known
+    names, for one seawall does not ship."""
+    if schema in SCHEMAS:
+        return schema
+    stem = schema.removeprefix("seawall.")
+    versions = [name for name in SCHEMAS if name.rsplit("/", 1)[0] == f"seawall.{stem}"]
+    if not versions:
+        close = difflib.get_close_matches(stem, [SCHEMAS[name] for name in SCHEMAS], n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise KeyError(
+            f"no seawall document schema named {schema!r}{hint}; known: {', '.join(SCHEMAS)}"
+        )
+    return max(versions, key=lambda name: int(name.rsplit("/", 1)[1]))
+
+
 def load_schema(schema: str) -> JsonObject:
     """The JSON Schema of the document whose ``"schema"`` is ``schema`` (e.g.
     ``seawall.next/1``, or its short name ``next``), self-contained: a ``$ref`` to a
-    sibling file is replaced by that file's schema. KeyError, naming the schemas seawall
-    ships, for any other name."""
-    name = SCHEMAS.get(schema) or (schema if schema in SCHEMAS.values() else None)
-    if name is None:
-        shipped = ", ".join(f"{full} ({short})" for full, short in SCHEMAS.items())
-        raise KeyError(f"no schema {schema!r}: seawall ships {shipped}")
-    data: JsonObject = json.loads(_schema_text(name))
+    sibling file is replaced by that file's schema. KeyError for a name seawall does
+    not ship."""
+    data: JsonObject = json.loads(_schema_text(SCHEMAS[schema_name(schema)]))
     inlined: JsonObject = _inline(data)
     return inlined
 

@@ -16,8 +16,13 @@ def ready_tasks(state: SessionState) -> list[Task]:
     A dependency that was abandoned (escalated with a carryover issue) counts as settled:
     its dependents still run, and their prompt says what is missing.
     """
-    pending_ids = {task.id for task in state.pending}
-    return [task for task in state.pending if not pending_ids.intersection(task.depends_on)]
+    return ready_of(state.pending)
+
+
+def ready_of(pending: Sequence[Task]) -> list[Task]:
+    """The tasks of ``pending`` none of whose dependencies is pending, in queue order."""
+    pending_ids = {task.id for task in pending}
+    return [task for task in pending if not pending_ids.intersection(task.depends_on)]
 
 
 def remove_pending(state: SessionState, task_ids: Iterable[str]) -> None:

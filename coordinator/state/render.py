@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from seawall.model import CheckVerdict
+from seawall.model import CheckVerdict, Enforcement
 from seawall.state.ledger import AgentRecord, Resolution, SessionState, SetAsideRecord, WaveRecord
 from seawall.state.refusals import Refusals
 from seawall.state.runs import AgentRun
@@ -22,8 +22,10 @@ __all__ = [
     "checks_summary",
     "history_line",
     "merge_outcome",
+    "refused_write",
     "render_state_md",
     "run_notes",
+    "scope_notes",
     "set_aside",
     "set_aside_for_fixes",
     "wave_history",
@@ -61,8 +63,25 @@ def history_line(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool = Fa
     recovery = f" · {agent.recovery}" if agent.recovery else ""
     figures = f" · {agent_figures(agent)}" if agent.status else ""
     line = f"- W{wave.number} · {agent.task} · {status}{detail}{merged}{recovery}{figures}{suffix}"
-    notes = run_notes(agent.run)
+    notes = [*scope_notes(wave, agent), *run_notes(agent.run)]
     return "\n".join([line, *(f"  - {note}" for note in notes)])
+
+
+def scope_notes(wave: WaveRecord, agent: AgentRecord) -> list[str]:
+    """The files an agent changed outside its scope and what became of them: merged with
+    a warning (``warn``), or left out of the merge (``strict``); said on the console and
+    in STATE.md, not only in events.jsonl and the report."""
+    if not agent.scope_violations:
+        return []
+    shown = ", ".join(f"`{p}`" for p in agent.scope_violations[:5])
+    more = f" and {len(agent.scope_violations) - 5} more" if len(agent.scope_violations) > 5 else ""
+    if wave.enforcement is Enforcement.WARN:
+        fate = "merged with a warning (enforcement warn): review them"
+    elif wave.enforcement is Enforcement.STRICT:
+        fate = "left out of the merge (enforcement strict)"
+    else:
+        fate = "merged (enforcement off)"
+    return [f"out of scope: {shown}{more}: {fate}"]
 
 
 def set_aside_for_fixes(wave: WaveRecord, task: str) -> list[Resolution]:
@@ -105,10 +124,30 @@ def run_notes(run: AgentRun | None) -> list[str]:
     notes += Refusals.of(run).notes()
     tail = run.stderr_tail.strip()
     code = run.exit_code
+    refused = refused_write(tail)
+    if refused:
+        notes.append(
+            f"a write was refused ({_one_line(refused, 160)}): agents may write only their "
+            "task's `scope` in the repository, and outside it only the plan's "
+            "`sandbox_writable` paths; widen the task's `scope`, or add the folder to "
+            "`[session] sandbox_writable` (see docs/scope.md)"
+        )
     if tail and code is not None and code != 0:  # a clean or stopped end: stderr is noise
         lines = [line for line in tail.splitlines() if line.strip()][-3:]
         notes.append(f"stderr (exit {code}): " + " ⏎ ".join(_one_line(x, 160) for x in lines))
     return notes
+
+
+_REFUSED = ("EACCES", "EROFS", "Permission denied", "Read-only file system")
+
+
+def refused_write(stderr: str) -> str:
+    """The last line of an agent's ``stderr`` that says a write was refused (the kernel's
+    sandbox answers a write out of bounds with EACCES or EROFS); "" when none does."""
+    for line in reversed(stderr.splitlines()):
+        if any(mark in line for mark in _REFUSED):
+            return line.strip()
+    return ""
 
 
 def _one_line(text: str, limit: int = 120) -> str:

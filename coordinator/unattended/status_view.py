@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
@@ -92,6 +92,8 @@ class ItemView:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunnerStatusDocument:
     """``seawall runner status --json``."""
+
+    schema: str = field(default="seawall.runner-status/1", init=False)
 
     dir: str
     now: float

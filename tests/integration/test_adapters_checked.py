@@ -194,7 +194,9 @@ def test_run_and_wave_prepare_stop_before_any_agent_starts(
 def test_adapters_list_names_kind_package_and_version(site: Path, tmp_path: Path) -> None:
     done = seawall(site, "adapters", "list", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    listed = json.loads(done.stdout)
+    document = json.loads(done.stdout)
+    assert document["schema"] == "seawall.adapters/1"
+    listed = document["adapters"]
     rows = {(r["kind"], r["name"], r["builtin"]): r for r in listed}
     assert rows[("tracker", "forgejo", False)]["package"] == "forge-adapters"
     assert rows[("tracker", "forgejo", False)]["version"] == "1.2"

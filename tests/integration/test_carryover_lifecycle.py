@@ -95,5 +95,5 @@ def test_tracker_option_on_the_command_line_is_typed(
         args += ["--tracker-option", "request_interval=0", "--tracker-option", "write_interval=0"]
     done = seawall("carryover", "list", *args, "--json", cwd=tmp_path, env={host.token_env: TOKEN})
     assert done.returncode == 0, done.stderr
-    assert len(json.loads(done.stdout)) == 5
+    assert len(json.loads(done.stdout)["issues"]) == 5
     assert service.count("GET", "issues") == 3, "per_page=2 reached the client as an integer"

@@ -53,9 +53,11 @@ def test_plan_reports_the_overlap_split(tmp_path: Path) -> None:
     )
     done = cli("plan", str(plan))
     assert done.returncode == 0, done.stderr
-    assert "split into 2 sequential sub-waves" in done.stdout
+    assert "wave 1 runs a" in done.stdout and "wave 2: 1 agent(s)" in done.stdout
+    assert "sub-wave" not in done.stdout  # the groups are named as the run names them
     data = json.loads(cli("plan", str(plan), "--json").stdout)
-    assert data["waves"][0]["scope_check"]["sub_waves"] == [["a"], ["b"]]
+    assert [w["tasks"] for w in data["waves"]] == [["a"], ["b"]]
+    assert data["waves"][0]["scope_check"]["later"] == ["b"]
 
 
 def test_plan_error_names_file_task_field(tmp_path: Path) -> None:

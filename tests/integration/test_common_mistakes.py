@@ -1,103 +1,115 @@
-"""The common mistakes a new user makes, each answered with where and what to do.
-
-Each plan below is written by hand with one mistake and given to the real ``seawall``
-command; the message must name the file and place (line, and column for broken TOML),
-say what is wrong in one sentence, and suggest the nearest name the user meant.
-"""
+"""The mistakes a new user makes, through the real command line: each error names what
+was wrong, where (file:line[:column], the task, the field path) and what to do, with the
+likely intent for a name the user typed; and an error outside a repository names no
+session that was never created."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import json
 from pathlib import Path
 
 import pytest
 
-from seawall.session.step_types import load_schema
+from seawall.exitcodes import ExitCode
+from tests.integration.sessionkit import make_repo, seawall
 
-GOOD_RUNNER = '[runners.farewell]\nkind = "command"\nargv = ["true"]\n'
-TASK_A = '[[task]]\nid = "a"\nprompt = "p"\n'
-TASK_ALPHA = '[[task]]\nid = "alpha"\nprompt = "p"\n'
+HEAD = '[session]\nname = "x"\n'
+TASK = '[[task]]\nid = "a"\nprompt = "p"\n'
 
-
-def _seawall(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "seawall", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
-MISTAKES = {
-    "broken TOML": (
-        '[session]\nname = "x"\nfoo = [1,\n',
-        ["plan", "plan.toml"],
-        "plan.toml:4:1: not valid TOML: Invalid value",
+MISTAKES = [
+    (
+        "runner-name",
+        HEAD + 'agent = "farewel"\n[runners.farewell]\nkind = "command"\nargv = ["true"]\n' + TASK,
+        "plan.toml:3, field 'session.agent': unknown runner 'farewel'; did you mean 'farewell'?",
     ),
-    "an unclosed string": (
-        '[session]\nname = "x\n',
-        ["plan", "plan.toml"],
-        "plan.toml:2:10: not valid TOML: Illegal character",
+    (
+        "task-runner",
+        HEAD + TASK + 'agent = "codx"\n',
+        "plan.toml:6, task 'a', field 'agent': unknown runner 'codx'; did you mean 'codex'?",
     ),
-    "a union's wrong type": (
-        '[session]\nname = "x"\nmax_turns = "ten"\n[[task]]\nid = "a"\nprompt = "p"\n',
-        ["plan", "plan.toml"],
+    (
+        "dependency",
+        HEAD + TASK + '[[task]]\nid = "farewell"\nprompt = "p"\ndepends_on = ["farwell"]\n',
+        "plan.toml:9, task 'farewell', field 'depends_on[0]': unknown dependency 'farwell'; "
+        "did you mean 'farewell'?",
+    ),
+    (
+        "runner-kind",
+        HEAD + 'agent = "docs"\n[runners.docs]\nkind = "comand"\n' + TASK,
+        "plan.toml:5, field 'runners.docs.kind': runner 'docs': unknown runner 'comand'; "
+        "did you mean 'command'?",
+    ),
+    (
+        "tracker-kind",
+        HEAD + '[session.tracker]\nkind = "gitlb"\n' + TASK,
+        "plan.toml:4, field 'session.tracker.kind': unknown tracker 'gitlb'; "
+        "did you mean 'gitlab'?",
+    ),
+    (
+        "union-type",
+        HEAD + 'max_turns = "ten"\n' + TASK,
         "plan.toml:3, field 'session.max_turns': must be a whole number or 'auto', not 'ten'",
     ),
-    "a misspelled runner": (
-        f'[session]\nname = "x"\nagent = "farewel"\n{GOOD_RUNNER}{TASK_A}',
-        ["plan", "plan.toml"],
-        "field 'session.agent': unknown runner 'farewel'; did you mean 'farewell'?",
+    (
+        "key-typo",
+        HEAD + TASK + "scop = []\n",
+        "plan.toml:6, task 'a', field 'scop': unknown key; did you mean 'scope'?",
     ),
-    "a misspelled dependency": (
-        f'[session]\nname = "x"\nagent = "farewell"\n{GOOD_RUNNER}'
-        '[[task]]\nid = "alpha"\nprompt = "p"\n'
-        '[[task]]\nid = "b"\nprompt = "p"\ndepends_on = ["alpah"]\n',
-        ["plan", "plan.toml"],
-        "task 'b', field 'depends_on[0]': unknown dependency 'alpah'; did you mean 'alpha'?",
+    (
+        "toml-unclosed",
+        HEAD + TASK + 'scope = ["src/a.py",\n',
+        "plan.toml:6:9: not valid TOML: the array opened at line 6 is not closed "
+        "(close it with ']')",
     ),
-    "a misspelled task to prompt": (
-        f'[session]\nname = "x"\nagent = "farewell"\n{GOOD_RUNNER}{TASK_ALPHA}',
-        ["prompt", "plan.toml", "alhpa"],
-        "'alhpa' is not a task of plan.toml; did you mean 'alpha'? (tasks: alpha)",
+    (
+        "toml-bare-string",
+        "[session]\nname = x\n" + TASK,
+        'plan.toml:2:8: not valid TOML: invalid value (a string needs quotes: "x")',
     ),
-}
+]
 
 
-@pytest.mark.parametrize("mistake", sorted(MISTAKES))
-def test_each_common_mistake_is_answered_with_where_and_what(mistake: str, tmp_path: Path) -> None:
-    text, args, expected = MISTAKES[mistake]
-    (tmp_path / "plan.toml").write_text(text)
-    done = _seawall(*args, cwd=tmp_path)
-    assert done.returncode != 0
-    assert expected in done.stderr, done.stderr
+@pytest.mark.parametrize(
+    ("plan_text", "message"), [m[1:] for m in MISTAKES], ids=[m[0] for m in MISTAKES]
+)
+def test_a_plan_mistake_is_named_where_it_is_with_what_to_do(
+    tmp_path: Path, plan_text: str, message: str
+) -> None:
+    (tmp_path / "plan.toml").write_text(plan_text)
+    done = seawall("plan", "plan.toml", cwd=tmp_path)
+    assert done.returncode == ExitCode.ERROR
+    assert done.stderr.startswith(f"seawall: error: {message}"), done.stderr
+    assert "Traceback" not in done.stderr
+    error = json.loads(seawall("plan", "plan.toml", "--json", cwd=tmp_path).stdout)["error"]
+    assert error["file"] == "plan.toml" and isinstance(error["line"], int)
+    assert error["message"] in done.stderr
 
 
-def test_a_schema_is_found_by_its_short_name_and_an_unknown_one_is_named() -> None:
-    assert load_schema("next") == load_schema("seawall.next/1")
-    with pytest.raises(
-        KeyError, match=r"no schema 'nxt': seawall ships .*seawall\.next/1 \(next\)"
-    ):
-        load_schema("nxt")
+def test_names_typed_on_the_command_line_get_their_likely_intent(tmp_path: Path) -> None:
+    (tmp_path / "plan.toml").write_text(HEAD + TASK + '[[task]]\nid = "docs"\nprompt = "d"\n')
+    prompt = seawall("prompt", "plan.toml", "doc", cwd=tmp_path)
+    assert prompt.returncode == ExitCode.ERROR
+    assert "'doc' is not a task of plan.toml; did you mean 'docs'? tasks: a, docs" in prompt.stderr
+    command = seawall("stauts", cwd=tmp_path)
+    assert command.returncode == ExitCode.USAGE and "did you mean 'status'?" in command.stderr
+    sub = seawall("worktrees", "lst", cwd=tmp_path)
+    assert sub.returncode == ExitCode.USAGE and "did you mean 'list'?" in sub.stderr
 
 
-def test_outside_a_repository_nothing_is_said_of_a_session(tmp_path: Path) -> None:
-    plan = tmp_path / "plan.toml"
-    plan.write_text(f'[session]\nname = "x"\nagent = "farewell"\n{GOOD_RUNNER}{TASK_A}')
-    done = _seawall("run", str(plan), cwd=tmp_path)
-    assert done.returncode != 0
-    assert "session" not in done.stderr, done.stderr
-    assert f"{tmp_path} is not inside a git repository: run seawall from one" in done.stderr
-    gone = _seawall("run", str(plan), "--repo", str(tmp_path / "nope"), cwd=tmp_path)
-    assert f"{tmp_path / 'nope'} does not exist" in gone.stderr, gone.stderr
-
-
-def test_a_missing_extra_names_an_install_line_that_works_offline_of_the_index() -> None:
-    from seawall.errors import MissingExtraError
-
-    message = str(MissingExtraError(package="PyGithub", extra="github", purpose="The tracker"))
-    assert "pip install 'PyGithub>=2.3'" in message  # the extra's own requirement
-    assert "pip install '.[github]'" in message
-    assert "seawall[" not in message  # seawall is not on the package index
+def test_outside_a_repository_no_session_is_named(tmp_path: Path) -> None:
+    (tmp_path / "plan.toml").write_text(HEAD + TASK)
+    outside = seawall("run", "plan.toml", "--repo", str(tmp_path), cwd=tmp_path)
+    assert outside.returncode == ExitCode.ERROR
+    assert outside.stderr.strip().splitlines() == [
+        f"seawall: error: {tmp_path} is not inside a git repository: run seawall in the "
+        "repository (or give --repo), or make this folder one with `git init` and a first commit"
+    ]
+    gone = tmp_path / "x" / "nonexistent"
+    missing = seawall("run", "plan.toml", "--repo", str(gone), cwd=tmp_path)
+    assert missing.stderr.strip().splitlines() == [
+        f"seawall: error: {gone} does not exist: give --repo the repository's folder"
+    ]
+    assert not (tmp_path / ".seawall").exists()
+    repo = make_repo(tmp_path / "repo")
+    status = seawall("status", "--repo", str(repo), cwd=repo)
+    assert status.returncode == ExitCode.ERROR and "no seawall session in" in status.stderr

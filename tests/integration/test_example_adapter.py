@@ -70,7 +70,7 @@ def test_the_package_is_a_separate_distribution_found_by_its_entry_point(
 ) -> None:
     done = seawall("adapters", "list", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    rows = [r for r in json.loads(done.stdout) if r["name"] == "gitea"]
+    rows = [r for r in json.loads(done.stdout)["adapters"] if r["name"] == "gitea"]
     assert rows == [
         {
             "name": "gitea",

@@ -44,7 +44,7 @@ def test_list_and_prune_report_owner_and_keep_dirty_work(tmp_path: Path) -> None
 
     listed = _seawall("worktrees", "list", "--json", cwd=repo)
     assert listed.returncode == 0, listed.stderr
-    rows = {row["task"]: row for row in json.loads(listed.stdout)}
+    rows = {row["task"]: row for row in json.loads(listed.stdout)["worktrees"]}
     assert rows["busy"]["state"] == "dirty" and rows["busy"]["wave"] == 3
     assert rows["clean"]["state"] == "merged"
 

@@ -156,6 +156,11 @@ async def test_the_mcp_server_over_stdio(tmp_path: Path) -> None:
         command=sys.executable, args=["-m", "seawall", "mcp", "--repo", str(repo)], cwd=repo
     )
     async with Client(params, read_timeout_seconds=120) as client:
+        from seawall.version import __version__
+
+        info = client.server_info
+        assert info is not None and info.name == "seawall"
+        assert info.version == __version__ != ""
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert {"plan", "next", "status", "trips", "reset", "carryovers"} <= set(tools)
         assert "outputs" in tools["next"].input_schema["properties"]

@@ -70,8 +70,8 @@ def test_json_output_is_one_object_per_line_with_the_plans_limits(tmp_path: Path
     records = [json.loads(row) for row in done.stdout.splitlines()]
     assert [r["kind"] for r in records if r["kind"] == "trip"] == []
     assert records[-1] == {
-        "file": str(path), "kind": "summary", "format": "claude-stream-json",
-        "trips": 0, "findings": 1, "malformed": 0,
+        "schema": "seawall.replay/1", "file": str(path), "kind": "summary",
+        "format": "claude-stream-json", "trips": 0, "findings": 1, "malformed": 0,
     }  # fmt: skip
     steps = [r["step"] for r in records if r["kind"] == "call"]
     assert steps == [1, 2, 3, 4]

@@ -32,7 +32,7 @@ def test_list_on_github_prints_fingerprints(
         server.service.add_issue("plain", "no marker", ["carryover"])
         args = ["--tracker", "github", "--project", "octo/demo", "--url", server.origin + "/api/v3"]
         assert main(["carryover", "list", "--json", *args]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["issues"]
     assert [(r["number"], r["fingerprint"]) for r in rows] == [(1, "00112233445566aa"), (2, None)]
     assert rows[0]["labels"] == ["carryover"]
 

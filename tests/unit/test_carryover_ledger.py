@@ -173,7 +173,9 @@ def test_cli_list_prints_number_title_labels_and_fingerprint(
     assert main(["carryover", "validate", "--repo", str(tmp_path)]) == 0
     capsys.readouterr()
     assert main(["carryover", "list", "--repo", str(tmp_path), "--json"]) == 0
-    (row,) = json.loads(capsys.readouterr().out)
+    listed = json.loads(capsys.readouterr().out)
+    assert listed["schema"] == "seawall.carryover/1" and listed["label"] == "carryover"
+    (row,) = listed["issues"]
     assert row["number"] == 1
     assert row["labels"] == ["carryover", "priority:high", "status:spiral"]
     assert row["fingerprint"] == fingerprint(plan="demo", task_id="loop", kind="SPIRAL")

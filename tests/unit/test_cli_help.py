@@ -62,7 +62,8 @@ def test_plan_errors_name_the_file_task_and_field(
     code = main(["plan", str(plan), "--json"])
     error = json.loads(capsys.readouterr().out)["error"]
     assert code == 1
-    assert error["path"] == str(plan) and error["task"] == "t1" and error["field"] == "scop"
+    assert error["file"] == str(plan) and error["task"] == "t1" and error["field"] == "scop"
+    assert error["line"] == 7 and error["code"] == "plan"
 
 
 def test_errors_without_json_stay_prose(tmp_path: Path) -> None:

@@ -28,8 +28,8 @@ from seawall.state.ledger import (
 )
 
 STATUS_KEYS = [
-    "session", "phase", "next", "target_branch", "cost_usd", "waves", "pending", "breaker",
-    "halt",
+    "schema", "session", "phase", "next", "target_branch", "cost_usd", "waves", "pending",
+    "breaker", "halt",
 ]  # fmt: skip
 WAVE_KEYS = [
     "number", "isolation", "enforcement", "base", "phase", "checks", "agents", "set_aside",
@@ -40,7 +40,7 @@ AGENT_KEYS = [
     "input_tokens", "output_tokens",
 ]  # fmt: skip
 OUTCOME_KEYS = [
-    "session", "phase", "exit_code", "waves", "done", "carried_over", "merged", "breaker",
+    "schema", "session", "phase", "exit_code", "waves", "done", "carried_over", "merged", "breaker",
     "halt", "state_md", "report",
 ]  # fmt: skip
 

@@ -133,3 +133,18 @@ def test_seawalls_answers_are_read_as_the_guard_writes_them() -> None:
         warned = decide(Enforcement.WARN, error_class=kind, problem="x.py: no").message
         assert guard_answer(warned) is None  # a warning refuses nothing
     assert guard_answer("permission to write src/b.py not granted") is None
+
+
+def test_a_refused_write_on_stderr_points_at_the_scope_and_sandbox_writable() -> None:
+    tail = (
+        "Traceback (most recent call last):\n"
+        "PermissionError: [Errno 13] Permission denied: '/home/u/.cache/tool/x'\n"
+    )
+    notes = run_notes(AgentRun(task_id="a", stderr_tail=tail, exit_code=1))
+    refused = [note for note in notes if note.startswith("a write was refused")]
+    assert len(refused) == 1 and "/home/u/.cache/tool/x" in refused[0]
+    assert "`scope`" in refused[0] and "`[session] sandbox_writable`" in refused[0]
+    erofs = "touch: cannot touch '/usr/x': Read-only file system"
+    (note,) = run_notes(AgentRun(task_id="a", stderr_tail=erofs, exit_code=0))
+    assert note.startswith("a write was refused (touch: cannot touch '/usr/x'")
+    assert run_notes(AgentRun(task_id="a", stderr_tail="all good", exit_code=0)) == []

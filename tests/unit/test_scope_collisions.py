@@ -52,9 +52,10 @@ def test_in_place_overlaps_split_into_sequential_sub_waves() -> None:
     report = plan_collisions(wave(Isolation.NONE, *TASKS), policy=OverlapPolicy.SPLIT)
     assert [w.task_ids for w in report.waves] == [("t1", "t3"), ("t2", "t4")]
     assert all(w.isolation is Isolation.NONE for w in report.waves)
-    assert "split into 2 sequential sub-waves" in report.lines()[0]
+    assert "split: tasks with overlapping scopes wait for a later wave" in report.lines()[0]
     assert any("t1 x t2: concrete overlap (src/core/io.py)" in line for line in report.lines())
-    assert any("sub-wave 4.2: t2, t4" in line for line in report.lines())
+    assert "  wave 4 runs t1, t3" in report.lines()
+    assert "  a later wave runs t2, t4" in report.lines()
 
 
 def test_in_place_overlaps_move_to_worktrees_when_configured() -> None:

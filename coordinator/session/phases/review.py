@@ -27,6 +27,7 @@ from seawall.session.integrate import absorb_agent_commits
 from seawall.session.user_files import kept_paths, restore_command, set_aside_unattributed
 from seawall.session.verdict import apply_review
 from seawall.state.ledger import AgentRecord, SpiralRecord, WavePhase, WaveRecord
+from seawall.state.render import scope_notes
 from seawall.telemetry import (
     AgentCommitsAbsorbed,
     RepoStateChanged,
@@ -118,6 +119,8 @@ async def review(ctx: WaveContext, wave: WaveRecord) -> None:
         note = verdict_note(str(record.status), record.reason)
         if note is not None:
             ctx.progress.log(f"W{wave.number} {record.task}: {note}")
+        for line in scope_notes(wave, record):
+            ctx.progress.log(f"W{wave.number} {record.task}: {line}")
         if record.scope_violations:
             ctx.events.append(
                 ScopeViolation(
