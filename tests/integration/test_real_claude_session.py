@@ -310,7 +310,8 @@ def test_the_claude_code_example_plan_works_as_shipped(
 
 def test_seawall_plan_names_each_runners_live_barrier() -> None:
     done = seawall("plan", str(EXAMPLE), cwd=EXAMPLE.parent, check=True)
-    assert "claude: seawall's PreToolUse hook" in done.stdout
+    assert "barrier (claude): the kernel's sandbox (Landlock)" in done.stdout
+    assert "seawall's PreToolUse hook: scope and command policy" in done.stdout
     codex = seawall(
         "plan", str(EXAMPLE.parents[1] / "codex" / "plan.toml"), "--json", cwd=EXAMPLE.parent
     )
