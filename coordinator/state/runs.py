@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from seawall.breakers.trip import Trip
+from seawall.events import ProviderLimit
 from seawall.model import RunCounts
 from seawall.stagnation.finding import Finding
 
@@ -40,6 +41,7 @@ class AgentRun:
     last_guard_denial: str = ""
     start_failure: str = ""  # why the agent never started (or died before its first event)
     stderr_tail: str = ""
+    limit: ProviderLimit | None = None  # the provider's limit that paused the agent
 
     def for_ledger(self) -> AgentRun:
         """This run as the ledger keeps it: the final text's last 8,000 characters."""

@@ -22,6 +22,7 @@ from seawall.events import (
     Usage,
 )
 from seawall.transcripts._common import RecordParser, as_int, cap_text
+from seawall.transcripts.codex_limits import codex_limit
 from seawall.transcripts.codex_patch import shell_patch
 
 __all__ = ["CODEX_EVENT_TYPES", "CodexJsonParser"]
@@ -210,9 +211,16 @@ class CodexJsonParser(RecordParser):
         return events
 
     def _failed(self, message: str, subtype: str) -> Final:
+        # a limit is said by the stream's ``error`` and the ``turn.failed`` after it
+        limit = codex_limit(message) or codex_limit(self._pending_error or "")
         self._pending_error = None
         return Final(
-            text=message, is_error=True, subtype=subtype, num_turns=self._turn, at=self._now()
+            text=message,
+            is_error=True,
+            subtype=subtype,
+            num_turns=self._turn,
+            limit=limit,
+            at=self._now(),
         )
 
 

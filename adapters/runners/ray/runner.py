@@ -145,6 +145,16 @@ class RayRunner(AgentRunner):
             raise ConfigurationError(f"runner {spec.name!r}: {exc}") from None
 
     @property
+    def provider(self) -> str:
+        """The wrapped runner's provider ("" for a factory, known only on the worker)."""
+        if not isinstance(self.inner, RunnerSpec):
+            return ""
+        try:
+            return build_runner(self.inner).provider
+        except SeawallError:
+            return ""
+
+    @property
     def barrier(self) -> str:
         if not isinstance(self.inner, RunnerSpec):
             return "the wrapped runner's, on the worker (the sandbox when it starts processes)"
