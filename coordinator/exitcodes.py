@@ -23,7 +23,7 @@ class ExitCode(IntEnum):
     NOTHING_SUCCEEDED = 5  # finished, and nothing succeeded
     RATE_LIMITED = 6  # a provider's limit paused agents: halted until its reset
     CHECKS_FAILED = 7  # a wave merged with failing checks, or the base fails them
-    AGENT_START = 8  # an agent program could not start or died before its first event
+    AGENT_START = 8  # an agent could not start: its program, or the Ray cluster it runs on
     INTERRUPTED = 130  # Ctrl-C: the session is recorded and resumable
 
 
@@ -45,7 +45,9 @@ MEANINGS: Mapping[ExitCode, str] = MappingProxyType(
         '(checks_policy "warn" or "baseline"), or the base fails them and the session '
         'halted ("block")',
         ExitCode.AGENT_START: "an agent program could not start or died before its first "
-        "event: the session halted; fix the program, then `seawall resume`",
+        "event, or the Ray cluster it runs on could not be reached (the message names the "
+        "address and the cause): the session halted; fix the program or the cluster, then "
+        "`seawall resume`",
         ExitCode.INTERRUPTED: "interrupted (Ctrl-C): the session is recorded; the command "
         "printed with it (`seawall resume ...`) continues it",
     }

@@ -68,6 +68,7 @@ class ShownStatus(StrEnum):
     FAILED = "failed"
     SPIRAL = "spiral"
     BLOCKED = "blocked"
+    PAUSED = "paused"
     INTERRUPTED = INTERRUPTED
 
 
