@@ -215,7 +215,8 @@ def test_a_usage_limit_pauses_the_agent_which_runs_again_after_the_reset(
             "b": [{"writes": {"b.txt": "b\n"}, "final": "STATUS: done — b"}],
         },
     )
-    done = seawall("run", str(_limit_plan(tmp_path, "wait")), "--repo", str(repo), cwd=repo, env=env)
+    plan = _limit_plan(tmp_path, "wait")
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert time.time() >= int(resets_at)  # the second dispatch of a waited for the reset
     waves = agents_by_wave(status(repo))
@@ -238,7 +239,8 @@ def test_a_reset_past_max_wait_halts_with_exit_6_naming_the_reset(tmp_path: Path
             "b": [{"writes": {"b.txt": "b\n"}, "final": "STATUS: done — b"}],
         },
     )
-    first = seawall("run", str(_limit_plan(tmp_path, "wait")), "--repo", str(repo), cwd=repo, env=env)
+    plan = _limit_plan(tmp_path, "wait")
+    first = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
     assert first.returncode == 6, first.stdout + first.stderr
     shown = datetime.fromtimestamp(int(resets_at), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     assert shown in first.stdout + first.stderr
@@ -262,7 +264,8 @@ def test_on_limit_halt_halts_at_once_and_resume_runs_the_agent_after_the_reset(
             "b": [{"writes": {"b.txt": "b\n"}, "final": "STATUS: done — b"}],
         },
     )
-    first = seawall("run", str(_limit_plan(tmp_path, "halt")), "--repo", str(repo), cwd=repo, env=env)
+    plan = _limit_plan(tmp_path, "halt")
+    first = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
     assert first.returncode == 6, first.stdout + first.stderr
     assert 'on_limit is "halt"' in status(repo)["halt"]["detail"]
     resumed = seawall("resume", "--repo", str(repo), cwd=repo, env=env)
