@@ -19,6 +19,7 @@ pytest.importorskip("ray", reason="the ray extra is not installed")
 from tests.integration.sessionkit import make_repo, seawall, status, write_plan
 
 CONNECT_TIMEOUT = 4
+REFUSED = "OSError: All connection attempts failed"  # the probe, before ray.init
 
 
 def _closed_port() -> int:
@@ -91,7 +92,7 @@ def _run_unreached(tmp_path: Path, address: str, cause: str) -> None:
 
 
 def test_a_ray_client_address_on_a_closed_port_halts_with_exit_8(tmp_path: Path) -> None:
-    _run_unreached(tmp_path, f"ray://127.0.0.1:{_closed_port()}", "OSError: All connection attempts failed")
+    _run_unreached(tmp_path, f"ray://127.0.0.1:{_closed_port()}", REFUSED)
 
 
 def test_a_ray_client_server_that_never_answers_halts_within_the_deadline(
@@ -101,4 +102,4 @@ def test_a_ray_client_server_that_never_answers_halts_within_the_deadline(
 
 
 def test_a_cluster_address_with_nothing_listening_halts_with_exit_8(tmp_path: Path) -> None:
-    _run_unreached(tmp_path, "127.0.0.2:6399", "OSError: All connection attempts failed")
+    _run_unreached(tmp_path, "127.0.0.2:6399", REFUSED)
