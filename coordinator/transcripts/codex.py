@@ -195,13 +195,15 @@ class CodexJsonParser(RecordParser):
         usage = record.get("usage")
         if isinstance(usage, Mapping):
             cached = as_int(usage.get("cached_input_tokens"))
+            written = as_int(usage.get("cache_write_input_tokens"))
             events.append(
                 Usage(
                     message_id=f"{self.thread_id or 'thread'}:turn-{self._completed_turns}",
                     model=self.model,
-                    input_tokens=max(0, as_int(usage.get("input_tokens")) - cached),
+                    input_tokens=max(0, as_int(usage.get("input_tokens")) - cached - written),
                     output_tokens=as_int(usage.get("output_tokens")),
                     cache_read_tokens=cached,
+                    cache_write_tokens=written,
                     at=at,
                 )
             )

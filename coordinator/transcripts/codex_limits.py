@@ -2,10 +2,10 @@
 
 Codex's JSON stream carries a limit only as text: a ``usage_limit_reached`` answer is
 not retried and ends the turn with ``You've hit your usage limit. … try again at 10:17
-PM.`` (the reset in the machine's local time: a time of day for today, or ``Dec 6th,
-2026 10:17 PM`` further ahead); a 429 the CLI's retries did not outlast ends with
-``exceeded retry limit, last status: 429 Too Many Requests``; an overloaded server says
-``overloaded``. Anything else is not a limit.
+PM.`` (the reset in the machine's local time, truncated to the minute: a time of day
+for today, or ``Dec 6th, 2026 10:17 PM`` further ahead); a 429 the CLI's retries did
+not outlast ends with ``exceeded retry limit, last status: 429 Too Many Requests``; an
+overloaded server says ``overloaded``. Anything else is not a limit.
 """
 
 from __future__ import annotations
@@ -47,8 +47,9 @@ def codex_limit(message: str, *, now: float | None = None) -> ProviderLimit | No
 def reset_time(message: str, *, now: float | None = None) -> float | None:
     """The epoch seconds of ``try again at …`` in ``message`` (local time), or None.
 
-    A bare time of day is the next one from ``now``; Codex prints it truncated to the
-    minute, so a time a minute or less behind ``now`` is now, not tomorrow."""
+    Codex prints the reset truncated to the minute, so the reset is taken as the end of
+    that minute (never before the real one). A bare time of day is the next one from
+    ``now``: a minute that has begun is this one, not tomorrow's."""
     found = _AT.search(message)
     if found is None:
         return None
@@ -71,8 +72,8 @@ def reset_time(message: str, *, now: float | None = None) -> float | None:
             )
         except ValueError:
             return None
-        return at.timestamp()
+        return at.timestamp() + 60.0
     at = current.replace(hour=hour, minute=minute, second=0, microsecond=0)
     if at < current - timedelta(minutes=1):
         at += timedelta(days=1)
-    return at.timestamp()
+    return at.timestamp() + 60.0

@@ -57,8 +57,10 @@ class ModelTurn:
     """One model response: text, then tool calls (none ends the agent's run).
 
     ``delay`` seconds pass before the answer starts (a slow model); the token counts are
-    what the response reports as its usage. A ``status`` other than 200 answers with
-    that HTTP error and ``text`` as its message instead."""
+    what the response reports as its usage (``cached_tokens`` of the input read from the
+    provider's cache). A ``status`` other than 200 answers with that HTTP error and
+    ``text`` as its message instead, or with ``error`` as the error object when given,
+    and ``headers`` (a limit's reset, a ``retry-after``)."""
 
     text: str = ""
     calls: Sequence[Call] = ()
@@ -66,6 +68,9 @@ class ModelTurn:
     status: int = 200
     input_tokens: int = 1200
     output_tokens: int = 80
+    cached_tokens: int = 0
+    error: Mapping[str, Any] | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,8 +196,12 @@ class ModelServer(LocalServer):
         turn = script.turn(index) if script is not None else ModelTurn(text="ok", input_tokens=10)
         pause(turn)
         if turn.status != 200:
-            error = {"type": "invalid_request_error", "message": turn.text, "code": None}
-            send_json(handler, turn.status, {"type": "error", "error": error})
+            error = turn.error or {
+                "type": "invalid_request_error",
+                "message": turn.text,
+                "code": None,
+            }
+            send_json(handler, turn.status, {"type": "error", "error": error}, turn.headers)
             return None
         return turn, index
 

@@ -86,18 +86,19 @@ def test_codex_usage_limit_reads_the_reset_in_local_time() -> None:
         now=now,
     )
     assert limit is not None and limit.kind is LimitKind.USAGE
-    assert limit.resets_at == datetime(2026, 12, 5, 22, 17).astimezone().timestamp()
+    # printed truncated to the minute: the reset is taken as that minute's end
+    assert limit.resets_at == datetime(2026, 12, 5, 22, 18).astimezone().timestamp()
 
 
 def test_a_reset_time_of_day_already_past_is_tomorrows_and_a_dated_one_is_its_day() -> None:
     now = datetime(2026, 12, 5, 23, 30).astimezone().timestamp()
     assert reset_time("try again at 1:05 AM.", now=now) == (
-        datetime(2026, 12, 6, 1, 5).astimezone().timestamp()
+        datetime(2026, 12, 6, 1, 6).astimezone().timestamp()
     )
-    # printed truncated to the minute: the same minute is now, not tomorrow
-    assert reset_time("try again at 11:30 PM.", now=now + 30) == now
+    # the minute that has begun is this one, not tomorrow's
+    assert reset_time("try again at 11:30 PM.", now=now + 30) == now + 60
     dated = "You’ve hit your usage limit. … or try again at Dec 8th, 2026 9:00 AM."
-    assert reset_time(dated, now=now) == datetime(2026, 12, 8, 9, 0).astimezone().timestamp()
+    assert reset_time(dated, now=now) == datetime(2026, 12, 8, 9, 1).astimezone().timestamp()
     assert reset_time("You've hit your usage limit.", now=now) is None
 
 
