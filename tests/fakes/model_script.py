@@ -75,11 +75,14 @@ class ModelTurn:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Script:
-    """One agent's turns. ``loop`` repeats the last turn forever (a looping agent)."""
+    """One agent's turns. ``loop`` repeats the last turn forever (a looping agent).
+    ``first`` answers the script's first requests, one each, before its turns (a limit
+    met once: the agent dispatched again then gets the turns)."""
 
     marker: str
     turns: Sequence[ModelTurn]
     loop: bool = False
+    first: Sequence[ModelTurn] = ()
 
     def turn(self, index: int) -> ModelTurn:
         """The turn with 0-based ``index``; past the end, the last (``loop``) or a plain
@@ -135,6 +138,7 @@ class ModelServer(LocalServer):
         self.lock = threading.Lock()
         self.scripts: list[Script] = list(scripts)
         self.requests: list[LoggedModelRequest] = []
+        self._firsts: dict[str, int] = {}  # the ``first`` turns each script answered
         super().__init__(self._dispatch, keep_alive=True)
 
     # -- for tests --------------------------------------------------------------------
@@ -194,6 +198,12 @@ class ModelServer(LocalServer):
         index = turn_of_call_ids(json.dumps(history)) if script is not None else 0
         self.log(handler.command, path, body, script, index if script is not None else None)
         turn = script.turn(index) if script is not None else ModelTurn(text="ok", input_tokens=10)
+        if script is not None and script.first:
+            with self.lock:
+                used = self._firsts.get(script.marker, 0)
+                if used < len(script.first):
+                    turn = script.first[used]
+                    self._firsts[script.marker] = used + 1
         pause(turn)
         if turn.status != 200:
             error = turn.error or {
