@@ -6,6 +6,8 @@ import json
 from datetime import datetime
 from typing import Any
 
+import pytest
+
 from seawall.adapters.runners.opencode import OpenCodeJsonParser
 from seawall.events import Final, LimitKind, ProviderLimit
 from seawall.transcripts import ClaudeStreamParser, CodexJsonParser
@@ -142,3 +144,14 @@ def test_opencode_api_error_429_with_retry_after_is_a_limit() -> None:
     other = OpenCodeJsonParser()
     other.feed(json.dumps({"type": "error", "error": {"name": "UnknownError", "data": {}}}))
     assert _final(other.finish()).limit is None
+
+
+def test_a_final_with_its_limit_crosses_the_ray_wire() -> None:
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    from seawall.adapters.runners.ray.wire import decode_event, encode_event
+
+    limit = ProviderLimit(kind=LimitKind.USAGE, provider="anthropic", resets_at=1.0e9)
+    final = Final(text="limit", is_error=True, denials=("Write a",), limit=limit)
+    data = encode_event(final)
+    assert json.loads(json.dumps(data)) == data  # plain data on the wire
+    assert decode_event(data) == final
