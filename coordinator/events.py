@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from types import MappingProxyType
 
 from seawall.codec import JsonView
@@ -21,7 +22,9 @@ __all__ = [
     "Event",
     "Final",
     "HumanTurn",
+    "LimitKind",
     "Message",
+    "ProviderLimit",
     "ToolCall",
     "ToolResult",
     "Turn",
@@ -115,13 +118,36 @@ class Usage:
     at: float = 0.0
 
 
+class LimitKind(StrEnum):
+    """Which of a provider's limits refused the agent."""
+
+    USAGE = "usage"  # a subscription's usage limit (five-hour, weekly): resets at a time
+    RATE = "rate"  # an API rate limit (HTTP 429) the CLI's own retries did not outlast
+    OVERLOADED = "overloaded"  # the provider was overloaded (HTTP 529) past the retries
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderLimit:
+    """A model provider refused the agent for a limit, as its CLI reported it.
+
+    ``resets_at`` is the reset time (epoch seconds) when the CLI said it; ``provider``
+    names the provider (the runner's ``provider``, e.g. ``anthropic``); ``detail`` is
+    the CLI's own words. An agent that met one is paused, not failed."""
+
+    kind: LimitKind
+    provider: str = ""
+    resets_at: float | None = None
+    detail: str = ""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Final:
     """The agent finished. ``is_error`` is true for any failed run, whatever the subtype.
 
     ``denials`` names the calls the agent CLI's own permission layer refused (``"Write
     src/x.py"``); ``turn_limit`` is true when the CLI ended because it reached its turn
-    limit (its work is partial, not failed)."""
+    limit (its work is partial, not failed); ``limit`` is the provider's limit that
+    ended the run, when the CLI said so."""
 
     text: str = ""
     is_error: bool = False
@@ -130,6 +156,7 @@ class Final:
     cost_usd: float | None = None
     duration_ms: int | None = None
     denials: tuple[str, ...] = ()
+    limit: ProviderLimit | None = None
     at: float = 0.0
 
     @property

@@ -21,9 +21,9 @@ class ExitCode(IntEnum):
     HALTED = 3  # the wave breaker (or the session's time budget) halted the session
     CARRYOVER = 4  # finished, with carryover issues for what is left
     NOTHING_SUCCEEDED = 5  # finished, and nothing succeeded
-    RATE_LIMITED = 6  # every failure was a provider rate limit
+    RATE_LIMITED = 6  # a provider's limit paused agents: halted until its reset
     CHECKS_FAILED = 7  # a wave merged with failing checks, or the base fails them
-    AGENT_START = 8  # an agent program could not start or died before its first event
+    AGENT_START = 8  # an agent could not start: its program, or the Ray cluster it runs on
     INTERRUPTED = 130  # Ctrl-C: the session is recorded and resumable
 
 
@@ -38,12 +38,16 @@ MEANINGS: Mapping[ExitCode, str] = MappingProxyType(
         "`seawall resume` grants as many again",
         ExitCode.CARRYOVER: "finished, with carryover issues for what is left",
         ExitCode.NOTHING_SUCCEEDED: "finished, and nothing succeeded",
-        ExitCode.RATE_LIMITED: "nothing succeeded and every failure was a provider rate limit",
+        ExitCode.RATE_LIMITED: "a provider's usage or rate limit paused agents and the session "
+        'halted (on_limit "halt", or the reset lies past max_wait): the halt names the '
+        "provider and the reset time; `seawall resume` after it runs them again",
         ExitCode.CHECKS_FAILED: "the checks failed: a wave merged with failing checks "
         '(checks_policy "warn" or "baseline"), or the base fails them and the session '
         'halted ("block")',
         ExitCode.AGENT_START: "an agent program could not start or died before its first "
-        "event: the session halted; fix the program, then `seawall resume`",
+        "event, or the Ray cluster it runs on could not be reached (the message names the "
+        "address and the cause): the session halted; fix the program or the cluster, then "
+        "`seawall resume`",
         ExitCode.INTERRUPTED: "interrupted (Ctrl-C): the session is recorded; the command "
         "printed with it (`seawall resume ...`) continues it",
     }

@@ -31,6 +31,7 @@ __all__ = [
     "Isolation",
     "IssueRef",
     "NotifyConfig",
+    "OnLimit",
     "OptionValue",
     "OverlapPolicy",
     "Plan",
@@ -129,6 +130,7 @@ class Status(StrEnum):
     FAILED = "failed"
     SPIRAL = "spiral"
     BLOCKED = "blocked"
+    PAUSED = "paused"  # a provider's limit stopped it: run again after the reset, not failed
 
     @property
     def is_success(self) -> bool:
@@ -280,6 +282,13 @@ class NotifyConfig:
     attempts: int = 3
 
 
+class OnLimit(StrEnum):
+    """``[session] on_limit``: what a provider's limit does to the session."""
+
+    WAIT = "wait"  # wait for the reset (up to ``max_wait`` minutes), then run again
+    HALT = "halt"  # halt at once (exit 6), naming the provider and the reset time
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionConfig:
     name: str = "session"
@@ -308,6 +317,8 @@ class SessionConfig:
     prices: Mapping[str, Price] = field(default_factory=lambda: MappingProxyType({}))
     publish: PublishConfig | None = None
     notify: NotifyConfig | None = None
+    on_limit: OnLimit = OnLimit.WAIT  # a provider's limit: wait for its reset, or halt
+    max_wait: float = 30.0  # minutes ``wait`` waits for a reset at most; longer: halt
 
     def resolved_max_turns(self) -> int:
         if self.max_turns == "auto":
@@ -459,8 +470,20 @@ class RunCounts:
     turns: int = 0
     tool_calls: int = 0
     cost_usd: float = 0.0
-    input_tokens: int = 0
+    input_tokens: int = 0  # uncached input
     output_tokens: int = 0
+    cache_read_tokens: int = 0  # input read from the provider's cache
+    cache_write_tokens: int = 0  # input written to the provider's cache
     elapsed_s: float = 0.0
     last_tool: str | None = None
     cost_estimated: bool = False
+
+    @property
+    def tokens(self) -> int:
+        """Every input and output token, cached input included (``budgets.tokens``)."""
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+        )

@@ -31,13 +31,13 @@ from __future__ import annotations
 import json
 import tomllib
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from seawall.breakers.trip import BreakerKind
+from seawall.codec import JsonView
 from seawall.errors import ConfigurationError
 from seawall.model import BreakerLimits, StagnationConfig
 from seawall.replay import ReplayRecord, replay_file
@@ -125,7 +125,7 @@ class Score:
         )
 
 
-def _field(where: str, data: Mapping[str, Any], name: str, kind: type, default: Any) -> Any:
+def _field(where: str, data: JsonView, name: str, kind: type, default: Any) -> Any:
     value = data.get(name, default)
     if value is not default and (
         not isinstance(value, kind) or (kind is int and isinstance(value, bool))

@@ -193,7 +193,8 @@ class AgentResult:
 class RunCounter:
     """Counts one agent's turns, tool calls, tokens, cost and wall clock from its events.
 
-    Duties: a turn per ``Turn`` event; a tool call per ``ToolCall``; usage and cost once
+    Duties: a turn per ``Turn`` event; a tool call per ``ToolCall``; usage (uncached
+    input, output, cached input read and written, each apart) and cost once
     per ``Usage.message_id`` (a repeated id is not counted again); the ``Final``'s own
     cost, when it reports one, replaces the running sum (it is the CLI's total); usage
     that comes without a cost is priced with ``prices`` (the cost is then an estimate,
@@ -206,6 +207,8 @@ class RunCounter:
         "_message_ids",
         "_prices",
         "_started",
+        "cache_read_tokens",
+        "cache_write_tokens",
         "cost_estimated",
         "cost_usd",
         "final",
@@ -229,6 +232,8 @@ class RunCounter:
         self.cost_usd = 0.0
         self.input_tokens = 0
         self.output_tokens = 0
+        self.cache_read_tokens = 0
+        self.cache_write_tokens = 0
         self.last_tool: str | None = None
         self.final: Final | None = None
 
@@ -254,6 +259,8 @@ class RunCounter:
             self._message_ids.add(event.message_id)
         self.input_tokens += event.input_tokens
         self.output_tokens += event.output_tokens
+        self.cache_read_tokens += event.cache_read_tokens
+        self.cache_write_tokens += event.cache_write_tokens
         cost = event.cost_usd
         if not cost and self._prices is not None:
             cost = self._prices.cost(
@@ -279,6 +286,8 @@ class RunCounter:
             cost_usd=self.cost_usd,
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
+            cache_read_tokens=self.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens,
             elapsed_s=self.elapsed_s,
             last_tool=self.last_tool,
             cost_estimated=self.cost_estimated,
@@ -349,6 +358,9 @@ class AgentRunner(abc.ABC):
     runners do). For the others (Python callables, scripted agents) the sandbox does not
     apply, and the session never refuses a wave for want of one.
 
+    ``provider`` names the model provider whose limits the runner's agents meet (see
+    ``seawall.events.ProviderLimit``; the CLI's ``Final.limit`` reports one).
+
     ``barrier`` says in a few words what keeps this runner's agents inside their scope
     while they run (``seawall plan`` shows it); the post-wave check of the whole change
     applies to every runner.
@@ -363,6 +375,13 @@ class AgentRunner(abc.ABC):
         itself), the session watches the agent's workspace and takes a checkpoint per
         burst of writes, so its edit history, spiral rule and evidence check still work."""
         return False
+
+    @property
+    def provider(self) -> str:
+        """The model provider this runner's agents use (``anthropic``, ``openai``, ...):
+        a provider's limit pauses and holds the agents of every runner that names it;
+        "" when unknown (such runners share one hold)."""
+        return ""
 
     @property
     def barrier(self) -> str:

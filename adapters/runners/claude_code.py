@@ -124,6 +124,10 @@ class ClaudeCodeRunner(StreamingCliRunner):
         return self.permissions != "hook"
 
     @property
+    def provider(self) -> str:
+        return "anthropic"
+
+    @property
     def barrier(self) -> str:
         if self.permissions == "none":
             return "the caller's own Claude Code settings (seawall's hooks not installed)"

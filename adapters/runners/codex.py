@@ -117,6 +117,10 @@ class CodexRunner(StreamingCliRunner):
         self.rollout = rollout
 
     @property
+    def provider(self) -> str:
+        return "openai"
+
+    @property
     def barrier(self) -> str:
         """The live barrier this runner's agents have, in a few words."""
         if self.sandbox in (None, "danger-full-access"):

@@ -26,13 +26,24 @@ configuration (``opencode.json``, or ``OPENCODE_CONFIG_CONTENT`` in the runner's
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
 from seawall.adapters.runners.streaming import LineParser, StreamingCliRunner, Tool, ToolNames
 from seawall.codec import JsonView
-from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.events import (
+    Event,
+    Final,
+    LimitKind,
+    Message,
+    ProviderLimit,
+    ToolCall,
+    ToolResult,
+    Turn,
+    Usage,
+)
 from seawall.runner import AgentRequest
 
 __all__ = ["OPENCODE_TOOLS", "OpenCodeJsonParser", "OpenCodeRunner"]
@@ -77,6 +88,12 @@ class OpenCodeRunner(StreamingCliRunner):
     tool_names: ClassVar[ToolNames] = OPENCODE_TOOLS
 
     @property
+    def provider(self) -> str:
+        """The provider part of ``provider/model`` (``opencode`` without a model)."""
+        provider, slash, _ = (self.model or "").partition("/")
+        return provider if slash else "opencode"
+
+    @property
     def barrier(self) -> str:
         return "seawall's OS sandbox (opencode refuses edits outside the workspace)"
 
@@ -113,6 +130,7 @@ class OpenCodeJsonParser:
         self._last_text = ""
         self._ended = False  # the last step ended the conversation
         self._error: str | None = None
+        self._limit: ProviderLimit | None = None
 
     def feed(self, line: str) -> list[Event]:
         try:
@@ -140,12 +158,21 @@ class OpenCodeJsonParser:
             return self._step_finish(part)
         if kind == "error":
             self._error = _error_text(data.get("error"))
+            self._limit = opencode_limit(data.get("error"), self._error)
         return []
 
     def finish(self) -> list[Event]:
         if self._error is not None:
             text = self._error or "opencode reported an error"
-            return [Final(text=text, is_error=True, subtype="error", num_turns=self._turn)]
+            return [
+                Final(
+                    text=text,
+                    is_error=True,
+                    subtype="error",
+                    num_turns=self._turn,
+                    limit=self._limit,
+                )
+            ]
         if not self._ended:
             return []  # stopped mid-work: no final answer
         return [Final(text=self._last_text, subtype="success", num_turns=self._turn)]
@@ -210,3 +237,25 @@ def _error_text(error: object) -> str:
             if isinstance(error.get(key), str):
                 return str(error[key])
     return str(error or "")
+
+
+def opencode_limit(error: object, text: str) -> ProviderLimit | None:
+    """The provider limit of opencode's ``APIError`` (``data.statusCode`` 429: a rate
+    or usage limit, 529: overloaded; a ``retry-after`` header gives the reset), after
+    opencode's own retries; None for any other error."""
+    data = error.get("data") if isinstance(error, dict) else None
+    if not isinstance(data, dict):
+        return None
+    status = data.get("statusCode")
+    headers = data.get("responseHeaders")
+    after = headers.get("retry-after") if isinstance(headers, dict) else None
+    resets = None
+    if isinstance(after, str) and after.strip().isdigit():
+        resets = time.time() + int(after.strip())
+    if status == 429:
+        usage = "usage limit" in text.lower()
+        kind = LimitKind.USAGE if usage else LimitKind.RATE
+        return ProviderLimit(kind=kind, resets_at=resets, detail=text[:300])
+    if status == 529:
+        return ProviderLimit(kind=LimitKind.OVERLOADED, resets_at=resets, detail=text[:300])
+    return None

@@ -172,6 +172,8 @@ def _session(table: Any, path: str) -> SessionConfig:
         raise PlanError(exc.message, path=path, field=exc.field) from None
     if config.max_turns != "auto" and config.max_turns < 1:
         raise PlanError('must be at least 1 or "auto"', path=path, field="session.max_turns")
+    if config.max_wait < 0:
+        raise PlanError("must not be negative (minutes)", path=path, field="session.max_wait")
     if config.max_agents_per_wave < 1:
         raise PlanError("must be at least 1", path=path, field="session.max_agents_per_wave")
     if not config.name or not _TASK_ID.fullmatch(config.name):

@@ -34,8 +34,9 @@ class AgentFacts:
     record: AgentRecord
     started_at: float
     finished_at: float
-    tokens: int
+    tokens: int  # every input and output token, cached input included
     diff: str = ""  # a patch file on disk, when one was written
+    cached_tokens: int = 0  # the cached share of ``tokens``
 
     @property
     def task(self) -> str:
@@ -69,6 +70,7 @@ class Totals:
     turns: int = 0
     tool_calls: int = 0
     tokens: int = 0
+    cached_tokens: int = 0
     cost_usd: float = 0.0
     wall_s: float = 0.0
     merged: int = 0
@@ -86,15 +88,11 @@ class SessionFacts:
 
 
 def agent_tokens(agent: AgentRecord) -> int:
-    """Input plus output tokens, from the ledger's fields or the recorded run's counts."""
-    direct = sum(
-        int(getattr(agent, name, 0) or 0) for name in ("input_tokens", "output_tokens", "tokens")
-    )
-    if direct:
-        return direct
-    if agent.run is None:
-        return 0
-    return agent.run.counts.input_tokens + agent.run.counts.output_tokens
+    """Every input and output token, cached input included, from the ledger's fields
+    or the recorded run's counts."""
+    if agent.tokens or agent.run is None:
+        return agent.tokens
+    return agent.run.counts.tokens
 
 
 def gather(
@@ -140,6 +138,7 @@ def _wave(
                 started_at=start,
                 finished_at=end,
                 tokens=agent_tokens(agent),
+                cached_tokens=agent.cached_tokens,
                 diff=diffs.get((wave.number, agent.task), ""),
             )
         )
@@ -160,6 +159,7 @@ def _totals(state: SessionState, waves: Sequence[WaveFacts]) -> Totals:
         turns=sum(a.record.turns for a in agents),
         tool_calls=sum(a.record.tool_calls for a in agents),
         tokens=sum(a.tokens for a in agents),
+        cached_tokens=sum(a.cached_tokens for a in agents),
         cost_usd=round(state.cost_usd or sum(a.record.cost_usd for a in agents), 4),
         wall_s=max(0.0, end - start) if start and end else 0.0,
         merged=sum(1 for a in agents if a.record.merged),

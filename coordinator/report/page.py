@@ -146,7 +146,7 @@ def _totals(facts: SessionFacts) -> str:
             _num("merged", t.merged),
             _num("turns", t.turns),
             _num("tool_calls", t.tool_calls),
-            _num("tokens", t.tokens, f"{t.tokens:,}"),
+            _num("tokens", t.tokens, _tokens_text(t.tokens, t.cached_tokens)),
             _num("cost_usd", f"{t.cost_usd:.2f}", f"${t.cost_usd:.2f}"),
             _num("wall_s", round(t.wall_s, 1), duration(t.wall_s)),
             _num("conflicts", t.conflicts),
@@ -260,7 +260,7 @@ def _agent_row(agent: AgentFacts, wave: WaveRecord, window: tuple[float, float],
         + _num("elapsed_s", record.elapsed_s, duration(record.elapsed_s))
         + _num("turns", record.turns)
         + _num("tool_calls", record.tool_calls)
-        + _num("tokens", agent.tokens, f"{agent.tokens:,}")
+        + _num("tokens", agent.tokens, _tokens_text(agent.tokens, agent.cached_tokens))
         + _num("cost_usd", f"{record.cost_usd:.2f}", f"${record.cost_usd:.2f}")
         + f"<td>{'<br>'.join(trips) or '—'}</td><td>{' · '.join(merge)}</td>"
         f"<td>{' '.join(link for link in links if link) or '—'}</td></tr>"
@@ -320,3 +320,8 @@ def _tasks(facts: SessionFacts) -> str:
         '<th class="num">rework</th><th>carryover</th></tr>'
     )
     return f'<h2>Tasks</h2><table id="tasks">{head}{"".join(rows)}</table>'
+
+
+def _tokens_text(tokens: int, cached: int) -> str:
+    """``4,060 (3,660 cached)``: every token, and the cached input's share when any."""
+    return f"{tokens:,} ({cached:,} cached)" if cached else f"{tokens:,}"

@@ -82,6 +82,8 @@ def apply_run(ctx: WaveContext, record: AgentRecord, run: AgentRun) -> None:
     record.cost_estimated = counts.cost_estimated
     record.input_tokens = counts.input_tokens
     record.output_tokens = counts.output_tokens
+    record.cache_read_tokens = counts.cache_read_tokens
+    record.cache_write_tokens = counts.cache_write_tokens
     record.elapsed_s = counts.elapsed_s
     record.last_tool = counts.last_tool or ""
     record.exit_code = run.exit_code

@@ -22,7 +22,7 @@ import anyio.lowlevel
 from seawall.breakers.memory import is_guard_denial
 from seawall.breakers.trip import Trip
 from seawall.errors import GitError, RunnerError
-from seawall.events import Event, Final, ToolCall, ToolResult, Turn, edited_paths
+from seawall.events import Event, Final, ProviderLimit, ToolCall, ToolResult, Turn, edited_paths
 from seawall.git.checkpoints import Checkpointer
 from seawall.git.repo import repo_relative
 from seawall.hooks.server import serve_hooks
@@ -285,6 +285,8 @@ class AgentWatch:
                 cost_estimated=counter.cost_estimated,
                 input_tokens=counter.input_tokens,
                 output_tokens=counter.output_tokens,
+                cache_read_tokens=counter.cache_read_tokens,
+                cache_write_tokens=counter.cache_write_tokens,
                 elapsed_s=round(counter.elapsed_s, 3),
                 last_tool=counter.last_tool or "",
             ),
@@ -309,7 +311,16 @@ class AgentWatch:
             start_failure=start_failure,
             stderr_tail=result.stderr_tail[-2000:] if result else "",
             watch_problem=self.watch_problem,
+            limit=self._limit(final),
         )
+
+    def _limit(self, final: Final | None) -> ProviderLimit | None:
+        """The provider limit that ended the run, naming the runner's provider."""
+        if final is None or final.limit is None or self.stop_reason:
+            return None
+        if final.limit.provider:
+            return final.limit
+        return replace(final.limit, provider=self.job.runner.provider)
 
     def _in_place(self, paths: Sequence[str]) -> Sequence[str] | None:
         """The paths a checkpoint takes: those given in place, the whole worktree else."""

@@ -68,6 +68,7 @@ class ShownStatus(StrEnum):
     FAILED = "failed"
     SPIRAL = "spiral"
     BLOCKED = "blocked"
+    PAUSED = "paused"
     INTERRUPTED = INTERRUPTED
 
 
@@ -127,8 +128,11 @@ class AgentStatus:
     merged: bool
     set_aside: tuple[Resolution, ...]
     cost_estimated: bool
-    input_tokens: int
+    input_tokens: int  # uncached input
     output_tokens: int
+    cache_read_tokens: int = 0  # cached input read
+    cache_write_tokens: int = 0  # cached input written
+    tokens: int = 0  # all of them: what budgets.tokens counts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -218,6 +222,9 @@ def _agent(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool) -> AgentS
         cost_estimated=agent.cost_estimated,
         input_tokens=agent.input_tokens,
         output_tokens=agent.output_tokens,
+        cache_read_tokens=agent.cache_read_tokens,
+        cache_write_tokens=agent.cache_write_tokens,
+        tokens=agent.tokens,
     )
 
 

@@ -40,7 +40,7 @@ from seawall.session.context import WaveContext
 from seawall.session.loop import advance
 from seawall.session.phases.finish import finish_session
 from seawall.session.preflight import preflight_runners
-from seawall.session.result import SessionResult, rate_limited
+from seawall.session.result import SessionResult
 from seawall.session.step_mode import prepare_for_lead, review_from_lead
 from seawall.session.step_types import PreparedWave, WaveReport
 from seawall.session.tasks import ready_tasks
@@ -296,7 +296,6 @@ class Session:
             breaker=state.breaker or WaveBreakerState(),
             state_md=self.store.paths.state_md,
             report=report if (report := report_path(self.store)).exists() else None,
-            rate_limited=rate_limited(state),
             halt=state.halt,
             merged=sum(1 for wave in state.waves for agent in wave.agents if agent.merged),
             checks_failed=tuple(

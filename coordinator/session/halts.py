@@ -1,8 +1,8 @@
 """What the merge gate and the dispatch do when the environment, not a task, is at fault.
 
 Failing checks are reported wherever people and lead agents look; a base that fails the
-checks itself (``block``), agents whose program could not start, a wave every agent of
-which met a provider rate limit and a session past its ``budgets.session_minutes`` halt
+checks itself (``block``), agents whose program could not start and a session past its
+``budgets.session_minutes`` halt
 the session with a precise reason, leaving the wave where ``seawall resume`` continues
 it. A target branch
 someone else moved is a normal event: ``seawall resume --rebase`` merges the wave onto
@@ -26,7 +26,6 @@ from seawall.telemetry import AgentStartFailed, ChecksRun, SessionHalted, WaveRe
 
 __all__ = [
     "halt_on_base_checks",
-    "halt_on_rate_limit",
     "halt_on_session_time",
     "halt_on_start_failures",
     "rebase_wave",
@@ -139,16 +138,6 @@ def rebase_wave(ctx: WaveContext, wave: WaveRecord, tip: str) -> None:
     )
     wave.onto = tip
     wave.integration = None
-
-
-def halt_on_rate_limit(ctx: WaveContext, wave: WaveRecord) -> None:
-    """A wave in which every agent failed on a provider rate limit halts the session:
-    re-dispatching into a rate limit only burns the rework budget."""
-    detail = f"every agent of wave {wave.number} failed on a provider rate limit"
-    ctx.state.phase = SessionPhase.HALTED
-    ctx.state.halt = Halt(reason=HaltReason.RATE_LIMITED, detail=detail, wave=wave.number)
-    ctx.events.append(SessionHalted(wave=wave.number, reason=HaltReason.RATE_LIMITED))
-    ctx.progress.log(f"{detail}; halted. `seawall resume` when the limit has reset")
 
 
 async def halt_on_session_time(ctx: WaveContext, wave: WaveRecord | None) -> bool:

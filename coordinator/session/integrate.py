@@ -40,7 +40,7 @@ __all__ = [
     "run_integration",
 ]
 
-MERGEABLE = frozenset({Status.DONE, Status.NO_TESTS_NEEDED, Status.PARTIAL})
+MERGEABLE = frozenset({Status.DONE, Status.NO_TESTS_NEEDED, Status.PARTIAL, Status.PAUSED})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,10 +9,9 @@ from types import MappingProxyType
 
 from seawall.breakers.wave import WaveBreakerState
 from seawall.exitcodes import ExitCode
-from seawall.model import Status
-from seawall.state.ledger import Halt, HaltReason, SessionPhase, SessionState
+from seawall.state.ledger import Halt, HaltReason, SessionPhase
 
-__all__ = ["HALT_CODES", "SessionResult", "rate_limited"]
+__all__ = ["HALT_CODES", "SessionResult"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -21,7 +19,8 @@ class SessionResult:
     """How a session ended (or paused). ``exit_code`` is what ``seawall run`` returns.
 
     ``breaker`` is the wave breaker's state (armed, with no counts, before the first
-    wave was fed to it); ``halt`` why the session halted when no breaker tripped."""
+    wave was fed to it); ``halt`` why the session halted when no breaker tripped (a
+    provider's limit past ``max_wait`` among them: exit 6, see ``seawall.session.limits``)."""
 
     session: str
     phase: SessionPhase
@@ -30,7 +29,6 @@ class SessionResult:
     abandoned: tuple[str, ...]
     state_md: Path
     breaker: WaveBreakerState = field(default_factory=WaveBreakerState)
-    rate_limited: bool = False
     halt: Halt | None = None
     report: Path | None = None  # the session's HTML report, once written
     merged: int = 0  # agents whose work was merged, over all waves
@@ -48,7 +46,7 @@ class SessionResult:
             return ExitCode.OK
         if self.done:
             return ExitCode.CARRYOVER
-        return ExitCode.RATE_LIMITED if self.rate_limited else ExitCode.NOTHING_SUCCEEDED
+        return ExitCode.NOTHING_SUCCEEDED
 
 
 HALT_CODES: Mapping[HaltReason, ExitCode] = MappingProxyType(
@@ -60,19 +58,3 @@ HALT_CODES: Mapping[HaltReason, ExitCode] = MappingProxyType(
     }
 )
 """The exit code of a session halted for each reason (a tripped wave breaker: 3)."""
-
-
-_RATE_LIMIT = re.compile(
-    r"rate.?limit|\b429\b|too many requests|overloaded|usage limit", re.IGNORECASE
-)
-
-
-def rate_limited(state: SessionState) -> bool:
-    """Whether every failed agent of the last wave failed on a provider rate limit."""
-    wave = state.current_wave
-    if wave is None:
-        return False
-    failed = [a for a in wave.agents if a.status not in (Status.DONE, Status.NO_TESTS_NEEDED)]
-    return bool(failed) and all(
-        _RATE_LIMIT.search(f"{a.final_text}\n{a.error_signature}\n{a.reason}") for a in failed
-    )

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from seawall.model import Status, StatusReport
 from seawall.session.agent_watch import AgentRun
 from seawall.session.evidence import WorkEvidence, check_unchanged_done
+from seawall.session.limits import limit_reason
 from seawall.stagnation.finding import Finding, Pattern
 from seawall.state.ledger import AgentRecord, SpiralRecord
 from seawall.status_parsing import parse_status
@@ -92,7 +93,9 @@ def apply_review(
     report = judge_status(run, changed=bool(changed_paths), may_change_nothing=may_change_nothing)
     status, reason = report.status, report.reason
     patterns = {str(f.pattern): f for f in run.findings}
-    if run.trip is not None:
+    if run.limit is not None and run.trip is None:
+        status, reason = Status.PAUSED, limit_reason(run.limit)
+    elif run.trip is not None:
         status = Status.BLOCKED
         reason = f"breaker {run.trip.kind.label} tripped: {run.trip.evidence}"
     elif spiral is not None:

@@ -58,7 +58,7 @@ def wave_report(state: SessionState, wave: WaveRecord, config: SessionConfig) ->
         failures=failures,
         cost_usd=state.cost_usd,
         projected_next_usd=projected,
-        tokens=sum(a.input_tokens + a.output_tokens for w in state.waves for a in w.agents),
+        tokens=sum(a.tokens for w in state.waves for a in w.agents),
         conflicts=(),
         head=wave.integration or wave.base,
     )

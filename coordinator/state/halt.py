@@ -24,7 +24,7 @@ class HaltReason(StrEnum):
 
     AGENT_START = "agent-start"  # an agent program could not start: agents, stderr
     CHECKS_FAIL_AT_BASE = "checks-fail-at-base"  # checks_policy block, and the base fails
-    RATE_LIMITED = "rate-limited"  # every agent of a wave met a provider rate limit
+    RATE_LIMITED = "rate-limited"  # a provider's limit past max_wait: provider, resets_at
     SESSION_TIME = "session-time"  # budgets.session_minutes ran out: budget, elapsed_s, limit_s
 
 
@@ -46,6 +46,8 @@ _OWNER: Mapping[str, HaltReason] = MappingProxyType(
         "budget": HaltReason.SESSION_TIME,
         "elapsed_s": HaltReason.SESSION_TIME,
         "limit_s": HaltReason.SESSION_TIME,
+        "provider": HaltReason.RATE_LIMITED,
+        "resets_at": HaltReason.RATE_LIMITED,
     }
 )
 _REQUIRED: Mapping[HaltReason, tuple[str, ...]] = MappingProxyType(
@@ -63,7 +65,8 @@ class Halt:
 
     ``agents`` (every agent that could not start) and ``stderr`` (the first one's
     stderr tail) belong to :attr:`HaltReason.AGENT_START`; ``budget`` (the budget that
-    ran out), ``elapsed_s`` and ``limit_s`` to :attr:`HaltReason.SESSION_TIME`. Any
+    ran out), ``elapsed_s`` and ``limit_s`` to :attr:`HaltReason.SESSION_TIME`;
+    ``provider`` and ``resets_at`` (the limit's reset) to :attr:`HaltReason.RATE_LIMITED`. Any
     other combination raises ``ValueError``.
     """
 
@@ -76,6 +79,8 @@ class Halt:
     budget: str | None = None
     elapsed_s: float | None = None
     limit_s: float | None = None
+    provider: str | None = None
+    resets_at: float | None = None  # epoch seconds; None when the provider did not say
 
     def __post_init__(self) -> None:
         for name, owner in _OWNER.items():

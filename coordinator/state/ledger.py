@@ -165,8 +165,10 @@ class AgentRecord(Tracked):
     tool_calls: int = 0
     cost_usd: float = 0.0
     cost_estimated: bool = False  # priced from token usage: the agent CLI gave no total
-    input_tokens: int = 0
+    input_tokens: int = 0  # uncached input
     output_tokens: int = 0
+    cache_read_tokens: int = 0  # cached input read
+    cache_write_tokens: int = 0  # cached input written
     elapsed_s: float = 0.0
     exit_code: int | None = None
     trip: Trip | None = None  # the per-agent breaker that stopped it
@@ -179,6 +181,22 @@ class AgentRecord(Tracked):
     run: AgentRun | None = None  # what the dispatcher measured, kept for review and resume
     recovery: str = ""  # what the recovery protocol did: carry-forward, fix, rescope, ...
     touched: list[str] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        """Every input and output token of the agent, cached input (read and written)
+        included: what ``budgets.tokens`` counts."""
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+        )
+
+    @property
+    def cached_tokens(self) -> int:
+        """The cached share of ``tokens``: input read from or written to the cache."""
+        return self.cache_read_tokens + self.cache_write_tokens
 
 
 @dataclass(slots=True, kw_only=True)
@@ -256,6 +274,7 @@ class SessionState(Tracked):
     cost_usd: float = 0.0
     running_s: float = 0.0  # seconds seawall ran the session, over all runs and resumes
     clock_start_s: float = 0.0  # running_s when the session_minutes allowance began
+    holds: dict[str, float] = field(default_factory=dict)  # provider: its limit's reset
 
     def task(self, task_id: str) -> TaskRecord:
         """The record of ``task_id`` (made when there is none), counted as changed."""

@@ -34,11 +34,20 @@ __all__ = [
 
 
 def agent_figures(agent: AgentRecord) -> str:
-    """``4 turns · 3 tool calls · $0.04 · 12.0s``: what the agent spent."""
+    """``4 turns · 3 tool calls · 4,060 tokens (3,660 cached) · $0.04 · 12.0s``: what
+    the agent spent (tokens when its runner reported any: all of them, cached input
+    included, with the cached share)."""
     return (
-        f"{agent.turns} turns · {agent.tool_calls} tool calls · ${agent.cost_usd:.2f} · "
-        f"{agent.elapsed_s:.1f}s"
+        f"{agent.turns} turns · {agent.tool_calls} tool calls · {_tokens(agent)}"
+        f"${agent.cost_usd:.2f} · {agent.elapsed_s:.1f}s"
     )
+
+
+def _tokens(agent: AgentRecord) -> str:
+    if not agent.tokens:
+        return ""
+    cached = f" ({agent.cached_tokens:,} cached)" if agent.cached_tokens else ""
+    return f"{agent.tokens:,} tokens{cached} · "
 
 
 def history_line(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool = False) -> str:
@@ -172,7 +181,7 @@ def render_state_md(
         f"- plan: `{state.plan_path}`" if state.plan_path else "- plan: (embedded)",
         f"- target branch: `{state.target_branch}` (started at `{state.start_commit[:12]}`)",
         f"- phase: **{phase}**",
-        f"- spend: ${state.cost_usd:.2f}",
+        f"- spend: ${state.cost_usd:.2f}{_session_tokens(state)}",
         "- report: `report.html` next to this file (`seawall report` writes it)",
     ]
     breaker = state.breaker
@@ -312,3 +321,14 @@ def set_aside(wave: WaveRecord) -> list[tuple[str, str]]:
     found = [(p, f"set aside on {aside.ref}; restore: {aside.restore}") for p in aside.files]
     found += [(p, f"left in place, copied to {aside.ref}") for p in aside.left_in_place]
     return found
+
+
+def _session_tokens(state: SessionState) -> str:
+    """`` · 8,120 tokens (7,320 cached)``: every token of the session's agents (what
+    ``budgets.tokens`` counts), with the cached input's share; "" when none was reported."""
+    agents = [agent for wave in state.waves for agent in wave.agents]
+    tokens = sum(agent.tokens for agent in agents)
+    if not tokens:
+        return ""
+    cached = sum(agent.cached_tokens for agent in agents)
+    return f" · {tokens:,} tokens" + (f" ({cached:,} cached)" if cached else "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from seawall.breakers.trip import Trip
+from seawall.events import ProviderLimit
 from seawall.model import RunCounts
 from seawall.stagnation.finding import Finding
 
@@ -41,6 +42,7 @@ class AgentRun:
     start_failure: str = ""  # why the agent never started (or died before its first event)
     stderr_tail: str = ""
     watch_problem: str = ""  # why the workspace of an agent that names no edits went unwatched
+    limit: ProviderLimit | None = None  # the provider's limit that paused the agent
 
     def for_ledger(self) -> AgentRun:
         """This run as the ledger keeps it: the final text's last 8,000 characters."""

@@ -18,7 +18,18 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from seawall.codec import JsonView
-from seawall.events import Event, Final, HumanTurn, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.events import (
+    Event,
+    Final,
+    HumanTurn,
+    LimitKind,
+    Message,
+    ProviderLimit,
+    ToolCall,
+    ToolResult,
+    Turn,
+    Usage,
+)
 from seawall.transcripts._claude_lines import (
     ClaudeLine,
     TextBlock,
@@ -101,6 +112,7 @@ class ClaudeStreamParser(RecordParser):
         "ignored",
         "malformed",
         "model",
+        "rate_limit",
         "session_id",
     )
 
@@ -116,11 +128,12 @@ class ClaudeStreamParser(RecordParser):
         self.ignored = 0
         self.session_id: str | None = None
         self.model: str | None = None
+        self.rate_limit: JsonView | None = None  # the last rate_limit_info
 
     def feed(self, line: str) -> list[Event]:
         """The events of one line (empty for blank, unknown or broken lines)."""
         typed = decode_claude_line(line)
-        if typed is None or typed.type == "result" or typed.type == "system":
+        if typed is None or typed.type in ("result", "system", "rate_limit_event"):
             return super().feed(line)
         return self.feed_line(typed)
 
@@ -133,6 +146,10 @@ class ClaudeStreamParser(RecordParser):
             return [self._final(record)]
         if kind == "system" and record.get("subtype") == "init":
             self._init(record)
+            return []
+        if kind == "rate_limit_event":
+            info = record.get("rate_limit_info")
+            self.rate_limit = info if isinstance(info, Mapping) else None
             return []
         self.ignored += 1
         return []
@@ -289,8 +306,32 @@ class ClaudeStreamParser(RecordParser):
             cost_usd=as_float(cost),
             duration_ms=int(duration_ms) if duration_ms is not None else None,
             denials=_denials(record.get("permission_denials")),
+            limit=claude_limit(record, self.rate_limit, text),
             at=self._at(record.get("timestamp")),
         )
+
+
+def claude_limit(result: JsonView, info: JsonView | None, text: str) -> ProviderLimit | None:
+    """The provider limit that ended a Claude Code run, from its ``result`` line and
+    the last ``rate_limit_event`` before it; None for any other ending.
+
+    A subscriber at the usage limit gets a ``rate_limit_event`` whose
+    ``rate_limit_info.status`` is ``rejected`` (with ``resetsAt``, epoch seconds), then
+    a ``result`` with ``is_error`` and ``api_error_status`` 429; an API key user gets
+    the ``result`` alone, 429 (rate limit) or 529 (overloaded), after the CLI's own
+    retries."""
+    if result.get("is_error") is not True:
+        return None
+    status = result.get("api_error_status")
+    rejected = info is not None and info.get("status") == "rejected"
+    if rejected and info is not None and status in (429, None):
+        resets = as_float(info.get("resetsAt"))
+        return ProviderLimit(kind=LimitKind.USAGE, resets_at=resets, detail=text[:300])
+    if status == 429:
+        return ProviderLimit(kind=LimitKind.RATE, detail=text[:300])
+    if status == 529:
+        return ProviderLimit(kind=LimitKind.OVERLOADED, detail=text[:300])
+    return None
 
 
 def _denials(raw: Any) -> tuple[str, ...]:

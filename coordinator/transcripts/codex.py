@@ -23,6 +23,7 @@ from seawall.events import (
     Usage,
 )
 from seawall.transcripts._common import RecordParser, as_int, cap_text
+from seawall.transcripts.codex_limits import codex_limit
 from seawall.transcripts.codex_patch import shell_patch
 from seawall.transcripts.codex_rollout import codex_refused
 
@@ -201,13 +202,15 @@ class CodexJsonParser(RecordParser):
         usage = record.get("usage")
         if isinstance(usage, Mapping):
             cached = as_int(usage.get("cached_input_tokens"))
+            written = as_int(usage.get("cache_write_input_tokens"))
             events.append(
                 Usage(
                     message_id=f"{self.thread_id or 'thread'}:turn-{self._completed_turns}",
                     model=self.model,
-                    input_tokens=max(0, as_int(usage.get("input_tokens")) - cached),
+                    input_tokens=max(0, as_int(usage.get("input_tokens")) - cached - written),
                     output_tokens=as_int(usage.get("output_tokens")),
                     cache_read_tokens=cached,
+                    cache_write_tokens=written,
                     at=at,
                 )
             )
@@ -217,9 +220,16 @@ class CodexJsonParser(RecordParser):
         return events
 
     def _failed(self, message: str, subtype: str) -> Final:
+        # a limit is said by the stream's ``error`` and the ``turn.failed`` after it
+        limit = codex_limit(message) or codex_limit(self._pending_error or "")
         self._pending_error = None
         return Final(
-            text=message, is_error=True, subtype=subtype, num_turns=self._turn, at=self._now()
+            text=message,
+            is_error=True,
+            subtype=subtype,
+            num_turns=self._turn,
+            limit=limit,
+            at=self._now(),
         )
 
 

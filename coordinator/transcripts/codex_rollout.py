@@ -311,13 +311,15 @@ class CodexRolloutParser(RecordParser):
             return []
         self._usage_ids.add(response)
         cached = as_int(usage.get("cached_input_tokens"))
+        written = as_int(usage.get("cache_write_input_tokens"))
         return [
             Usage(
                 message_id=response,
                 model=self.model,
-                input_tokens=max(0, as_int(usage.get("input_tokens")) - cached),
+                input_tokens=max(0, as_int(usage.get("input_tokens")) - cached - written),
                 output_tokens=as_int(usage.get("output_tokens")),
                 cache_read_tokens=cached,
+                cache_write_tokens=written,
                 at=self._now(),
             )
         ]

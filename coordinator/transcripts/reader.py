@@ -21,7 +21,7 @@ __all__ = ["TranscriptFormat", "TranscriptReader", "parse_file", "parse_lines", 
 _LOG_PREFIX = re.compile(r"^\[[^\]\n]{1,64}\] \[[A-Za-z]{1,16}\] ")
 _MAX_OBJECT_LINES = 50_000
 _SNIFF_LINES = 50
-_WHOLE_TYPES = CODEX_EVENT_TYPES | ROLLOUT_RECORD_TYPES | {"result", "system"}
+_WHOLE_TYPES = CODEX_EVENT_TYPES | ROLLOUT_RECORD_TYPES | {"result", "system", "rate_limit_event"}
 """Record types whose parsers read more than the turn fields (``decode_turn_record``)."""
 _decode_line = CLAUDE_LINE_DECODER.decode
 

@@ -140,7 +140,9 @@ def evaluate_rate_limit(
     """Consecutive rate-limited runs (newest first) and how long to wait after the last.
 
     ``blocked-*``, ``running`` and ``died`` runs are skipped; any other outcome ends
-    the streak. The wait is ``base_sec * 2 ** (n - 1)``, at most ``max_sec``.
+    the streak. The wait lasts until the reset the newest run's session named
+    (``resume_after``); when it named none, ``base_sec * 2 ** (n - 1)``, at most
+    ``max_sec``.
     """
     count = 0
     newest: Run | None = None
@@ -153,6 +155,10 @@ def evaluate_rate_limit(
         newest = newest or run
     if newest is None:
         return RateLimitStatus(consecutive=0)
+    reset = newest.last_row.resume_after
+    if reset is not None:
+        backoff = max(0.0, reset - newest.last_ts)
+        return RateLimitStatus(consecutive=count, backoff_sec=backoff, wait_until=reset)
     backoff = min(base_sec * 2 ** (count - 1), max_sec)
     return RateLimitStatus(
         consecutive=count, backoff_sec=backoff, wait_until=newest.last_ts + backoff

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from seawall.runtime.processes import end_group
-from seawall.unattended.failure import read_failure
+from seawall.unattended.failure import read_failure, read_resume_after
 from seawall.unattended.outcomes import SUCCESS_OUTCOMES, Outcome, outcome_for_exit_code
 from seawall.unattended.queue import QueueItem
 
@@ -53,6 +53,7 @@ class ExecutionResult:
     publish_gate: str | None = None  # set when the publish step refused
     detail: str | None = None
     signature: str | None = None  # of a failed run's error lines (``failure.run_failure``)
+    resume_after: float | None = None  # a provider's limit: when its reset lets work go on
 
 
 Executor = Callable[[ExecutionRequest], ExecutionResult]
@@ -120,6 +121,8 @@ def _with_failure(result: ExecutionResult, log: Path, offset: int) -> ExecutionR
     """``result`` with the failure its session printed, when it failed."""
     if result.outcome in SUCCESS_OUTCOMES:
         return result
+    if result.outcome == Outcome.RATE_LIMITED:
+        result = replace(result, resume_after=read_resume_after(log, offset))
     failure = read_failure(log, offset)
     if failure is None:
         return result

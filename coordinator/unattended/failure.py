@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from seawall.breakers.signature import error_signature, signature_digest
 
-__all__ = ["RunFailure", "read_failure", "run_failure"]
+__all__ = ["RunFailure", "read_failure", "read_resume_after", "resume_after", "run_failure"]
 
 _TAIL_BYTES = 16_384
 _ERROR_LINES = 8
 _SHOWN = 200
+_RESUME_AFTER = re.compile(r"`seawall resume` after (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC")
 _PREFIX = re.compile(r"^(?:seawall:\s*)?(?:(?:error|warning):\s*)?(?:W\d+ [\w.-]+:\s*)?")
 _ERRORISH = re.compile(
     r"\b(?:errors?|fail(?:ed|s|ure)?|fatal|cannot|can't|could not|couldn't|denied|refused|"
@@ -58,6 +60,27 @@ def run_failure(output: str) -> RunFailure | None:
 def read_failure(log: Path, offset: int) -> RunFailure | None:
     """The failure in what was appended to ``log`` from byte ``offset`` on (its last
     16 KiB); None when the file cannot be read or shows no error."""
+    output = _tail(log, offset)
+    return None if output is None else run_failure(output)
+
+
+def resume_after(output: str) -> float | None:
+    """When a session halted by a provider's limit may be resumed (epoch seconds): the
+    reset its halt named (``… Next: `seawall resume` after 2026-12-05 22:16:00 UTC``);
+    None when the output names none."""
+    found = _RESUME_AFTER.findall(output)
+    if not found:
+        return None
+    return datetime.strptime(found[-1], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()
+
+
+def read_resume_after(log: Path, offset: int) -> float | None:
+    """``resume_after`` of what was appended to ``log`` from byte ``offset`` on."""
+    output = _tail(log, offset)
+    return None if output is None else resume_after(output)
+
+
+def _tail(log: Path, offset: int) -> str | None:
     try:
         with log.open("rb") as handle:
             size = handle.seek(0, 2)
@@ -65,4 +88,4 @@ def read_failure(log: Path, offset: int) -> RunFailure | None:
             data = handle.read()
     except OSError:
         return None
-    return run_failure(data.decode("utf-8", "replace"))
+    return data.decode("utf-8", "replace")

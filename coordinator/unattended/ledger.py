@@ -66,6 +66,7 @@ class AttemptRow(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     duration_sec: float | None = None
     detail: str | None = None
     signature: str | None = None  # of a failed run's error lines: the same failure again?
+    resume_after: float | None = None  # a provider's limit: its reset, as the session said
 
 
 def row_line(row: AttemptRow) -> bytes:

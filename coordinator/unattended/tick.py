@@ -271,6 +271,7 @@ class _Tick:
                 duration_sec=round(ended - begun, 3),
                 detail=result.detail,
                 signature=result.signature,
+                resume_after=result.resume_after,
             )
         )
         self.log.write(f"item {item.id}: {result.outcome} ({result.detail or 'no detail'})")

@@ -57,8 +57,10 @@ class ModelTurn:
     """One model response: text, then tool calls (none ends the agent's run).
 
     ``delay`` seconds pass before the answer starts (a slow model); the token counts are
-    what the response reports as its usage. A ``status`` other than 200 answers with
-    that HTTP error and ``text`` as its message instead."""
+    what the response reports as its usage (``cached_tokens`` of the input read from the
+    provider's cache). A ``status`` other than 200 answers with that HTTP error and
+    ``text`` as its message instead, or with ``error`` as the error object when given,
+    and ``headers`` (a limit's reset, a ``retry-after``)."""
 
     text: str = ""
     calls: Sequence[Call] = ()
@@ -66,15 +68,21 @@ class ModelTurn:
     status: int = 200
     input_tokens: int = 1200
     output_tokens: int = 80
+    cached_tokens: int = 0
+    error: Mapping[str, Any] | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Script:
-    """One agent's turns. ``loop`` repeats the last turn forever (a looping agent)."""
+    """One agent's turns. ``loop`` repeats the last turn forever (a looping agent).
+    ``first`` answers the script's first requests, one each, before its turns (a limit
+    met once: the agent dispatched again then gets the turns)."""
 
     marker: str
     turns: Sequence[ModelTurn]
     loop: bool = False
+    first: Sequence[ModelTurn] = ()
 
     def turn(self, index: int) -> ModelTurn:
         """The turn with 0-based ``index``; past the end, the last (``loop``) or a plain
@@ -130,6 +138,7 @@ class ModelServer(LocalServer):
         self.lock = threading.Lock()
         self.scripts: list[Script] = list(scripts)
         self.requests: list[LoggedModelRequest] = []
+        self._firsts: dict[str, int] = {}  # the ``first`` turns each script answered
         super().__init__(self._dispatch, keep_alive=True)
 
     # -- for tests --------------------------------------------------------------------
@@ -189,10 +198,20 @@ class ModelServer(LocalServer):
         index = turn_of_call_ids(json.dumps(history)) if script is not None else 0
         self.log(handler.command, path, body, script, index if script is not None else None)
         turn = script.turn(index) if script is not None else ModelTurn(text="ok", input_tokens=10)
+        if script is not None and script.first:
+            with self.lock:
+                used = self._firsts.get(script.marker, 0)
+                if used < len(script.first):
+                    turn = script.first[used]
+                    self._firsts[script.marker] = used + 1
         pause(turn)
         if turn.status != 200:
-            error = {"type": "invalid_request_error", "message": turn.text, "code": None}
-            send_json(handler, turn.status, {"type": "error", "error": error})
+            error = turn.error or {
+                "type": "invalid_request_error",
+                "message": turn.text,
+                "code": None,
+            }
+            send_json(handler, turn.status, {"type": "error", "error": error}, turn.headers)
             return None
         return turn, index
 

@@ -176,7 +176,7 @@ def _stream(turn: ModelTurn, index: int, cwd: str, session: int) -> Iterator[tup
         )
     usage = {
         "input_tokens": turn.input_tokens,
-        "input_tokens_details": {"cached_tokens": 0},
+        "input_tokens_details": {"cached_tokens": turn.cached_tokens},
         "output_tokens": turn.output_tokens,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": turn.input_tokens + turn.output_tokens,

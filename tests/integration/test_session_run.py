@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from tests.integration.sessionkit import (
@@ -163,32 +165,112 @@ def test_fake_claude_and_codex_on_path(tmp_path: Path) -> None:
     assert agents["one"]["cost_usd"] > 0
 
 
-def test_rate_limited_wave_halts_with_exit_6_and_resumes(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo")
-    limited = {"final": 'API Error: 429 {"type":"rate_limit_error"}', "exit": 1}
-    env = _spec(
-        tmp_path,
-        {
-            "a": [limited, {"writes": {"a.txt": "a\n"}, "final": "STATUS: done — a"}],
-            "b": [limited, {"writes": {"b.txt": "b\n"}, "final": "STATUS: done — b"}],
+def _usage_limit(resets_at: float) -> dict[str, object]:
+    """An attempt that meets Claude Code's usage limit as the real CLI reports it: a
+    rejected ``rate_limit_event``, then an error ``result`` with ``api_error_status``
+    429 (its ``subtype`` still ``success``), exit 1."""
+    event = {
+        "type": "rate_limit_event",
+        "rate_limit_info": {
+            "status": "rejected",
+            "resetsAt": int(resets_at),
+            "rateLimitType": "five_hour",
         },
-    )
-    plan = write_plan(
+        "uuid": "u1",
+        "session_id": "s1",
+    }
+    result = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": True,
+        "api_error_status": 429,
+        "result": "You've hit your session limit · resets 10:16pm (UTC)",
+        "num_turns": 1,
+        "total_cost_usd": 0,
+    }
+    return {"final": f"{json.dumps(event)}\n{json.dumps(result)}", "exit": 1}
+
+
+def _limit_plan(tmp_path: Path, on_limit: str) -> Path:
+    return write_plan(
         tmp_path / "plan.toml",
-        session='name = "rl"',
+        session=f'name = "rl"\non_limit = "{on_limit}"\nmax_wait = 1',
         tasks=[
             {"id": "a", "prompt": "a", "scope": ["a.txt"]},
             {"id": "b", "prompt": "b", "scope": ["b.txt"]},
         ],
+        extra='options = { output = "stream-json" }',
     )
+
+
+def test_a_usage_limit_pauses_the_agent_which_runs_again_after_the_reset(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    resets_at = time.time() + 4
+    env = _spec(
+        tmp_path,
+        {
+            "a": [_usage_limit(resets_at), {"writes": {"a.txt": "a\n"}, "final": "STATUS: done"}],
+            "b": [{"writes": {"b.txt": "b\n"}, "final": "STATUS: done — b"}],
+        },
+    )
+    plan = _limit_plan(tmp_path, "wait")
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert time.time() >= int(resets_at)  # the second dispatch of a waited for the reset
+    waves = agents_by_wave(status(repo))
+    assert waves[0]["a"]["status"] == "paused" and waves[0]["b"]["status"] == "done"
+    assert waves[1]["a"]["status"] == "done"
+    assert "usage limit" in waves[0]["a"]["reason"]
+    assert not (repo / ".seawall" / "issues").exists()  # a limit is not the task's failure
+    assert show(repo, "main", "a.txt") == "a\n" and show(repo, "main", "b.txt") == "b\n"
+    state = json.loads((repo / ".seawall" / status(repo)["session"] / "state.json").read_text())
+    assert state["tasks"]["a"]["attempts"] == 1 and state["tasks"]["a"]["failures"] == 0
+
+
+def test_a_reset_past_max_wait_halts_with_exit_6_naming_the_reset(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    resets_at = time.time() + 3 * 3600
+    env = _spec(
+        tmp_path,
+        {
+            "a": [_usage_limit(resets_at)],
+            "b": [{"writes": {"b.txt": "b\n"}, "final": "STATUS: done — b"}],
+        },
+    )
+    plan = _limit_plan(tmp_path, "wait")
     first = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
     assert first.returncode == 6, first.stdout + first.stderr
+    shown = datetime.fromtimestamp(int(resets_at), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert shown in first.stdout + first.stderr
     data = status(repo)
     assert data["phase"] == "halted"
-    assert len(data["waves"]) == 1
-    assert not (repo / ".seawall" / "issues").exists()  # a rate limit is not the task's failure
+    assert data["halt"]["reason"] == "rate-limited"
+    assert data["halt"]["resets_at"] == int(resets_at)
+    assert not (repo / ".seawall" / "issues").exists()
+    assert show(repo, "main", "b.txt") == "b\n"  # the other agent's work landed
+
+
+def test_on_limit_halt_halts_at_once_and_resume_runs_the_agent_after_the_reset(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    resets_at = time.time() + 3
+    env = _spec(
+        tmp_path,
+        {
+            "a": [_usage_limit(resets_at), {"writes": {"a.txt": "a\n"}, "final": "STATUS: done"}],
+            "b": [{"writes": {"b.txt": "b\n"}, "final": "STATUS: done — b"}],
+        },
+    )
+    plan = _limit_plan(tmp_path, "halt")
+    first = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert first.returncode == 6, first.stdout + first.stderr
+    assert 'on_limit is "halt"' in status(repo)["halt"]["detail"]
     resumed = seawall("resume", "--repo", str(repo), cwd=repo, env=env)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert time.time() >= int(resets_at)  # the resumed dispatch held until the reset
     assert show(repo, "main", "a.txt") == "a\n" and show(repo, "main", "b.txt") == "b\n"
 
 

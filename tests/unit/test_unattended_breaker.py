@@ -190,6 +190,18 @@ def test_rate_limit_streak_skips_blocked_and_died_and_ends_at_other_outcomes() -
     assert evaluate_rate_limit(rows, base_sec=10.0, max_sec=1000.0).wait_until is None
 
 
+def test_a_rate_limited_run_that_named_its_reset_waits_until_then() -> None:
+    named = AttemptRow(
+        item="a", task="t-reset", outcome="rate-limited", ts=100.0, resume_after=7300.0
+    )
+    rows = [row("rate-limited", 50.0), named]
+    status = evaluate_rate_limit(rows, base_sec=60.0, max_sec=900.0)
+    # the reset the session named, not the doubling (120 s) nor its cap
+    assert status.consecutive == 2 and status.wait_until == 7300.0
+    assert status.backoff_sec == 7200.0
+    assert status.waiting(7299.0) and not status.waiting(7300.0)
+
+
 def test_rate_limits_do_not_count_toward_the_breaker() -> None:
     rows = [row("rate-limited", float(i)) for i in range(10)]
     assert breaker(rows, 11.0).state is BreakerState.CLOSED

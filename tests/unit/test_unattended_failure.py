@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import itertools
 
+from seawall.session.limits import format_reset
 from seawall.unattended.breaker import BreakerState, breaker_reason, evaluate_breaker
-from seawall.unattended.failure import run_failure
+from seawall.unattended.failure import resume_after, run_failure
 from seawall.unattended.ledger import AttemptRow, read_row, row_line
 
 _ids = itertools.count()
@@ -78,3 +79,14 @@ def test_the_signature_survives_the_ledger_row() -> None:
     row = failed(1.0, "abc123", "x")
     assert read_row(row_line(row).decode()).signature == "abc123"
     assert read_row(row_line(failed(1.0, None, "x")).decode()).signature is None
+
+
+def test_the_reset_a_limit_halt_names_is_read_back() -> None:
+    reset = 1796508960.0
+    output = (
+        "seawall: wave 1: a met openai's usage limit, which resets at "
+        f"{format_reset(reset)} (180 minutes away, past max_wait (30 minutes)); halted. "
+        f"Next: `seawall resume` after {format_reset(reset)}: the paused agents run again\n"
+    )
+    assert resume_after(output) == reset
+    assert resume_after("halted: the wave breaker tripped\n") is None

@@ -12,8 +12,11 @@ each later one with only the commits since, shared by every agent of a wave.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import os
 import secrets
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -23,13 +26,23 @@ import anyio.to_thread
 from seawall.adapters.runners.ray.git import bundle
 from seawall.adapters.runners.ray.hub import Hub
 from seawall.adapters.runners.ray.local import LocalWorktree
-from seawall.codec import JsonView
-from seawall.errors import ConfigurationError, MissingExtraError, RunnerError
+from seawall.codec import JsonObject, JsonView
+from seawall.errors import ConfigurationError, MissingExtraError, RunnerError, SeawallError
 from seawall.git.repo import common_dir, open_repository
 
-__all__ = ["HUB_CHECK", "RayLink", "import_ray", "wait_ref"]
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "HUB_CHECK",
+    "PROBE_WAIT",
+    "RayLink",
+    "import_ray",
+    "reachable",
+    "wait_ref",
+]
 
 HUB_CHECK = 5.0  # seconds a health check of the hub may take before it counts as lost
+CONNECT_TIMEOUT = 60.0  # seconds ray.init may take to join a cluster (options.connect_timeout)
+PROBE_WAIT = 10.0  # seconds a TCP connection to the cluster's address may take
 _BASE_CACHE = 8  # repositories whose bundle chains stay in the object store
 
 
@@ -59,8 +72,12 @@ class RayLink:
         address: str | None,
         init_options: JsonView,
         job_env: JsonView | None = None,
+        *,
+        connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
         self.address = address
+        self.connect_timeout = connect_timeout
+        self._joining: concurrent.futures.Future[None] | None = None  # a ray.init running
         self.init_options = dict(init_options)
         self.job_env = dict(job_env or {})  # local py_modules / working_dir: at ray.init
         self.hub_name = f"seawall-hub-{secrets.token_hex(6)}"
@@ -81,7 +98,7 @@ class RayLink:
                 options = {"address": self.address, **self.init_options}
                 if self.job_env:
                     options["runtime_env"] = {**self.job_env, **options.get("runtime_env", {})}
-                ray.init(**options)  # on the loop thread: Ray installs handlers there
+                await self._init(ray, options)
                 self._started_ray = self.address is None
             elif self.job_env and not _job_ships_code(ray):
                 raise ConfigurationError(
@@ -98,6 +115,50 @@ class RayLink:
 
                 self.remote = ray.remote(run_remote)
             return ray
+
+    async def _init(self, ray: Any, options: JsonObject) -> None:
+        """``ray.init``: a local Ray on the loop thread (Ray installs signal handlers
+        there); a cluster off it, within ``connect_timeout`` seconds, after a TCP probe
+        of its address. Any failure to reach the cluster is a ``RunnerError`` naming the
+        address and the cause: the environment's failure, not an agent's."""
+        address = self.address or os.environ.get("RAY_ADDRESS")
+        if not address:
+            ray.init(**options)
+            return
+        where = f"cannot reach the Ray cluster at {address}"
+        await reachable(address)
+        if self._joining is not None and not self._joining.done():
+            raise RunnerError(
+                f"{where}: the earlier attempt got no answer within "
+                f"{self.connect_timeout:g} s (options.connect_timeout) and still waits"
+            )
+        joining: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._joining = joining
+
+        def join() -> None:
+            try:
+                ray.init(**options)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting coordinator
+                joining.set_exception(exc)
+            else:
+                joining.set_result(None)
+
+        # a daemon thread: a cluster that never answers must not keep the process alive
+        threading.Thread(target=join, name="seawall-ray-init", daemon=True).start()
+        deadline = anyio.current_time() + self.connect_timeout
+        while not joining.done():
+            if anyio.current_time() >= deadline:
+                raise RunnerError(
+                    f"{where}: no answer within {self.connect_timeout:g} s "
+                    "(options.connect_timeout)"
+                )
+            await anyio.sleep(0.05)
+        try:
+            joining.result()
+        except SeawallError:
+            raise
+        except Exception as exc:  # ray.init fails in many ways; all mean "not reached"
+            raise RunnerError(f"{where}: {type(exc).__name__}: {exc}") from exc
 
     async def _new_hub(self, ray: Any) -> Any:
         """A hub actor on this (the coordinator's) node, under the runner's hub name.
@@ -188,3 +249,21 @@ def _job_ships_code(ray: Any) -> bool:
     """Whether the current Ray job was started with py_modules or a working_dir."""
     env = ray.get_runtime_context().runtime_env or {}
     return bool(env.get("py_modules") or env.get("working_dir"))
+
+
+async def reachable(address: str | None) -> None:
+    """A ``RunnerError`` at once when nothing listens at a cluster address (``ray.init``
+    would retry for minutes); a local Ray or ``"auto"`` is not probed."""
+    if not address or address == "auto" or address.startswith("local"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # ray.init says what is wrong with it
+    try:
+        with anyio.fail_after(PROBE_WAIT):
+            stream = await anyio.connect_tcp(host.strip("[]"), int(port))
+    except (OSError, TimeoutError) as exc:
+        raise RunnerError(
+            f"cannot reach the Ray cluster at {address}: {type(exc).__name__}: {exc}"
+        ) from exc
+    await stream.aclose()

@@ -39,6 +39,7 @@ OPTIONS = (
     "stop_grace",
     "checkpoint_every",
     "scratch_dir",
+    "connect_timeout",
 )
 _STRATEGIES = ("DEFAULT", "SPREAD")
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
@@ -193,6 +194,7 @@ def runner_arguments(spec: RunnerSpec) -> tuple[RunnerSpec, JsonObject]:
             "stop_grace": float(options.get("stop_grace", "10")),
             "checkpoint_every": float(options.get("checkpoint_every", "30")),
             "scratch_dir": options.get("scratch_dir") or None,
+            "connect_timeout": float(options.get("connect_timeout", "60")),
         }
     except ValueError as exc:
         raise ConfigurationError(f"runner {spec.name!r}: {exc}") from None

@@ -22,16 +22,12 @@ from typing import Any
 
 import anyio
 
-from seawall.adapters.runners.ray.link import RayLink, wait_ref
+from seawall.adapters.runners.ray.link import PROBE_WAIT, RayLink, reachable, wait_ref
 from seawall.adapters.runners.ray.options import Placement
 from seawall.codec import JsonObject
 from seawall.errors import RunnerError, SeawallError
 
 __all__ = ["ORPHAN_WAIT", "PROBE_WAIT", "reap_here", "stop_remote_orphans"]
-
-PROBE_WAIT = 10.0
-"""Seconds a connection to the cluster's address may take before it counts as not
-reached."""
 
 ORPHAN_WAIT = 60.0
 """Seconds the look on every node may take in all before the nodes that have not
@@ -50,31 +46,13 @@ def reap_here(session: str, task_id: str) -> tuple[str, list[int]]:
     return node, sorted(stop_orphans(groups)) if groups else []
 
 
-async def _reachable(address: str | None) -> None:
-    """A ``RunnerError`` at once when nothing listens at a cluster address (``ray.init``
-    would retry for minutes); a local Ray or ``"auto"`` is not probed."""
-    if not address or address == "auto" or address.startswith("local"):
-        return
-    host, _, port = address.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit():
-        return  # ray.init says what is wrong with it
-    try:
-        with anyio.fail_after(PROBE_WAIT):
-            stream = await anyio.connect_tcp(host.strip("[]"), int(port))
-    except (OSError, TimeoutError) as exc:
-        raise RunnerError(
-            f"cannot reach the Ray cluster at {address}: {type(exc).__name__}: {exc}"
-        ) from exc
-    await stream.aclose()
-
-
 async def stop_remote_orphans(
     link: RayLink, placement: Placement, session: str, task_id: str
 ) -> list[str]:
     """Stop ``task_id``'s agents of ``session`` on every live node of ``link``'s
     cluster; a line per node where one was stopped. ``RunnerError`` when the cluster
     cannot be reached or a node does not answer within ``ORPHAN_WAIT`` seconds."""
-    await _reachable(link.address or os.environ.get("RAY_ADDRESS"))
+    await reachable(link.address or os.environ.get("RAY_ADDRESS"))
     try:
         ray = await link.connect()
     except SeawallError:

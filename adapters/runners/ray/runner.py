@@ -43,7 +43,7 @@ import anyio
 import anyio.to_thread
 
 from seawall.adapters.runners.ray.git import bundle
-from seawall.adapters.runners.ray.link import RayLink, wait_ref
+from seawall.adapters.runners.ray.link import CONNECT_TIMEOUT, RayLink, wait_ref
 from seawall.adapters.runners.ray.local import LocalWorktree
 from seawall.adapters.runners.ray.options import Placement, parse_memory, runner_arguments
 from seawall.adapters.runners.ray.orphans import stop_remote_orphans
@@ -80,7 +80,10 @@ class RayRunner(AgentRunner):
     initialised in this process, or starts a local one (``init_options`` go to
     ``ray.init``); ``"auto"`` or ``"ray://host:10001"`` joins a cluster. ``scratch_dir``
     is where workers make their temporary clones (a path on the workers; default: their
-    temporary directory). ``poll`` is how long one wait for the worker's messages lasts.
+    temporary directory). ``connect_timeout`` bounds ``ray.init`` joining a cluster
+    (seconds, default 60): a cluster that cannot be reached in time, or at all, is a
+    ``RunnerError`` naming the address, so the session halts with exit 8. ``poll`` is how
+    long one wait for the worker's messages lasts.
     The placement options (``num_cpus`` to ``runtime_env``) are kept as ``placement``.
     """
 
@@ -105,6 +108,7 @@ class RayRunner(AgentRunner):
         checkpoint_every: float = 30.0,
         scratch_dir: str | None = None,
         poll: float = 0.5,
+        connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
         if isinstance(inner, RunnerSpec):
             if inner.kind == "ray":
@@ -125,15 +129,22 @@ class RayRunner(AgentRunner):
             queue_timeout=queue_timeout,
             runtime_env=dict(runtime_env) if runtime_env is not None else None,
         )
-        if stop_grace <= 0 or poll <= 0 or checkpoint_every < 0:
-            raise ConfigurationError("the ray runner's stop_grace and poll must be positive")
+        if stop_grace <= 0 or poll <= 0 or checkpoint_every < 0 or connect_timeout <= 0:
+            raise ConfigurationError(
+                "the ray runner's stop_grace, poll and connect_timeout must be positive"
+            )
         self.inner = inner
         self.address = address
         self.stop_grace = stop_grace
         self.checkpoint_every = checkpoint_every
         self.scratch_dir = scratch_dir
         self.poll = poll
-        self.link = RayLink(address, init_options or {}, self.placement.job_env())
+        self.link = RayLink(
+            address,
+            init_options or {},
+            self.placement.job_env(),
+            connect_timeout=connect_timeout,
+        )
 
     @classmethod
     def from_spec(cls, spec: RunnerSpec) -> Self:
@@ -144,6 +155,16 @@ class RayRunner(AgentRunner):
             return cls(inner, **arguments)
         except ConfigurationError as exc:
             raise ConfigurationError(f"runner {spec.name!r}: {exc}") from None
+
+    @property
+    def provider(self) -> str:
+        """The wrapped runner's provider ("" for a factory, known only on the worker)."""
+        if not isinstance(self.inner, RunnerSpec):
+            return ""
+        try:
+            return build_runner(self.inner).provider
+        except SeawallError:
+            return ""
 
     @property
     def barrier(self) -> str:

@@ -18,7 +18,9 @@ from seawall.events import (
     Event,
     Final,
     HumanTurn,
+    LimitKind,
     Message,
+    ProviderLimit,
     ToolCall,
     ToolResult,
     Turn,
@@ -47,6 +49,8 @@ def plain(value: Any) -> Any:
     """``value`` with every mapping a dict and every tuple a list (picklable, JSON-like)."""
     if isinstance(value, Mapping):
         return {str(key): plain(item) for key, item in value.items()}
+    if isinstance(value, ProviderLimit):
+        return {item.name: plain(getattr(value, item.name)) for item in fields(value)}
     if isinstance(value, list | tuple):
         return [plain(item) for item in value]
     return value
@@ -80,6 +84,11 @@ def decode_event(data: JsonView) -> Event:
     cls = _EVENT_TYPES[str(values.pop("type"))]
     if cls is ToolCall:
         values["arguments"] = MappingProxyType(dict(values.get("arguments") or {}))
+    if cls is Final:
+        values["denials"] = tuple(values.get("denials") or ())
+        limit = values.get("limit")
+        if isinstance(limit, Mapping):
+            values["limit"] = ProviderLimit(**{**limit, "kind": LimitKind(limit["kind"])})
     event: Event = cls(**values)
     return event
 

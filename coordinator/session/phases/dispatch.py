@@ -33,6 +33,7 @@ from seawall.session.agent_records import (
 )
 from seawall.session.agent_watch import AgentJob, AgentRun, dispatch_wave
 from seawall.session.context import WaveContext
+from seawall.session.limits import held_runner
 from seawall.session.phases.prepare import ensure_workspaces, prompt_for, wave_manifest
 from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
 from seawall.state.render import run_notes
@@ -140,7 +141,7 @@ def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> 
 
     return AgentJob(
         task_id=task.id,
-        runner=runner,
+        runner=held_runner(ctx, task, runner),
         request=request,
         checkpointer=checkpointer(ctx, wave, agent),
         limits=ctx.breaker_limits(),

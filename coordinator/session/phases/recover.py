@@ -5,6 +5,7 @@ then the wave is closed: manifest closed, worktrees pruned, the wave breaker fed
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import anyio
 
@@ -12,12 +13,12 @@ from seawall.carryover import Carryover, CarryoverKind, plan_identity
 from seawall.git.cleanup import prune_worktrees
 from seawall.git.repo import checkpoint_ref
 from seawall.model import Isolation, Status, Task
+from seawall.prompting import render_carry_forward_prompt
 from seawall.runtime.fault_injection import kill_point
 from seawall.scope.manifest import close_manifest, manifest_path
 from seawall.session.after_review import Action, decide_recovery
 from seawall.session.context import WaveContext
-from seawall.session.halts import halt_on_rate_limit
-from seawall.session.result import rate_limited
+from seawall.session.limits import paused_agents, settle_pauses
 from seawall.session.tasks import add_pending
 from seawall.session.wave_breaker import evaluate_wave
 from seawall.state.ledger import AgentRecord, IssueRef, SessionPhase, WavePhase, WaveRecord
@@ -37,15 +38,11 @@ __all__ = ["recover"]
 async def recover(ctx: WaveContext, wave: WaveRecord) -> None:
     """Decide what comes of each agent of the merged wave; the wave is then ``done``."""
     tasks = ctx.tasks(wave)
-    if _all_rate_limited(ctx, wave):
-        # the provider refused every agent: nothing was tried, so nothing is reworked
-        # or carried over; the same tasks wait for `seawall resume`
-        add_pending(ctx.state, [tasks[a.task] for a in wave.agents])
-        await _finish_wave(ctx, wave)
-        return
     next_tasks: list[Task] = []
     for record in wave.agents:
         task_record = ctx.state.task(record.task)
+        if record.status is Status.PAUSED:  # a provider's limit: the same task again
+            continue
         original = task_record.origin or tasks[record.task]
         recovery = decide_recovery(
             original,
@@ -74,6 +71,14 @@ async def recover(ctx: WaveContext, wave: WaveRecord) -> None:
                     reason=recovery.reason,
                 )
             )
+    for task in settle_pauses(ctx, wave, tasks):
+        original = ctx.state.task(task.id).origin or task
+        record = wave.agent(task.id)
+        record.recovery = "paused: runs again after the provider's reset"
+        prompt = render_carry_forward_prompt(
+            original, done=record.summary, remaining=record.remaining
+        )
+        next_tasks.append(replace(original, prompt=prompt, depends_on=()))
     add_pending(ctx.state, next_tasks)
     await _finish_wave(ctx, wave)
 
@@ -82,9 +87,8 @@ async def _finish_wave(ctx: WaveContext, wave: WaveRecord) -> None:
     await _cleanup(ctx, wave)
     wave.phase = WavePhase.DONE
     wave.finished_at = round(time.time(), 3)
-    if _all_rate_limited(ctx, wave):
-        halt_on_rate_limit(ctx, wave)
-    else:
+    # a wave only paused tried nothing: the breaker has nothing to count
+    if ctx.state.phase is SessionPhase.RUNNING and len(paused_agents(wave)) < len(wave.agents):
         _wave_breaker(ctx, wave)
     await ctx.save()
     ctx.events.append(
@@ -145,12 +149,6 @@ async def _cleanup(ctx: WaveContext, wave: WaveRecord) -> None:
         ctx.events.append(
             WorktreeKept(wave=wave.number, agent=info.task, path=info.path, reason=info.reason)
         )
-
-
-def _all_rate_limited(ctx: WaveContext, wave: WaveRecord) -> bool:
-    return rate_limited(ctx.state) and not any(
-        a.status in (Status.DONE, Status.NO_TESTS_NEEDED) for a in wave.agents
-    )
 
 
 def _wave_breaker(ctx: WaveContext, wave: WaveRecord) -> None:

@@ -184,8 +184,11 @@ def _scope_violations(
 
 def _record_task(ctx: WaveContext, record: AgentRecord) -> None:
     task = ctx.state.task(record.task)
-    task.attempts += 1
     task.status = record.status
+    if record.status is Status.PAUSED:  # the provider refused it: not an attempt
+        ctx.state.cost_usd = round(ctx.state.cost_usd + record.cost_usd, 6)
+        return
+    task.attempts += 1
     if record.status == Status.SPIRAL:
         task.spirals += 1
     if record.status in (Status.FAILED, Status.BLOCKED):

@@ -1,0 +1,165 @@
+"""A provider's limit met by the real Claude Code and Codex, driven by scripted model
+servers: the agent is paused, the session waits for the reset (or halts with exit 6
+naming it), nothing is carried over; Codex's cached input counts toward the token
+budget."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.anthropic_server import AnthropicServer
+from tests.fakes.model_script import Call, ModelTurn, Script
+from tests.fakes.openai_server import OpenAIResponsesServer
+from tests.integration.realcli import agent_clis, anthropic, claude_env, codex_env, openai
+from tests.integration.sessionkit import agents_by_wave, make_repo, seawall, show, status
+
+__all__ = ["agent_clis", "anthropic", "claude_env", "codex_env", "openai"]
+
+
+def _plan(path: Path, kind: str, tasks: list[tuple[str, str, str]], extra: str = "") -> Path:
+    """Tasks of ``(id, marker, file)``: each writes its own file."""
+    lines = [
+        "[session]",
+        f'name = "{kind}-limit"',
+        'agent = "agent"',
+        extra,
+        "[runners.agent]",
+        f'kind = "{kind}"',
+    ]
+    for task_id, marker, file in tasks:
+        lines += [
+            "[[task]]",
+            f'id = "{task_id}"',
+            f'prompt = "Work item {marker}: write {file}."',
+            f"scope = {json.dumps([file])}",
+        ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _claude_writes(marker: str, file: str, *, first: tuple[ModelTurn, ...] = ()) -> Script:
+    write = Call(name="Write", input={"file_path": f"{{cwd}}/{file}", "content": "X = 1\n"})
+    return Script(
+        marker=marker,
+        first=first,
+        turns=[ModelTurn(calls=[write]), ModelTurn(text=f"Wrote {file}.\nSTATUS: done")],
+    )
+
+
+def _codex_adds(marker: str, file: str, *, cached: int = 0) -> Script:
+    patch = f"*** Begin Patch\n*** Add File: {file}\n+X = 1\n*** End Patch\n"
+    return Script(
+        marker=marker,
+        turns=[
+            ModelTurn(calls=[Call(name="apply_patch", input=patch)], cached_tokens=cached),
+            ModelTurn(text=f"Added {file}.\nSTATUS: done", cached_tokens=cached),
+        ],
+    )
+
+
+@pytest.mark.slow
+def test_claude_usage_limit_pauses_one_agent_until_its_reset_and_both_merge(
+    anthropic: AnthropicServer,
+    claude_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a subscriber's login: at the usage limit Claude Code does not retry
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-scripted")
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    resets_at = int(time.time() + 20)
+    limit = ModelTurn(
+        status=429,
+        error={"type": "rate_limit_error", "message": "usage limit"},
+        headers={
+            "anthropic-ratelimit-unified-status": "rejected",
+            "anthropic-ratelimit-unified-reset": str(resets_at),
+            "anthropic-ratelimit-unified-representative-claim": "five_hour",
+        },
+    )
+    anthropic.add(_claude_writes("LIM-A", "a.py", first=(limit,)))
+    anthropic.add(_claude_writes("LIM-B", "b.py"))
+    plan = _plan(
+        tmp_path / "plan.toml", "claude-code", [("a", "LIM-A", "a.py"), ("b", "LIM-B", "b.py")]
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    waves = agents_by_wave(status(repo))
+    assert waves[0]["a"]["status"] == "paused", waves
+    assert waves[0]["b"]["status"] == "done" and waves[1]["a"]["status"] == "done"
+    again = anthropic.answered("LIM-A")
+    assert len(again) == 3  # the refused request, then the dispatch after the reset
+    assert time.time() >= resets_at
+    assert not (repo / ".seawall" / "issues").exists()
+    assert show(repo, "main", "a.py") == "X = 1\n" and show(repo, "main", "b.py") == "X = 1\n"
+
+
+@pytest.mark.slow
+def test_codex_usage_limit_hours_ahead_halts_with_exit_6_naming_the_reset(
+    openai: OpenAIResponsesServer, codex_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    resets_at = int(time.time() + 3 * 3600)
+    refused = ModelTurn(
+        status=429,
+        error={
+            "type": "usage_limit_reached",
+            "message": "The usage limit has been reached",
+            "plan_type": "plus",
+            "resets_at": resets_at,
+            "resets_in_seconds": 3 * 3600,
+        },
+    )
+    openai.add(Script(marker="CLIM-A", turns=[refused]))
+    openai.add(_codex_adds("CLIM-B", "b.py"))
+    plan = _plan(
+        tmp_path / "plan.toml", "codex", [("a", "CLIM-A", "a.py"), ("b", "CLIM-B", "b.py")]
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=240)
+    said = done.stdout + done.stderr
+    assert done.returncode == 6, said
+    data = status(repo)
+    halt = data["halt"]
+    assert halt["reason"] == "rate-limited" and halt["provider"] == "openai", halt
+    # Codex prints the reset to the minute: the halt names that minute's end
+    minute_end = (resets_at // 60 + 1) * 60
+    assert halt["resets_at"] == pytest.approx(minute_end, abs=60), halt
+    shown = datetime.fromtimestamp(halt["resets_at"], UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert shown in said and "openai" in said
+    assert agents_by_wave(data)[0]["a"]["status"] == "paused"
+    assert not (repo / ".seawall" / "issues").exists()
+    assert show(repo, "main", "b.py") == "X = 1\n"  # the other agent's work landed
+
+
+@pytest.mark.slow
+def test_codex_cached_input_is_shown_and_counts_toward_the_token_budget(
+    openai: OpenAIResponsesServer, codex_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    openai.add(_codex_adds("CACHE-1", "one.py", cached=1100))
+    plan = _plan(
+        tmp_path / "plan.toml",
+        "codex",
+        [("one", "CACHE-1", "one.py"), ("two", "CACHE-NEVER", "two.py")],
+        extra="[session.budgets]\ntokens = 2500",
+    )
+    plan.write_text(plan.read_text() + 'depends_on = ["one"]\n')
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=240)
+    data = status(repo)
+    agent = agents_by_wave(data)[0]["one"]
+    assert agent["status"] == "done", (agent, done.stdout, done.stderr)
+    # two responses of 1,200 input tokens (1,100 of them read from the cache), 80 output
+    assert agent["cache_read_tokens"] == 2200 and agent["input_tokens"] == 200, agent
+    assert agent["tokens"] == 2 * (1200 + 80)
+    # uncached input and output alone (360) are far below the budget; all of them are not
+    assert data["breaker"]["tripped"] is True, data["breaker"]
+    assert "2560 of a 2500-token budget" in data["breaker"]["detail"]
+    assert not openai.answered("CACHE-NEVER")
+    state_md = (repo / ".seawall" / data["session"] / "STATE.md").read_text()
+    assert "2,560 tokens (2,200 cached)" in state_md
