@@ -38,6 +38,7 @@ __all__ = [
     "Resolution",
     "RunCounts",
     "RunnerSpec",
+    "Schedule",
     "SessionConfig",
     "SessionType",
     "SetAsideRecord",
@@ -85,6 +86,13 @@ class OverlapPolicy(StrEnum):
 
     SPLIT = "split"  # run the overlapping tasks in sequential sub-waves
     WORKTREE = "worktree"  # move the wave to worktrees
+
+
+class Schedule(StrEnum):
+    """How a session dispatches its tasks (see docs/sessions.md, "Schedules")."""
+
+    WAVES = "waves"  # a wave starts when the previous one has landed whole
+    ROLLING = "rolling"  # each task starts as soon as what it needs has landed
 
 
 class ChecksPolicy(StrEnum):
@@ -284,7 +292,10 @@ class SessionConfig:
     isolation: Isolation = Isolation.AUTO
     enforcement: Enforcement = Enforcement.WARN
     max_turns: int | Literal["auto"] = "auto"
+    # the concurrency cap: how many agents run at once (``max_agents`` in a plan file;
+    # its old name ``max_agents_per_wave`` is still read)
     max_agents_per_wave: int = 6
+    schedule: Schedule = Schedule.WAVES
     budgets: Budgets = field(default_factory=Budgets)
     checks: tuple[str, ...] = ()
     checks_policy: ChecksPolicy = ChecksPolicy.BLOCK
@@ -305,6 +316,11 @@ class SessionConfig:
     prices: Mapping[str, Price] = field(default_factory=lambda: MappingProxyType({}))
     publish: PublishConfig | None = None
     notify: NotifyConfig | None = None
+
+    @property
+    def max_agents(self) -> int:
+        """The concurrency cap: the agents of a wave, or of a rolling session at once."""
+        return self.max_agents_per_wave
 
     def resolved_max_turns(self) -> int:
         if self.max_turns == "auto":

@@ -133,6 +133,26 @@ class Progress:
             return
         self.log(f"wave {wave}: {len(tasks)} agent(s), {isolation}, enforcement {enforcement}")
 
+    def agent_started(self, wave: int, isolation: str, enforcement: str, task: str) -> None:
+        """One agent of a rolling session started: its row joins those still shown (a
+        row that finished more than a minute ago leaves)."""
+        now = self.clock()
+        self.wave = wave
+        self.rows = {
+            name: row
+            for name, row in self.rows.items()
+            if row.finished is None or now - row.finished < 60.0
+        }
+        self.rows[task] = AgentRow(task=task, started=now)
+        if self.as_json:
+            self._emit(
+                WaveProgress(
+                    wave=wave, isolation=isolation, enforcement=enforcement, agents=(task,)
+                )
+            )
+            return
+        self.log(f"W{wave} {task}: started, {isolation}, enforcement {enforcement}")
+
     def log(self, line: str) -> None:
         if self.as_json:
             self._emit(LogLine(text=line))

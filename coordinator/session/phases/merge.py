@@ -5,6 +5,7 @@ close their open carryovers and conflicts become fix tasks."""
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Sequence
 
 import anyio
@@ -15,7 +16,7 @@ from seawall.carryover.closing import close_landed_wave
 from seawall.errors import GitError
 from seawall.git.checks import WaveIntegration
 from seawall.git.merge import FixTask
-from seawall.model import Enforcement, Task
+from seawall.model import Enforcement, Schedule, Task
 from seawall.plan.loader import validate_task_id
 from seawall.prompting import render_conflict_fix_prompt
 from seawall.runtime.fault_injection import kill_point
@@ -46,7 +47,10 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
         wave.phase = WavePhase.MERGED  # the advance happened before the crash
         await ctx.save()
         return
-    if tip is not None and tip != wave.start and ctx.rebase:
+    if tip is not None and tip != wave.start and _landed_by_session(ctx, tip):
+        # a rolling session: agents that finished earlier landed since this one started
+        wave.onto, wave.integration = tip, None
+    elif tip is not None and tip != wave.start and ctx.rebase:
         rebase_wave(ctx, wave, tip)
     elif tip != wave.start:
         detail = (
@@ -90,6 +94,7 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
     await anyio.to_thread.run_sync(lambda: advance(ctx.repo, wave, branch, baseline=baseline))
     wave.target_after = wave.integration
     wave.phase = WavePhase.MERGED
+    wave.merged_at = round(time.time(), 3)
     await ctx.save()
     merged = [a.task for a in wave.agents if a.merged]
     ctx.events.append(
@@ -111,6 +116,14 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
     for agent in wave.agents:
         if set_aside_for_fixes(wave, agent.task):
             ctx.progress.log(f"W{wave.number} {agent.task}: {merge_outcome(wave, agent)}")
+
+
+def _landed_by_session(ctx: WaveContext, tip: str) -> bool:
+    """In a rolling session, whether ``tip`` is the merge of one of its own dispatches
+    (the target branch moved under a running agent by the session, not by someone else)."""
+    if ctx.config.schedule is not Schedule.ROLLING:
+        return False
+    return any(w.target_after == tip for w in reversed(ctx.state.waves))
 
 
 async def _close_landed(ctx: WaveContext, wave: WaveRecord) -> None:

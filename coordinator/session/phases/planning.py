@@ -9,6 +9,7 @@ import anyio
 
 from seawall.errors import GitError
 from seawall.git.repo import pin_base
+from seawall.model import Wave
 from seawall.plan.waves import make_wave
 from seawall.scope.collisions import plan_collisions
 from seawall.session.context import WaveContext
@@ -16,7 +17,7 @@ from seawall.session.tasks import ready_tasks, remove_pending
 from seawall.state.ledger import WaveRecord
 from seawall.telemetry import ScopeCollision, WavePlanned
 
-__all__ = ["plan_next"]
+__all__ = ["plan_next", "record_wave"]
 
 
 async def plan_next(ctx: WaveContext) -> WaveRecord | None:
@@ -41,6 +42,13 @@ async def plan_next(ctx: WaveContext) -> WaveRecord | None:
             ScopeCollision(wave=number, action=report.action, lines=tuple(report.lines()))
         )
         ctx.progress.log("; ".join(report.lines()))
+    return await record_wave(ctx, wave_plan)
+
+
+async def record_wave(ctx: WaveContext, wave_plan: Wave) -> WaveRecord:
+    """Record ``wave_plan`` in the ledger on a base pinned on the target branch now (its
+    tasks leave the queue); a rolling session records each dispatch this way."""
+    number = wave_plan.number
     pin = await anyio.to_thread.run_sync(pin_base, ctx.repo)
     target = ctx.state.target_branch
     if pin.branch != target:
