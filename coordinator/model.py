@@ -209,6 +209,9 @@ class WaveBreakerConfig:
     identical_failure_cycles: int = 2
     max_rework_cycles: int = 3
     merge_conflict: bool = True
+    # a rolling session: each review is judged with the last ``window`` reviews (0: the
+    # concurrency cap), the sliding window that stands for a wave
+    window: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
