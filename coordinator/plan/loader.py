@@ -106,6 +106,12 @@ def _session(table: Any, path: str) -> SessionConfig:
         old = isinstance(table, Mapping) and "max_agents_per_wave" in table
         cap = "session.max_agents_per_wave" if old else "session.max_agents"
         raise PlanError("must be at least 1", path=path, field=cap)
+    if config.wave_breaker.window < 0:
+        raise PlanError(
+            "must be 0 (the concurrency cap) or more",
+            path=path,
+            field="session.wave_breaker.window",
+        )
     if not config.name or not _TASK_ID.fullmatch(config.name):
         raise PlanError(
             "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",

@@ -44,6 +44,7 @@ from seawall.session.integrate import branch_tip
 from seawall.session.phases.dispatch import dispatch, salvage
 from seawall.session.phases.planning import record_wave
 from seawall.session.phases.prepare import prepare
+from seawall.session.rolling_batch import land_together
 from seawall.session.tasks import ready_tasks
 from seawall.session.user_stop import kill_if_asked
 from seawall.session.wave_steps import land_wave
@@ -171,16 +172,29 @@ class _Roller:
     # -- landing ----------------------------------------------------------------------
 
     async def _land(self, wave: WaveRecord) -> None:
-        """Review, merge and recover one finished dispatch (the same phases as a wave)."""
+        """Review, merge and recover one finished dispatch (the same phases as a wave),
+        with every other that finished meanwhile when the plan has checks (one run of
+        them for all, ``seawall.session.rolling_batch``)."""
         ctx = self.ctx
-        self.running.pop(wave.number, None)
-        if self.alone == wave.number:
-            self.alone = None
+        batch = [wave]
+        while ctx.config.checks:
+            try:
+                batch.append(self.receive.receive_nowait())
+            except anyio.WouldBlock:
+                break
+        for each in batch:
+            self.running.pop(each.number, None)
+            if self.alone == each.number:
+                self.alone = None
         if not self._going():
-            return  # stopped while it ran: resume lands it
-        if wave.phase is WavePhase.DISPATCHED:
-            await anyio.to_thread.run_sync(_accept_session_moves, ctx, wave)
-        await land_wave(ctx, wave)
+            return  # stopped while they ran: resume lands them
+        for each in batch:
+            if each.phase is WavePhase.DISPATCHED:
+                await anyio.to_thread.run_sync(_accept_session_moves, ctx, each)
+        if len(batch) > 1:
+            await land_together(ctx, batch)
+        else:
+            await land_wave(ctx, wave)
         await kill_if_asked(ctx)
 
     async def _reopen(self, group: TaskGroup) -> None:

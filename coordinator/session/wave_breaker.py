@@ -66,9 +66,7 @@ def wave_report(state: SessionState, wave: WaveRecord, config: SessionConfig) ->
     )
 
 
-def review_window(
-    state: SessionState, wave: WaveRecord, config: SessionConfig
-) -> list[WaveRecord]:
+def review_window(state: SessionState, wave: WaveRecord, config: SessionConfig) -> list[WaveRecord]:
     """What the breaker's progress triggers read for ``wave``: the wave itself; in a
     rolling session, its review with the ones before it, the last ``window`` reviews
     (``[session.wave_breaker] window``, by default the concurrency cap) in the order

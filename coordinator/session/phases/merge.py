@@ -31,20 +31,23 @@ from seawall.session.integrate import (
 )
 from seawall.session.tasks import add_pending
 from seawall.session.wave_breaker import merge_conflict
-from seawall.state.ledger import Dropped, SessionPhase, WavePhase, WaveRecord
+from seawall.state.ledger import ChecksRecord, Dropped, SessionPhase, WavePhase, WaveRecord
 from seawall.state.render import merge_outcome, set_aside_for_fixes
 from seawall.telemetry import BreakerLevel, BreakerTripped, MergeRefused, WaveMerged
 
 __all__ = ["merge"]
 
 
-async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
-    """Merge the wave; it is then ``merged`` (or stays reviewed on a halt)."""
+async def merge(ctx: WaveContext, wave: WaveRecord, *, checked: ChecksRecord | None = None) -> None:
+    """Merge the wave; it is then ``merged`` (or stays reviewed on a halt). ``checked``:
+    the checks already passed on a merge holding this one (a rolling session's batch,
+    ``seawall.session.rolling_batch``), recorded as the wave's instead of run again."""
     branch = ctx.state.target_branch
     tip = await anyio.to_thread.run_sync(branch_tip, ctx.repo, branch)
     if wave.integration is not None and tip == wave.integration:
         wave.target_after = wave.integration
         wave.phase = WavePhase.MERGED  # the advance happened before the crash
+        wave.merged_at = wave.merged_at or round(time.time(), 3)
         await ctx.save()
         return
     if tip is not None and tip != wave.start and _landed_by_session(ctx, tip):
@@ -70,7 +73,7 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
             wave,
             plan,
             session=ctx.state.session,
-            checks=ctx.config.checks,
+            checks=() if checked is not None else ctx.config.checks,
             timeout=ctx.config.budgets.agent_minutes * 60.0,
             on_merged=lambda _merged: kill_point("between-merges"),
             policy=ctx.config.checks_policy,
@@ -78,6 +81,8 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
 
     result = await anyio.to_thread.run_sync(integrate)
     fixes = record_integration(wave, result)
+    if checked is not None:
+        wave.checks = checked
     for task, reason in plan.refused:
         wave.dropped.append(Dropped(task=task, reason=reason))
         ctx.events.append(MergeRefused(wave=wave.number, agent=task, reason=reason))
