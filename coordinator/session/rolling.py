@@ -80,6 +80,7 @@ class _Roller:
         self.ctx = ctx
         self.running: dict[int, WaveRecord] = {}
         self.alone: int | None = None  # the in-place dispatch that holds the tree
+        self.landing: list[WaveRecord] = []  # finished, being reviewed and merged
         self.send: MemoryObjectSendStream[WaveRecord]
         self.receive: MemoryObjectReceiveStream[WaveRecord]
         self.send, self.receive = anyio.create_memory_object_stream[WaveRecord](math.inf)
@@ -95,7 +96,7 @@ class _Roller:
                 await self._dispatch_ready(group)
                 if not self.running:
                     break
-                await self._land(await self.receive.receive())
+                await self._land(await self.receive.receive(), group)
             # stopped: the agents still running end and are recorded; resume lands them
         await ctx.save()
         return not self._going()
@@ -113,7 +114,7 @@ class _Roller:
         chosen = self._choose(landed_ready(ctx.state), free)
         if not chosen or await halt_on_session_time(ctx, None):
             return
-        beside = len(self.running) + len(chosen)
+        beside = len(self.running) + len(self.landing) + len(chosen)
         for task in chosen:
             number = len(ctx.state.waves) + 1
             resolved = self._isolation(task, number, beside)
@@ -133,8 +134,9 @@ class _Roller:
         with each other's (the pre-dispatch collision check, against what runs)."""
         if self.ctx.config.isolation is Isolation.NONE:
             # every agent in place: one at a time, alone in the tree
-            return ready[:1] if not self.running else []
-        taken = [task for wave in self.running.values() for task in wave.tasks]
+            return ready[:1] if not self.running and not self.landing else []
+        busy = [*self.running.values(), *self.landing]
+        taken = [task for wave in busy for task in wave.tasks]
         chosen: list[Task] = []
         for task in ready:
             if len(chosen) == free:
@@ -171,30 +173,37 @@ class _Roller:
 
     # -- landing ----------------------------------------------------------------------
 
-    async def _land(self, wave: WaveRecord) -> None:
-        """Review, merge and recover one finished dispatch (the same phases as a wave),
-        with every other that finished meanwhile when the plan has checks (one run of
-        them for all, ``seawall.session.rolling_batch``)."""
+    async def _land(self, wave: WaveRecord, group: TaskGroup | None = None) -> None:
+        """Review, merge and recover a finished dispatch (the same phases as a wave) and
+        every other that finished meanwhile, in the order they finished: together, with
+        one run of the checks, when the plan has checks (``rolling_batch``). The slots
+        they free are filled first with the tasks that do not wait for them."""
         ctx = self.ctx
         batch = [wave]
-        while ctx.config.checks:
+        while True:
             try:
                 batch.append(self.receive.receive_nowait())
             except anyio.WouldBlock:
                 break
         for each in batch:
             self.running.pop(each.number, None)
-            if self.alone == each.number:
-                self.alone = None
         if not self._going():
             return  # stopped while they ran: resume lands them
+        self.landing = batch
+        if group is not None:
+            await self._dispatch_ready(group)  # none in place: the tree is being merged
         for each in batch:
             if each.phase is WavePhase.DISPATCHED:
                 await anyio.to_thread.run_sync(_accept_session_moves, ctx, each)
-        if len(batch) > 1:
+        if len(batch) > 1 and ctx.config.checks:
             await land_together(ctx, batch)
         else:
-            await land_wave(ctx, wave)
+            for each in batch:
+                if self._going():
+                    await land_wave(ctx, each)
+        self.landing = []
+        if self.alone in {each.number for each in batch}:
+            self.alone = None
         await kill_if_asked(ctx)
 
     async def _reopen(self, group: TaskGroup) -> None:

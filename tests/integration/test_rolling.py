@@ -180,9 +180,7 @@ def test_a_batch_whose_checks_fail_lands_one_by_one_and_drops_the_breaking_agent
             {"id": "bad", "prompt": "b", "scope": ["c/"]},
         ],
     )
-    done = seawall(
-        "run", str(plan), "--repo", str(repo), cwd=repo, env={"AGENT_SPEC": str(spec)}
-    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env={"AGENT_SPEC": str(spec)})
     assert done.returncode in (0, 5), done.stdout + done.stderr
     state = StateStore(repo, status(repo)["session"]).load()
     assert show(repo, "main", "a/f.txt") == "f\n"
@@ -219,9 +217,7 @@ def test_a_change_beside_its_scope_conflicts_with_what_landed_first(tmp_path: Pa
             {"id": "late", "prompt": "l", "scope": ["b/"]},
         ],
     )
-    done = seawall(
-        "run", str(plan), "--repo", str(repo), cwd=repo, env={"AGENT_SPEC": str(spec)}
-    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env={"AGENT_SPEC": str(spec)})
     assert done.returncode in (0, 5), done.stdout + done.stderr
     state = StateStore(repo, status(repo)["session"]).load()
     late = next(w for w in state.waves if w.tasks[0].id == "late")
@@ -261,9 +257,7 @@ def test_a_spiral_is_rescoped_and_a_repeated_failure_trips_the_breaker(tmp_path:
             {"id": "flaky", "prompt": "f", "scope": ["src/f.py"]},
         ],
     )
-    done = seawall(
-        "run", str(plan), "--repo", str(repo), cwd=repo, env={"AGENT_SPEC": str(spec)}
-    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env={"AGENT_SPEC": str(spec)})
     assert done.returncode == 3, done.stdout + done.stderr
     assert "wave breaker tripped" in done.stderr
     data = status(repo)
