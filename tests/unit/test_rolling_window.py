@@ -17,6 +17,7 @@ from seawall.model import (
 from seawall.session.rolling import in_flight, landed_ready
 from seawall.session.wave_breaker import evaluate_wave, review_window
 from seawall.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
+from seawall.state.render import render_state_md, timeline_line
 
 ROLLING = SessionConfig(schedule=Schedule.ROLLING, max_agents_per_wave=3)
 
@@ -97,3 +98,16 @@ def test_a_task_is_ready_only_once_its_dependency_landed() -> None:
     assert [t.id for t in landed_ready(state)] == ["other"]
     running.phase = WavePhase.DONE
     assert [t.id for t in landed_ready(state)] == ["child", "other"]
+
+
+def test_state_md_shows_each_dispatch_s_start_end_and_merge() -> None:
+    state = _state()
+    wave = _review(state, 1, merged=True, at=1_700_000_030.0)
+    wave.started_at, wave.ended_at, wave.merged_at = 1_700_000_000.0, 1_700_000_012.5, 0.0
+    assert render_state_md(state).count("timeline:") == 1
+    line = timeline_line(wave)
+    assert line == "  - timeline: started 22:13:20 · ended 22:13:32 (12.5 s)"
+    wave.merged_at = 1_700_000_014.0
+    assert timeline_line(wave) == f"{line} · merged 22:13:34"
+    wave.ended_at = 0.0  # still running: no timeline yet
+    assert timeline_line(wave) is None
