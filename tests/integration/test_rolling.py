@@ -47,11 +47,13 @@ def test_a_dependant_starts_once_its_dependency_landed_not_when_the_slow_one_end
             {"id": "after", "prompt": "a", "scope": ["app/"], "depends_on": ["quick"]},
         ],
     )
-    _run(tmp_path, repo, plan, spec)
+    out = _run(tmp_path, repo, plan, spec)
     data = status(repo)
     state = StateStore(repo, data["session"]).load()
     by_task = {wave.tasks[0].id: wave for wave in state.waves}
     assert sorted(by_task) == ["after", "quick", "slow"]
+    for task, wave in by_task.items():  # each line names the agent's own dispatch
+        assert f"W{wave.number} {task}: finished" in out
     assert all(len(wave.tasks) == 1 for wave in state.waves)  # one dispatch per record
     slow, quick, after = by_task["slow"], by_task["quick"], by_task["after"]
     # the dependant started after its dependency landed, while the slow agent still ran
