@@ -39,6 +39,7 @@ __all__ = [
     "Resolution",
     "RunCounts",
     "RunnerSpec",
+    "Schedule",
     "SessionConfig",
     "SessionType",
     "SetAsideRecord",
@@ -51,7 +52,6 @@ __all__ = [
     "TrackerConfig",
     "Wave",
     "WaveBreakerConfig",
-    "renumber_wave",
 ]
 
 
@@ -86,6 +86,13 @@ class OverlapPolicy(StrEnum):
 
     SPLIT = "split"  # the overlapping tasks wait for later waves, one after another
     WORKTREE = "worktree"  # move the wave to worktrees
+
+
+class Schedule(StrEnum):
+    """How a session dispatches its tasks (see docs/sessions.md, "Schedules")."""
+
+    WAVES = "waves"  # a wave starts when the previous one has landed whole
+    ROLLING = "rolling"  # each task starts as soon as what it needs has landed
 
 
 class ChecksPolicy(StrEnum):
@@ -192,9 +199,7 @@ class BreakerLimits:
     max_files_touched: int = 60
     max_session_minutes: float = 90.0
     max_scope_denials: int = 10  # calls seawall's guard denied; not counted as failures
-    # the check an unverified-edits trip names ("": the plan's checks, else the project's
-    # detected test or build command, filled in by the session)
-    verify_command: str = ""
+    verify_command: str = ""  # the check an unverified-edits trip names ("": found for it)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -206,6 +211,7 @@ class WaveBreakerConfig:
     identical_failure_cycles: int = 2
     max_rework_cycles: int = 3
     merge_conflict: bool = True
+    window: int = 0  # rolling: reviews judged together (0: the concurrency cap)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -296,7 +302,10 @@ class SessionConfig:
     isolation: Isolation = Isolation.AUTO
     enforcement: Enforcement = Enforcement.WARN
     max_turns: int | Literal["auto"] = "auto"
+    # the concurrency cap: how many agents run at once (``max_agents`` in a plan file;
+    # its old name ``max_agents_per_wave`` is still read)
     max_agents_per_wave: int = 6
+    schedule: Schedule = Schedule.WAVES
     budgets: Budgets = field(default_factory=Budgets)
     checks: tuple[str, ...] = ()
     checks_policy: ChecksPolicy = ChecksPolicy.BLOCK
@@ -319,6 +328,11 @@ class SessionConfig:
     notify: NotifyConfig | None = None
     on_limit: OnLimit = OnLimit.WAIT  # a provider's limit: wait for its reset, or halt
     max_wait: float = 30.0  # minutes ``wait`` waits for a reset at most; longer: halt
+
+    @property
+    def max_agents(self) -> int:
+        """The concurrency cap: the agents of a wave, or of a rolling session at once."""
+        return self.max_agents_per_wave
 
     def resolved_max_turns(self) -> int:
         if self.max_turns == "auto":
@@ -375,11 +389,6 @@ class Wave:
             isolation_reason=self.isolation_reason,
             enforcement_reason=self.enforcement_reason,
         )
-
-
-def renumber_wave(like: Wave, number: int, tasks: tuple[Task, ...]) -> Wave:
-    """``like.renumbered(number, tasks)``."""
-    return like.renumbered(number, tasks)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

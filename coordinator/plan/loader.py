@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 _TOP_LEVEL = ("session", "runners", "task")
-_SESSION_ALIASES = {"type": "session_type"}
+# written key -> field; ``max_agents_per_wave`` is the old name of ``max_agents``, still read
+_SESSION_ALIASES = {"type": "session_type", "max_agents": "max_agents_per_wave"}
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _UNSUPPORTED_GLOB = set("[]{}\\\0")
 
@@ -150,9 +151,11 @@ def _line(text: str, error: PlanError) -> int | None:
         return None
     field = error.field or ""
     if error.task is None:
+        written_field = field
         for written, name in _SESSION_ALIASES.items():
-            field = re.sub(rf"^session\.{name}\b", f"session.{written}", field)
-        return field_line(text, field)
+            written_field = re.sub(rf"^session\.{name}\b", f"session.{written}", written_field)
+        line = field_line(text, written_field)
+        return line if line is not None or written_field == field else field_line(text, field)
     label = re.fullmatch(r"#(\d+)", error.task)
     if label:
         element: int | None = int(label.group(1)) - 1
@@ -164,6 +167,12 @@ def _line(text: str, error: PlanError) -> int | None:
 
 
 def _session(table: Any, path: str) -> SessionConfig:
+    if isinstance(table, Mapping) and "max_agents" in table and "max_agents_per_wave" in table:
+        raise PlanError(
+            "is set twice: max_agents_per_wave is the old name of max_agents; keep max_agents",
+            path=path,
+            field="session.max_agents",
+        )
     if isinstance(table, Mapping):
         table = {_SESSION_ALIASES.get(key, key): value for key, value in table.items()}
     try:
@@ -175,7 +184,15 @@ def _session(table: Any, path: str) -> SessionConfig:
     if config.max_wait < 0:
         raise PlanError("must not be negative (minutes)", path=path, field="session.max_wait")
     if config.max_agents_per_wave < 1:
-        raise PlanError("must be at least 1", path=path, field="session.max_agents_per_wave")
+        old = isinstance(table, Mapping) and "max_agents_per_wave" in table
+        cap = "session.max_agents_per_wave" if old else "session.max_agents"
+        raise PlanError("must be at least 1", path=path, field=cap)
+    if config.wave_breaker.window < 0:
+        raise PlanError(
+            "must be 0 (the concurrency cap) or more",
+            path=path,
+            field="session.wave_breaker.window",
+        )
     if not config.name or not _TASK_ID.fullmatch(config.name):
         raise PlanError(
             "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",

@@ -15,7 +15,6 @@ from seawall.model import (
     SessionConfig,
     Task,
     Wave,
-    renumber_wave,
 )
 
 __all__ = ["build_graph", "plan_waves", "task_generations"]
@@ -113,7 +112,7 @@ def plan_task_waves(
                 )
                 waves.append(like)
             else:
-                waves.append(renumber_wave(like, number, chunk))
+                waves.append(like.renumbered(number, chunk))
             number += 1
     return tuple(waves)
 

@@ -87,6 +87,7 @@ class AgentRow:
     started: float = 0.0
     finished: float | None = None
     last_tool: str = ""
+    wave: int = 0  # a rolling session's dispatch (0: the wave being shown)
 
 
 class Progress:
@@ -132,6 +133,26 @@ class Progress:
             )
             return
         self.log(f"wave {wave}: {len(tasks)} agent(s), {isolation}, enforcement {enforcement}")
+
+    def agent_started(self, wave: int, isolation: str, enforcement: str, task: str) -> None:
+        """One agent of a rolling session started: its row joins those still shown (a
+        row that finished more than a minute ago leaves)."""
+        now = self.clock()
+        self.wave = wave
+        self.rows = {
+            name: row
+            for name, row in self.rows.items()
+            if row.finished is None or now - row.finished < 60.0
+        }
+        self.rows[task] = AgentRow(task=task, started=now, wave=wave)
+        if self.as_json:
+            self._emit(
+                WaveProgress(
+                    wave=wave, isolation=isolation, enforcement=enforcement, agents=(task,)
+                )
+            )
+            return
+        self.log(f"W{wave} {task}: started, {isolation}, enforcement {enforcement}")
 
     def log(self, line: str) -> None:
         if self.as_json:
@@ -197,7 +218,7 @@ class Progress:
             self._emit(
                 AgentProgress(
                     event=event,
-                    wave=self.wave,
+                    wave=row.wave or self.wave,
                     agent=row.task,
                     status=row.status,
                     elapsed_s=round(elapsed, 1),
@@ -212,12 +233,12 @@ class Progress:
         if event == "heartbeat":
             last = f", last tool {row.last_tool}" if row.last_tool else ""
             line = (
-                f"W{self.wave} {row.task}: running {elapsed:.1f}s, {row.turns} turns, "
+                f"W{row.wave or self.wave} {row.task}: running {elapsed:.1f}s, {row.turns} turns, "
                 f"{row.tool_calls} tool calls, {_money(row)}{last}"
             )
         else:
             line = (
-                f"W{self.wave} {row.task}: {row.status} after {row.turns} turns, "
+                f"W{row.wave or self.wave} {row.task}: {row.status} after {row.turns} turns, "
                 f"{row.tool_calls} tool calls, {_money(row)}, {elapsed:.1f}s"
             )
         self.stream.write(f"seawall: {line}\n")

@@ -9,8 +9,10 @@ wave or dispatches a prepared one past its ``budgets.session_minutes``. Step mod
 
 from __future__ import annotations
 
+from seawall.model import Schedule
 from seawall.session.context import WaveContext
 from seawall.session.phases.dispatch import dispatch, salvage
+from seawall.session.rolling import roll
 from seawall.session.wave_steps import land_wave, next_wave
 from seawall.state.ledger import SessionPhase, WavePhase
 
@@ -18,7 +20,10 @@ __all__ = ["advance"]
 
 
 async def advance(ctx: WaveContext) -> bool:
-    """Move the session forward by one wave; False when there is nothing left to do."""
+    """Move the session forward by one wave; False when there is nothing left to do.
+    A rolling session (``seawall.session.rolling``) runs to its end or stop at once."""
+    if ctx.config.schedule is Schedule.ROLLING:
+        return await roll(ctx)
     wave = await next_wave(ctx)
     if wave is None:
         return ctx.state.phase is not SessionPhase.RUNNING  # halted: not "nothing left"

@@ -8,10 +8,10 @@ line, and ``seawall resume`` clears it, keeping the counters.
 from __future__ import annotations
 
 from seawall.breakers.wave import WaveBreaker, WaveReport
-from seawall.model import SessionConfig, Status
-from seawall.state.ledger import SessionState, WaveRecord
+from seawall.model import Schedule, SessionConfig, Status
+from seawall.state.ledger import SessionState, WavePhase, WaveRecord
 
-__all__ = ["clear_for_resume", "evaluate_wave", "wave_report"]
+__all__ = ["clear_for_resume", "evaluate_wave", "review_window", "wave_report"]
 
 
 def _breaker(state: SessionState, config: SessionConfig) -> WaveBreaker:
@@ -34,9 +34,11 @@ def wave_report(state: SessionState, wave: WaveRecord, config: SessionConfig) ->
     landed as surely as a merged one: it is progress, not a stall, so a finished plan
     run again ends as finished instead of tripping the stall trigger.
     """
+    window = review_window(state, wave, config)
     merged = sum(
         1
-        for agent in wave.agents
+        for landed in window
+        for agent in landed.agents
         if agent.merged
         or (agent.status in (Status.DONE, Status.NO_TESTS_NEEDED) and not agent.touched)
     )
@@ -53,7 +55,7 @@ def wave_report(state: SessionState, wave: WaveRecord, config: SessionConfig) ->
     return WaveReport(
         wave=wave.number,
         merged=merged,
-        new_commits=int(bool(wave.integration and wave.integration != wave.base)),
+        new_commits=int(any(w.integration and w.integration != w.base for w in window)),
         redispatched=redispatched,
         failures=failures,
         cost_usd=state.cost_usd,
@@ -62,6 +64,21 @@ def wave_report(state: SessionState, wave: WaveRecord, config: SessionConfig) ->
         conflicts=(),
         head=wave.integration or wave.base,
     )
+
+
+def review_window(state: SessionState, wave: WaveRecord, config: SessionConfig) -> list[WaveRecord]:
+    """What the breaker's progress triggers read for ``wave``: the wave itself; in a
+    rolling session, its review with the ones before it, the last ``window`` reviews
+    (``[session.wave_breaker] window``, by default the concurrency cap) in the order
+    they ended."""
+    if config.schedule is not Schedule.ROLLING:
+        return [wave]
+    size = config.wave_breaker.window or config.max_agents
+    earlier = sorted(
+        (w for w in state.waves if w.phase is WavePhase.DONE and w is not wave),
+        key=lambda w: w.finished_at,
+    )
+    return [*earlier[max(0, len(earlier) - size + 1) :], wave]
 
 
 def evaluate_wave(state: SessionState, wave: WaveRecord, config: SessionConfig) -> str | None:

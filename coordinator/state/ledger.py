@@ -223,6 +223,10 @@ class WaveRecord(Tracked):
     set_aside: SetAsideRecord | None = None
     lead: bool = False  # dispatched by a lead agent (step mode), which reviews it later
     onto: str | None = None  # the target branch's later tip the wave is merged onto
+    # a rolling session's timeline: when the agent of this dispatch ended, and when its
+    # work landed on the target branch (0: not yet, or not at all)
+    ended_at: float = 0.0
+    merged_at: float = 0.0
 
     @property
     def start(self) -> str:

@@ -9,6 +9,7 @@ was inferred on. The wave graph and the per-agent timeline are in the HTML repor
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from seawall.model import CheckVerdict, Enforcement
@@ -235,6 +236,9 @@ def wave_section(wave: WaveRecord, *, interrupted: bool = False) -> list[str]:
         lines.append(f"> worktree fallback: {wave.fallback}")
     lines.append("")
     lines.extend(history_line(wave, a, interrupted=interrupted) for a in wave.agents)
+    timeline = timeline_line(wave)
+    if timeline:
+        lines.append(timeline)
     lines.extend(_wave_details(wave))
     for resolution in wave.resolutions:
         lines.append(
@@ -248,6 +252,22 @@ def wave_section(wave: WaveRecord, *, interrupted: bool = False) -> list[str]:
     lines.extend(_set_aside_lines(wave.set_aside))
     lines.append("")
     return lines
+
+
+def timeline_line(wave: WaveRecord) -> str | None:
+    """When the wave's agents started and ended and its work landed (UTC), once they
+    ended: a rolling session's timeline, one dispatch per record."""
+    if not wave.ended_at:
+        return None
+    parts = [f"started {_utc(wave.started_at)}", f"ended {_utc(wave.ended_at)}"]
+    parts[-1] += f" ({wave.ended_at - wave.started_at:.1f} s)"
+    if wave.merged_at:
+        parts.append(f"merged {_utc(wave.merged_at)}")
+    return "  - timeline: " + " · ".join(parts)
+
+
+def _utc(ts: float) -> str:
+    return time.strftime("%H:%M:%S", time.gmtime(ts)) if ts else "?"
 
 
 def _wave_details(wave: WaveRecord) -> list[str]:

@@ -78,7 +78,12 @@ AGENTS: dict[str, list[dict[str, Any]]] = {
 }
 
 
-def _plan(check: Path, log: Path) -> str:
+def _schedule(seed: int) -> str:
+    """Half the runs are rolling sessions (each task dispatched as its dependencies land)."""
+    return "rolling" if seed % 2 else "waves"
+
+
+def _plan(check: Path, log: Path, schedule: str = "waves") -> str:
     tasks = [
         ("edit", "src/a.py", "high", []),
         ("fail", "src/b.py", "high", []),
@@ -91,6 +96,7 @@ def _plan(check: Path, log: Path) -> str:
         'name = "chaos"',
         'type = "housekeeping"',
         "max_agents_per_wave = 3",
+        f'schedule = "{schedule}"',
         f"checks = [{json.dumps(f'{sys.executable} {check}')}]",
         'agent = "chaos"',
         f"sandbox_writable = [{json.dumps(str(log))}]",  # where the agents log their writes
@@ -257,8 +263,10 @@ def _check(run: Run, template: Path) -> None:
     for line in original.splitlines():
         assert now.get(line.split("\t")[1]) == line, f"changed or deleted: {line}"
     # the target branch holds only whole waves: each step of main is a wave's advance
+    # (in the order they landed: a rolling session's dispatches land as they finish)
     steps = git(repo, "rev-list", "--first-parent", f"{state.start_commit}..main").split()
-    advances = [w.target_after for w in state.waves if w.target_after not in (None, w.base)]
+    landed = sorted(state.waves, key=lambda w: (w.merged_at, w.number))
+    advances = [w.target_after for w in landed if w.target_after not in (None, w.base)]
     tip = git(repo, "rev-parse", "main")
     assert tip == (advances[-1] if advances else state.start_commit), (tip, advances)
     assert set(advances) <= set(steps), (steps, advances)
@@ -313,7 +321,7 @@ def _one(
     (folder / "agents.json").write_text(json.dumps(AGENTS))
     (folder / "check.py").write_text(CHECK)
     run.log.mkdir(parents=True, exist_ok=True)  # the agents' sandbox grants what exists
-    (folder / "plan.toml").write_text(_plan(folder / "check.py", run.log))
+    (folder / "plan.toml").write_text(_plan(folder / "check.py", run.log, _schedule(seed)))
     started = time.monotonic()
     try:
         if inside_git:
@@ -326,7 +334,9 @@ def _one(
             run.finish(rng, span)
         _check(run, template)
     except AssertionError as exc:
-        raise AssertionError(f"seed {seed} ({'; '.join(run.history)}): {exc}") from None
+        raise AssertionError(
+            f"seed {seed}, {_schedule(seed)} ({'; '.join(run.history)}): {exc}"
+        ) from None
     finally:
         shutil.rmtree(default_worktree_root(run.repo.resolve()), ignore_errors=True)
     elapsed = time.monotonic() - started

@@ -15,7 +15,6 @@ from seawall.model import (
     Task,
     TaskKind,
     Wave,
-    renumber_wave,
 )
 from seawall.plan import load_plan, parse_plan, plan_waves
 from seawall.plan.waves import make_wave
@@ -332,7 +331,7 @@ def test_a_renumbered_wave_is_the_wave_with_its_number_and_tasks_replaced() -> N
     other = (plan.tasks[1],)
     again = wave.renumbered(9, other)
     assert again == dataclasses.replace(wave, number=9, tasks=other)
-    assert renumber_wave(wave, 9, other) == again
+    assert wave.renumbered(9, other) == again
     with pytest.raises(dataclasses.FrozenInstanceError):
         again.number = 1  # type: ignore[misc]
 

@@ -4,6 +4,8 @@ coordinator never heard back from."""
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from seawall.errors import GitError, RunnerError, StateError
 from seawall.events import Event, ToolCall
 from seawall.git.sparse import task_sparse_dirs
 from seawall.git.workspaces import restore_worktree
-from seawall.model import Isolation, Task
+from seawall.model import Isolation, Schedule, Task
 from seawall.pricing import PriceTable
 from seawall.report.progress import Progress
 from seawall.runner import AgentRequest, RunCounter
@@ -56,9 +58,14 @@ async def dispatch(ctx: WaveContext, wave: WaveRecord) -> None:
     jobs = [_job(ctx, wave, agent, tasks[agent.task]) for agent in wave.agents if agent.run is None]
     wave.phase = WavePhase.DISPATCHED
     await ctx.save()
-    ctx.progress.wave_started(
-        wave.number, wave.isolation, wave.enforcement, [agent.task for agent in wave.agents]
-    )
+    rolling = ctx.config.schedule is Schedule.ROLLING
+    if rolling:  # one agent of many running: its row joins the others
+        for agent in wave.agents:
+            ctx.progress.agent_started(wave.number, wave.isolation, wave.enforcement, agent.task)
+    else:
+        ctx.progress.wave_started(
+            wave.number, wave.isolation, wave.enforcement, [agent.task for agent in wave.agents]
+        )
 
     async def finished(run: AgentRun) -> None:
         await _finished(ctx, wave, run)
@@ -68,7 +75,8 @@ async def dispatch(ctx: WaveContext, wave: WaveRecord) -> None:
         # ``wip:`` snapshot that then exists (taken as soon as the agent stopped)
         ctx.progress.log(f"W{wave.number} {job.task_id}: {trip.message(job.task_id)}")
 
-    async with ctx.progress.ticking():  # heartbeats of agents that print nothing
+    # heartbeats of agents that print nothing (a rolling session ticks for all its agents)
+    async with contextlib.nullcontext() if rolling else ctx.progress.ticking():
         await dispatch_wave(
             jobs,
             on_event=progress_hook(ctx.progress),
@@ -76,7 +84,9 @@ async def dispatch(ctx: WaveContext, wave: WaveRecord) -> None:
             on_finished=finished,
             limit=ctx.config.max_agents_per_wave,
         )
-    ctx.progress.wave_finished()
+    wave.ended_at = round(time.time(), 3)
+    if not rolling:
+        ctx.progress.wave_finished()
     broken = {
         a.task: a.run.checkpoint_error for a in wave.agents if a.run and a.run.checkpoint_error
     }

@@ -5,6 +5,7 @@ close their open carryovers and conflicts become fix tasks."""
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Sequence
 
 import anyio
@@ -15,7 +16,7 @@ from seawall.carryover.closing import close_landed_wave
 from seawall.errors import GitError
 from seawall.git.checks import WaveIntegration
 from seawall.git.merge import FixTask
-from seawall.model import Enforcement, Task
+from seawall.model import Enforcement, Schedule, Task
 from seawall.plan.loader import validate_task_id
 from seawall.prompting import render_conflict_fix_prompt
 from seawall.runtime.fault_injection import kill_point
@@ -30,23 +31,29 @@ from seawall.session.integrate import (
 )
 from seawall.session.tasks import add_pending
 from seawall.session.wave_breaker import merge_conflict
-from seawall.state.ledger import Dropped, SessionPhase, WavePhase, WaveRecord
+from seawall.state.ledger import ChecksRecord, Dropped, SessionPhase, WavePhase, WaveRecord
 from seawall.state.render import merge_outcome, set_aside_for_fixes
 from seawall.telemetry import BreakerLevel, BreakerTripped, MergeRefused, WaveMerged
 
 __all__ = ["merge"]
 
 
-async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
-    """Merge the wave; it is then ``merged`` (or stays reviewed on a halt)."""
+async def merge(ctx: WaveContext, wave: WaveRecord, *, checked: ChecksRecord | None = None) -> None:
+    """Merge the wave; it is then ``merged`` (or stays reviewed on a halt). ``checked``:
+    the checks already passed on a merge holding this one (a rolling session's batch,
+    ``seawall.session.rolling_batch``), recorded as the wave's instead of run again."""
     branch = ctx.state.target_branch
     tip = await anyio.to_thread.run_sync(branch_tip, ctx.repo, branch)
     if wave.integration is not None and tip == wave.integration:
         wave.target_after = wave.integration
         wave.phase = WavePhase.MERGED  # the advance happened before the crash
+        wave.merged_at = wave.merged_at or round(time.time(), 3)
         await ctx.save()
         return
-    if tip is not None and tip != wave.start and ctx.rebase:
+    if tip is not None and tip != wave.start and _landed_by_session(ctx, tip):
+        # a rolling session: agents that finished earlier landed since this one started
+        wave.onto, wave.integration = tip, None
+    elif tip is not None and tip != wave.start and ctx.rebase:
         rebase_wave(ctx, wave, tip)
     elif tip != wave.start:
         detail = (
@@ -66,7 +73,7 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
             wave,
             plan,
             session=ctx.state.session,
-            checks=ctx.config.checks,
+            checks=() if checked is not None else ctx.config.checks,
             timeout=ctx.config.budgets.agent_minutes * 60.0,
             on_merged=lambda _merged: kill_point("between-merges"),
             policy=ctx.config.checks_policy,
@@ -74,6 +81,8 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
 
     result = await anyio.to_thread.run_sync(integrate)
     fixes = record_integration(wave, result)
+    if checked is not None:
+        wave.checks = checked
     for task, reason in plan.refused:
         wave.dropped.append(Dropped(task=task, reason=reason))
         ctx.events.append(MergeRefused(wave=wave.number, agent=task, reason=reason))
@@ -90,6 +99,7 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
     await anyio.to_thread.run_sync(lambda: advance(ctx.repo, wave, branch, baseline=baseline))
     wave.target_after = wave.integration
     wave.phase = WavePhase.MERGED
+    wave.merged_at = round(time.time(), 3)
     await ctx.save()
     merged = [a.task for a in wave.agents if a.merged]
     ctx.events.append(
@@ -111,6 +121,14 @@ async def merge(ctx: WaveContext, wave: WaveRecord) -> None:
     for agent in wave.agents:
         if set_aside_for_fixes(wave, agent.task):
             ctx.progress.log(f"W{wave.number} {agent.task}: {merge_outcome(wave, agent)}")
+
+
+def _landed_by_session(ctx: WaveContext, tip: str) -> bool:
+    """In a rolling session, whether ``tip`` is the merge of one of its own dispatches
+    (the target branch moved under a running agent by the session, not by someone else)."""
+    if ctx.config.schedule is not Schedule.ROLLING:
+        return False
+    return any(w.target_after == tip for w in reversed(ctx.state.waves))
 
 
 async def _close_landed(ctx: WaveContext, wave: WaveRecord) -> None:

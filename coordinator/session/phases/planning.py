@@ -20,7 +20,7 @@ from seawall.session.tasks import ready_of, ready_tasks, remove_pending
 from seawall.state.ledger import WaveRecord
 from seawall.telemetry import ScopeCollision, WavePlanned
 
-__all__ = ["choose_wave", "plan_next", "wave_barriers", "waves_of_a_run"]
+__all__ = ["choose_wave", "plan_next", "record_wave", "wave_barriers", "waves_of_a_run"]
 
 
 def choose_wave(
@@ -93,6 +93,13 @@ async def plan_next(ctx: WaveContext) -> WaveRecord | None:
             ScopeCollision(wave=number, action=report.action, lines=tuple(report.lines()))
         )
         ctx.progress.log("; ".join(report.lines()))
+    return await record_wave(ctx, wave_plan)
+
+
+async def record_wave(ctx: WaveContext, wave_plan: Wave) -> WaveRecord:
+    """Record ``wave_plan`` in the ledger on a base pinned on the target branch now (its
+    tasks leave the queue); a rolling session records each dispatch this way."""
+    number = wave_plan.number
     pin = await anyio.to_thread.run_sync(pin_base, ctx.repo)
     target = ctx.state.target_branch
     if pin.branch != target:
