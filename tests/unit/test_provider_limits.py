@@ -155,3 +155,19 @@ def test_a_final_with_its_limit_crosses_the_ray_wire() -> None:
     data = encode_event(final)
     assert json.loads(json.dumps(data)) == data  # plain data on the wire
     assert decode_event(data) == final
+
+
+def test_state_md_says_why_an_agent_is_paused_and_until_when() -> None:
+    from seawall.model import Enforcement, Isolation, Status
+    from seawall.session.limits import limit_reason
+    from seawall.state.ledger import AgentRecord, WaveRecord
+    from seawall.state.render import history_line
+
+    limit = ProviderLimit(kind=LimitKind.USAGE, provider="anthropic", resets_at=1796508960.0)
+    agent = AgentRecord(task="a", status=Status.PAUSED, reason=limit_reason(limit))
+    wave = WaveRecord(
+        number=1, tasks=[], isolation=Isolation.WORKTREE, enforcement=Enforcement.WARN,
+        max_turns=5, agents=[agent],
+    )  # fmt: skip
+    line = history_line(wave, agent)
+    assert "PAUSED (paused: anthropic's usage limit, resets at 2026-12-05 " in line, line
