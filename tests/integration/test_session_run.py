@@ -248,6 +248,8 @@ def test_a_reset_past_max_wait_halts_with_exit_6_naming_the_reset(tmp_path: Path
     assert data["phase"] == "halted"
     assert data["halt"]["reason"] == "rate-limited"
     assert data["halt"]["resets_at"] == int(resets_at)
+    state = json.loads((repo / ".seawall" / data["session"] / "state.json").read_text())
+    assert state["holds"] == {"": int(resets_at)}  # kept: a resume holds until the reset
     assert not (repo / ".seawall" / "issues").exists()
     assert show(repo, "main", "b.txt") == "b\n"  # the other agent's work landed
 
