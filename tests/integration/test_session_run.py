@@ -276,6 +276,24 @@ def test_on_limit_halt_halts_at_once_and_resume_runs_the_agent_after_the_reset(
     assert show(repo, "main", "a.txt") == "a\n" and show(repo, "main", "b.txt") == "b\n"
 
 
+def test_a_task_paused_three_dispatches_in_a_row_halts_with_exit_6(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    env = _spec(
+        tmp_path,
+        {
+            "a": [_usage_limit(time.time() + 1)],  # refused again at every reset
+            "b": [{"writes": {"b.txt": "b\n"}, "final": "STATUS: done — b"}],
+        },
+    )
+    plan = _limit_plan(tmp_path, "wait")
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert done.returncode == 6, done.stdout + done.stderr
+    data = status(repo)
+    assert "paused 3 dispatches in a row" in data["halt"]["detail"]
+    assert [wave["agents"][0]["status"] for wave in data["waves"]] == ["paused"] * 3
+    assert not (repo / ".seawall" / "issues").exists()
+
+
 def test_run_refuses_a_dirty_working_tree_before_starting(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
     (repo / "src" / "app.py").write_text("x = 2  # the user's own work in progress\n")
