@@ -4,7 +4,7 @@ The notifier listens to the session's telemetry and POSTs a small JSON body to t
 webhook URL for each event it was asked for:
 
 - ``trip``: an agent's breaker tripped (``breaker_tripped`` of an agent);
-- ``halt``: the session halted (the wave breaker, or every agent rate-limited);
+- ``halt``: the session halted (the wave breaker, or a provider's limit past max_wait);
 - ``finish``: the session finished.
 
 The body (``Content-Type: application/json``)::

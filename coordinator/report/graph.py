@@ -21,6 +21,7 @@ STATUS_COLOURS = {
     "failed": "#c62828",
     "spiral": "#6a1b9a",
     "blocked": "#37474f",
+    "paused": "#00838f",  # a provider's limit: runs again after the reset
     "running": "#1565c0",
 }
 

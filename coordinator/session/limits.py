@@ -11,6 +11,9 @@ fresh dispatch carrying its work forward, and the provider is *held* until the r
   run at once. A reset further than ``max_wait`` minutes ahead halts instead.
 - ``on_limit = "halt"``: the session halts at once.
 
+A task paused ``MAX_PAUSES`` dispatches in a row halts the session too, whatever
+``on_limit`` says: a provider that refuses it again at every reset needs a person.
+
 A halt exits 6 and names the provider and the reset time (``Halt.provider``,
 ``Halt.resets_at``), so a timer or ``seawall runner`` resumes at the right moment; the
 hold stays recorded, and a resume before the reset waits for it. A limit whose CLI gave
@@ -32,6 +35,7 @@ from seawall.state.ledger import AgentRecord, Halt, HaltReason, SessionPhase, Wa
 from seawall.telemetry import SessionHalted
 
 __all__ = [
+    "MAX_PAUSES",
     "UNKNOWN_RESET",
     "HeldRunner",
     "format_reset",
@@ -43,6 +47,9 @@ __all__ = [
 
 UNKNOWN_RESET = 300.0
 """Seconds a provider is held after a limit whose reset time its CLI did not say."""
+
+MAX_PAUSES = 3
+"""Dispatches in a row a provider's limit may pause one task before the session halts."""
 
 
 def format_reset(resets_at: float | None) -> str:
@@ -82,8 +89,17 @@ def settle_pauses(ctx: WaveContext, wave: WaveRecord, tasks: dict[str, Task]) ->
     config = ctx.config
     latest = max(paused, key=lambda r: holds[_provider(r)])
     provider, until = _provider(latest), holds[_provider(latest)]
-    if config.on_limit is OnLimit.HALT or until - now > config.max_wait * 60.0:
-        _halt(ctx, wave, latest, provider, until, now)
+    again = [r for r in paused if ctx.state.task(r.task).pauses >= MAX_PAUSES]
+    if again:
+        why = f"paused {MAX_PAUSES} dispatches in a row"
+        _halt(ctx, wave, again[0], _provider(again[0]), holds[_provider(again[0])], why)
+    elif config.on_limit is OnLimit.HALT:
+        _halt(ctx, wave, latest, provider, until, 'on_limit is "halt"')
+    elif until - now > config.max_wait * 60.0:
+        why = (
+            f"{(until - now) / 60.0:.0f} minutes away, past max_wait ({config.max_wait:g} minutes)"
+        )
+        _halt(ctx, wave, latest, provider, until, why)
     else:
         ctx.progress.log(
             f"wave {wave.number}: {provider or 'the provider'}'s limit: its agents wait "
@@ -98,23 +114,12 @@ def _provider(record: AgentRecord) -> str:
 
 
 def _halt(
-    ctx: WaveContext,
-    wave: WaveRecord,
-    record: AgentRecord,
-    provider: str,
-    until: float,
-    now: float,
+    ctx: WaveContext, wave: WaveRecord, record: AgentRecord, provider: str, until: float, why: str
 ) -> None:
     limit = record.run.limit if record.run is not None else None
     said = limit.resets_at if limit is not None else None
     who = provider or "the provider"
     kind = limit.kind if limit is not None else "rate"
-    why = (
-        'on_limit is "halt"'
-        if ctx.config.on_limit is OnLimit.HALT
-        else f"{(until - now) / 60.0:.0f} minutes away, past max_wait "
-        f"({ctx.config.max_wait:g} minutes)"
-    )
     detail = (
         f"wave {wave.number}: {record.task} met {who}'s {kind} limit, which resets at "
         f"{format_reset(said)} ({why})"

@@ -249,6 +249,7 @@ class TaskRecord(Tracked):
     rework: int = 0
     spirals: int = 0
     failures: int = 0
+    pauses: int = 0  # a provider's limit paused it in this many dispatches in a row
     status: Status | None = None
     issue: IssueRef | None = None
     signatures: list[str] = field(default_factory=list)

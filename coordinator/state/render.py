@@ -61,6 +61,8 @@ def history_line(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool = Fa
         detail = f" ({agent.spiral.summary})"
     elif agent.trip:
         detail = f" ({agent.trip.kind.label}: {agent.trip.evidence})"
+    elif agent.status == "paused":
+        detail = f" ({_one_line(agent.reason)})"
     elif agent.status == "partial" and agent.remaining:
         detail = f" (remaining: {_one_line(agent.remaining)})"
     elif agent.status == "failed" and (agent.summary or agent.error_signature):

@@ -62,6 +62,34 @@ def _codex_adds(marker: str, file: str, *, cached: int = 0) -> Script:
     )
 
 
+def _claude_limit(resets_at: int) -> ModelTurn:
+    """A subscriber's usage limit as Anthropic's API answers it: 429 with the unified
+    rate-limit headers (rejected, the reset, the five-hour window)."""
+    return ModelTurn(
+        status=429,
+        error={"type": "rate_limit_error", "message": "usage limit"},
+        headers={
+            "anthropic-ratelimit-unified-status": "rejected",
+            "anthropic-ratelimit-unified-reset": str(resets_at),
+            "anthropic-ratelimit-unified-representative-claim": "five_hour",
+        },
+    )
+
+
+def _codex_limit(resets_at: int) -> ModelTurn:
+    """A ChatGPT plan's usage limit as the Responses API answers it (not retried)."""
+    return ModelTurn(
+        status=429,
+        error={
+            "type": "usage_limit_reached",
+            "message": "The usage limit has been reached",
+            "plan_type": "plus",
+            "resets_at": resets_at,
+            "resets_in_seconds": max(0, resets_at - int(time.time())),
+        },
+    )
+
+
 @pytest.mark.slow
 def test_claude_usage_limit_pauses_one_agent_until_its_reset_and_both_merge(
     anthropic: AnthropicServer,
@@ -74,16 +102,7 @@ def test_claude_usage_limit_pauses_one_agent_until_its_reset_and_both_merge(
     monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-scripted")
     repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
     resets_at = int(time.time() + 20)
-    limit = ModelTurn(
-        status=429,
-        error={"type": "rate_limit_error", "message": "usage limit"},
-        headers={
-            "anthropic-ratelimit-unified-status": "rejected",
-            "anthropic-ratelimit-unified-reset": str(resets_at),
-            "anthropic-ratelimit-unified-representative-claim": "five_hour",
-        },
-    )
-    anthropic.add(_claude_writes("LIM-A", "a.py", first=(limit,)))
+    anthropic.add(_claude_writes("LIM-A", "a.py", first=(_claude_limit(resets_at),)))
     anthropic.add(_claude_writes("LIM-B", "b.py"))
     plan = _plan(
         tmp_path / "plan.toml", "claude-code", [("a", "LIM-A", "a.py"), ("b", "LIM-B", "b.py")]
@@ -106,17 +125,7 @@ def test_codex_usage_limit_hours_ahead_halts_with_exit_6_naming_the_reset(
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
     resets_at = int(time.time() + 3 * 3600)
-    refused = ModelTurn(
-        status=429,
-        error={
-            "type": "usage_limit_reached",
-            "message": "The usage limit has been reached",
-            "plan_type": "plus",
-            "resets_at": resets_at,
-            "resets_in_seconds": 3 * 3600,
-        },
-    )
-    openai.add(Script(marker="CLIM-A", turns=[refused]))
+    openai.add(Script(marker="CLIM-A", turns=[_codex_limit(resets_at)]))
     openai.add(_codex_adds("CLIM-B", "b.py"))
     plan = _plan(
         tmp_path / "plan.toml", "codex", [("a", "CLIM-A", "a.py"), ("b", "CLIM-B", "b.py")]
@@ -135,6 +144,64 @@ def test_codex_usage_limit_hours_ahead_halts_with_exit_6_naming_the_reset(
     assert agents_by_wave(data)[0]["a"]["status"] == "paused"
     assert not (repo / ".seawall" / "issues").exists()
     assert show(repo, "main", "b.py") == "X = 1\n"  # the other agent's work landed
+
+
+@pytest.mark.slow
+def test_claude_usage_limit_hours_ahead_halts_with_exit_6_naming_the_reset(
+    anthropic: AnthropicServer,
+    claude_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-scripted")
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    resets_at = int(time.time() + 5 * 3600)
+    anthropic.add(_claude_writes("HLIM-A", "a.py", first=(_claude_limit(resets_at),)))
+    anthropic.add(_claude_writes("HLIM-B", "b.py"))
+    plan = _plan(
+        tmp_path / "plan.toml", "claude-code", [("a", "HLIM-A", "a.py"), ("b", "HLIM-B", "b.py")]
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=240)
+    said = done.stdout + done.stderr
+    assert done.returncode == 6, said
+    halt = status(repo)["halt"]
+    assert halt["provider"] == "anthropic" and halt["resets_at"] == resets_at, halt
+    assert datetime.fromtimestamp(resets_at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC") in said
+    assert len(anthropic.answered("HLIM-A")) == 1  # refused once, not retried
+    assert not (repo / ".seawall" / "issues").exists()
+    assert show(repo, "main", "b.py") == "X = 1\n"
+
+
+@pytest.mark.slow
+def test_codex_usage_limit_a_few_seconds_ahead_waits_and_both_merge(
+    openai: OpenAIResponsesServer, codex_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    # Codex prints the reset to the minute, read as that minute's end: a reset in the
+    # last seconds of a minute keeps the wait short
+    now = time.time()
+    minute_end = (int(now) // 60 + 1) * 60
+    if minute_end - now < 15:
+        minute_end += 60
+    resets_at = minute_end - 1
+    openai.add(
+        Script(
+            marker="WLIM-A",
+            first=(_codex_limit(resets_at),),
+            turns=_codex_adds("WLIM-A", "a.py").turns,
+        )
+    )
+    openai.add(_codex_adds("WLIM-B", "b.py"))
+    tasks = [("a", "WLIM-A", "a.py"), ("b", "WLIM-B", "b.py")]
+    plan = _plan(tmp_path / "plan.toml", "codex", tasks)
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert time.time() >= minute_end  # the second dispatch waited for the reset
+    waves = agents_by_wave(status(repo))
+    assert waves[0]["a"]["status"] == "paused" and waves[1]["a"]["status"] == "done", waves
+    assert not (repo / ".seawall" / "issues").exists()
+    assert show(repo, "main", "a.py") == "X = 1\n" and show(repo, "main", "b.py") == "X = 1\n"
 
 
 @pytest.mark.slow

@@ -248,6 +248,8 @@ def test_a_reset_past_max_wait_halts_with_exit_6_naming_the_reset(tmp_path: Path
     assert data["phase"] == "halted"
     assert data["halt"]["reason"] == "rate-limited"
     assert data["halt"]["resets_at"] == int(resets_at)
+    state = json.loads((repo / ".seawall" / data["session"] / "state.json").read_text())
+    assert state["holds"] == {"": int(resets_at)}  # kept: a resume holds until the reset
     assert not (repo / ".seawall" / "issues").exists()
     assert show(repo, "main", "b.txt") == "b\n"  # the other agent's work landed
 
@@ -272,6 +274,24 @@ def test_on_limit_halt_halts_at_once_and_resume_runs_the_agent_after_the_reset(
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert time.time() >= int(resets_at)  # the resumed dispatch held until the reset
     assert show(repo, "main", "a.txt") == "a\n" and show(repo, "main", "b.txt") == "b\n"
+
+
+def test_a_task_paused_three_dispatches_in_a_row_halts_with_exit_6(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    env = _spec(
+        tmp_path,
+        {
+            "a": [_usage_limit(time.time() + 1)],  # refused again at every reset
+            "b": [{"writes": {"b.txt": "b\n"}, "final": "STATUS: done — b"}],
+        },
+    )
+    plan = _limit_plan(tmp_path, "wait")
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert done.returncode == 6, done.stdout + done.stderr
+    data = status(repo)
+    assert "paused 3 dispatches in a row" in data["halt"]["detail"]
+    assert [wave["agents"][0]["status"] for wave in data["waves"]] == ["paused"] * 3
+    assert not (repo / ".seawall" / "issues").exists()
 
 
 def test_run_refuses_a_dirty_working_tree_before_starting(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -155,3 +156,48 @@ def test_a_final_with_its_limit_crosses_the_ray_wire() -> None:
     data = encode_event(final)
     assert json.loads(json.dumps(data)) == data  # plain data on the wire
     assert decode_event(data) == final
+
+
+def test_state_md_says_why_an_agent_is_paused_and_until_when() -> None:
+    from seawall.model import Enforcement, Isolation, Status
+    from seawall.session.limits import limit_reason
+    from seawall.state.ledger import AgentRecord, WaveRecord
+    from seawall.state.render import history_line
+
+    limit = ProviderLimit(kind=LimitKind.USAGE, provider="anthropic", resets_at=1796508960.0)
+    agent = AgentRecord(task="a", status=Status.PAUSED, reason=limit_reason(limit))
+    wave = WaveRecord(
+        number=1, tasks=[], isolation=Isolation.WORKTREE, enforcement=Enforcement.WARN,
+        max_turns=5, agents=[agent],
+    )  # fmt: skip
+    line = history_line(wave, agent)
+    assert "PAUSED (paused: anthropic's usage limit, resets at 2026-12-05 " in line, line
+
+
+def test_a_held_runner_starts_its_agent_after_the_reset_or_at_a_stop(tmp_path: Path) -> None:
+    import time
+
+    import anyio
+
+    from seawall.adapters.runners.callable import CallableRunner
+    from seawall.runner import AgentRequest
+    from seawall.session.limits import HeldRunner
+
+    started: list[float] = []
+
+    async def agent(request: AgentRequest, emit: object) -> str:
+        started.append(time.time())
+        return "STATUS: done"
+
+    async def main() -> None:
+        until = time.time() + 0.5
+        held = HeldRunner(CallableRunner(agent), until)
+        await held.run(AgentRequest(task_id="t", prompt="p", workspace=tmp_path), print)
+        assert started[-1] >= until  # the agent started only after the reset
+        stopped = AgentRequest(task_id="t", prompt="p", workspace=tmp_path)
+        stopped.stop.stop("the wave was aborted")
+        before = time.time()
+        result = await HeldRunner(CallableRunner(agent), time.time() + 3600).run(stopped, print)
+        assert time.time() - before < 5 and result.cancelled  # no wait for an hour
+
+    anyio.run(main)

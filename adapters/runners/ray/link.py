@@ -44,6 +44,7 @@ HUB_CHECK = 5.0  # seconds a health check of the hub may take before it counts a
 CONNECT_TIMEOUT = 60.0  # seconds ray.init may take to join a cluster (options.connect_timeout)
 PROBE_WAIT = 10.0  # seconds a TCP connection to the cluster's address may take
 _BASE_CACHE = 8  # repositories whose bundle chains stay in the object store
+_JOIN = threading.Lock()  # one ray.init at a time, whichever runner's link asks
 
 
 def import_ray() -> Any:
@@ -137,7 +138,9 @@ class RayLink:
 
         def join() -> None:
             try:
-                ray.init(**options)
+                with _JOIN:  # another runner's link may have joined meanwhile
+                    if not ray.is_initialized():
+                        ray.init(**options)
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting coordinator
                 joining.set_exception(exc)
             else:

@@ -186,8 +186,10 @@ def _record_task(ctx: WaveContext, record: AgentRecord) -> None:
     task = ctx.state.task(record.task)
     task.status = record.status
     if record.status is Status.PAUSED:  # the provider refused it: not an attempt
+        task.pauses += 1
         ctx.state.cost_usd = round(ctx.state.cost_usd + record.cost_usd, 6)
         return
+    task.pauses = 0
     task.attempts += 1
     if record.status == Status.SPIRAL:
         task.spirals += 1
