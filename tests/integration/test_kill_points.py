@@ -34,7 +34,9 @@ CHECK = (
 )
 
 
-def _setup(tmp_path: Path, *, slow_agent: bool = False) -> tuple[Path, Path, dict[str, str]]:
+def _setup(
+    tmp_path: Path, *, slow_agent: bool = False, schedule: str = "waves"
+) -> tuple[Path, Path, dict[str, str]]:
     repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
     (tmp_path / "check.py").write_text(CHECK)
     first_a: dict[str, object] = {"writes": {"src/a.py": "a = 1\n"}, "final": "STATUS: done — a"}
@@ -57,7 +59,8 @@ def _setup(tmp_path: Path, *, slow_agent: bool = False) -> tuple[Path, Path, dic
     check = f"{sys.executable} {tmp_path / 'check.py'}"
     plan = write_plan(
         tmp_path / "plan.toml",
-        session=f'name = "kp"\nisolation = "worktree"\nchecks = [{json.dumps(check)}]',
+        session=f'name = "kp"\nisolation = "worktree"\nchecks = [{json.dumps(check)}]\n'
+        f'schedule = "{schedule}"',
         tasks=[
             {"id": "a", "prompt": "Write a.", "scope": ["src/a.py"]},
             {"id": "b", "prompt": "Write b.", "scope": ["src/b.py"]},
@@ -91,6 +94,9 @@ def _assert_guarantees(repo: Path) -> None:
     ):
         assert not (git_dir / leftover).exists(), leftover
     assert git(repo, "status", "--porcelain") == ""
+    # nothing merged twice: every advance of the target branch is a different merge
+    advances = [w.target_after for w in state.waves if w.target_after not in (None, w.start)]
+    assert len(advances) == len(set(advances)), advances
     refs = git(repo, "for-each-ref", "--format=%(refname)", f"refs/seawall/{state.session}/")
     for task in ("a", "b", "c"):
         assert f"refs/seawall/{state.session}/{task}" in refs.splitlines(), task
@@ -117,8 +123,9 @@ def _assert_guarantees(repo: Path) -> None:
         "while-writing-state:6",
     ],
 )
-def test_kill_at_named_point_then_resume(tmp_path: Path, point: str) -> None:
-    repo, plan, env = _setup(tmp_path)
+@pytest.mark.parametrize("schedule", ["waves", "rolling"])
+def test_kill_at_named_point_then_resume(tmp_path: Path, point: str, schedule: str) -> None:
+    repo, plan, env = _setup(tmp_path, schedule=schedule)
     killed = seawall(
         "run", str(plan), "--repo", str(repo), cwd=repo, env={**env, "SEAWALL_KILL_AT": point}
     )
@@ -145,8 +152,9 @@ def _run_and_kill_when(
     return int(marker.read_text())
 
 
-def test_kill_during_dispatch_then_resume(tmp_path: Path) -> None:
-    repo, plan, env = _setup(tmp_path, slow_agent=True)
+@pytest.mark.parametrize("schedule", ["waves", "rolling"])
+def test_kill_during_dispatch_then_resume(tmp_path: Path, schedule: str) -> None:
+    repo, plan, env = _setup(tmp_path, slow_agent=True, schedule=schedule)
     orphan = _run_and_kill_when(tmp_path, tmp_path / "agent-started", env, repo, plan)
     assert process_alive(orphan)  # the dead coordinator's agent is still running ...
     resumed = seawall("resume", "--repo", str(repo), cwd=repo, env=env)
