@@ -208,10 +208,11 @@ def test_a_usage_limit_pauses_the_agent_which_runs_again_after_the_reset(
 ) -> None:
     repo = make_repo(tmp_path / "repo")
     resets_at = time.time() + 4
+    begun = {**_usage_limit(resets_at), "writes": {"a.txt": "a (begun)\n"}}
     env = _spec(
         tmp_path,
         {
-            "a": [_usage_limit(resets_at), {"writes": {"a.txt": "a\n"}, "final": "STATUS: done"}],
+            "a": [begun, {"writes": {"a.txt": "a\n"}, "final": "STATUS: done"}],
             "b": [{"writes": {"b.txt": "b\n"}, "final": "STATUS: done — b"}],
         },
     )
@@ -222,6 +223,7 @@ def test_a_usage_limit_pauses_the_agent_which_runs_again_after_the_reset(
     waves = agents_by_wave(status(repo))
     assert waves[0]["a"]["status"] == "paused" and waves[0]["b"]["status"] == "done"
     assert waves[1]["a"]["status"] == "done"
+    assert waves[0]["a"]["merged"] is True  # the work it had begun was kept and merged
     assert "usage limit" in waves[0]["a"]["reason"]
     assert not (repo / ".seawall" / "issues").exists()  # a limit is not the task's failure
     assert show(repo, "main", "a.txt") == "a\n" and show(repo, "main", "b.txt") == "b\n"

@@ -129,16 +129,20 @@ def test_codex_stream_error_then_turn_failed_carries_the_limit() -> None:
 
 def test_opencode_api_error_429_with_retry_after_is_a_limit() -> None:
     parser = OpenCodeJsonParser()
+    # the line opencode 1.18 prints after its own retries of a 429
     error = {
         "name": "APIError",
         "data": {
-            "message": "Rate limit exceeded",
+            "message": "Rate limit reached",
             "statusCode": 429,
             "isRetryable": True,
-            "responseHeaders": {"retry-after": "120"},
+            "responseHeaders": {"content-type": "application/json", "retry-after": "120"},
+            "responseBody": '{"type": "error", "error": {"type": "rate_limit_exceeded"}}',
+            "metadata": {"url": "http://127.0.0.1:39057/v1/chat/completions"},
         },
     }
-    parser.feed(json.dumps({"type": "error", "error": error}))
+    line = {"type": "error", "timestamp": 1796442732384, "sessionID": "ses_1", "error": error}
+    parser.feed(json.dumps(line))
     final = _final(parser.finish())
     assert final.limit is not None and final.limit.kind is LimitKind.RATE
     assert final.limit.resets_at is not None and final.limit.resets_at > 0

@@ -130,8 +130,8 @@ class RayLink:
         await reachable(address)
         if self._joining is not None and not self._joining.done():
             raise RunnerError(
-                f"{where}: the earlier attempt got no answer within "
-                f"{self.connect_timeout:g} s (options.connect_timeout) and still waits"
+                f"{where}: no answer within {self.connect_timeout:g} s "
+                "(options.connect_timeout) to an earlier attempt, which still waits"
             )
         joining: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._joining = joining

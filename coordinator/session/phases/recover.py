@@ -75,9 +75,11 @@ async def recover(ctx: WaveContext, wave: WaveRecord) -> None:
         original = ctx.state.task(task.id).origin or task
         record = wave.agent(task.id)
         record.recovery = "paused: runs again after the provider's reset"
-        prompt = render_carry_forward_prompt(
-            original, done=record.summary, remaining=record.remaining
-        )
+        prompt = original.prompt
+        if record.touched:  # it had begun: its work (merged) is carried forward
+            prompt = render_carry_forward_prompt(
+                original, done=record.summary, remaining=record.remaining
+            )
         next_tasks.append(replace(original, prompt=prompt, depends_on=()))
     add_pending(ctx.state, next_tasks)
     await _finish_wave(ctx, wave)
@@ -88,7 +90,7 @@ async def _finish_wave(ctx: WaveContext, wave: WaveRecord) -> None:
     wave.phase = WavePhase.DONE
     wave.finished_at = round(time.time(), 3)
     # a wave only paused tried nothing: the breaker has nothing to count
-    if ctx.state.phase is SessionPhase.RUNNING and len(paused_agents(wave)) < len(wave.agents):
+    if len(paused_agents(wave)) < len(wave.agents):
         _wave_breaker(ctx, wave)
     await ctx.save()
     ctx.events.append(
