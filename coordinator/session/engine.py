@@ -330,6 +330,7 @@ class Session:
             plan_text=self._plan_text,
             created_at=now,
             pending=list(self.plan.tasks),
+            schedule=str(self.plan.session.schedule),
         )
         for task in self.plan.tasks:
             state.task(task.id).origin = task

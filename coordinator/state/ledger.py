@@ -260,6 +260,7 @@ class SessionState(Tracked):
     cost_usd: float = 0.0
     running_s: float = 0.0  # seconds seawall ran the session, over all runs and resumes
     clock_start_s: float = 0.0  # running_s when the session_minutes allowance began
+    schedule: str = "waves"  # the plan's [session] schedule when the session started
 
     def task(self, task_id: str) -> TaskRecord:
         """The record of ``task_id`` (made when there is none), counted as changed."""

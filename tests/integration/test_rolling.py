@@ -69,7 +69,40 @@ def test_a_dependant_starts_once_its_dependency_landed_not_when_the_slow_one_end
         assert show(repo, "main", path) == content
     # merged in the order agents finished: the slow one last
     assert max(w.merged_at for w in state.waves) == slow.merged_at
-    assert state.phase == "done"
+    assert state.phase == "done" and state.schedule == "rolling"
+    # the report draws the schedule: a lane per dispatch, each with its merge
+    page = (repo / ".seawall" / data["session"] / "report.html").read_text()
+    assert 'aria-label="rolling schedule"' in page
+    assert page.count('class="lane"') == 3 and page.count('class="merged"') == 3
+
+
+def test_in_place_agents_never_share_the_tree_with_an_agent_or_a_merge(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    agents = {
+        task: [{"writes": {f"{task}/f.txt": f"{task}\n"}, "sleep": sleep, "final": "STATUS: done"}]
+        for task, sleep in (("root", 0.2), ("left", 0.8), ("right", 0.3), ("join", 0.2))
+    }
+    spec = _spec(tmp_path, agents)
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        session='name = "mixed"\nschedule = "rolling"',
+        tasks=[
+            {"id": "root", "prompt": "r", "scope": ["root/"]},
+            {"id": "left", "prompt": "l", "scope": ["left/"], "depends_on": ["root"]},
+            {"id": "right", "prompt": "r", "scope": ["right/"], "depends_on": ["root"]},
+            {"id": "join", "prompt": "j", "scope": ["join/"], "depends_on": ["left", "right"]},
+        ],
+    )
+    _run(tmp_path, repo, plan, spec)
+    state = StateStore(repo, status(repo)["session"]).load()
+    isolation = {w.tasks[0].id: str(w.isolation) for w in state.waves}
+    assert isolation == {"root": "none", "left": "worktree", "right": "worktree", "join": "none"}
+    # an in-place agent's whole stay in the tree (dispatch to merge) overlaps nobody's
+    for alone in (w for w in state.waves if w.isolation == "none"):
+        for other in state.waves:
+            if other is not alone:
+                assert other.merged_at <= alone.started_at or other.started_at >= alone.merged_at
+    assert {w.tasks[0].id for w in state.waves if w.agents[0].merged} == set(isolation)
 
 
 def test_an_agent_alone_runs_in_place_and_a_chain_lands_link_by_link(tmp_path: Path) -> None:
