@@ -304,3 +304,43 @@ def test_a_spiral_is_rescoped_and_a_repeated_failure_trips_the_breaker(tmp_path:
     assert loops[-1].status == "done" and loops[-1].merged
     assert show(repo, "main", "src/x.py") == "x = 42\n"
     assert show(repo, "main", "src/f.py") is None
+
+
+def test_a_halt_lets_running_agents_finish_and_resume_lands_them(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    failing = {"writes": {"f/f.txt": "f\n"}, "final": "STATUS: failed — KeyError: 'widget'"}
+    spec = _spec(
+        tmp_path,
+        {
+            "flaky": [failing, failing, {"writes": {"f/f.txt": "ok\n"}, "final": "STATUS: done"}],
+            "slow": [{"writes": {"s/s.txt": "s\n"}, "sleep": 3.0, "final": "STATUS: done — s"}],
+        },
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        session='name = "halt"\nschedule = "rolling"\nisolation = "worktree"',
+        tasks=[
+            {"id": "flaky", "prompt": "f", "scope": ["f/"]},
+            {"id": "slow", "prompt": "s", "scope": ["s/"]},
+        ],
+    )
+    env = {"AGENT_SPEC": str(spec)}
+    first = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert first.returncode == 3, first.stdout + first.stderr
+    data = status(repo)
+    assert data["breaker"]["trigger"] == "identical-failure"
+    state = StateStore(repo, data["session"]).load()
+    slow = next(w for w in state.waves if w.tasks[0].id == "slow")
+    # halted while the slow agent ran: no new dispatch, but the agent finished and
+    # was recorded; nothing of it merged yet
+    assert [w.tasks[0].id for w in state.waves].count("flaky") == 2
+    assert slow.phase == "dispatched" and slow.agents[0].run is not None
+    assert show(repo, "main", "s/s.txt") is None
+    again = seawall("resume", "--repo", str(repo), cwd=repo, env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    state = StateStore(repo, data["session"]).load()
+    slow = next(w for w in state.waves if w.tasks[0].id == "slow")
+    assert slow.agents[0].merged and slow.agents[0].run is not None
+    assert show(repo, "main", "s/s.txt") == "s\n"
+    assert show(repo, "main", "f/f.txt") == "ok\n"
+    assert sum(1 for w in state.waves if w.tasks[0].id == "slow") == 1  # not run again
