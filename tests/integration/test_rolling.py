@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
+from seawall.session.step_types import load_schema
 from seawall.state.store import StateStore
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
 
@@ -344,3 +347,57 @@ def test_a_halt_lets_running_agents_finish_and_resume_lands_them(tmp_path: Path)
     assert show(repo, "main", "s/s.txt") == "s\n"
     assert show(repo, "main", "f/f.txt") == "ok\n"
     assert sum(1 for w in state.waves if w.tasks[0].id == "slow") == 1  # not run again
+
+
+def _next(repo: Path, outputs: dict[str, str] | None = None) -> dict[str, Any]:
+    args = ("next", "--json", "--repo", str(repo))
+    if outputs is None:
+        done = seawall(*args, cwd=repo, check=True)
+    else:
+        stdin = json.dumps({"outputs": outputs})
+        done = seawall(*args, "--input", "-", cwd=repo, stdin=stdin, check=True)
+    data: dict[str, Any] = json.loads(done.stdout)
+    jsonschema.validate(data, load_schema(data["schema"]))
+    return data
+
+
+def test_a_lead_gets_newly_ready_agents_as_soon_as_a_review_frees_them(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        session='name = "lead"\nschedule = "rolling"',
+        tasks=[
+            {"id": "slow", "prompt": "s", "scope": ["s/"]},
+            {"id": "quick", "prompt": "q", "scope": ["q/"]},
+            {"id": "after", "prompt": "a", "scope": ["a/"], "depends_on": ["quick"]},
+        ],
+    )
+    first = json.loads(
+        seawall("next", str(plan), "--json", "--repo", str(repo), cwd=repo, check=True).stdout
+    )
+    assert first["action"] == "dispatch" and not first["again"]
+    second = _next(repo)  # one more agent may start beside the first
+    assert second["action"] == "dispatch" and not second["again"]
+    handed = {first["wave"]["agents"][0]["task"], second["wave"]["agents"][0]["task"]}
+    assert handed == {"slow", "quick"}
+    assert first["wave"]["isolation"] == second["wave"]["isolation"] == "worktree"
+    assert _next(repo)["again"] is True  # nothing else may start: "after" waits for quick
+    agent = {w["agents"][0]["task"]: w["agents"][0] for w in (first["wave"], second["wave"])}
+    Path(agent["quick"]["workspace"], "q").mkdir()
+    Path(agent["quick"]["workspace"], "q/q.txt").write_text("q\n")
+    # quick finished (slow still runs): its review lands it and hands out "after" at once
+    step = _next(repo, {"quick": "STATUS: done — q"})
+    assert [a["task"] for a in step["reviewed"]["agents"]] == ["quick"]
+    assert step["reviewed"]["agents"][0]["merged"] is True
+    assert step["action"] == "dispatch" and not step["again"]
+    assert [a["task"] for a in step["wave"]["agents"]] == ["after"]
+    assert show(repo, step["wave"]["base"], "q/q.txt") == "q\n"  # its base holds quick
+    for task, workspace in (("slow", agent["slow"]["workspace"]),
+                            ("after", step["wave"]["agents"][0]["workspace"])):  # fmt: skip
+        Path(workspace, task[0]).mkdir()
+        Path(workspace, task[0], "f.txt").write_text(f"{task}\n")
+    step = _next(repo, {"after": "STATUS: done — a", "slow": "STATUS: done — s"})
+    assert [a["task"] for a in step["reviewed"]["agents"]] == ["after", "slow"]
+    assert step["action"] == "done", step
+    for path, content in (("s/f.txt", "slow\n"), ("q/q.txt", "q\n"), ("a/f.txt", "after\n")):
+        assert show(repo, "main", path) == content
