@@ -12,6 +12,7 @@ import jsonschema
 
 from seawall.session.step_types import load_schema
 from seawall.state.store import StateStore
+from seawall.telemetry import RepoStateChanged, read_events
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
 
 
@@ -73,6 +74,10 @@ def test_a_dependant_starts_once_its_dependency_landed_not_when_the_slow_one_end
     # merged in the order agents finished: the slow one last
     assert max(w.merged_at for w in state.waves) == slow.merged_at
     assert state.phase == "done" and state.schedule == "rolling"
+    # what the session did while an agent ran (landings moved main, other dispatches'
+    # worktrees came and went) is no change of that agent's to the repository's state
+    events = repo / ".seawall" / data["session"] / "events.jsonl"
+    assert list(read_events(events, RepoStateChanged)) == []
     # the report draws the schedule: a lane per dispatch, each with its merge
     page = (repo / ".seawall" / data["session"] / "report.html").read_text()
     assert 'aria-label="rolling schedule"' in page
