@@ -114,10 +114,15 @@ def dispatched_tasks(session: Session) -> list[str] | None:
         if not session.store.exists():
             return None
         session.state = session.store.load()
-    wave = session.state.current_wave
-    if wave is None or wave.phase is not WavePhase.DISPATCHED:
-        return None
-    return [agent.task for agent in wave.agents]
+    # a wave session has at most its current wave out; a rolling session one or more
+    # dispatches, each reviewed when its agent finished
+    out = [
+        agent.task
+        for wave in session.state.waves
+        if wave.phase is WavePhase.DISPATCHED
+        for agent in wave.agents
+    ]
+    return out or None
 
 
 async def next_step(session: Session, data: object | None = None) -> NextAnswer:
@@ -133,20 +138,31 @@ async def next_step(session: Session, data: object | None = None) -> NextAnswer:
         outputs = parse_outputs(data, waiting)
         review = await session.review_wave(outputs)
     elif waiting is not None:
-        prepared = await session.prepare_wave()  # shows the dispatched wave again
-        return _answer(session, NextAction.DISPATCH, prepared=prepared, again=True)
+        # shows the dispatched wave again; a rolling session hands out a newly ready
+        # agent first, when one may start beside those out
+        prepared = await session.prepare_wave()
+        if prepared is not None:
+            again = _handed_out(prepared, waiting)
+            return _answer(session, NextAction.DISPATCH, prepared=prepared, again=again)
     phase = session.state.phase if session.state is not None else SessionPhase.RUNNING
     if phase is SessionPhase.HALTED:
         return _answer(session, NextAction.HALTED, review=review)
     if phase is SessionPhase.DONE:
         return _answer(session, NextAction.DONE, review=review)
+    out = dispatched_tasks(session) or []
     prepared = await session.prepare_wave()
     if session.state is not None and session.state.phase is SessionPhase.HALTED:
         return _answer(session, NextAction.HALTED, review=review)  # session_minutes ran out
     if prepared is None:
         await session.finish()
         return _answer(session, NextAction.DONE, review=review)
-    return _answer(session, NextAction.DISPATCH, prepared=prepared, review=review)
+    again = _handed_out(prepared, out)
+    return _answer(session, NextAction.DISPATCH, prepared=prepared, review=review, again=again)
+
+
+def _handed_out(prepared: PreparedWave, out: Iterable[str]) -> bool:
+    """Whether every agent of ``prepared`` is one the lead already has out."""
+    return {agent.task for agent in prepared.agents} <= set(out)
 
 
 class NextAction(StrEnum):

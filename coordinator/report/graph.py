@@ -12,7 +12,7 @@ from html import escape
 
 from seawall.report.facts import WaveFacts
 
-__all__ = ["STATUS_COLOURS", "wave_graph_svg"]
+__all__ = ["STATUS_COLOURS", "rolling_graph_svg", "wave_graph_svg"]
 
 STATUS_COLOURS = {
     "done": "#2e7d32",
@@ -97,3 +97,60 @@ def _edges(waves: Sequence[WaveFacts], where: dict[tuple[int, str], tuple[int, i
         for agent in wave.agents:
             last_seen[agent.task] = column
     return out
+
+
+_LABEL_W, _PLOT_W, _LANE_H = 200, 640, 22
+
+
+def rolling_graph_svg(waves: Sequence[WaveFacts]) -> str:
+    """A rolling session's schedule as inline SVG: a lane per dispatch, in the order
+    they started, on one time axis; the agent's run as a bar coloured by status, the
+    wait for its landing as a thin line, its merge as a tick."""
+    runs = [(w, a) for w in waves for a in w.agents if w.record.started_at]
+    if not runs:
+        return wave_graph_svg(waves)
+    start = min(w.record.started_at for w, _ in runs)
+    end = max(
+        max(w.record.merged_at, w.record.ended_at, w.record.finished_at, w.record.started_at)
+        for w, _ in runs
+    )
+    span = max(end - start, 1e-6)
+
+    def x(ts: float) -> float:
+        return _LABEL_W + (ts - start) / span * _PLOT_W
+
+    parts: list[str] = []
+    for lane, (wave, agent) in enumerate(runs):
+        record = wave.record
+        y = _TOP + lane * _LANE_H
+        colour = STATUS_COLOURS.get(agent.status, STATUS_COLOURS["running"])
+        ended = record.ended_at or end
+        title = (
+            f"{agent.task} · W{wave.number} · {agent.status} · {ended - record.started_at:.1f} s"
+        )
+        if record.merged_at:
+            title += f" · merged {record.merged_at - ended:.1f} s after"
+        parts.append(
+            f'<g class="lane" data-wave="{wave.number}" data-task="{escape(agent.task)}">'
+            f"<title>{escape(title)}</title>"
+            f'<text x="{_LEFT}" y="{y + 15}">W{wave.number} {escape(agent.task)}</text>'
+            f'<rect x="{x(record.started_at):.1f}" y="{y + 4}" '
+            f'width="{max(x(ended) - x(record.started_at), 1.0):.1f}" height="14" rx="3" '
+            f'fill="{colour}"/>'
+        )
+        if record.merged_at:
+            parts.append(
+                f'<line class="landing" x1="{x(ended):.1f}" y1="{y + 11}" '
+                f'x2="{x(record.merged_at):.1f}" y2="{y + 11}" stroke="#555"/>'
+                f'<line class="merged" x1="{x(record.merged_at):.1f}" y1="{y + 2}" '
+                f'x2="{x(record.merged_at):.1f}" y2="{y + 20}" stroke="#000" stroke-width="2"/>'
+            )
+        parts.append("</g>")
+    width = _LABEL_W + _PLOT_W + _LEFT * 2
+    height = _TOP + len(runs) * _LANE_H + 8
+    return (
+        f'<svg role="img" aria-label="rolling schedule" class="wave-graph rolling" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
+        f'<text class="wave-title" x="{_LABEL_W}" y="{_TOP - 12}">rolling schedule, '
+        f"{span:.1f} s: run, wait to land, merge</text>" + "".join(parts) + "</svg>"
+    )

@@ -15,7 +15,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from seawall.report.facts import AgentFacts, SessionFacts, WaveFacts
-from seawall.report.graph import STATUS_COLOURS, wave_graph_svg
+from seawall.report.graph import STATUS_COLOURS, rolling_graph_svg, wave_graph_svg
 from seawall.state.ledger import AgentRecord, SessionPhase, WaveRecord
 from seawall.state.refusals import Refusals
 from seawall.state.render import checks_summary, set_aside_for_fixes
@@ -78,8 +78,7 @@ def render_page(facts: SessionFacts, *, base: Path) -> str:
         f"updated {_when(state.updated_at)}</p>",
         _banner(facts),
         _totals(facts),
-        '<h2>Wave graph</h2><div class="graph" id="wave-graph">'
-        f"{wave_graph_svg(facts.waves)}</div>",
+        f'<h2>Wave graph</h2><div class="graph" id="wave-graph">{_graph(facts)}</div>',
         _legend(),
     ]
     body += [_wave(wave, base) for wave in facts.waves]
@@ -99,6 +98,13 @@ def render_page(facts: SessionFacts, *, base: Path) -> str:
         + "\n".join(part for part in body if part)
         + "</body></html>\n"
     )
+
+
+def _graph(facts: SessionFacts) -> str:
+    """The wave graph, or a rolling session's schedule (a lane per dispatch)."""
+    if facts.state.schedule == "rolling":
+        return rolling_graph_svg(facts.waves)
+    return wave_graph_svg(facts.waves)
 
 
 def _phase(facts: SessionFacts) -> str:

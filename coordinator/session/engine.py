@@ -41,7 +41,7 @@ from seawall.session.loop import advance
 from seawall.session.phases.finish import finish_session
 from seawall.session.preflight import preflight_runners
 from seawall.session.result import SessionResult
-from seawall.session.step_mode import prepare_for_lead, review_from_lead
+from seawall.session.step_mode import lead_out, prepare_for_lead, review_from_lead
 from seawall.session.step_types import PreparedWave, WaveReport
 from seawall.session.tasks import ready_tasks
 from seawall.session.user_stop import kill_if_asked
@@ -330,6 +330,7 @@ class Session:
             plan_text=self._plan_text,
             created_at=now,
             pending=list(self.plan.tasks),
+            schedule=str(self.plan.session.schedule),
         )
         for task in self.plan.tasks:
             state.task(task.id).origin = task
@@ -433,8 +434,10 @@ class Session:
             self._clock.start()
             if self.state is None:
                 self.state = self.store.load()
-            report = await review_from_lead(self._context(self._state()), outputs)
-            release_lease(self.repo, self.session_id)
+            ctx = self._context(self._state())
+            report = await review_from_lead(ctx, outputs)
+            if not lead_out(ctx):  # a rolling session's lead may still have agents out
+                release_lease(self.repo, self.session_id)
             if self._state().phase is not SessionPhase.RUNNING:
                 self._ended()
             return report
@@ -447,8 +450,8 @@ class Session:
                 self.state = self.store.load()
             state = self._state()
             if state.phase is SessionPhase.RUNNING:
-                current = state.current_wave
-                if current is not None and current.phase is not WavePhase.DONE:
+                current = next((w for w in state.waves if w.phase is not WavePhase.DONE), None)
+                if current is not None:
                     raise StateError(
                         f"session {state.session}: wave {current.number} is not reviewed "
                         "yet; review it before finishing"

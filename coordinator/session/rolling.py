@@ -26,6 +26,7 @@ salvaged, prepared dispatches run.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -50,7 +51,7 @@ from seawall.session.user_stop import kill_if_asked
 from seawall.session.wave_steps import land_wave
 from seawall.state.ledger import SessionPhase, SessionState, WavePhase, WaveRecord
 
-__all__ = ["in_flight", "landed_ready", "roll"]
+__all__ = ["dispatch_ready", "in_flight", "land_finished", "landed_ready", "roll"]
 
 
 async def roll(ctx: WaveContext) -> bool:
@@ -104,62 +105,10 @@ class _Roller:
     # -- dispatch ---------------------------------------------------------------------
 
     async def _dispatch_ready(self, group: TaskGroup) -> None:
-        ctx = self.ctx
         if self.alone is not None:
             return
-        config = ctx.config
-        free = config.max_agents - len(self.running)
-        if free <= 0:
-            return
-        chosen = self._choose(landed_ready(ctx.state), free)
-        if not chosen or await halt_on_session_time(ctx, None):
-            return
-        beside = len(self.running) + len(self.landing) + len(chosen)
-        for task in chosen:
-            number = len(ctx.state.waves) + 1
-            resolved = self._isolation(task, number, beside)
-            wave_plan = make_wave(
-                (task,),
-                config,
-                number=number,
-                isolation=resolved.value,
-                isolation_reason=resolved.reason,
-            )
-            wave = await record_wave(ctx, wave_plan)
-            await prepare(ctx, wave)
+        for wave in await dispatch_ready(self.ctx, [*self.running.values(), *self.landing]):
             self._start(group, wave)
-
-    def _choose(self, ready: list[Task], free: int) -> list[Task]:
-        """Up to ``free`` ready tasks whose scopes collide with no running agent's nor
-        with each other's (the pre-dispatch collision check, against what runs)."""
-        if self.ctx.config.isolation is Isolation.NONE:
-            # every agent in place: one at a time, alone in the tree
-            return ready[:1] if not self.running and not self.landing else []
-        busy = [*self.running.values(), *self.landing]
-        taken = [task for wave in busy for task in wave.tasks]
-        chosen: list[Task] = []
-        for task in ready:
-            if len(chosen) == free:
-                break
-            if any(check_pair(task, other).kind is not OverlapKind.DISJOINT for other in taken):
-                continue
-            chosen.append(task)
-            taken.append(task)
-        return chosen
-
-    def _isolation(self, task: Task, number: int, beside: int) -> IsolationResolution:
-        """The isolation of one dispatch, from what will run beside it."""
-        alone = make_wave((task,), self.ctx.config, number=number)
-        if alone.isolation is Isolation.WORKTREE:
-            return IsolationResolution(Isolation.WORKTREE, alone.isolation_reason)
-        if beside == 1:
-            reason = f"{alone.isolation_reason}; runs alone, the tree held until it lands"
-            return IsolationResolution(Isolation.NONE, reason)
-        others = beside - 1
-        return IsolationResolution(
-            Isolation.WORKTREE,
-            f"rolling: runs beside {others} other agent(s); in place only alone in the tree",
-        )
 
     def _start(self, group: TaskGroup, wave: WaveRecord) -> None:
         self.running[wave.number] = wave
@@ -192,15 +141,7 @@ class _Roller:
         self.landing = batch
         if group is not None:
             await self._dispatch_ready(group)  # none in place: the tree is being merged
-        for each in batch:
-            if each.phase is WavePhase.DISPATCHED:
-                await anyio.to_thread.run_sync(_accept_session_moves, ctx, each)
-        if len(batch) > 1 and ctx.config.checks:
-            await land_together(ctx, batch)
-        else:
-            for each in batch:
-                if self._going():
-                    await land_wave(ctx, each)
+        await land_finished(ctx, batch)
         self.landing = []
         if self.alone in {each.number for each in batch}:
             self.alone = None
@@ -233,6 +174,86 @@ class _Roller:
                 if await halt_on_session_time(ctx, wave):
                     return
                 self._start(group, wave)
+
+
+async def dispatch_ready(ctx: WaveContext, busy: Sequence[WaveRecord]) -> list[WaveRecord]:
+    """Record and prepare a dispatch for each task that may start now beside ``busy``
+    (the dispatches running or being landed): its dependencies landed, a slot free, no
+    scope colliding; each on the target branch as it stands, its isolation decided from
+    what runs beside it. None while an in-place dispatch holds the tree; none past the
+    session's time (it halts)."""
+    if any(wave.isolation is Isolation.NONE for wave in busy):
+        return []
+    free = ctx.config.max_agents - len(busy)
+    chosen = _choose(ctx, landed_ready(ctx.state), free, busy) if free > 0 else []
+    if not chosen or await halt_on_session_time(ctx, None):
+        return []
+    beside = len(busy) + len(chosen)
+    started: list[WaveRecord] = []
+    for task in chosen:
+        number = len(ctx.state.waves) + 1
+        resolved = _isolation(ctx, task, number, beside)
+        wave_plan = make_wave(
+            (task,),
+            ctx.config,
+            number=number,
+            isolation=resolved.value,
+            isolation_reason=resolved.reason,
+        )
+        wave = await record_wave(ctx, wave_plan)
+        await prepare(ctx, wave)
+        started.append(wave)
+    return started
+
+
+def _choose(
+    ctx: WaveContext, ready: list[Task], free: int, busy: Sequence[WaveRecord]
+) -> list[Task]:
+    """Up to ``free`` ready tasks whose scopes collide with no busy agent's nor with each
+    other's (the pre-dispatch collision check, against what runs)."""
+    if ctx.config.isolation is Isolation.NONE:
+        # every agent in place: one at a time, alone in the tree
+        return ready[:1] if not busy else []
+    taken = [task for wave in busy for task in wave.tasks]
+    chosen: list[Task] = []
+    for task in ready:
+        if len(chosen) == free:
+            break
+        if any(check_pair(task, other).kind is not OverlapKind.DISJOINT for other in taken):
+            continue
+        chosen.append(task)
+        taken.append(task)
+    return chosen
+
+
+def _isolation(ctx: WaveContext, task: Task, number: int, beside: int) -> IsolationResolution:
+    """The isolation of one dispatch, from what will run beside it."""
+    alone = make_wave((task,), ctx.config, number=number)
+    if alone.isolation is Isolation.WORKTREE:
+        return IsolationResolution(Isolation.WORKTREE, alone.isolation_reason)
+    if beside == 1:
+        reason = f"{alone.isolation_reason}; runs alone, the tree held until it lands"
+        return IsolationResolution(Isolation.NONE, reason)
+    others = beside - 1
+    return IsolationResolution(
+        Isolation.WORKTREE,
+        f"rolling: runs beside {others} other agent(s); in place only alone in the tree",
+    )
+
+
+async def land_finished(ctx: WaveContext, batch: Sequence[WaveRecord]) -> None:
+    """Review, merge and recover finished dispatches, in the order given (the order they
+    finished): together, with one run of the checks, when the plan has checks
+    (``rolling_batch``), else one after the other. A halt leaves the rest for resume."""
+    for each in batch:
+        if each.phase is WavePhase.DISPATCHED:
+            await anyio.to_thread.run_sync(_accept_session_moves, ctx, each)
+    if len(batch) > 1 and ctx.config.checks:
+        await land_together(ctx, batch)
+        return
+    for each in batch:
+        if ctx.state.phase is SessionPhase.RUNNING:
+            await land_wave(ctx, each)
 
 
 def _accept_session_moves(ctx: WaveContext, wave: WaveRecord) -> None:

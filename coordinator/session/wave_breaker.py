@@ -42,6 +42,8 @@ def wave_report(state: SessionState, wave: WaveRecord, config: SessionConfig) ->
         if agent.merged
         or (agent.status in (Status.DONE, Status.NO_TESTS_NEEDED) and not agent.touched)
     )
+    if len(window) < _window_size(config):
+        merged = max(merged, 1)  # a rolling session's first reviews: no full window to judge
     redispatched = tuple(a.task for a in wave.agents if state.task(a.task).attempts > 1)
     failures = {
         a.task: (a.error_signature or a.summary or a.reason,)
@@ -66,6 +68,13 @@ def wave_report(state: SessionState, wave: WaveRecord, config: SessionConfig) ->
     )
 
 
+def _window_size(config: SessionConfig) -> int:
+    """How many reviews the progress triggers read at once (1: a wave session's wave)."""
+    if config.schedule is not Schedule.ROLLING:
+        return 1
+    return config.wave_breaker.window or config.max_agents
+
+
 def review_window(state: SessionState, wave: WaveRecord, config: SessionConfig) -> list[WaveRecord]:
     """What the breaker's progress triggers read for ``wave``: the wave itself; in a
     rolling session, its review with the ones before it, the last ``window`` reviews
@@ -73,7 +82,7 @@ def review_window(state: SessionState, wave: WaveRecord, config: SessionConfig) 
     they ended."""
     if config.schedule is not Schedule.ROLLING:
         return [wave]
-    size = config.wave_breaker.window or config.max_agents
+    size = _window_size(config)
     earlier = sorted(
         (w for w in state.waves if w.phase is WavePhase.DONE and w is not wave),
         key=lambda w: w.finished_at,

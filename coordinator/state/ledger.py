@@ -280,6 +280,7 @@ class SessionState(Tracked):
     running_s: float = 0.0  # seconds seawall ran the session, over all runs and resumes
     clock_start_s: float = 0.0  # running_s when the session_minutes allowance began
     holds: dict[str, float] = field(default_factory=dict)  # provider: its limit's reset
+    schedule: str = "waves"  # the plan's [session] schedule when the session started
 
     def task(self, task_id: str) -> TaskRecord:
         """The record of ``task_id`` (made when there is none), counted as changed."""

@@ -8,7 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
+from seawall.session.step_types import load_schema
 from seawall.state.store import StateStore
+from seawall.telemetry import RepoStateChanged, read_events
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
 
 
@@ -69,7 +73,44 @@ def test_a_dependant_starts_once_its_dependency_landed_not_when_the_slow_one_end
         assert show(repo, "main", path) == content
     # merged in the order agents finished: the slow one last
     assert max(w.merged_at for w in state.waves) == slow.merged_at
-    assert state.phase == "done"
+    assert state.phase == "done" and state.schedule == "rolling"
+    # what the session did while an agent ran (landings moved main, other dispatches'
+    # worktrees came and went) is no change of that agent's to the repository's state
+    events = repo / ".seawall" / data["session"] / "events.jsonl"
+    assert list(read_events(events, RepoStateChanged)) == []
+    # the report draws the schedule: a lane per dispatch, each with its merge
+    page = (repo / ".seawall" / data["session"] / "report.html").read_text()
+    assert 'aria-label="rolling schedule"' in page
+    assert page.count('class="lane"') == 3 and page.count('class="merged"') == 3
+
+
+def test_in_place_agents_never_share_the_tree_with_an_agent_or_a_merge(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    agents = {
+        task: [{"writes": {f"{task}/f.txt": f"{task}\n"}, "sleep": sleep, "final": "STATUS: done"}]
+        for task, sleep in (("root", 0.2), ("left", 0.8), ("right", 0.3), ("join", 0.2))
+    }
+    spec = _spec(tmp_path, agents)
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        session='name = "mixed"\nschedule = "rolling"',
+        tasks=[
+            {"id": "root", "prompt": "r", "scope": ["root/"]},
+            {"id": "left", "prompt": "l", "scope": ["left/"], "depends_on": ["root"]},
+            {"id": "right", "prompt": "r", "scope": ["right/"], "depends_on": ["root"]},
+            {"id": "join", "prompt": "j", "scope": ["join/"], "depends_on": ["left", "right"]},
+        ],
+    )
+    _run(tmp_path, repo, plan, spec)
+    state = StateStore(repo, status(repo)["session"]).load()
+    isolation = {w.tasks[0].id: str(w.isolation) for w in state.waves}
+    assert isolation == {"root": "none", "left": "worktree", "right": "worktree", "join": "none"}
+    # an in-place agent's whole stay in the tree (dispatch to merge) overlaps nobody's
+    for alone in (w for w in state.waves if w.isolation == "none"):
+        for other in state.waves:
+            if other is not alone:
+                assert other.merged_at <= alone.started_at or other.started_at >= alone.merged_at
+    assert {w.tasks[0].id for w in state.waves if w.agents[0].merged} == set(isolation)
 
 
 def test_an_agent_alone_runs_in_place_and_a_chain_lands_link_by_link(tmp_path: Path) -> None:
@@ -271,3 +312,97 @@ def test_a_spiral_is_rescoped_and_a_repeated_failure_trips_the_breaker(tmp_path:
     assert loops[-1].status == "done" and loops[-1].merged
     assert show(repo, "main", "src/x.py") == "x = 42\n"
     assert show(repo, "main", "src/f.py") is None
+
+
+def test_a_halt_lets_running_agents_finish_and_resume_lands_them(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    failing = {"writes": {"f/f.txt": "f\n"}, "final": "STATUS: failed — KeyError: 'widget'"}
+    spec = _spec(
+        tmp_path,
+        {
+            "flaky": [failing, failing, {"writes": {"f/f.txt": "ok\n"}, "final": "STATUS: done"}],
+            "slow": [{"writes": {"s/s.txt": "s\n"}, "sleep": 3.0, "final": "STATUS: done — s"}],
+        },
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        session='name = "halt"\nschedule = "rolling"\nisolation = "worktree"',
+        tasks=[
+            {"id": "flaky", "prompt": "f", "scope": ["f/"]},
+            {"id": "slow", "prompt": "s", "scope": ["s/"]},
+        ],
+    )
+    env = {"AGENT_SPEC": str(spec)}
+    first = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert first.returncode == 3, first.stdout + first.stderr
+    data = status(repo)
+    assert data["breaker"]["trigger"] == "identical-failure"
+    state = StateStore(repo, data["session"]).load()
+    slow = next(w for w in state.waves if w.tasks[0].id == "slow")
+    # halted while the slow agent ran: no new dispatch, but the agent finished and
+    # was recorded; nothing of it merged yet
+    assert [w.tasks[0].id for w in state.waves].count("flaky") == 2
+    assert slow.phase == "dispatched" and slow.agents[0].run is not None
+    assert show(repo, "main", "s/s.txt") is None
+    again = seawall("resume", "--repo", str(repo), cwd=repo, env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    state = StateStore(repo, data["session"]).load()
+    slow = next(w for w in state.waves if w.tasks[0].id == "slow")
+    assert slow.agents[0].merged and slow.agents[0].run is not None
+    assert show(repo, "main", "s/s.txt") == "s\n"
+    assert show(repo, "main", "f/f.txt") == "ok\n"
+    assert sum(1 for w in state.waves if w.tasks[0].id == "slow") == 1  # not run again
+
+
+def _next(repo: Path, outputs: dict[str, str] | None = None) -> dict[str, Any]:
+    args = ("next", "--json", "--repo", str(repo))
+    if outputs is None:
+        done = seawall(*args, cwd=repo, check=True)
+    else:
+        stdin = json.dumps({"outputs": outputs})
+        done = seawall(*args, "--input", "-", cwd=repo, stdin=stdin, check=True)
+    data: dict[str, Any] = json.loads(done.stdout)
+    jsonschema.validate(data, load_schema(data["schema"]))
+    return data
+
+
+def test_a_lead_gets_newly_ready_agents_as_soon_as_a_review_frees_them(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        session='name = "lead"\nschedule = "rolling"',
+        tasks=[
+            {"id": "slow", "prompt": "s", "scope": ["s/"]},
+            {"id": "quick", "prompt": "q", "scope": ["q/"]},
+            {"id": "after", "prompt": "a", "scope": ["a/"], "depends_on": ["quick"]},
+        ],
+    )
+    first = json.loads(
+        seawall("next", str(plan), "--json", "--repo", str(repo), cwd=repo, check=True).stdout
+    )
+    assert first["action"] == "dispatch" and not first["again"]
+    second = _next(repo)  # one more agent may start beside the first
+    assert second["action"] == "dispatch" and not second["again"]
+    handed = {first["wave"]["agents"][0]["task"], second["wave"]["agents"][0]["task"]}
+    assert handed == {"slow", "quick"}
+    assert first["wave"]["isolation"] == second["wave"]["isolation"] == "worktree"
+    assert _next(repo)["again"] is True  # nothing else may start: "after" waits for quick
+    agent = {w["agents"][0]["task"]: w["agents"][0] for w in (first["wave"], second["wave"])}
+    Path(agent["quick"]["workspace"], "q").mkdir()
+    Path(agent["quick"]["workspace"], "q/q.txt").write_text("q\n")
+    # quick finished (slow still runs): its review lands it and hands out "after" at once
+    step = _next(repo, {"quick": "STATUS: done — q"})
+    assert [a["task"] for a in step["reviewed"]["agents"]] == ["quick"]
+    assert step["reviewed"]["agents"][0]["merged"] is True
+    assert step["action"] == "dispatch" and not step["again"]
+    assert [a["task"] for a in step["wave"]["agents"]] == ["after"]
+    assert show(repo, step["wave"]["base"], "q/q.txt") == "q\n"  # its base holds quick
+    for task, workspace in (("slow", agent["slow"]["workspace"]),
+                            ("after", step["wave"]["agents"][0]["workspace"])):  # fmt: skip
+        Path(workspace, task[0]).mkdir()
+        Path(workspace, task[0], "f.txt").write_text(f"{task}\n")
+    step = _next(repo, {"after": "STATUS: done — a", "slow": "STATUS: done — s"})
+    assert [a["task"] for a in step["reviewed"]["agents"]] == ["after", "slow"]
+    assert step["action"] == "done", step
+    for path, content in (("s/f.txt", "slow\n"), ("q/q.txt", "q\n"), ("a/f.txt", "after\n")):
+        assert show(repo, "main", path) == content

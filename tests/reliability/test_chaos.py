@@ -4,10 +4,11 @@ Each run copies a repository of a few thousand files, starts a session whose pla
 worktree and in-place waves, editing, failing, spiralling and partial agents and a
 check, kills the coordinator at a random moment (or while a worktree is being checked
 out), resumes it (sometimes killing the resume too) until it is done, then checks that
-nothing was lost. A second test kills the coordinator inside the git commands that move
-the target branch (``read-tree``, ``update-ref``), through a ``git`` placed first on its
-PATH (``chaos_git.sh``), often together with that git, which then leaves its lock
-behind. The seed is printed; ``SEAWALL_CHAOS_SEED`` replays a whole test,
+nothing was lost. Runs with an odd seed are rolling sessions (``schedule = "rolling"``).
+A second test kills the coordinator inside the git commands that move the target
+branch (``read-tree``, ``update-ref``), through a ``git`` placed first on its PATH
+(``chaos_git.sh``), often together with that git, which then leaves its lock behind.
+The seed is printed; ``SEAWALL_CHAOS_SEED`` replays a whole test,
 ``SEAWALL_CHAOS_RUNS`` and ``SEAWALL_CHAOS_GIT_RUNS`` set the number of runs.
 """
 

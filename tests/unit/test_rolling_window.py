@@ -111,3 +111,14 @@ def test_state_md_shows_each_dispatch_s_start_end_and_merge() -> None:
     assert timeline_line(wave) == f"{line} · merged 22:13:34"
     wave.ended_at = 0.0  # still running: no timeline yet
     assert timeline_line(wave) is None
+
+
+def test_a_window_not_yet_full_is_not_judged_a_stall() -> None:
+    state = _state()
+    trips = [
+        evaluate_wave(state, _review(state, number, merged=False, at=float(number)), ROLLING)
+        for number in range(1, 5)
+    ]
+    # window 3: reviews 1-2 fill it, 3 is the first stalled window, 4 the second: trips
+    assert trips[:3] == [None, None, None]
+    assert trips[3] is not None and "stall" in trips[3]
