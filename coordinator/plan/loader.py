@@ -173,6 +173,7 @@ def _session(table: Any, path: str) -> SessionConfig:
             path=path,
             field="session.max_agents",
         )
+    old_cap = isinstance(table, Mapping) and "max_agents_per_wave" in table
     if isinstance(table, Mapping):
         table = {_SESSION_ALIASES.get(key, key): value for key, value in table.items()}
     try:
@@ -184,15 +185,8 @@ def _session(table: Any, path: str) -> SessionConfig:
     if config.max_wait < 0:
         raise PlanError("must not be negative (minutes)", path=path, field="session.max_wait")
     if config.max_agents_per_wave < 1:
-        old = isinstance(table, Mapping) and "max_agents_per_wave" in table
-        cap = "session.max_agents_per_wave" if old else "session.max_agents"
+        cap = "session.max_agents_per_wave" if old_cap else "session.max_agents"
         raise PlanError("must be at least 1", path=path, field=cap)
-    if config.wave_breaker.window < 0:
-        raise PlanError(
-            "must be 0 (the concurrency cap) or more",
-            path=path,
-            field="session.wave_breaker.window",
-        )
     if not config.name or not _TASK_ID.fullmatch(config.name):
         raise PlanError(
             "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",

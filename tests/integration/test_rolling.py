@@ -406,3 +406,34 @@ def test_a_lead_gets_newly_ready_agents_as_soon_as_a_review_frees_them(tmp_path:
     assert step["action"] == "done", step
     for path, content in (("s/f.txt", "slow\n"), ("q/q.txt", "q\n"), ("a/f.txt", "after\n")):
         assert show(repo, "main", path) == content
+
+
+def test_past_its_session_time_a_rolling_session_halts_before_the_next_dispatch(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    spec = _spec(
+        tmp_path,
+        {
+            "first": [{"writes": {"a/a.txt": "a\n"}, "sleep": 1.5, "final": "STATUS: done"}],
+            "then": [{"writes": {"b/b.txt": "b\n"}, "final": "STATUS: done"}],
+        },
+    )
+    plan = write_plan(
+        tmp_path / "plan.toml",
+        session='name = "clock"\nschedule = "rolling"\nbudgets = { session_minutes = 0.02 }',
+        tasks=[
+            {"id": "first", "prompt": "a", "scope": ["a/"]},
+            {"id": "then", "prompt": "b", "scope": ["b/"], "depends_on": ["first"]},
+        ],
+    )
+    env = {"AGENT_SPEC": str(spec)}
+    halted = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert halted.returncode == 3, halted.stdout + halted.stderr
+    data = status(repo)
+    assert data["phase"] == "halted" and data["halt"]["reason"] == "session-time"
+    assert [w["agents"][0]["task"] for w in data["waves"]] == ["first"]  # landed, then halted
+    assert show(repo, "main", "a/a.txt") == "a\n"
+    resumed = seawall("resume", "--repo", str(repo), cwd=repo, env=env)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert show(repo, "main", "b/b.txt") == "b\n"

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from seawall.breakers.wave import WaveTrigger
+from seawall.errors import PlanError
 from seawall.model import (
     Enforcement,
     Isolation,
@@ -14,6 +17,8 @@ from seawall.model import (
     Task,
     WaveBreakerConfig,
 )
+from seawall.plan.loader import parse_plan
+from seawall.plan.render import render_plan
 from seawall.session.rolling import in_flight, landed_ready
 from seawall.session.wave_breaker import evaluate_wave, review_window
 from seawall.state.ledger import AgentRecord, SessionState, WavePhase, WaveRecord
@@ -122,3 +127,36 @@ def test_a_window_not_yet_full_is_not_judged_a_stall() -> None:
     # window 3: reviews 1-2 fill it, 3 is the first stalled window, 4 the second: trips
     assert trips[:3] == [None, None, None]
     assert trips[3] is not None and "stall" in trips[3]
+
+
+def _plan(session: str) -> str:
+    return f'[session]\nname = "p"\n{session}\n\n[[task]]\nid = "a"\nprompt = "x"\n'
+
+
+def test_the_cap_is_max_agents_and_its_old_name_still_reads() -> None:
+    assert parse_plan(_plan("max_agents = 3")).session.max_agents == 3
+    assert parse_plan(_plan("max_agents_per_wave = 2")).session.max_agents == 2
+    # a recorded plan is written with the new name and reads back the same
+    plan = parse_plan(_plan('max_agents_per_wave = 2\nschedule = "rolling"'))
+    assert "max_agents = 2" in render_plan(plan)
+    assert parse_plan(render_plan(plan)).session == plan.session
+    assert plan.session.schedule is Schedule.ROLLING
+
+
+@pytest.mark.parametrize(
+    ("session", "field", "line", "words"),
+    [
+        ("max_agents = 2\nmax_agents_per_wave = 3", "session.max_agents", 3, "old name"),
+        ("max_agents = 0", "session.max_agents", 3, "at least 1"),
+        ('schedule = "rolls"', "session.schedule", 3, "rolling"),
+        ("[session.wave_breaker]\nwindow = -1", "session.wave_breaker.window", 4, "negative"),
+    ],
+)
+def test_bad_schedule_settings_name_their_field_and_line(
+    session: str, field: str, line: int, words: str
+) -> None:
+    with pytest.raises(PlanError) as caught:
+        parse_plan(_plan(session), path="plan.toml")
+    assert caught.value.field == field
+    assert caught.value.line == line
+    assert words in str(caught.value)
