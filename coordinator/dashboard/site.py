@@ -205,7 +205,9 @@ def _entry(store: StateStore) -> SessionEntry:
             for wave in state.waves
             if wave.phase is WavePhase.DISPATCHED
             for agent in wave.agents
-            if agent.status is None and agent.run is None
+            if agent.status is None
+            and agent.run is None
+            and not (store.paths.agent_dir(agent.task) / f"w{wave.number}-run.json").exists()
         )
     plan = state.plan_path
     if plan and not Path(plan).is_absolute():
