@@ -2,7 +2,8 @@
 
 Chromium reads commands on fd 3 and writes replies and events on fd 4, each message one
 JSON object ended by a NUL byte (``--remote-debugging-pipe``). This is enough to load a
-page, collect its console errors, read values out of its DOM and take a screenshot.
+page, collect its console errors and every URL it requests, set its width, read values
+out of its DOM and take a screenshot.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Browser:
     from_browser: int
     timeout: float = 30.0
     errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)  # every URL the page asked for
     _next_id: int = 0
     _buffer: bytes = b""
     _session: str | None = None
@@ -84,6 +86,8 @@ class Browser:
             self.errors.append(f"exception: {details.get('text')} {details.get('exception')}")
         elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
             self.errors.append(f"console.{params['type']}: {params.get('args')}")
+        elif method == "Network.requestWillBeSent":
+            self.requests.append((params.get("request") or {}).get("url", ""))
         elif method == "Log.entryAdded" and (params.get("entry") or {}).get("level") == "error":
             self.errors.append(f"log: {params['entry'].get('text')}")
 
@@ -110,10 +114,18 @@ class Browser:
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         attached = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})
         self._session = attached["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
+        for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable")
         self.call("Page.navigate", {"url": url})
         self._wait_for("Page.loadEventFired")
+        self.evaluate("new Promise(done => requestAnimationFrame(() => done(true)))")
+
+    def set_width(self, width: int, height: int = 900) -> None:
+        """Lay the page out in a window ``width`` CSS pixels wide (after ``load``)."""
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
         self.evaluate("new Promise(done => requestAnimationFrame(() => done(true)))")
 
     def evaluate(self, expression: str) -> Any:

@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "seawall.cli.replay",
     "seawall.cli.adapters",
     "seawall.cli.watch",
+    "seawall.cli.dashboard",
 )
 
 
@@ -44,4 +45,5 @@ COMMANDS: dict[str, str] = {
     "replay": "seawall.cli.replay",
     "adapters": "seawall.cli.adapters",
     "watch": "seawall.cli.watch",
+    "dashboard": "seawall.cli.dashboard",
 }

@@ -15,7 +15,7 @@ from seawall.git.repo import safe_component
 from seawall.runtime.files import atomic_write_text
 from seawall.state.ledger import AgentRecord, SessionState, WaveRecord
 
-__all__ = ["write_diffs"]
+__all__ = ["agent_patch", "write_diffs"]
 
 
 def write_diffs(
@@ -25,16 +25,24 @@ def write_diffs(
     written: dict[tuple[int, str], str] = {}
     for wave in state.waves:
         for agent in wave.agents:
-            tip = _tip(repo, wave, agent)
-            base = _commit(repo, wave.base)
-            if tip is None or base is None:
-                continue
             path = folder / f"w{wave.number}-{safe_component(agent.task)}.diff"
             if not path.exists():
-                patch = repo.diff(base, tip).patch or ""
+                patch = agent_patch(repo, wave, agent)
+                if patch is None:
+                    continue
                 atomic_write_text(path, patch)
             written[(wave.number, agent.task)] = str(path)
     return written
+
+
+def agent_patch(repo: pygit2.Repository, wave: WaveRecord, agent: AgentRecord) -> str | None:
+    """The agent's change so far, from the wave's base to its last commit (a running
+    agent's shadow checkpoint included), or None when it has none yet."""
+    tip = _tip(repo, wave, agent)
+    base = _commit(repo, wave.base)
+    if tip is None or base is None:
+        return None
+    return repo.diff(base, tip).patch or ""
 
 
 def _tip(repo: pygit2.Repository, wave: WaveRecord, agent: AgentRecord) -> pygit2.Commit | None:

@@ -12,10 +12,18 @@ from dataclasses import dataclass, field
 
 from seawall.state.ledger import AgentRecord, SessionState, WaveRecord
 from seawall.state.render import set_aside
-from seawall.telemetry import AgentFinished, TelemetryEvent, UnknownEvent, WaveMerged
+from seawall.telemetry import (
+    AgentFinished,
+    CarryoverClosed,
+    CarryoverFiled,
+    TelemetryEvent,
+    UnknownEvent,
+    WaveMerged,
+)
 
 __all__ = [
     "AgentFacts",
+    "IssueFacts",
     "SessionFacts",
     "Totals",
     "WaveFacts",
@@ -79,12 +87,27 @@ class Totals:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class IssueFacts:
+    """A carryover issue of the session: ``closed`` once the session closed it (its task
+    landed later, or it duplicated another), as the session's telemetry records it."""
+
+    number: int
+    url: str = ""
+    closed: bool = False
+
+    @property
+    def state(self) -> str:
+        return "closed" if self.closed else "open"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SessionFacts:
     state: SessionState
     waves: tuple[WaveFacts, ...]
     totals: Totals
     phase_label: str  # the ledger's phase, or "interrupted" when its coordinator is gone
     events: tuple[TelemetryEvent | UnknownEvent, ...] = field(default=())
+    issues: Mapping[int, IssueFacts] = field(default_factory=dict)  # by number
 
 
 def agent_tokens(agent: AgentRecord) -> int:
@@ -117,7 +140,28 @@ def gather(
         totals=_totals(state, waves),
         phase_label="interrupted" if interrupted else str(state.phase),
         events=tuple(events),
+        issues=_issues(state, events),
     )
+
+
+def _issues(
+    state: SessionState, events: Sequence[TelemetryEvent | UnknownEvent]
+) -> dict[int, IssueFacts]:
+    """Every carryover issue the ledger or the telemetry names, and whether it closed."""
+    urls: dict[int, str] = {}
+    refs = [task.issue for task in state.tasks.values()]
+    refs += [agent.issue for wave in state.waves for agent in wave.agents]
+    for ref in refs:
+        if ref is not None:
+            urls[ref.number] = urls.get(ref.number) or ref.url
+    for event in events:
+        if isinstance(event, CarryoverFiled) and event.number is not None:
+            urls[event.number] = urls.get(event.number) or event.url or ""
+    closed = {e.number for e in events if isinstance(e, CarryoverClosed) and e.closed and e.number}
+    return {
+        number: IssueFacts(number=number, url=urls[number], closed=number in closed)
+        for number in sorted(urls)
+    }
 
 
 def _wave(

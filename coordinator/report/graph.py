@@ -14,9 +14,10 @@ from seawall.report.facts import WaveFacts
 
 __all__ = ["STATUS_COLOURS", "rolling_graph_svg", "wave_graph_svg"]
 
+# one colour per status, each its own (the legend, the boxes, the bars and the labels)
 STATUS_COLOURS = {
     "done": "#2e7d32",
-    "no-tests-needed": "#2e7d32",
+    "no-tests-needed": "#00796b",
     "partial": "#b26a00",
     "failed": "#c62828",
     "spiral": "#6a1b9a",

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from html import escape
 from importlib.resources import files
 from pathlib import Path
 
-from seawall.report.facts import AgentFacts, SessionFacts, WaveFacts
+from seawall.report.facts import AgentFacts, IssueFacts, SessionFacts, WaveFacts
 from seawall.report.graph import STATUS_COLOURS, rolling_graph_svg, wave_graph_svg
 from seawall.state.ledger import AgentRecord, SessionPhase, WaveRecord
 from seawall.state.refusals import Refusals
@@ -25,6 +25,11 @@ __all__ = ["render_page"]
 
 def _css() -> str:
     return files("seawall.report").joinpath("report.css").read_text(encoding="utf-8")
+
+
+def _status_css() -> str:
+    """Each status's colour on its labels, from the one table the graph and legend use."""
+    return "".join(f".status.{name} {{ color: {c}; }}\n" for name, c in STATUS_COLOURS.items())
 
 
 def _clock(ts: float) -> str:
@@ -81,7 +86,7 @@ def render_page(facts: SessionFacts, *, base: Path) -> str:
         f'<h2>Wave graph</h2><div class="graph" id="wave-graph">{_graph(facts)}</div>',
         _legend(),
     ]
-    body += [_wave(wave, base) for wave in facts.waves]
+    body += [_wave(wave, base, facts.issues) for wave in facts.waves]
     body.append(_tasks(facts))
     body.append(
         f"<footer>Rendered from <code>state.json</code> and <code>events.jsonl</code> of "
@@ -93,7 +98,8 @@ def render_page(facts: SessionFacts, *, base: Path) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'; img-src data:\">"
-        f"<title>seawall · {escape(state.session)}</title><style>{_css()}</style></head>"
+        f"<title>seawall · {escape(state.session)}</title><style>{_css()}{_status_css()}</style>"
+        "</head>"
         f'<body data-session="{escape(state.session)}" data-phase="{escape(_phase(facts))}">'
         + "\n".join(part for part in body if part)
         + "</body></html>\n"
@@ -138,7 +144,8 @@ def _banner(facts: SessionFacts) -> str:
 
 def _totals(facts: SessionFacts) -> str:
     t = facts.totals
-    issues = ", ".join(f"#{n}" for n in t.issues) or "none"
+    numbers = ", ".join(f"#{n}" for n in t.issues)
+    issues = ", ".join(_issue(facts.issues, n, f"#{n}") for n in t.issues) or "none"
     head = (
         "<tr><th>waves</th><th>agents</th><th>succeeded</th><th>merged</th><th>turns</th>"
         "<th>tool calls</th><th>tokens</th><th>cost</th><th>wall clock</th><th>conflicts</th>"
@@ -156,21 +163,28 @@ def _totals(facts: SessionFacts) -> str:
             _num("cost_usd", f"{t.cost_usd:.2f}", f"${t.cost_usd:.2f}"),
             _num("wall_s", round(t.wall_s, 1), duration(t.wall_s)),
             _num("conflicts", t.conflicts),
-            f'<td data-field="issues">{escape(issues)}</td>',
+            f'<td data-field="issues" data-value="{escape(numbers)}">{issues}</td>',
         ]
     )
-    return f'<h2>Totals</h2><table class="totals" id="totals">{head}<tr>{row}</tr></table>'
+    return (
+        '<h2>Totals</h2><div class="scroll"><table class="totals" id="totals">'
+        f"{head}<tr>{row}</tr></table></div>"
+    )
 
 
 def _legend() -> str:
     chips = "".join(
-        f'<span style="color:{colour}">■</span> {escape(status)} '
+        f'<span class="chip" data-status="{escape(status)}"><span style="color:{colour}">■</span>'
+        f" {escape(status)}</span> "
         for status, colour in STATUS_COLOURS.items()
     )
-    return f'<p class="meta">{chips}· dashed: a dependency · solid: the next attempt</p>'
+    return (
+        f'<p class="meta legend" id="legend">{chips}· dashed: a dependency · solid: the next '
+        "attempt</p>"
+    )
 
 
-def _wave(wave: WaveFacts, base: Path) -> str:
+def _wave(wave: WaveFacts, base: Path, issues: Mapping[int, IssueFacts]) -> str:
     record = wave.record
     facts = [
         f"isolation <code>{escape(record.isolation)}</code> ({escape(record.isolation_reason)})",
@@ -182,17 +196,15 @@ def _wave(wave: WaveFacts, base: Path) -> str:
     ]
     if record.fallback:
         facts.append(f"worktree fallback: {escape(record.fallback)}")
-    facts.append(
-        "merged: " + (", ".join(f"<code>{escape(t)}</code>" for t in wave.merged) or "nothing")
-    )
+    facts.append("merged: " + (", ".join(_id(t) for t in wave.merged) or "nothing"))
     facts += [
         f"conflict <code>{escape(r.path)}</code>: {escape(r.rule)} ({escape(', '.join(r.agents))})"
         for r in record.resolutions
     ]
-    facts += [f"dropped <code>{escape(d.task)}</code>: {escape(d.reason)}" for d in record.dropped]
+    facts += [f"dropped {_id(d.task)}: {escape(d.reason)}" for d in record.dropped]
     facts.append(_checks(record))
     if record.fix_tasks:
-        facts.append("fix tasks queued: " + ", ".join(map(escape, record.fix_tasks)))
+        facts.append("fix tasks queued: " + ", ".join(map(_id, record.fix_tasks)))
     facts += [
         f'<span data-field="set_aside">{escape(path)}</span>: {escape(what)}'
         for path, what in wave.set_aside
@@ -206,7 +218,7 @@ def _wave(wave: WaveFacts, base: Path) -> str:
         '<th class="num">tokens</th><th class="num">cost</th><th>trips · findings</th>'
         "<th>merge · issue</th><th>files</th></tr>"
     )
-    rows = "".join(_agent_row(agent, record, window, base) for agent in wave.agents)
+    rows = "".join(_agent_row(agent, record, window, base, issues) for agent in wave.agents)
     return (
         f'<section class="wave" id="wave-{record.number}" data-wave="{record.number}">'
         f"<h2>Wave {record.number} · {escape(str(record.phase))}</h2>{_items(facts)}"
@@ -221,7 +233,13 @@ def _checks(record: WaveRecord) -> str:
     return f'checks: <span data-field="checks">{escape(summary)}</span>'
 
 
-def _agent_row(agent: AgentFacts, wave: WaveRecord, window: tuple[float, float], base: Path) -> str:
+def _agent_row(
+    agent: AgentFacts,
+    wave: WaveRecord,
+    window: tuple[float, float],
+    base: Path,
+    issues: Mapping[int, IssueFacts],
+) -> str:
     record = agent.record
     status = escape(agent.status)
     mark = (
@@ -243,23 +261,22 @@ def _agent_row(agent: AgentFacts, wave: WaveRecord, window: tuple[float, float],
     trips += _refusals(record)
     merge = ["merged" if record.merged else "not merged"]
     merge += [
-        f"<code>{escape(r.path)}</code> set aside for fix task <code>{escape(r.fix_task or '')}"
-        f"</code> (kept: {escape(r.kept)})"
+        f"{_path(r.path)} set aside for fix task {_id(r.fix_task or '')} (kept: {escape(r.kept)})"
         for r in set_aside_for_fixes(wave, record.task)
     ]
     if record.issue is not None:
         label = f"{'existing' if record.issue.existing else 'issue'} #{record.issue.number}"
-        merge.append(_link_or_text(record.issue.url, label))
+        merge.append(_issue(issues, record.issue.number, label, record.issue.url))
     if record.recovery:
         merge.append(escape(record.recovery))
     links = [
         _link(record.transcript, "transcript", base),
         _link(agent.diff, "diff", base),
     ]
-    links += [f"<code>{escape(path)}</code>" for path in record.touched]
+    links += [_path(path) for path in record.touched]
     return (
         f'<tr class="agent" data-wave="{agent.wave}" data-task="{escape(agent.task)}" '
-        f'data-status="{status}"><td><code>{escape(agent.task)}</code></td>'
+        f'data-status="{status}"><td>{_id(agent.task)}</td>'
         f'<td><span class="status {status}">{status}</span>{mark}{why}</td>'
         f"<td>{_bar(agent, window)}</td><td>{_clock(agent.started_at)}</td>"
         f"<td>{_clock(agent.finished_at)}</td>"
@@ -269,7 +286,7 @@ def _agent_row(agent: AgentFacts, wave: WaveRecord, window: tuple[float, float],
         + _num("tokens", agent.tokens, _tokens_text(agent.tokens, agent.cached_tokens))
         + _num("cost_usd", f"{record.cost_usd:.2f}", f"${record.cost_usd:.2f}")
         + f"<td>{'<br>'.join(trips) or '—'}</td><td>{' · '.join(merge)}</td>"
-        f"<td>{' '.join(link for link in links if link) or '—'}</td></tr>"
+        f'<td class="files">{" ".join(link for link in links if link) or "—"}</td></tr>'
     )
 
 
@@ -311,12 +328,14 @@ def _tasks(facts: SessionFacts) -> str:
     rows = []
     for task in sorted(facts.state.tasks.values(), key=lambda t: t.id):
         issue = (
-            "—" if task.issue is None else _link_or_text(task.issue.url, f"#{task.issue.number}")
+            "—"
+            if task.issue is None
+            else _issue(facts.issues, task.issue.number, f"#{task.issue.number}", task.issue.url)
         )
         status = escape(task.status or "pending")
         rows.append(
-            f'<tr class="task" data-task="{escape(task.id)}"><td><code>{escape(task.id)}</code>'
-            f'</td><td><span class="status {status}">{status}</span></td>'
+            f'<tr class="task" data-task="{escape(task.id)}"><td>{_id(task.id)}</td>'
+            f'<td><span class="status {status}">{status}</span></td>'
             + _num("attempts", task.attempts)
             + _num("rework", task.rework)
             + f"<td>{issue}</td></tr>"
@@ -325,7 +344,30 @@ def _tasks(facts: SessionFacts) -> str:
         '<tr><th>task</th><th>status</th><th class="num">attempts</th>'
         '<th class="num">rework</th><th>carryover</th></tr>'
     )
-    return f'<h2>Tasks</h2><table id="tasks">{head}{"".join(rows)}</table>'
+    return (
+        f'<h2>Tasks</h2><div class="scroll"><table id="tasks">{head}{"".join(rows)}</table></div>'
+    )
+
+
+def _id(value: str) -> str:
+    """A task id, kept on one line however narrow the page."""
+    return f'<code class="id">{escape(value)}</code>'
+
+
+def _path(value: str) -> str:
+    """A file path, which may wrap after each ``/`` and nowhere else."""
+    return f'<code class="path">{"/<wbr>".join(map(escape, value.split("/")))}</code>'
+
+
+def _issue(issues: Mapping[int, IssueFacts], number: int, label: str, url: str = "") -> str:
+    """A carryover issue: its link and whether it is open or closed."""
+    found = issues.get(number) or IssueFacts(number=number, url=url)
+    state = found.state
+    return (
+        f'<span class="issue {state}" data-issue="{number}" data-state="{state}">'
+        f"{_link_or_text(found.url or url, label)} "
+        f'<span class="issue-state">{state}</span></span>'
+    )
 
 
 def _tokens_text(tokens: int, cached: int) -> str:

@@ -27,7 +27,7 @@ from seawall.watch.rows import AgentView, SessionReader, SessionView
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-__all__ = ["Keys", "WatchScreen", "render_view"]
+__all__ = ["COLUMNS", "Keys", "WatchScreen", "agent_cells", "render_view"]
 
 UP, DOWN, ESCAPE = "up", "down", "escape"
 _ARROWS = {"\x1b[A": UP, "\x1b[B": DOWN, "\x1bOA": UP, "\x1bOB": DOWN}
@@ -159,11 +159,11 @@ def render_view(
         f"  ({time.strftime('%H:%M:%S', time.localtime(now))})",
     )
     table = Table(box=None, pad_edge=False, expand=False, header_style="bold")
-    for name, justify in _COLUMNS:
+    for name, justify in COLUMNS:
         table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis")
     for index, agent in enumerate(view.agents):
         table.add_row(
-            *_cells(agent), style="reverse" if index == selected and not view.ended else None
+            *agent_cells(agent), style="reverse" if index == selected and not view.ended else None
         )
     parts: list[RenderableType] = [header, table]
     if view.note:
@@ -177,7 +177,7 @@ def render_view(
     return Group(*parts)
 
 
-_COLUMNS: tuple[tuple[str, Literal["left", "right"]], ...] = (
+COLUMNS: tuple[tuple[str, Literal["left", "right"]], ...] = (
     ("wave", "right"),
     ("agent", "left"),
     ("state", "left"),
@@ -192,7 +192,8 @@ _COLUMNS: tuple[tuple[str, Literal["left", "right"]], ...] = (
 )
 
 
-def _cells(agent: AgentView) -> tuple[str, ...]:
+def agent_cells(agent: AgentView) -> tuple[str, ...]:
+    """The cells of an agent's row, one per column of ``COLUMNS`` (the dashboard's too)."""
     cost = f"{'~' if agent.cost_estimated else ''}${agent.cost_usd:.2f}"
     alerts = [f"trip {trip}" for trip in agent.trips] + [f"80% {w}" for w in agent.warnings]
     return (

@@ -13,6 +13,7 @@ import pytest
 
 from seawall.demo import run_demo
 from seawall.report import report_path
+from seawall.report.graph import STATUS_COLOURS
 from seawall.state.store import StateStore
 from tests.browser import chromium, open_browser
 
@@ -98,3 +99,63 @@ def test_the_report_is_self_contained(tmp_path: Path) -> None:
     assert "<link" not in page and "@import" not in page
     assert re.search(r"url\((?!#)", page) is None  # only references inside the page
     assert "default-src 'none'" in page and "<svg" in page
+
+
+# measured in the page: the page's overflow, each id drawn on more than one line, each
+# table and whether what holds it scrolls, the legend, the carryovers, the status colours
+MEASURE = """(() => {
+  const root = document.documentElement;
+  const ids = [...document.querySelectorAll('code.id')];
+  const colour = (status) => {
+    const probe = document.createElement('span');
+    probe.className = `status ${status}`;
+    document.body.append(probe);
+    const found = getComputedStyle(probe).color;
+    probe.remove();
+    return found;
+  };
+  const legend = [...document.querySelectorAll('#legend [data-status]')].map(e => e.dataset.status);
+  return {
+    overflow: root.scrollWidth - root.clientWidth,
+    ids: ids.length,
+    broken: ids.filter(e => e.getClientRects().length > 1).map(e => e.textContent),
+    unheld: [...document.querySelectorAll('table')].filter(t =>
+      t.getBoundingClientRect().right > root.clientWidth + 0.5 &&
+      getComputedStyle(t.parentElement).overflowX !== 'auto').length,
+    legend,
+    colours: Object.fromEntries(legend.map(s => [s, colour(s)])),
+    issues: [...document.querySelectorAll('#tasks .issue')].map(e => ({
+      number: +e.dataset.issue, state: e.dataset.state,
+      href: e.querySelector('a')?.getAttribute('href') ?? '',
+      shown: e.textContent.trim()})),
+  };
+})()"""
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_the_report_reads_at_any_width(tmp_path: Path) -> None:
+    assert CHROMIUM is not None
+    report, ledger = _demo(tmp_path)
+    filed = {t["issue"]["number"] for t in ledger["tasks"].values() if t.get("issue")}
+    measured = {}
+    with open_browser(CHROMIUM, tmp_path / "profile") as browser:
+        browser.load(report.as_uri())
+        for width in (1000, 1400, 1920):
+            browser.set_width(width)
+            measured[width] = browser.evaluate(MEASURE)
+        errors = list(browser.errors)
+    assert errors == []
+    for width, page in measured.items():
+        assert page["overflow"] <= 0, (width, page["overflow"])
+        assert page["ids"] > 0 and page["broken"] == [], (width, page["broken"])
+        assert page["unheld"] == 0, width
+        assert page["legend"] == list(STATUS_COLOURS)
+        colours = page["colours"]
+        assert len(set(colours.values())) == len(colours), colours
+        assert colours["done"] != colours["no-tests-needed"]
+    # the demo's carryover was filed, then closed when its task landed in a later wave
+    issues = measured[1400]["issues"]
+    assert {i["number"] for i in issues} == filed
+    assert all(i["state"] == "closed" and i["href"].startswith("file://") for i in issues)
+    assert all(i["shown"].endswith("closed") for i in issues)

@@ -11,7 +11,7 @@ from seawall.breakers.trip import BreakerKind, Trip
 from seawall.breakers.wave import WaveTrigger
 from seawall.model import CheckVerdict, Enforcement, Isolation, Status, Task
 from seawall.report import gather, render_page
-from seawall.report.graph import wave_graph_svg
+from seawall.report.graph import STATUS_COLOURS, wave_graph_svg
 from seawall.state.ledger import (
     AgentRecord,
     CheckFailure,
@@ -19,13 +19,21 @@ from seawall.state.ledger import (
     IssueRef,
     SessionState,
     SetAsideRecord,
+    TaskRecord,
     WaveBreakerState,
     WavePhase,
     WaveRecord,
 )
 from seawall.state.render import render_state_md
 from seawall.state.runs import AgentRun
-from seawall.telemetry import AgentFinished, SessionKilled, UnknownEvent, WaveMerged
+from seawall.telemetry import (
+    AgentFinished,
+    CarryoverClosed,
+    CarryoverFiled,
+    SessionKilled,
+    UnknownEvent,
+    WaveMerged,
+)
 
 
 def _state() -> SessionState:
@@ -239,3 +247,42 @@ def test_the_page_tells_seawalls_refusals_from_the_clis() -> None:
     assert re.findall(r'data-field="refused_by" data-value="([^"]+)"', rows["db"]) == ["agent-cli"]
     assert "the agent CLI refused 1 call(s) without permission: Write /r/notes.md" in rows["db"]
     assert "`options.permissions`" in rows["db"]
+
+
+def test_a_carryover_shows_whether_it_is_open_or_closed() -> None:
+    state = _state()
+    state.tasks["db"] = TaskRecord(
+        id="db", status=Status.FAILED, issue=IssueRef(number=7, url="https://tracker.invalid/7")
+    )
+    state.tasks["api"] = TaskRecord(id="api", status=Status.DONE, issue=IssueRef(number=3))
+    filed = CarryoverFiled(task="api", kind="FAILED", wave=1, number=3, url="file:///i/3.md")
+    closed = CarryoverClosed(number=3, reason="landed", closed=True, wave=2, agent="api")
+    failed_close = CarryoverClosed(number=7, reason="landed", closed=False, error="offline")
+    facts = gather(state, (filed, closed, failed_close))
+    assert {n: (i.state, i.url) for n, i in facts.issues.items()} == {
+        3: ("closed", "file:///i/3.md"),
+        7: ("open", "https://tracker.invalid/7"),
+    }
+    page = render_page(facts, base=Path("/r/.seawall/s"))
+    tasks = page.split('id="tasks"', 1)[1]
+    assert re.search(
+        r'data-issue="3" data-state="closed"><a href="file:///i/3.md">#3</a> '
+        r'<span class="issue-state">closed</span>',
+        tasks,
+    )
+    assert re.search(
+        r'data-issue="7" data-state="open"><a href="https://tracker.invalid/7">', tasks
+    )
+    totals = page.split('id="totals"', 1)[1].split("</table>", 1)[0]
+    assert 'data-field="issues" data-value="#3, #7"' in totals
+    assert totals.count('data-state="closed"') == 1 and totals.count('data-state="open"') == 1
+
+
+def test_every_status_has_its_own_colour_and_legend_entry() -> None:
+    assert set(STATUS_COLOURS) == {status.value for status in Status} | {"running"}
+    assert len(set(STATUS_COLOURS.values())) == len(STATUS_COLOURS)
+    page = render_page(gather(_state()), base=Path("/r"))
+    legend = page.split('id="legend"', 1)[1].split("</p>", 1)[0]
+    assert re.findall(r'data-status="([^"]+)"', legend) == list(STATUS_COLOURS)
+    for status, colour in STATUS_COLOURS.items():
+        assert f".status.{status} {{ color: {colour}; }}" in page
