@@ -97,7 +97,7 @@ def test_a_conflicting_both_added_file_goes_to_a_fix_task(tmp_path: Path) -> Non
     page = result.report.read_text(encoding="utf-8")
     auth_row = page[page.index('<tr class="agent" data-wave="1" data-task="docs-auth"') :]
     auth_row = auth_row[: auth_row.index("</tr>")]
-    assert "<code>docs/api.md</code> set aside for fix task" in auth_row
+    assert '<code class="path">docs/<wbr>api.md</code> set aside for fix task' in auth_row
     assert "docs-auth-fix-w1" in auth_row
 
 
