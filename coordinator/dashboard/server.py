@@ -100,7 +100,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if not self._host_allowed():
             return
-        path = urlsplit(self.path).path
+        try:
+            self._get(urlsplit(self.path).path)
+        except SeawallError as exc:  # a ledger that cannot be read, a repository that is not
+            self._text(HTTPStatus.INTERNAL_SERVER_ERROR, f"{exc}\n")
+
+    def _get(self, path: str) -> None:
         dashboard = self.server.dashboard
         if path == "/":
             self._page()
@@ -164,11 +169,7 @@ class _Handler(BaseHTTPRequestHandler):
         dashboard = self.server.dashboard
         session, rest = parts[0], tuple(parts[1:])
         if len(rest) == 3 and rest[0] == "diff" and rest[1].isdigit():
-            try:
-                patch = dashboard.diff(session, int(rest[1]), rest[2])
-            except SeawallError as exc:
-                self._text(HTTPStatus.INTERNAL_SERVER_ERROR, f"{exc}\n")
-                return
+            patch = dashboard.diff(session, int(rest[1]), rest[2])
             if patch is None:
                 self._text(HTTPStatus.NOT_FOUND, "no change recorded for this agent yet\n")
             else:

@@ -137,6 +137,15 @@ def test_the_dashboard_follows_a_running_session_and_stops_an_agent(tmp_path: Pa
             report = browser.evaluate(
                 "[...document.querySelectorAll('#session-links a')].map(a => a.textContent)"
             )
+            # the finished report, served by the dashboard with the files it links to
+            served = browser.evaluate(
+                "(async () => { const page = await fetch([...document.querySelectorAll("
+                "'#session-links a')].find(a => a.textContent === 'report').href); "
+                "const html = await page.text(); const href = new URL("
+                '/<tr class="agent"[^]*?<a href="([^"]+)"/.exec(html)[1], page.url); '
+                "return [page.status, html.includes('data-phase=\"done\"'), "
+                "(await fetch(href)).status]; })()"
+            )
             diff = browser.evaluate(
                 f"fetch({links[-1][1]!r}).then(r => r.text())" if links else "''"
             )
@@ -148,6 +157,7 @@ def test_the_dashboard_follows_a_running_session_and_stops_an_agent(tmp_path: Pa
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [label for label, _ in links] == ["transcript", "diff"]
     assert "report" in report and "STATE.md" in report
+    assert served == [200, True, 200]
     assert "src/busy.py" in diff
     # everything the page loaded came from the dashboard (the icon is an empty data: URL)
     assert requests and all(r.startswith(url) or r == "data:," for r in requests), requests

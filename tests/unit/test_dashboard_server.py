@@ -246,5 +246,7 @@ def test_an_unreadable_ledger_is_listed_as_such(tmp_path: Path) -> None:
     broken.paths.state.write_text("{ not json")
     with serving(Dashboard(tmp_path)) as server:
         listing = document(server, "/api/sessions")
+        status, _, body = request(server, "/api/sessions/broken-1")
     phases = {s["session"]: (s["phase"], bool(s["note"])) for s in listing["sessions"]}
     assert phases == {"demo-1": ("interrupted", False), "broken-1": ("unreadable", True)}
+    assert status == 500 and str(broken.paths.state).encode() in body  # names the file
