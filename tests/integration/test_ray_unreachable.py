@@ -22,6 +22,9 @@ CONNECT_TIMEOUT = 4
 REFUSED = "OSError: All connection attempts failed"  # the probe, before ray.init
 
 
+pytestmark = pytest.mark.slow  # Ray: out of the fast lane, as the other Ray tests
+
+
 def _closed_port() -> int:
     with socket.socket() as probe:  # bound, then closed: nothing listens there
         probe.bind(("127.0.0.1", 0))
