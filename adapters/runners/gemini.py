@@ -88,6 +88,10 @@ class GeminiRunner(StreamingCliRunner):
     tool_names: ClassVar[ToolNames] = GEMINI_TOOLS
 
     @property
+    def provider(self) -> str:
+        return "google"  # a Google limit holds Gemini agents only, not every unknown runner
+
+    @property
     def barrier(self) -> str:
         return "seawall's OS sandbox (Gemini refuses paths outside its workspace)"
 

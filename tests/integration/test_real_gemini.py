@@ -9,11 +9,6 @@ survive it, and an out-of-scope write refused by the kernel while the agent runs
 
 from __future__ import annotations
 
-import json
-import os
-import random
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,44 +17,28 @@ import pytest
 from seawall.sandbox.launch import available
 from tests.fakes.gemini_server import GeminiServer
 from tests.fakes.model_script import Call, ModelTurn, Script
+from tests.integration import realsession
 from tests.integration.realcli import agent_clis, gemini, gemini_env, live_processes
-from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, show, status
+from tests.integration.realsession import run_record, sleeper
+from tests.integration.sessionkit import agents_by_wave, git, make_repo, show
 from tests.waiting import wait_until
 
-__all__ = ["agent_clis", "gemini", "gemini_env"]
+__all__ = ["agent_clis", "gemini", "gemini_env", "sleeper"]
 
 pytestmark = pytest.mark.slow
 
 
 def plan_text(name: str, tasks: list[dict[str, object]], extra: str = "") -> str:
-    lines = [
-        "[session]",
-        f'name = "{name}"',
-        'type = "feature"',
-        'agent = "gem"',
-        extra,  # more [session] keys
-        "[session.wave_breaker]",
-        "max_rework_cycles = 0",  # one wave: no re-dispatch
-        "[runners.gem]",
-        'kind = "gemini"',
-        'model = "gemini-2.5-pro"',
-        "options = { kill_grace = 1 }",
-    ]
-    for task in tasks:
-        lines.append("[[task]]")
-        lines += [f"{key} = {json.dumps(value)}" for key, value in task.items()]
-    return "\n".join(lines) + "\n"
+    return realsession.plan_text(
+        name,
+        ['kind = "gemini"', 'model = "gemini-2.5-pro"', "options = { kill_grace = 1 }"],
+        tasks,
+        extra,
+    )
 
 
 def run_plan(repo: Path, plan: Path) -> tuple[int, str, dict[str, Any]]:
-    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=180)
-    return done.returncode, done.stdout + done.stderr, status(repo)
-
-
-def run_record(repo: Path, data: dict[str, Any], task: str) -> dict[str, Any]:
-    path = repo / ".seawall" / str(data["session"]) / "agents" / task / "w1-run.json"
-    record: dict[str, Any] = json.loads(path.read_text())
-    return record
+    return realsession.run_plan(repo, plan, timeout=180)
 
 
 def write(path: str, content: str) -> Call:
@@ -68,15 +47,6 @@ def write(path: str, content: str) -> Call:
 
 def shell(command: str) -> Call:
     return Call(name="run_shell_command", input={"command": command, "description": "run"})
-
-
-@pytest.fixture
-def sleeper() -> Iterator[str]:
-    """A command line no other process has, and the cleanup of what it leaves running."""
-    marker = f"sleep {random.randint(60_000, 69_999)}"
-    yield marker
-    for line in live_processes(marker):
-        os.kill(int(line.split(":", 1)[0]), signal.SIGKILL)
 
 
 def test_a_clean_gemini_edit_merges_done_with_its_turns_and_tokens_counted(

@@ -9,10 +9,6 @@ survive it, and an out-of-scope write refused by the kernel while the agent runs
 from __future__ import annotations
 
 import json
-import os
-import random
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,52 +17,25 @@ import pytest
 from seawall.sandbox.launch import available
 from tests.fakes.model_script import Call, ModelTurn, Script
 from tests.fakes.openai_server import OpenAIResponsesServer
+from tests.integration import realsession
 from tests.integration.realcli import agent_clis, live_processes, openai, opencode_env
-from tests.integration.sessionkit import agents_by_wave, git, make_repo, seawall, show, status
+from tests.integration.realsession import run_record, sleeper
+from tests.integration.sessionkit import agents_by_wave, git, make_repo, show
 from tests.waiting import wait_until
 
-__all__ = ["agent_clis", "openai", "opencode_env"]
+__all__ = ["agent_clis", "openai", "opencode_env", "sleeper"]
 
 pytestmark = pytest.mark.slow
 
 
 def plan_text(name: str, tasks: list[dict[str, object]], extra: str = "") -> str:
-    lines = [
-        "[session]",
-        f'name = "{name}"',
-        'type = "feature"',
-        'agent = "oc"',
-        extra,  # more [session] keys
-        "[session.wave_breaker]",
-        "max_rework_cycles = 0",  # one wave: no re-dispatch
-        "[runners.oc]",
-        'kind = "opencode"',
-        "options = { kill_grace = 1 }",
-    ]
-    for task in tasks:
-        lines.append("[[task]]")
-        lines += [f"{key} = {json.dumps(value)}" for key, value in task.items()]
-    return "\n".join(lines) + "\n"
+    return realsession.plan_text(
+        name, ['kind = "opencode"', "options = { kill_grace = 1 }"], tasks, extra
+    )
 
 
 def run_plan(repo: Path, plan: Path) -> tuple[int, str, dict[str, Any]]:
-    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=120)
-    return done.returncode, done.stdout + done.stderr, status(repo)
-
-
-def run_record(repo: Path, data: dict[str, Any], task: str) -> dict[str, Any]:
-    path = repo / ".seawall" / str(data["session"]) / "agents" / task / "w1-run.json"
-    record: dict[str, Any] = json.loads(path.read_text())
-    return record
-
-
-@pytest.fixture
-def sleeper() -> Iterator[str]:
-    """A command line no other process has, and the cleanup of what it leaves running."""
-    marker = f"sleep {random.randint(50_000, 59_999)}"
-    yield marker
-    for line in live_processes(marker):
-        os.kill(int(line.split(":", 1)[0]), signal.SIGKILL)
+    return realsession.run_plan(repo, plan, timeout=120)
 
 
 def test_a_clean_opencode_edit_merges_done_with_its_turns_counted(

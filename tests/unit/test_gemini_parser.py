@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from seawall.adapters.runners.gemini import GEMINI_TOOLS, GeminiJsonParser
+from seawall.adapters.runners.gemini import GEMINI_TOOLS, GeminiJsonParser, GeminiRunner
 from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
 
 LINES = [
@@ -87,3 +87,8 @@ def test_a_failed_run_is_an_error_with_its_message() -> None:
     ]
     assert final.is_error and final.subtype == "FatalAuthenticationError"
     assert final.text == "Trying.\nAPI key not valid"
+
+
+def test_a_gemini_limit_holds_its_own_provider() -> None:
+    """Not the shared hold of runners that name no provider ("")."""
+    assert GeminiRunner().provider == "google"
