@@ -461,14 +461,19 @@ class BaselineChecks:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SetAsideRecord:
-    """Changes of a shared tree no agent may own: kept on ``ref``; ``files`` were taken
-    out of the tree, ``left_in_place`` (the user's files that predate the wave and
-    changed during it) only copied; ``restore`` is the command that puts them back."""
+    """Changes of a shared tree outside every agent's scope. ``files`` (writes seawall
+    saw an agent make) were taken out of the tree and kept on ``ref``;
+    ``left_in_place`` (the user's files that predate the wave, changed during it by an
+    agent) only copied there; ``restore`` is the command that puts them back.
+    ``outside_scope`` are changes no agent was seen making (the lead's or the user's
+    own files, an editor's, a build's): never moved nor copied, only reported. ``ref``
+    is "" when nothing was kept on one."""
 
     ref: str
     files: tuple[str, ...] = ()
     left_in_place: tuple[str, ...] = ()
     restore: str = ""
+    outside_scope: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -34,7 +34,11 @@ def _restore(args: argparse.Namespace) -> int:
     if session is None:
         raise StateError(f"no seawall session in {repo}/.seawall")
     state = StateStore(repo, session).load()
-    waves = [w for w in state.waves if w.set_aside and (args.wave in (None, w.number))]
+    waves = [
+        w
+        for w in state.waves
+        if w.set_aside and w.set_aside.ref and (args.wave in (None, w.number))
+    ]
     if args.wave is not None and not waves:
         raise StateError(
             f"wave {args.wave} of {session} set nothing aside; "

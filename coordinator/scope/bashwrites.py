@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping
@@ -24,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seawall.sandbox.policy import SCRATCH_PREFIX
-from seawall.shell import SimpleCommand, placed
+from seawall.shell import ShellParseError, SimpleCommand, placed, read_line
 from seawall.shell.writes import Write, writes
 
-__all__ = ["PathTarget", "UnknownTarget", "write_targets"]
+__all__ = ["PathTarget", "UnknownTarget", "line_writes", "write_targets"]
 
 MAX_GLOB_MATCHES = 4096
 
@@ -71,6 +72,21 @@ def write_targets(
         for write in writes(cmd):
             out.extend(_targets(cmd, _in_scratch(write, env), places, root=cwd))
     return out
+
+
+def line_writes(line: str, *, cwd: Path) -> tuple[Path, ...]:
+    """The files a whole command line visibly writes, as absolute paths (normalised, not
+    resolved); nothing for a line the reader cannot parse or a target it cannot know. What
+    an agent's shell command names as a write is one way seawall sees the agent write."""
+    try:
+        parsed = read_line(line)
+    except ShellParseError:
+        return ()
+    found: list[Path] = []
+    for target in write_targets(parsed.commands, cwd=cwd, assignments=parsed.assignments):
+        if isinstance(target, PathTarget):
+            found.append(Path(os.path.normpath(target.cwd / target.path)))
+    return tuple(found)
 
 
 _TMPDIR_WORD = re.compile(r"\$(?:TMPDIR|\{TMPDIR\})((?:/[^$`\\*?\[]*)?)")

@@ -327,6 +327,11 @@ def _restore_ref(
     return True, saved
 
 
+def _without_ref(state: RepoState, branch: str) -> RepoState:
+    name = f"refs/heads/{branch}"
+    return replace(state, refs={k: v for k, v in state.refs.items() if k != name})
+
+
 def save_snapshot(state: RepoState, path: Path) -> None:
     """Keep ``state`` on disk (a crash between dispatch and review loses nothing)."""
     atomic_write_bytes(path, encode(state) + b"\n")
@@ -349,15 +354,22 @@ def check_wave_state(
     wave: int,
     agents: Sequence[AgentTrace],
     restore_changes: bool,
+    target_branch: str | None = None,
 ) -> list[StateChange]:
     """Compare the repository with the snapshot taken before ``wave``; undo the changes
     when ``restore_changes``. Runs once per wave: the snapshot is then marked checked.
+
+    The ``target_branch`` is the user's: it is never compared here, so never put back.
+    A target branch that moved while the wave ran (a user's commit, a reset, a pull)
+    halts the merge instead, naming both tips (``seawall resume --rebase``).
     """
     path = snapshot_path(repo, session, wave)
     if not path.exists():
         return []
-    before = load_snapshot(path)
-    changes = compare(before, snapshot(repo, session=session), agents)
+    before, after = load_snapshot(path), snapshot(repo, session=session)
+    if target_branch is not None:
+        before, after = _without_ref(before, target_branch), _without_ref(after, target_branch)
+    changes = compare(before, after, agents)
     if changes and restore_changes:
         changes = restore(
             repo,

@@ -22,13 +22,23 @@ import anyio.lowlevel
 from seawall.breakers.memory import is_guard_denial
 from seawall.breakers.trip import Trip
 from seawall.errors import GitError, RunnerError
-from seawall.events import Event, Final, ProviderLimit, ToolCall, ToolResult, Turn, edited_paths
+from seawall.events import (
+    Event,
+    Final,
+    ProviderLimit,
+    ToolCall,
+    ToolResult,
+    Turn,
+    edited_paths,
+    shell_command,
+)
 from seawall.git.checkpoints import Checkpointer
 from seawall.git.repo import repo_relative
 from seawall.hooks.server import serve_hooks
 from seawall.model import BreakerLimits, Isolation, StagnationConfig
 from seawall.pricing import PriceTable
 from seawall.runner import AgentRequest, AgentResult, AgentRunner, RunCounter, RunCounts
+from seawall.scope.bashwrites import line_writes
 from seawall.scope.matcher import ScopeMatcher
 from seawall.session.agent_live import shared_live
 from seawall.session.edit_watch import EditWatches
@@ -131,6 +141,7 @@ class AgentWatch:
         )
         self.pending_edits: dict[str, tuple[str, ...]] = {}  # call id -> paths it edits
         self.touched: set[str] = set()
+        self.shell_writes: set[str] = set()  # in place: what its shell commands write
         self.trip: Trip | None = None  # the trip that stopped the agent
         self.stop_reason = ""  # why the coordinator stopped it ("" while it was not)
         self.saw_errors = False
@@ -156,6 +167,8 @@ class AgentWatch:
             paths = edited_paths(event)
             if paths:
                 self.pending_edits[event.call_id] = paths
+            elif self.job.in_place:
+                self._shell_writes(event)
         elif type(event) is ToolResult:
             await self._result(event)
         self.judge(event)
@@ -179,6 +192,18 @@ class AgentWatch:
             self.writes += 1
             self.touched.update(_relative(self.job.request.workspace, path) for path in paths)
             await self._guarded(self.job.checkpointer.acheckpoint(self._in_place(paths)))
+
+    def _shell_writes(self, call: ToolCall) -> None:
+        """Record the files a shell call names as writes: in a shared tree, one way
+        seawall sees that a change outside every scope is this agent's."""
+        command = shell_command(call)
+        if not command:
+            return
+        workspace = self.job.request.workspace
+        for path in line_writes(command, cwd=workspace):
+            relative = repo_relative(workspace, str(path))
+            if relative is not None:
+                self.shell_writes.add(relative)
 
     def followed(self, watches: EditWatches) -> AbstractAsyncContextManager[None]:
         """For a runner that names no edits: a checkpoint per burst of writes in the
@@ -296,6 +321,7 @@ class AgentWatch:
             checkpoint=checkpoint or job.checkpointer.tip,
             wip=wip,
             touched=final_paths,
+            shell_writes=tuple(sorted(self.shell_writes)),
             findings=list(self.monitor.finish()),
             runner_error=runner_error,
             checkpoint_error=self.checkpoint_error,

@@ -290,27 +290,3 @@ def restore_in_place(repo: Path, base: str, paths: Sequence[str]) -> None:
     stays on their checkpoint refs)."""
     if paths:
         restore_agent_files(repo, base, paths)
-
-
-def absorb_agent_commits(repo: Path, wave: WaveRecord, branch: str, session: str) -> str | None:
-    """Take back commits agents made on ``branch`` during an in-place wave.
-
-    The branch returns to the wave base (compare-and-swap) and the index to the base
-    tree; the working tree keeps the files, which become uncommitted changes again. The
-    commits stay reachable on ``refs/seawall/<session>/w<n>-commits``, which is returned;
-    None when the branch did not move. A branch that moved elsewhere (not a descendant
-    of the base) is left alone: the merge then refuses with a clear error.
-    """
-
-    tip = branch_tip(repo, branch)
-    if tip is None or tip == wave.base:
-        return None
-    repository = open_repository(repo)
-    if not repository.descendant_of(tip, wave.base):
-        return None
-    keep = f"refs/seawall/{session}/w{wave.number}-commits"
-    run_git(["update-ref", keep, tip], cwd=repo)
-    message = "seawall: agent commits in a shared tree taken back into the wave"
-    run_git(["update-ref", "-m", message, f"refs/heads/{branch}", wave.base, tip], cwd=repo)
-    run_git(["read-tree", wave.base], cwd=repo)
-    return keep

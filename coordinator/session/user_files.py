@@ -5,7 +5,9 @@ Before dispatch, the untracked and ignored files of the shared tree are recorded
 ``refs/seawall/<session>/user-files-w<n>``, so an agent that overwrites one cannot
 lose it. Only what changed during the wave is attributed to agents or set aside
 (saved on ``refs/seawall/<session>/unattributed-w<n>``, reported with the command
-that restores it). After the merge, a copied file an unmerged agent's revert left
+that restores it) when seawall saw an agent write it; a change no agent was seen making
+(the lead's step files, an editor's swap file, a build the user started) is left where
+it is and reported, never moved. After the merge, a copied file an unmerged agent's revert left
 missing is put back. Some paths are never set aside at all: the agent CLI's
 ``.claude/`` folder, the plan file and the unattended runner's directory. The empty
 mount points Claude Code's sandbox makes while a lead's command runs
@@ -16,7 +18,7 @@ removed.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -202,13 +204,16 @@ def dirty_paths_in_scope(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SetAside:
-    """Changes of the shared tree no agent may own: saved on ``ref``; ``files`` were
-    removed from the tree, ``left_in_place`` (user files that predate the wave and
-    changed during it) were only copied."""
+    """Changes of the shared tree outside every agent's scope: ``files`` (an agent's,
+    seen) saved on ``ref`` and removed from the tree, ``left_in_place`` (user files that
+    predate the wave, changed by an agent) only copied there, ``outside_scope`` (no agent
+    was seen writing them) neither moved nor copied, only reported. ``ref`` is "" when
+    nothing was kept on one."""
 
     ref: str
     files: list[str]
     left_in_place: list[str]
+    outside_scope: list[str]
 
     def record(self, command: str) -> SetAsideRecord:
         """What the ledger, ``status --json`` and the review JSON say about it."""
@@ -216,7 +221,8 @@ class SetAside:
             ref=self.ref,
             files=tuple(self.files),
             left_in_place=tuple(self.left_in_place),
-            restore=command,
+            restore=command if self.ref else "",
+            outside_scope=tuple(self.outside_scope),
         )
 
     def lines(self, wave: int, command: str) -> list[str]:
@@ -224,7 +230,7 @@ class SetAside:
         lines = []
         if self.files:
             lines.append(
-                f"wave {wave}: {len(self.files)} file(s) changed outside every agent's scope "
+                f"wave {wave}: {len(self.files)} file(s) agents wrote outside every scope "
                 f"were set aside on {self.ref}: {', '.join(self.files[:10])}; "
                 f"to restore them: {command}"
             )
@@ -232,6 +238,14 @@ class SetAside:
             lines.append(
                 f"wave {wave}: your files {', '.join(self.left_in_place[:10])} changed "
                 f"during the wave; left in place, a copy is on {self.ref}"
+            )
+        if self.outside_scope:
+            shown = ", ".join(self.outside_scope[:10])
+            more = " ..." if len(self.outside_scope) > 10 else ""
+            lines.append(
+                f"wave {wave}: {len(self.outside_scope)} file(s) changed outside every "
+                f"scope by no agent seawall saw (yours, the lead's, a tool's): {shown}{more}; "
+                "left in place, not merged"
             )
         return lines
 
@@ -242,16 +256,19 @@ def set_aside_unattributed(
     session: str,
     *,
     claimed: set[str],
+    seen: Collection[str],
     scopes: Sequence[Sequence[str]],
     baseline: Baseline | None = None,
     kept: Sequence[str] = (),
 ) -> SetAside | None:
-    """Save and revert changes of the shared tree that no agent of the wave may own.
+    """Sort the changes of the shared tree that no agent of the wave may own.
 
-    Only changes made during the wave count: a user file that predates it and is
-    unchanged is left alone, one that changed is copied onto the ref but never removed.
-    Paths under ``kept`` and the mount points of Claude Code's sandbox are never
-    touched. None when there is nothing to set aside.
+    seawall moves only what it saw an agent write: a change in ``seen`` (the files an
+    agent's shell commands named as writes) is saved on a ref and reverted; one that
+    predates the wave (a user file) is only copied. Every other change outside the
+    scopes (``claimed`` ones are the agents' own, judged by the review) is left where it
+    is and reported. Paths under ``kept`` and the mount points of Claude Code's sandbox
+    are never touched. None when there is nothing to report.
     """
 
     repository = open_repository(repo)
@@ -259,25 +276,37 @@ def set_aside_unattributed(
     matchers = [ScopeMatcher(tuple(scope), workspace=repo, session=session) for scope in scopes]
     stray: list[str] = []
     in_place: list[str] = []
+    outside: list[str] = []
     for path in sorted(dirty_paths(repository)):
         if path in claimed or under(path, kept) or any(m.matches_relative(path) for m in matchers):
             continue
         if is_mount_point(root, path):
             continue
-        if baseline is None or not baseline.predates(path):
+        if (
+            baseline is not None
+            and baseline.predates(path)
+            and baseline.unchanged(repository, path)
+        ):
+            continue
+        if path not in seen:
+            outside.append(path)
+        elif baseline is None or not baseline.predates(path):
             stray.append(path)
-        elif not baseline.unchanged(repository, path):
+        else:
             in_place.append(path)
-    if not stray and not in_place:
+    if not stray and not in_place and not outside:
         return None
-    keeper = Checkpointer(
-        repo,
-        session_id=session,
-        task_id=f"unattributed-w{wave.number}",
-        base=wave.base,
-        mode=CheckpointMode.PATHS,
-        dispatch=f"w{wave.number}",
-    )
-    keeper.wip("changes outside every agent's scope in a shared tree", stray + in_place)
-    restore_agent_files(repo, wave.base, stray)
-    return SetAside(ref=keeper.ref, files=stray, left_in_place=in_place)
+    ref = ""
+    if stray or in_place:
+        keeper = Checkpointer(
+            repo,
+            session_id=session,
+            task_id=f"unattributed-w{wave.number}",
+            base=wave.base,
+            mode=CheckpointMode.PATHS,
+            dispatch=f"w{wave.number}",
+        )
+        keeper.wip("changes agents made outside every scope in a shared tree", stray + in_place)
+        restore_agent_files(repo, wave.base, stray)
+        ref = keeper.ref
+    return SetAside(ref=ref, files=stray, left_in_place=in_place, outside_scope=outside)

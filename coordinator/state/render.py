@@ -331,6 +331,13 @@ def _set_aside_lines(aside: SetAsideRecord | None) -> list[str]:
     if aside.left_in_place:
         shown = ", ".join(f"`{path}`" for path in aside.left_in_place[:20])
         lines.append(f"  - your files changed during the wave, copied to `{aside.ref}`: {shown}")
+    if aside.outside_scope:
+        shown = ", ".join(f"`{path}`" for path in aside.outside_scope[:20])
+        more = " ..." if len(aside.outside_scope) > 20 else ""
+        lines.append(
+            "  - changed outside every scope by no agent seawall saw (yours, the lead's, a "
+            f"tool's), left in place and not merged: {shown}{more}"
+        )
     return lines
 
 
@@ -342,6 +349,10 @@ def set_aside(wave: WaveRecord) -> list[tuple[str, str]]:
         return []
     found = [(p, f"set aside on {aside.ref}; restore: {aside.restore}") for p in aside.files]
     found += [(p, f"left in place, copied to {aside.ref}") for p in aside.left_in_place]
+    found += [
+        (p, "changed outside every scope, by no agent seawall saw: left in place")
+        for p in aside.outside_scope
+    ]
     return found
 
 

@@ -43,6 +43,9 @@ class AgentRun:
     stderr_tail: str = ""
     watch_problem: str = ""  # why the workspace of an agent that names no edits went unwatched
     limit: ProviderLimit | None = None  # the provider's limit that paused the agent
+    # files the agent's shell commands named as writes (in place: how seawall sees an
+    # agent write outside its scope without an edit tool; workspace-relative)
+    shell_writes: tuple[str, ...] = ()
 
     def for_ledger(self) -> AgentRun:
         """This run as the ledger keeps it: the final text's last 8,000 characters."""

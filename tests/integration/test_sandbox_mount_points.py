@@ -36,7 +36,7 @@ def test_mount_points_present_at_review_are_left_alone(tmp_path: Path) -> None:
     for mark in marks:
         _mount_point(repo / mark)
     (repo / ".zshrc").touch()  # an agent's empty file in its scope: its change
-    (repo / "sub" / ".profile").touch()  # an agent's empty file outside every scope
+    (repo / "sub" / ".profile").touch()  # an empty file outside every scope, writer unseen
     outputs = json.dumps({"outputs": {"root": "Wrote notes.\nSTATUS: done — notes"}})
     reviewed = seawall("wave", "review", "--repo", str(repo), cwd=repo, stdin=outputs, check=True)
     report = json.loads(reviewed.stdout)
@@ -49,7 +49,10 @@ def test_mount_points_present_at_review_are_left_alone(tmp_path: Path) -> None:
         assert (repo / mark).is_file(), mark  # never removed either
         assert stat.S_IMODE((repo / mark).stat().st_mode) == 0o444
     wave = status(repo)["waves"][0]
-    assert wave["set_aside"]["files"] == ["sub/.profile"]  # only the agent's stray file
+    # the file outside every scope no agent was seen writing: reported, left in place
+    assert wave["set_aside"]["outside_scope"] == ["sub/.profile"]
+    assert wave["set_aside"]["files"] == []
+    assert (repo / "sub" / ".profile").is_file()
     events = (repo / ".seawall" / session / "events.jsonl").read_text()
     assert not any(mark in events for mark in (".bashrc", ".mcp.json", ".gitconfig"))
 

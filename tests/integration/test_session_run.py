@@ -313,9 +313,8 @@ def test_run_refuses_a_dirty_working_tree_before_starting(tmp_path: Path) -> Non
     assert (repo / "src" / "app.py").read_text() == "x = 2  # the user's own work in progress\n"
 
 
-def test_in_place_agent_commits_and_stray_writes_are_taken_back(tmp_path: Path) -> None:
+def test_in_place_agent_commit_halts_the_merge_and_stray_writes_stay(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
-    start = git(repo, "rev-parse", "main")
     env = _spec(
         tmp_path,
         {
@@ -326,7 +325,7 @@ def test_in_place_agent_commits_and_stray_writes_are_taken_back(tmp_path: Path) 
                     "final": "STATUS: done — c",
                 }
             ],
-            # ... and writes a file outside every scope
+            # ... and writes a file outside every scope, with no call seawall sees
             "stray": [
                 {
                     "writes": {"src/s.py": "s = 1\n", "NOTES.txt": "scratch\n"},
@@ -343,17 +342,21 @@ def test_in_place_agent_commits_and_stray_writes_are_taken_back(tmp_path: Path) 
             {"id": "stray", "prompt": "s", "scope": ["src/s.py"]},
         ],
     )
+    start = git(repo, "rev-parse", "main")
     done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
-    assert done.returncode == 0, done.stdout + done.stderr
-    data = status(repo)
-    session = data["session"]
-    assert data["waves"][0]["isolation"] == "none"
+    # the branch moved under the wave: seawall never moves it back, it halts
+    assert done.returncode == 3, done.stdout + done.stderr
+    moved = git(repo, "rev-parse", "main")
+    assert moved != start and git(repo, "log", "-1", "--format=%s", "main") == "mine"
+    assert start[:12] in done.stdout and moved[:12] in done.stdout
+    assert status(repo)["waves"][0]["isolation"] == "none"
+    # a write no agent was seen making is not moved: reported, left in place
+    assert (repo / "NOTES.txt").read_text() == "scratch\n"
+    assert "NOTES.txt" in done.stderr
+    resumed = seawall("resume", "--rebase", "--repo", str(repo), cwd=repo, env=env)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert show(repo, "main", "src/c.py") == "c = 1\n"
     assert show(repo, "main", "src/s.py") == "s = 1\n"
-    assert show(repo, "main", "NOTES.txt") is None  # out of every scope: not merged ...
-    assert git(repo, "status", "--porcelain") == ""  # ... not left in the tree ...
-    kept = f"refs/seawall/{session}/unattributed-w1"
-    assert git(repo, "show", f"{kept}:NOTES.txt") == "scratch"  # ... and not lost
-    # the agent's own commit is kept too, and main has one seawall commit per agent
-    assert git(repo, "log", "--format=%s", f"refs/seawall/{session}/w1-commits")
-    assert git(repo, "rev-list", "--count", f"{start}..main") == "2"
+    assert show(repo, "main", "NOTES.txt") is None  # out of every scope: not merged
+    assert git(repo, "merge-base", "--is-ancestor", moved, "main") == ""
+    assert (repo / "NOTES.txt").read_text() == "scratch\n"

@@ -19,8 +19,11 @@ def _spec(tmp_path: Path, spec: dict[str, object]) -> dict[str, str]:
     return {"AGENT_SPEC": str(path)}
 
 
-def _in_place_plan(tmp_path: Path, tasks: list[dict[str, object]]) -> Path:
-    return write_plan(tmp_path / "plan.toml", session='name = "mine"', tasks=tasks)
+def _in_place_plan(
+    tmp_path: Path, tasks: list[dict[str, object]], *, stream_json: bool = False
+) -> Path:
+    extra = 'options = { output = "stream-json" }' if stream_json else ""
+    return write_plan(tmp_path / "plan.toml", session='name = "mine"', tasks=tasks, extra=extra)
 
 
 def test_untracked_and_ignored_user_files_survive_an_in_place_wave(tmp_path: Path) -> None:
@@ -77,20 +80,24 @@ def test_in_scope_user_file_is_copied_before_dispatch_and_put_back(tmp_path: Pat
     assert (repo / "src" / "other.py").read_text().startswith("another user file")
 
 
-def test_stray_files_set_aside_are_reported_and_restored(tmp_path: Path) -> None:
+def test_stray_files_an_agent_wrote_are_set_aside_reported_and_restored(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
     env = _spec(
         tmp_path,
         {
             "edit": [
                 {
-                    "writes": {"src/app.py": "x = 1\n", "scratch/out.txt": "stray\n"},
+                    "writes": {"src/app.py": "x = 1\n"},
+                    # seawall sees the agent's shell command write outside its scope
+                    "shell": ["mkdir -p scratch && echo stray > scratch/out.txt"],
                     "final": "STATUS: done — app",
                 }
             ]
         },
     )
-    plan = _in_place_plan(tmp_path, [{"id": "edit", "prompt": "Edit.", "scope": ["src/"]}])
+    plan = _in_place_plan(
+        tmp_path, [{"id": "edit", "prompt": "Edit.", "scope": ["src/"]}], stream_json=True
+    )
     done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert not (repo / "scratch" / "out.txt").exists()
@@ -112,17 +119,58 @@ def test_stray_files_set_aside_are_reported_and_restored(tmp_path: Path) -> None
     assert "restored scratch/out.txt" in restored.stdout
 
 
+def test_changes_no_agent_was_seen_making_stay_in_place_and_are_reported(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    env = _spec(
+        tmp_path,
+        {
+            "edit": [
+                {
+                    # written without any call seawall sees: it cannot be told from a
+                    # file the user or the lead wrote meanwhile
+                    "writes": {"src/app.py": "x = 1\n", "step.json": '{"lead": 1}\n'},
+                    "final": "STATUS: done — app",
+                }
+            ]
+        },
+    )
+    plan = _in_place_plan(tmp_path, [{"id": "edit", "prompt": "Edit.", "scope": ["src/"]}])
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (repo / "step.json").read_text() == '{"lead": 1}\n'  # never moved ...
+    assert show(repo, "main", "step.json") is None  # ... nor merged
+    assert show(repo, "main", "src/app.py") == "x = 1\n"
+    data = status(repo)
+    session = data["session"]
+    aside = data["waves"][0]["set_aside"]
+    assert aside["outside_scope"] == ["step.json"]
+    assert aside["files"] == [] and aside["ref"] == ""
+    assert "step.json" in done.stderr and "left in place" in done.stderr
+    state_md = (repo / ".seawall" / session / "STATE.md").read_text()
+    assert "step.json" in state_md and "left in place" in state_md
+    nothing = seawall("restore", "--repo", str(repo), "--session", session, cwd=repo)
+    assert nothing.returncode == 0 and "set nothing aside" in nothing.stdout
+
+
 def test_restore_never_overwrites_a_file_that_is_present(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
     env = _spec(
         tmp_path,
         {
             "edit": [
-                {"writes": {"src/app.py": "x\n", "out.txt": "agent's\n"}, "final": "STATUS: done"}
+                {
+                    "writes": {"src/app.py": "x\n"},
+                    "shell": ['echo "agent\'s" > out.txt'],
+                    "final": "STATUS: done",
+                }
             ]
         },
     )
-    plan = _in_place_plan(tmp_path, [{"id": "edit", "prompt": "Edit.", "scope": ["src/"]}])
+    plan = _in_place_plan(
+        tmp_path, [{"id": "edit", "prompt": "Edit.", "scope": ["src/"]}], stream_json=True
+    )
     seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env, check=True)
     (repo / "out.txt").write_text("written since\n")
     restored = seawall("restore", "--repo", str(repo), cwd=repo)

@@ -252,11 +252,15 @@ def _check(run: Run, template: Path) -> None:
         cwd=repo, env=run.env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert shown.returncode == 0, shown.stderr
-    # nothing any agent wrote is unreachable
+    # nothing any agent wrote is unreachable; a write outside every scope that no call
+    # showed (the stray agent's) is no one's seawall may move: it stays on disk
     reachable = set(git(repo, "rev-list", "--objects", "--all").split())
     for record in sorted(run.log.glob("writes-*.jsonl")):
         for line in record.read_text().splitlines():
             wrote = json.loads(line)
+            if wrote["blob"] not in reachable and wrote["path"].startswith("scratch/"):
+                assert (repo / wrote["path"]).is_file(), f"moved or lost: {wrote}"
+                continue
             assert wrote["blob"] in reachable, f"lost: {wrote}"
     # no file of the target branch deleted (no agent deletes any), none changed
     original = git(template, "ls-tree", "-r", "HEAD")
@@ -280,7 +284,7 @@ def _check(run: Run, template: Path) -> None:
         assert not (repo / ".git" / leftover).exists(), leftover
     assert not list((repo / ".git" / "refs").rglob("*.lock"))
     assert (repo / "NOTES.txt").read_text() == NOTES
-    assert git(repo, "status", "--porcelain") == "?? NOTES.txt"
+    assert git(repo, "status", "--porcelain") in ("?? NOTES.txt", "?? NOTES.txt\n?? scratch/")
     # no stray worktrees or processes
     listed = git(repo, "worktree", "list", "--porcelain").split("\n\n")[1:]
     events = (state_file.parent / "events.jsonl").read_text().splitlines()

@@ -15,21 +15,17 @@ from seawall.model import Enforcement, Isolation, Status, Task
 from seawall.scope.repostate import AgentTrace, check_wave_state
 from seawall.scope.verify import verify_changes
 from seawall.session.agent_records import (
-    checkpointer,
-    dirty_in_scope,
     drop_placeholders,
     restore_worktree_links,
 )
 from seawall.session.agent_watch import AgentRun
 from seawall.session.context import WaveContext
 from seawall.session.evidence import accepts_no_change, verdict_note
-from seawall.session.integrate import absorb_agent_commits
 from seawall.session.user_files import kept_paths, restore_command, set_aside_unattributed
 from seawall.session.verdict import apply_review
 from seawall.state.ledger import AgentRecord, SpiralRecord, WavePhase, WaveRecord
 from seawall.state.render import scope_notes
 from seawall.telemetry import (
-    AgentCommitsAbsorbed,
     RepoStateChanged,
     ScopeViolation,
     UnattributedChanges,
@@ -42,39 +38,41 @@ async def settle_in_place(ctx: WaveContext, wave: WaveRecord) -> None:
     """Before review, make the shared tree of an in-place wave say only what its
     agents did within their scopes.
 
-    Commits an agent made on the target branch (a git write in a shared tree) are taken
-    back: the branch returns to the wave base (compare-and-swap), the commits stay on
-    ``refs/seawall/<session>/w<n>-commits``, and their files become the agents' changes
-    again. Empty placeholders seawall made for absent scope files and a killed
-    supervisor left are removed first. Changes outside every agent's scope are saved on
-    ``refs/seawall/<session>/unattributed-w<n>`` and set aside, so nothing is lost and
-    the next wave starts from a clean tree.
+    The target branch is never moved here: a commit on it while the wave ran (the
+    user's, or an agent's git write in a shared tree) halts the merge, naming both tips
+    (``seawall resume --rebase``). Empty placeholders seawall made for absent scope
+    files and a killed supervisor left are removed first. Changes outside every agent's
+    scope that seawall saw an agent make are saved on
+    ``refs/seawall/<session>/unattributed-w<n>`` and set aside, so nothing is lost;
+    changes no agent was seen making are the user's or the lead's: left where they are
+    and reported (``seawall.session.user_files``).
     """
     if wave.isolation is not Isolation.NONE:
         return
     await drop_placeholders(ctx, wave)
-    branch, session = ctx.state.target_branch, ctx.state.session
-    absorbed = await anyio.to_thread.run_sync(absorb_agent_commits, ctx.repo, wave, branch, session)
+    session = ctx.state.session
     tasks = ctx.tasks(wave)
-    if absorbed:
-        ctx.events.append(AgentCommitsAbsorbed(wave=wave.number, ref=absorbed))
-        ctx.progress.log(
-            f"wave {wave.number}: commits made on {branch} by agents in the shared tree "
-            f"were taken back (kept on {absorbed}) and reviewed as their changes"
-        )
-        for record in wave.agents:
-            points = checkpointer(ctx, wave, record)
-            paths = dirty_in_scope(ctx, wave, tasks[record.task])
-            await points.acheckpoint(paths)
-            record.checkpoint = points.tip or record.checkpoint
-            record.touched = sorted(set(record.touched) | set(paths))
     claimed = {path for record in wave.agents for path in record.touched}
+    seen = {
+        path
+        for record in wave.agents
+        for run in (ctx.runs.get(record.task) or record.run,)
+        if run is not None
+        for path in run.shell_writes
+    }
     scopes = [tasks[record.task].scope for record in wave.agents]
     kept = kept_paths(ctx.repo, plan_path=ctx.state.plan_path)
     baseline = ctx.baseline(wave)
     aside = await anyio.to_thread.run_sync(
         lambda: set_aside_unattributed(
-            ctx.repo, wave, session, claimed=claimed, scopes=scopes, baseline=baseline, kept=kept
+            ctx.repo,
+            wave,
+            session,
+            claimed=claimed,
+            seen=seen,
+            scopes=scopes,
+            baseline=baseline,
+            kept=kept,
         )
     )
     if aside is not None:
@@ -151,6 +149,7 @@ def _check_repo_state(ctx: WaveContext, wave: WaveRecord) -> None:
         wave=wave.number,
         agents=traces,
         restore_changes=strict,
+        target_branch=ctx.state.target_branch,
     )
     for change in changes:
         ctx.events.append(RepoStateChanged(wave=wave.number, change=change))
