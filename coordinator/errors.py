@@ -142,6 +142,15 @@ class DirtyWorkingTreeError(GitError):
         super().__init__(message)
 
 
+class UserFilesInScopeError(DirtyWorkingTreeError):
+    """Untracked files of the user's lie inside an in-place task's scope: an agent would
+    overwrite them. ``tasks`` maps each path to the task whose scope covers it."""
+
+    def __init__(self, message: str, *, tasks: dict[str, str]) -> None:
+        self.tasks = tasks
+        super().__init__(message, paths=tuple(sorted(tasks)))
+
+
 class StateError(SeawallError):
     """The session's state files are missing, corrupt or of an unknown schema version."""
 

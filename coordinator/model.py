@@ -1,6 +1,6 @@
-"""The domain model: tasks, session configuration, plans, waves, statuses and issues, and
-what a wave's merge, checks and review produced (the ledger keeps those records and the
-telemetry stream tells them).
+"""The domain model: tasks, session configuration, plans, waves, statuses and issues.
+What a wave's merge, checks and review produced lives in ``seawall.outcomes`` and is
+named here too.
 
 Every value here is a frozen, slotted, keyword-only dataclass or a StrEnum. Nothing
 reads the environment or the disk at import time.
@@ -14,10 +14,20 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Literal
 
+from seawall.outcomes import (
+    AdoptedRecord,
+    BaselineChecks,
+    CheckFailure,
+    Dropped,
+    Resolution,
+    RunCounts,
+    SetAsideRecord,
+)
 from seawall.pricing import Price
 
 __all__ = [
     "AUTO_MAX_TURNS",
+    "AdoptedRecord",
     "BaselineChecks",
     "BreakerLimits",
     "Budgets",
@@ -322,6 +332,9 @@ class SessionConfig:
     sparse: bool = False  # worktrees hold only what each task needs (seawall.git.sparse)
     reads: tuple[str, ...] = ()  # paths every sparse worktree holds (what the checks read)
     accept_hooks_only: bool = False  # without an OS sandbox, run strict in place anyway
+    # untracked files of the user's inside an in-place task's scope: adopt them (copy,
+    # name, let the agent change them) instead of refusing the wave
+    adopt_user_files: bool = False
     sandbox_writable: tuple[str, ...] = ()  # more paths every agent may write (caches)
     prices: Mapping[str, Price] = field(default_factory=lambda: MappingProxyType({}))
     publish: PublishConfig | None = None
@@ -414,90 +427,3 @@ class IssueRef:
     def suffix(self) -> str:
         """``→ issue #N`` for an issue filed for the task, ``→ existing #N`` otherwise."""
         return f"→ {'existing' if self.existing else 'issue'} #{self.number}"
-
-
-# What a wave produced: ``seawall.state.ledger`` keeps these, ``seawall.telemetry`` tells them.
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Resolution:
-    """A merge conflict resolved by the documented policy: the path, the rule that
-    decided it (``seawall.git.merge.MergeRule``'s value), the two agents, the one
-    whose version was kept, and the fix task queued for the other, if any."""
-
-    path: str
-    rule: str
-    agents: tuple[str, ...] = ()
-    kept: str = ""
-    fix_task: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Dropped:
-    """An agent whose merge was dropped from the wave, and why."""
-
-    task: str
-    reason: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CheckFailure:
-    """The first check command that failed: its exit code (None: it timed out) and the
-    tail of its output."""
-
-    command: str
-    returncode: int | None = None
-    output: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BaselineChecks:
-    """The wave base's own run of the checks, when it was checked."""
-
-    commit: str
-    failure: CheckFailure | None = None
-    no_tests: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SetAsideRecord:
-    """Changes of a shared tree outside every agent's scope. ``files`` (writes seawall
-    saw an agent make) were taken out of the tree and kept on ``ref``;
-    ``left_in_place`` (the user's files that predate the wave, changed during it by an
-    agent) only copied there; ``restore`` is the command that puts them back.
-    ``outside_scope`` are changes no agent was seen making (the lead's or the user's
-    own files, an editor's, a build's): never moved nor copied, only reported. ``ref``
-    is "" when nothing was kept on one."""
-
-    ref: str
-    files: tuple[str, ...] = ()
-    left_in_place: tuple[str, ...] = ()
-    restore: str = ""
-    outside_scope: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunCounts:
-    """What the coordinator counted of one agent's run (a snapshot of
-    ``seawall.runner.RunCounter``)."""
-
-    turns: int = 0
-    tool_calls: int = 0
-    cost_usd: float = 0.0
-    input_tokens: int = 0  # uncached input
-    output_tokens: int = 0
-    cache_read_tokens: int = 0  # input read from the provider's cache
-    cache_write_tokens: int = 0  # input written to the provider's cache
-    elapsed_s: float = 0.0
-    last_tool: str | None = None
-    cost_estimated: bool = False
-
-    @property
-    def tokens(self) -> int:
-        """Every input and output token, cached input included (``budgets.tokens``)."""
-        return (
-            self.input_tokens
-            + self.output_tokens
-            + self.cache_read_tokens
-            + self.cache_write_tokens
-        )

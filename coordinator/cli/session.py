@@ -157,19 +157,34 @@ def _hooks_only(parser: argparse.ArgumentParser) -> None:
         help="where no OS sandbox is available, run strict in-place waves with hooks and "
         "the post-wave check as the only barriers (the plan's accept_hooks_only)",
     )
+    parser.add_argument(
+        "--adopt-user-files",
+        action="store_true",
+        help="let in-place waves adopt your untracked files inside a task's scope (copied "
+        "first, named with the command that restores them) instead of refusing to start "
+        "(the plan's adopt_user_files)",
+    )
+
+
+_SWITCHES = ("accept_hooks_only", "adopt_user_files")  # [session] keys a flag may set
 
 
 def _accepting(plan: Plan, args: argparse.Namespace) -> Plan:
-    """The plan with ``accept_hooks_only`` set when the command line asks for it. Its
-    source is then its rendering: the text parsed no longer says what the plan is, and
-    the session records (and reopens from) the source."""
-    if not getattr(args, "accept_hooks_only", False) or plan.session.accept_hooks_only:
+    """The plan with ``accept_hooks_only`` / ``adopt_user_files`` set when the command
+    line asks for them. Its source is then its rendering: the text parsed no longer says
+    what the plan is, and the session records (and reopens from) the source."""
+    wanted = {
+        key: True
+        for key in _SWITCHES
+        if getattr(args, key, False) and not getattr(plan.session, key)
+    }
+    if not wanted:
         return plan
     from dataclasses import replace
 
     from seawall.plan.render import render_plan
 
-    accepted = replace(plan, session=replace(plan.session, accept_hooks_only=True), source="")
+    accepted = replace(plan, session=replace(plan.session, **wanted), source="")
     return replace(accepted, source=render_plan(accepted))
 
 

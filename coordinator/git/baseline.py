@@ -43,6 +43,7 @@ class Baseline:
 
     stamps: Mapping[str, Stamp] = field(default_factory=dict)
     copy: str | None = None
+    ignored: tuple[str, ...] = ()  # the recorded paths git ignores (sorted)
 
     def predates(self, path: str) -> bool:
         """Whether ``path`` (or an ignored folder holding it) was there before."""
@@ -84,7 +85,7 @@ class Baseline:
             return None
 
     def with_copy(self, commit: str | None) -> Baseline:
-        return Baseline(stamps=self.stamps, copy=commit)
+        return Baseline(stamps=self.stamps, copy=commit, ignored=self.ignored)
 
 
 def record_baseline(
@@ -94,6 +95,7 @@ def record_baseline(
     repo = open_repository(repo_path)
     root = workdir(repo)
     stamps: dict[str, Stamp] = {}
+    ignored: list[str] = []
     for path, flags in worktree_status(repo, ignored=True).items():
         if not flags & (pygit2.enums.FileStatus.WT_NEW | pygit2.enums.FileStatus.IGNORED):
             continue
@@ -102,7 +104,9 @@ def record_baseline(
         stamp = _stamp(root / path.rstrip("/"))
         if stamp is not None:
             stamps[path] = stamp
-    return Baseline(stamps=stamps)
+            if flags & pygit2.enums.FileStatus.IGNORED:
+                ignored.append(path)
+    return Baseline(stamps=stamps, ignored=tuple(sorted(ignored)))
 
 
 def under(path: str, prefixes: Iterable[str]) -> bool:

@@ -18,6 +18,7 @@ from seawall.breakers.wave import WaveBreakerState
 from seawall.model import Enforcement, Isolation
 from seawall.session.result import SessionResult
 from seawall.state.ledger import (
+    AdoptedRecord,
     AgentRecord,
     ChecksRecord,
     Halt,
@@ -147,6 +148,7 @@ class WaveStatus:
     checks: ChecksRecord | None
     agents: tuple[AgentStatus, ...]
     set_aside: SetAsideRecord | None
+    adopted: AdoptedRecord | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -196,6 +198,7 @@ def _wave(wave: WaveRecord, *, interrupted: bool) -> WaveStatus:
         checks=wave.checks,
         agents=tuple(_agent(wave, agent, interrupted=interrupted) for agent in wave.agents),
         set_aside=wave.set_aside,
+        adopted=wave.adopted,
     )
 
 

@@ -154,6 +154,7 @@ async def review_from_lead(ctx: WaveContext, outputs: Mapping[str, str]) -> Wave
         ),
         pending=tuple(t.id for t in state.pending),
         set_aside=last.set_aside,
+        adopted=last.adopted,
         checks=last.checks,
         halt=state.halt,
     )

@@ -23,7 +23,14 @@ from typing import Any
 
 from seawall.codec import JsonObject, decode_any, encode
 from seawall.model import Enforcement, Isolation, Status
-from seawall.state.ledger import ChecksRecord, Halt, Resolution, SessionPhase, SetAsideRecord
+from seawall.state.ledger import (
+    AdoptedRecord,
+    ChecksRecord,
+    Halt,
+    Resolution,
+    SessionPhase,
+    SetAsideRecord,
+)
 
 __all__ = [
     "COMMAND_SCHEMAS",
@@ -121,6 +128,7 @@ class WaveReport(Document):
     agents: tuple[AgentReview, ...]
     pending: tuple[str, ...]
     set_aside: SetAsideRecord | None = None
+    adopted: AdoptedRecord | None = None
     checks: ChecksRecord | None = None
     halt: Halt | None = None
 

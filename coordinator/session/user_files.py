@@ -18,6 +18,7 @@ removed.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from pathlib import Path
 import pygit2
 
 from seawall.codec import decode, encode
+from seawall.errors import UserFilesInScopeError
 from seawall.git.baseline import Baseline, record_baseline, under
 from seawall.git.checkpoints import Checkpointer, CheckpointMode
 from seawall.git.mount_points import is_mount_point
@@ -32,19 +34,22 @@ from seawall.git.repo import dirty_paths, open_repository, repo_relative, workdi
 from seawall.git.target import restore_agent_files, restore_path
 from seawall.runtime.files import atomic_write_bytes
 from seawall.scope.matcher import ScopeMatcher
-from seawall.state.ledger import SetAsideRecord, WaveRecord
+from seawall.state.ledger import AdoptedRecord, SetAsideRecord, WaveRecord
 
 __all__ = [
     "SetAside",
     "WaveBaselines",
+    "adopted_record",
     "baseline_path",
     "dirty_paths_in_scope",
     "kept_paths",
     "put_back_user_files",
+    "refuse_user_files",
     "restore_command",
     "restore_set_aside",
     "set_aside_unattributed",
     "take_baseline",
+    "user_files_in_scopes",
 ]
 
 BASELINE_FILE = "baseline.json"
@@ -63,7 +68,14 @@ class WaveBaselines:
         self._wave_dir = wave_dir
         self._known: dict[int, Baseline] = {}
 
-    def take(self, wave: int, *, base: str, scopes: Sequence[Sequence[str]]) -> Baseline:
+    def take(
+        self,
+        wave: int,
+        *,
+        base: str,
+        scopes: Sequence[Sequence[str]],
+        baseline: Baseline | None = None,
+    ) -> Baseline:
         """Record the baseline of ``wave`` now (see :func:`take_baseline`)."""
         self._known[wave] = take_baseline(
             self._repo,
@@ -72,6 +84,7 @@ class WaveBaselines:
             base=base,
             scopes=scopes,
             save_to=baseline_path(self._wave_dir(wave)),
+            baseline=baseline,
         )
         return self._known[wave]
 
@@ -86,6 +99,60 @@ class WaveBaselines:
         return self._known[wave]
 
 
+def user_files_in_scopes(
+    repo: Path, baseline: Baseline, scopes: Mapping[str, Sequence[str]], *, session: str
+) -> dict[str, str]:
+    """The user's untracked (not ignored) files inside an in-place task's scope: path ->
+    the task whose scope covers it. An agent of that task could overwrite them."""
+    ignored = set(baseline.ignored)
+    matchers = {
+        task: ScopeMatcher(tuple(scope), workspace=repo, session=session)
+        for task, scope in scopes.items()
+    }
+    found: dict[str, str] = {}
+    for path in baseline.files():
+        if path in ignored:
+            continue
+        for task, matcher in matchers.items():
+            if matcher.matches_relative(path):
+                found[path] = task
+                break
+    return found
+
+
+def refuse_user_files(found: Mapping[str, str], wave: int) -> UserFilesInScopeError:
+    """The error that stops an in-place wave before dispatch, naming each file, its
+    task and the three ways on."""
+    shown = "; ".join(f"{path} (task {task!r})" for path, task in sorted(found.items())[:10])
+    more = f" and {len(found) - 10} more" if len(found) > 10 else ""
+    return UserFilesInScopeError(
+        f"wave {wave} works in place, and your untracked file(s) {shown}{more} lie inside "
+        "a task's scope, where its agent may overwrite them. Nothing was dispatched. "
+        "Commit them, move them out of the scope, or let the wave adopt them (they are "
+        "copied first, and the command that writes the copies back is shown): "
+        "`seawall resume --adopt-user-files` (`seawall run --adopt-user-files` for a new "
+        "session, or `adopt_user_files = true` in [session])",
+        tasks=dict(found),
+    )
+
+
+def adopted_record(
+    repo: Path, baseline: Baseline, covered: Sequence[str], *, session: str, wave: int
+) -> AdoptedRecord | None:
+    """What the console, STATE.md, the report and the review JSON say of the user's files
+    an in-place wave adopted (copied onto its ``user-files-w<n>`` ref), with the restore
+    command."""
+    if baseline.copy is None or not covered:
+        return None
+    ref = f"refs/seawall/{session}/user-files-w{wave}"
+    ignored = set(baseline.ignored)
+    files = tuple(p for p in covered if p not in ignored)
+    kept = tuple(p for p in covered if p in ignored)
+    restore = ["git", "-C", str(repo), "restore", f"--source={ref}", "--worktree"]
+    command = shlex.join([*restore, "--", *covered])
+    return AdoptedRecord(ref=ref, files=files, ignored=kept, restore=command)
+
+
 def take_baseline(
     repo: Path,
     *,
@@ -94,10 +161,12 @@ def take_baseline(
     base: str,
     scopes: Sequence[Sequence[str]],
     save_to: Path,
+    baseline: Baseline | None = None,
 ) -> Baseline:
-    """Record the tree's untracked and ignored files; copy those in a scope onto a ref."""
+    """Record the tree's untracked and ignored files (or take ``baseline``, recorded
+    already); copy those in a scope onto a ref."""
 
-    baseline = record_baseline(repo)
+    baseline = record_baseline(repo) if baseline is None else baseline
     matchers = [ScopeMatcher(tuple(scope), workspace=repo, session=session) for scope in scopes]
     covered = [p for p in baseline.files() if any(m.matches_relative(p) for m in matchers)]
     copy = None

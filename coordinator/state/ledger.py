@@ -14,6 +14,7 @@ from enum import StrEnum
 from seawall.breakers.trip import Trip
 from seawall.breakers.wave import WaveBreakerState
 from seawall.model import (
+    AdoptedRecord,
     BaselineChecks,
     CheckFailure,
     ChecksPolicy,
@@ -33,6 +34,7 @@ from seawall.state.runs import AgentRun
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AdoptedRecord",
     "AgentRecord",
     "BaselineChecks",
     "CheckFailure",
@@ -221,6 +223,7 @@ class WaveRecord(Tracked):
     target_after: str | None = None
     fix_tasks: list[str] = field(default_factory=list)
     set_aside: SetAsideRecord | None = None
+    adopted: AdoptedRecord | None = None  # the user's files in scopes, copied before dispatch
     lead: bool = False  # dispatched by a lead agent (step mode), which reviews it later
     onto: str | None = None  # the target branch's later tip the wave is merged onto
     # a rolling session's timeline: when the agent of this dispatch ended, and when its

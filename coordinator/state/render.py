@@ -13,11 +13,19 @@ import time
 from collections.abc import Callable
 
 from seawall.model import CheckVerdict, Enforcement
-from seawall.state.ledger import AgentRecord, Resolution, SessionState, SetAsideRecord, WaveRecord
+from seawall.state.ledger import (
+    AdoptedRecord,
+    AgentRecord,
+    Resolution,
+    SessionState,
+    SetAsideRecord,
+    WaveRecord,
+)
 from seawall.state.refusals import Refusals
 from seawall.state.runs import AgentRun
 
 __all__ = [
+    "adopted_lines",
     "agent_figures",
     "checks_line",
     "checks_summary",
@@ -251,6 +259,12 @@ def wave_section(wave: WaveRecord, *, interrupted: bool = False) -> list[str]:
     checks = checks_summary(wave)
     if checks:
         lines.append(f"  - checks: {checks}")
+    if wave.adopted is not None:
+        named = ", ".join(f"`{p}`" for p in (*wave.adopted.files, *wave.adopted.ignored)[:20])
+        lines.append(
+            f"  - your files in the agents' scopes, copied to `{wave.adopted.ref}` before "
+            f"dispatch: {named}; restore: `{wave.adopted.restore}`"
+        )
     lines.extend(_set_aside_lines(wave.set_aside))
     lines.append("")
     return lines
@@ -341,13 +355,27 @@ def _set_aside_lines(aside: SetAsideRecord | None) -> list[str]:
     return lines
 
 
+def adopted_lines(wave: int, adopted: AdoptedRecord) -> list[str]:
+    """What the console says of the user's files an in-place wave adopted."""
+    named = [*adopted.files, *adopted.ignored]
+    shown = ", ".join(named[:10]) + (" ..." if len(named) > 10 else "")
+    return [
+        f"wave {wave}: your file(s) inside the agents' scopes ({shown}) were copied to "
+        f"{adopted.ref} before dispatch; to write the copies back: {adopted.restore}"
+    ]
+
+
 def set_aside(wave: WaveRecord) -> list[tuple[str, str]]:
     """``(path, what became of it)`` for each file a wave set aside (changes no agent may
     own, kept on a ref with the command that restores them) or left in place and copied."""
     aside = wave.set_aside
+    found: list[tuple[str, str]] = []
+    if wave.adopted is not None:
+        what = f"yours, in a scope: copied to {wave.adopted.ref}; restore: {wave.adopted.restore}"
+        found += [(p, what) for p in (*wave.adopted.files, *wave.adopted.ignored)]
     if aside is None:
-        return []
-    found = [(p, f"set aside on {aside.ref}; restore: {aside.restore}") for p in aside.files]
+        return found
+    found += [(p, f"set aside on {aside.ref}; restore: {aside.restore}") for p in aside.files]
     found += [(p, f"left in place, copied to {aside.ref}") for p in aside.left_in_place]
     found += [
         (p, "changed outside every scope, by no agent seawall saw: left in place")

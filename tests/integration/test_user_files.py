@@ -8,6 +8,7 @@ back without overwriting anything present.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from tests.integration.sessionkit import git, make_repo, seawall, show, status, write_plan
@@ -47,6 +48,54 @@ def test_untracked_and_ignored_user_files_survive_an_in_place_wave(tmp_path: Pat
     assert "set aside" not in done.stdout + done.stderr
 
 
+def test_an_untracked_user_file_in_a_scope_refuses_the_wave_before_dispatch(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", ".gitignore": "*.pyc\n"})
+    (repo / "src").mkdir()
+    (repo / "src" / "draft.py").write_text("the user's draft\n")
+    (repo / "src" / "cache.pyc").write_text("ignored: adopted without asking\n")
+    marker = tmp_path / "started"
+    env = _spec(
+        tmp_path,
+        {
+            "edit": [
+                {
+                    "marker": str(marker),
+                    "writes": {"src/draft.py": "the agent's\n"},
+                    "final": "STATUS: done — draft",
+                }
+            ]
+        },
+    )
+    plan = _in_place_plan(tmp_path, [{"id": "edit", "prompt": "Edit.", "scope": ["src/"]}])
+    refused = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "src/draft.py (task 'edit')" in refused.stderr
+    assert "--adopt-user-files" in refused.stderr and "Commit" in refused.stderr
+    assert "cache.pyc" not in refused.stderr
+    assert not marker.exists()  # nothing was dispatched
+    assert (repo / "src" / "draft.py").read_text() == "the user's draft\n"
+    # the user chooses: adopt it; the copy and its restore command are named
+    adopted = seawall("resume", "--adopt-user-files", "--repo", str(repo), cwd=repo, env=env)
+    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
+    assert show(repo, "main", "src/draft.py") == "the agent's\n"
+    data = status(repo)
+    session = data["session"]
+    record = data["waves"][0]["adopted"]
+    assert record["files"] == ["src/draft.py"] and record["ignored"] == ["src/cache.pyc"]
+    assert record["ref"] == f"refs/seawall/{session}/user-files-w1"
+    assert record["restore"] in adopted.stderr
+    state_md = (repo / ".seawall" / session / "STATE.md").read_text()
+    assert "src/draft.py" in state_md and record["restore"] in state_md
+    report = (repo / ".seawall" / session / "report.html").read_text()
+    assert "src/draft.py" in report and "user-files-w1" in report
+    # the restore command, run as shown, writes the user's draft back
+    (repo / "src" / "draft.py").unlink()
+    subprocess.run(record["restore"], shell=True, check=True, cwd=tmp_path)
+    assert (repo / "src" / "draft.py").read_text() == "the user's draft\n"
+
+
 def test_in_scope_user_file_is_copied_before_dispatch_and_put_back(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
     (repo / "src").mkdir()
@@ -66,7 +115,7 @@ def test_in_scope_user_file_is_copied_before_dispatch_and_put_back(tmp_path: Pat
     plan = _in_place_plan(
         tmp_path, [{"id": "edit", "prompt": "Edit.", "scope": ["src/"], "max_turns": 5}]
     )
-    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, env=env)
+    done = seawall("run", str(plan), "--adopt-user-files", "--repo", str(repo), cwd=repo, env=env)
     data = status(repo)
     session = data["session"]
     # the copy taken before dispatch holds the user's content

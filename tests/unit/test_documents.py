@@ -33,6 +33,7 @@ STATUS_KEYS = [
 ]  # fmt: skip
 WAVE_KEYS = [
     "number", "isolation", "enforcement", "base", "phase", "checks", "agents", "set_aside",
+    "adopted",
 ]  # fmt: skip
 AGENT_KEYS = [
     "task", "status", "summary", "remaining", "inferred", "reason", "turns", "tool_calls",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import anyio
 
+from seawall.git.baseline import record_baseline
 from seawall.git.sparse import task_sparse_dirs
 from seawall.git.workspaces import ensure_ready, prepare_workspaces
 from seawall.isolation import explain_enforcement
@@ -20,9 +21,12 @@ from seawall.scope.manifest import (
     manifest_path,
     write_manifest,
 )
+from seawall.scope.matcher import ScopeMatcher
 from seawall.scope.repostate import save_snapshot, snapshot, snapshot_path
 from seawall.session.context import WaveContext
+from seawall.session.user_files import adopted_record, refuse_user_files, user_files_in_scopes
 from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
+from seawall.state.render import adopted_lines
 from seawall.telemetry import WorktreeFallback, WorktreeRecreated
 
 __all__ = ["ensure_workspaces", "prepare", "prompt_for", "wave_manifest"]
@@ -51,14 +55,39 @@ async def prepare(ctx: WaveContext, wave: WaveRecord) -> None:
     if wave.fallback is not None:
         _fall_back_in_place(ctx, wave)
     if wave.isolation is Isolation.NONE:
-        scopes = [task.scope for task in tasks]
-        await anyio.to_thread.run_sync(
-            lambda: ctx.baselines.take(wave.number, base=wave.base, scopes=scopes)
-        )
+        await _take_user_files(ctx, wave, tasks)
     _write_manifest(ctx, wave, tasks)
     wave.phase = WavePhase.PREPARED
     await ctx.save()
     kill_point("after-workspaces")
+
+
+async def _take_user_files(ctx: WaveContext, wave: WaveRecord, tasks: list[Task]) -> None:
+    """Before an in-place wave is dispatched: the user's untracked files inside a task's
+    scope refuse the wave (``UserFilesInScopeError``, naming each file and task) unless
+    ``adopt_user_files``; adopted ones, and ignored ones, are copied onto a ref and
+    named with the command that writes them back."""
+    baseline = await anyio.to_thread.run_sync(record_baseline, ctx.repo)
+    scopes = {task.id: task.scope for task in tasks}
+    found = user_files_in_scopes(ctx.repo, baseline, scopes, session=ctx.state.session)
+    if found and not ctx.config.adopt_user_files:
+        raise refuse_user_files(found, wave.number)
+    taken = await anyio.to_thread.run_sync(
+        lambda: ctx.baselines.take(
+            wave.number, base=wave.base, scopes=list(scopes.values()), baseline=baseline
+        )
+    )
+    matchers = [
+        ScopeMatcher(tuple(scope), workspace=ctx.repo, session=ctx.state.session)
+        for scope in scopes.values()
+    ]
+    covered = [p for p in taken.files() if any(m.matches_relative(p) for m in matchers)]
+    wave.adopted = adopted_record(
+        ctx.repo, taken, covered, session=ctx.state.session, wave=wave.number
+    )
+    if wave.adopted is not None:
+        for line in adopted_lines(wave.number, wave.adopted):
+            ctx.progress.log(line)
 
 
 async def ensure_workspaces(ctx: WaveContext, wave: WaveRecord) -> None:
