@@ -251,6 +251,7 @@ def _report(result: SessionResult, *, as_json: bool = False) -> int:
     print(
         f"session {result.session}: {result.phase} after {result.waves} wave(s); "
         f"done: {', '.join(result.done) or 'none'}"
+        + (f"; not merged yet: {', '.join(result.unmerged)}" if result.unmerged else "")
         + (f"; carried over: {', '.join(result.abandoned)}" if result.abandoned else "")
     )
     if result.phase is SessionPhase.HALTED and result.breaker.tripped:

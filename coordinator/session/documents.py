@@ -87,6 +87,7 @@ class SessionOutcome:
     carried_over: tuple[str, ...]
     merged: int
     breaker: WaveBreakerState
+    not_merged: tuple[str, ...] = ()  # reviewed, in a wave that halted before its merge
     halt: Halt | None
     state_md: str
     report: str | None
@@ -102,6 +103,7 @@ def outcome_document(result: SessionResult) -> SessionOutcome:
         done=result.done,
         carried_over=result.abandoned,
         merged=result.merged,
+        not_merged=result.unmerged,
         breaker=result.breaker,
         halt=result.halt,
         state_md=str(result.state_md),

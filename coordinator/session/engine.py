@@ -273,11 +273,18 @@ class Session:
 
     def result(self) -> SessionResult:
         state = self._state()
+        # a wave reviewed and halted before its merge: its tasks' work is not landed yet
+        unmerged = {
+            agent.task
+            for wave in state.waves
+            if wave.phase is WavePhase.REVIEWED
+            for agent in wave.agents
+        }
         done = tuple(
             sorted(
                 t.id
                 for t in state.tasks.values()
-                if t.status in (Status.DONE, Status.NO_TESTS_NEEDED)
+                if t.status in (Status.DONE, Status.NO_TESTS_NEEDED) and t.id not in unmerged
             )
         )
         abandoned = tuple(
@@ -297,6 +304,7 @@ class Session:
             state_md=self.store.paths.state_md,
             report=report if (report := report_path(self.store)).exists() else None,
             halt=state.halt,
+            unmerged=tuple(sorted(unmerged)),
             merged=sum(1 for wave in state.waves for agent in wave.agents if agent.merged),
             checks_failed=tuple(
                 wave.number

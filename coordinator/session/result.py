@@ -32,6 +32,7 @@ class SessionResult:
     halt: Halt | None = None
     report: Path | None = None  # the session's HTML report, once written
     merged: int = 0  # agents whose work was merged, over all waves
+    unmerged: tuple[str, ...] = ()  # tasks reviewed in a wave that halted before its merge
     checks_failed: tuple[int, ...] = ()  # waves that merged with failing checks
 
     @property

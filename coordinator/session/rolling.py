@@ -202,6 +202,8 @@ async def dispatch_ready(ctx: WaveContext, busy: Sequence[WaveRecord]) -> list[W
         )
         wave = await record_wave(ctx, wave_plan)
         await prepare(ctx, wave)
+        if wave.phase is not WavePhase.PREPARED:  # the base failed the checks: halted
+            break
         started.append(wave)
     return started
 

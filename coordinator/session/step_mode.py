@@ -56,6 +56,8 @@ async def _prepare_rolling(ctx: WaveContext) -> PreparedWave | None:
     for wave in waiting:
         if wave.phase is WavePhase.PLANNED:
             await prepare(ctx, wave)
+            if wave.phase is WavePhase.PLANNED:  # the base failed the checks: halted
+                return None
         if await halt_on_session_time(ctx, wave):
             return None
         await _hand_out(ctx, wave)

@@ -38,6 +38,8 @@ async def next_wave(ctx: WaveContext) -> WaveRecord | None:
             return None
     if wave.phase is WavePhase.PLANNED:
         await prepare(ctx, wave)
+        if wave.phase is WavePhase.PLANNED:  # the base failed the checks: halted
+            return None
     if wave.phase is WavePhase.PREPARED and await halt_on_session_time(ctx, wave):
         return None
     return wave

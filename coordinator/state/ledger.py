@@ -284,6 +284,7 @@ class SessionState(Tracked):
     clock_start_s: float = 0.0  # running_s when the session_minutes allowance began
     holds: dict[str, float] = field(default_factory=dict)  # provider: its limit's reset
     schedule: str = "waves"  # the plan's [session] schedule when the session started
+    green_bases: list[str] = field(default_factory=list)  # bases whose checks passed
 
     def task(self, task_id: str) -> TaskRecord:
         """The record of ``task_id`` (made when there is none), counted as changed."""

@@ -85,6 +85,7 @@ def test_a_user_commit_during_an_in_place_wave_halts_and_rebase_keeps_it(
     assert (repo / "USER.txt").read_text() == "the user's own work\n"
     assert start[:12] in out + err and user_tip[:12] in out + err
     assert "resume --rebase" in out + err
+    assert "done: none; not merged yet: a, b" in out  # reviewed is not landed
     # the agents' work is still in the tree, not lost
     assert (repo / "src" / "a.py").read_text() == "a = 1\n"
     done = seawall("resume", "--rebase", "--repo", str(repo), cwd=repo, env=env)

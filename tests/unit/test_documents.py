@@ -42,6 +42,7 @@ AGENT_KEYS = [
 ]  # fmt: skip
 OUTCOME_KEYS = [
     "schema", "session", "phase", "exit_code", "waves", "done", "carried_over", "merged", "breaker",
+    "not_merged",
     "halt", "state_md", "report",
 ]  # fmt: skip
 

@@ -23,6 +23,7 @@ from seawall.scope.manifest import (
 )
 from seawall.scope.matcher import ScopeMatcher
 from seawall.scope.repostate import save_snapshot, snapshot, snapshot_path
+from seawall.session.base_checks import halt_on_red_base
 from seawall.session.context import WaveContext
 from seawall.session.user_files import adopted_record, refuse_user_files, user_files_in_scopes
 from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
@@ -33,7 +34,11 @@ __all__ = ["ensure_workspaces", "prepare", "prompt_for", "wave_manifest"]
 
 
 async def prepare(ctx: WaveContext, wave: WaveRecord) -> None:
-    """Create the wave's workspaces and manifest; the wave is then ``prepared``."""
+    """Create the wave's workspaces and manifest; the wave is then ``prepared``. A base
+    that fails the checks (``seawall.session.base_checks``) halts the session first: the
+    wave stays planned."""
+    if await halt_on_red_base(ctx, wave):
+        return
     tasks = list(ctx.tasks(wave).values())
     workspaces = await prepare_workspaces(
         ctx.repo,
