@@ -202,7 +202,8 @@ def test_the_breakers_get_the_check_a_soft_trip_names(repo: Path) -> None:
     """The plan's first verify-run check goes into the limits of the hooks' manifest and
     of every dispatched agent's breaker; without one, the project's own command does."""
     with_checks = PLAN.replace(
-        'type = "feature"', 'type = "feature"\nchecks = ["ruff check .", "pytest -q"]'
+        'type = "feature"',
+        'type = "feature"\nchecks = ["ruff check .", "pytest -q"]\nchecks_policy = "warn"',
     )
     context = Context(repo, parse_plan(with_checks))
     run(lambda: plan_next(context.ctx))
