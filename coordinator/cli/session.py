@@ -166,25 +166,21 @@ def _hooks_only(parser: argparse.ArgumentParser) -> None:
     )
 
 
-_SWITCHES = ("accept_hooks_only", "adopt_user_files")  # [session] keys a flag may set
-
-
 def _accepting(plan: Plan, args: argparse.Namespace) -> Plan:
     """The plan with ``accept_hooks_only`` / ``adopt_user_files`` set when the command
     line asks for them. Its source is then its rendering: the text parsed no longer says
     what the plan is, and the session records (and reopens from) the source."""
-    wanted = {
-        key: True
-        for key in _SWITCHES
-        if getattr(args, key, False) and not getattr(plan.session, key)
-    }
-    if not wanted:
+    session = plan.session
+    hooks_only = session.accept_hooks_only or bool(getattr(args, "accept_hooks_only", False))
+    adopt = session.adopt_user_files or bool(getattr(args, "adopt_user_files", False))
+    if (hooks_only, adopt) == (session.accept_hooks_only, session.adopt_user_files):
         return plan
     from dataclasses import replace
 
     from seawall.plan.render import render_plan
 
-    accepted = replace(plan, session=replace(plan.session, **wanted), source="")
+    changed = replace(session, accept_hooks_only=hooks_only, adopt_user_files=adopt)
+    accepted = replace(plan, session=changed, source="")
     return replace(accepted, source=render_plan(accepted))
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from seawall.codec import JsonView
 from seawall.config import FieldError, build, check_keys, field_line, suggest, table_element
+from seawall.config.toml_text import toml_problem
 from seawall.errors import PlanError
 from seawall.model import Plan, RunnerSpec, SessionConfig, Task
 
@@ -79,58 +80,17 @@ def with_line(error: PlanError, text: str) -> PlanError:
     )
 
 
-_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
-_AT_END = re.compile(r"\s*\(at end of document\)$")
-
-
 def toml_error(exc: tomllib.TOMLDecodeError, text: str, path: str) -> PlanError:
-    """A TOML syntax error with its line and column: tomllib puts them in its message
-    (``(at line 7, column 1)``, or ``(at end of document)``: the text's last character)."""
-    message = str(exc)
-    line = column = None
-    found = _AT.search(message)
-    if found is not None:
-        line, column = int(found.group(1)), int(found.group(2))
-        message = message[: found.start()]
-    elif (end := _AT_END.search(message)) is not None:
-        lines = text.rstrip("\n").split("\n")
-        line, column = len(lines), len(lines[-1]) + 1
-        message = f"{message[: end.start()]} at the end of the file"
-    hint = None
-    opened = _unclosed(text) if found is None else None
-    if opened is not None:
-        line, column, closer = opened
-        what = "array" if closer == "]" else "inline table"
-        message = f"the {what} opened at line {line} is not closed"
-        hint = f"close it with {closer!r}"
-    elif line and column and message.lower().startswith("invalid value"):
-        rows = text.split("\n")
-        rest = rows[line - 1][column - 1 :] if line <= len(rows) else ""
-        if rest[:1].isalpha() and not rest.startswith(("true", "false")):
-            hint = f'a string needs quotes: "{rest.split()[0]}"'
+    """A TOML syntax error of the plan file with its line, column and hint (see
+    ``seawall.config.toml_text``)."""
+    problem = toml_problem(exc, text)
     return PlanError(
-        f"not valid TOML: {message[:1].lower()}{message[1:]}",
+        f"not valid TOML: {problem.message}",
         path=path,
-        line=line,
-        column=column,
-        hint=hint,
+        line=problem.line,
+        column=problem.column,
+        hint=problem.hint,
     )
-
-
-def _unclosed(text: str) -> tuple[int, int, str] | None:
-    """Where the value (``[`` or ``{`` after ``=``) left open at the end of the text
-    opened: its line, column and the character that closes it."""
-    depth = 0
-    for number, row in reversed(list(enumerate(text.split("\n"), start=1))):
-        code = row.split("#", 1)[0]
-        depth += code.count("]") + code.count("}") - code.count("[") - code.count("{")
-        key = _ASSIGNED.match(code)
-        if depth < 0 and key is not None:
-            return number, key.end(), "]" if code[key.end() - 1] == "[" else "}"
-    return None
-
-
-_ASSIGNED = re.compile(r"^\s*[^=\[]+=\s*[\[{]")
 
 
 def _plan(data: JsonView, path: str, text: str) -> Plan:  # the user's TOML

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from seawall.codec import JsonObject
 from seawall.config import FieldError, check_keys, field_line, field_values, ruled
-from seawall.config.toml_text import toml_error
+from seawall.config.toml_text import toml_problem
 from seawall.errors import ConfigurationError
 
 __all__ = [
@@ -126,8 +126,10 @@ def _file_values(path: Path) -> JsonObject:  # from the user's file, checked
     except FileNotFoundError as exc:
         raise ConfigurationError(f"{path}: the runner config file does not exist") from exc
     except tomllib.TOMLDecodeError as exc:
-        message, line, column = toml_error(exc, text)
-        raise ConfigurationError(f"{path}:{line}:{column}: not valid TOML: {message}") from exc
+        problem = toml_problem(exc, text)
+        where = f"{path}:{problem.line or 0}:{problem.column or 0}"
+        hint = f" ({problem.hint})" if problem.hint else ""
+        raise ConfigurationError(f"{where}: not valid TOML: {problem.message}{hint}") from exc
     try:
         check_keys(data, ("runner",), what="table")
     except FieldError as exc:
