@@ -268,7 +268,11 @@ def test_shell_patches_in_place_are_the_agents_edits_out_of_scope_ones_its_viola
     ]
     ref = f"refs/seawall/{data['session']}/one"
     checkpoints = git(repo, "log", "--format=%s", f"{data['waves'][0]['base']}..{ref}")
-    assert checkpoints.splitlines() == ["checkpoint: one"] * 3  # one per edit
+    # one per edit, as seawall reads them from the rollout: with a scripted model that
+    # answers at once, the second patch can land before the first one's result is read,
+    # and that checkpoint then holds both (a real model's turn takes seconds)
+    assert checkpoints.splitlines() in (["checkpoint: one"] * 3, ["checkpoint: one"] * 2)
+    assert agent["run"]["writes"] == 3, agent["run"]  # every patch was seen as an edit
     assert show(repo, "main", "src/one.py") == "ONE = 2\n"
     assert show(repo, "main", "docs/notes.md") == "n\n"
     assert git(repo, "status", "--porcelain") == ""
