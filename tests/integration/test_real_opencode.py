@@ -193,3 +193,48 @@ def tool_results(
             (event["part"]["tool"], state["status"], text, state.get("metadata", {}).get("exit"))
         )
     return found
+
+
+def test_an_opencode_rate_limit_pauses_the_agent_until_its_reset_then_it_merges(
+    openai: OpenAIResponsesServer, opencode_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The provider answers 429 with ``retry-after: 2`` until opencode gives up (its own
+    retries wait what the header says, then its ``APIError`` ends the run): seawall reads
+    that as the provider's limit, pauses the agent (no failure, no carryover), waits for
+    the reset and dispatches it again, and the work merges.
+
+    (With a reset far ahead opencode waits inside its own retry, silently: one request,
+    then nothing on its output until the header's time has passed. Only the agent's time
+    budget bounds that wait.)"""
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", "src/__init__.py": ""})
+    limit = ModelTurn(
+        status=429,
+        error={"type": "rate_limit_exceeded", "message": "Rate limit reached"},
+        headers={"retry-after": "2"},
+    )
+    write = Call(name="write", input={"filePath": "{cwd}/src/lim.py", "content": "L = 1\n"})
+    openai.add(
+        Script(
+            marker="OC-LIMIT",
+            first=(limit,) * 6,  # the first request and opencode's five retries
+            turns=[
+                ModelTurn(calls=[write]),
+                ModelTurn(text="Wrote src/lim.py.\nSTATUS: done — lim added"),
+            ],
+        )
+    )
+    plan = tmp_path / "plan.toml"
+    task: dict[str, object] = {
+        "id": "lim",
+        "prompt": "Work item OC-LIMIT.",
+        "scope": ["src/lim.py"],
+    }
+    plan.write_text(plan_text("oc-limit", [task], extra='on_limit = "wait"'))
+    code, output, data = run_plan(repo, plan)
+    assert code == 0, output
+    first, second = (waves["lim"] for waves in agents_by_wave(data))
+    assert first["status"] == "paused", (first, output)
+    assert second["status"] == "done", (second, output)
+    assert show(repo, "main", "src/lim.py") == "L = 1\n"
+    assert "no carryover" not in output and "carried over" not in output
+    assert len(openai.answered("OC-LIMIT")) == 8  # six refused, then the two turns
