@@ -159,7 +159,7 @@ def _failure(ctx: HookContext, failure: Failure, detail: str, *, cmd: bool = Fal
     return decide_failure(failure, ctx.enforcement, detail, error_class=error_class)
 
 
-def _check_path(ctx: HookContext, path: str, cwd: Path) -> Verdict:
+def _check_path(ctx: HookContext, path: str, cwd: Path, *, link: bool = False) -> Verdict:
     if ctx.failure is not None:
         return _failure(ctx, ctx.failure, f"{path} cannot be checked: {ctx.detail}")
     matcher = ctx.matcher()
@@ -169,11 +169,17 @@ def _check_path(ctx: HookContext, path: str, cwd: Path) -> Verdict:
     if verdict.allowed:
         return ALLOW
     outside = verdict.path.startswith("/") and ctx.agent is not None
-    problem = _scope_problem(verdict.reason, matcher, outside=outside)
+    reason = f"a link it makes points at its target: {verdict.reason}" if link else verdict.reason
+    problem = _scope_problem(reason, matcher, outside=outside)
     enforcement = ctx.enforcement
-    if outside and enforcement is Enforcement.WARN and _in_other_checkout(ctx, verdict.path):
+    if (
+        outside
+        and enforcement is Enforcement.WARN
+        and (link or _in_other_checkout(ctx, verdict.path))
+    ):
         # a worktree wave only warns because the worktree isolates the agent; a write
-        # into the main checkout or another agent's worktree is what it did not stop
+        # into the main checkout or another agent's worktree is what it did not stop,
+        # nor is a link out of the workspace (which the merge would carry into the tree)
         enforcement = Enforcement.STRICT
     return decide(enforcement, error_class=ErrorClass.SCOPE_DENIED, problem=problem)
 
@@ -295,7 +301,7 @@ def _check_writes(
     verdicts: list[Verdict] = []
     for target in write_targets(commands, cwd=ctx.cwd, assignments=assignments, env=env):
         if isinstance(target, PathTarget):
-            verdicts.append(_check_path(ctx, target.path, target.cwd))
+            verdicts.append(_check_path(ctx, target.path, target.cwd, link=target.link))
         else:
             verdicts.append(_failure(ctx, Failure.UNKNOWN_WRITE, target.problem))
     return verdicts
