@@ -12,6 +12,11 @@ A program is allowed when what it may write is known:
   sandbox confines it, and the post-wave check sees it. They are allowed so that an
   agent can do its work, and docs/scope.md says so.
 
+Programs whose writes cannot be modelled at all (an interpreter given its program on
+the command line: ``python -c``, ``perl -e``, ``node -e``, ``ruby -e``; ``inline_code``)
+are the OS layer's job: the hook lets them run where one confines the agent, and in a
+strict wave without any OS layer refuses them, saying so.
+
 Anything else is *unknown*: a program not named here, a program that runs code from
 where the reader cannot see it (``eval``, ``trap``, ``alias``, ``source <(...)``,
 ``. /dev/stdin``, ``parallel``, ``npx``, ``vim -es``, ``sudo``), a sed or awk program
@@ -31,6 +36,7 @@ __all__ = [
     "READERS",
     "WRAPPERS",
     "asks_for_help",
+    "inline_code",
     "unknown_reason",
     "variable_reason",
 ]
@@ -218,4 +224,39 @@ def _program_reason(cmd: SimpleCommand, writes: re.Pattern[str], what: str) -> s
         return f"{cmd.name}'s arguments are not known before it runs"
     if any(writes.search(script) for script in scripts):
         return what
+    return None
+
+
+# interpreters given their program on the command line: (options, short letters)
+_INLINE: dict[str, tuple[frozenset[str], str]] = {
+    "python": (frozenset({"-c"}), "c"),
+    "perl": (frozenset({"-e", "-E"}), "eE"),
+    "node": (frozenset({"-e", "--eval", "-p", "--print"}), "ep"),
+    "ruby": (frozenset({"-e"}), "e"),
+    "php": (frozenset({"-r"}), "r"),
+    "bun": (frozenset({"-e", "--eval"}), ""),
+    "deno": (frozenset({"eval"}), ""),
+}
+
+
+def inline_code(cmd: SimpleCommand) -> str | None:
+    """``python -c``, ``perl -e``, ``node -e`` ...: the interpreter and its option when
+    ``cmd`` runs a program written on its command line, whose writes nothing models."""
+    name = cmd.name
+    if name.startswith("python") and name[6:].replace(".", "").isdigit():
+        name = "python"
+    rule = _INLINE.get(name)
+    if rule is None:
+        return None
+    options, letters = rule
+    for word in cmd.argv[1:]:
+        if word == "--":
+            return None
+        if word in options:
+            return f"{cmd.name} {word}"
+        short = word[:1] == "-" and word[1:2] not in ("-", "I", "M", "m", "x", "")
+        if short and letters and any(letter in word[1:] for letter in letters):
+            return f"{cmd.name} {word}"
+        if not word.startswith("-"):
+            return None  # a script file: its arguments follow
     return None

@@ -7,6 +7,7 @@ process, fed exactly what Claude Code sends, so the two are known to agree.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -92,3 +93,19 @@ def test_nothing_the_corpus_ran_changed_the_repository(world: World) -> None:
     assert (world.repo / "src/app/db.py").read_text() == "DB = 1\n"
     assert not (world.repo / "other/planted.py").exists()
     assert isinstance(world.repo, Path)
+
+
+def test_claude_codes_sandbox_is_the_os_layer_for_inline_programs(tmp_path: Path) -> None:
+    """The lead's agent may run ``python3 -c`` once the project's settings turn Claude
+    Code's sandbox on with no way around it; with a way around it, it may not."""
+    world = build_world(tmp_path)
+    case = next(c for c in CASES if c.cls == "inline-programs" and c.expect == "deny")
+    assert decision_in_process(world, case)[0] == "deny"
+    settings = world.repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    sandbox = {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": True}
+    settings.write_text(json.dumps({"sandbox": sandbox}))
+    got, reason = decision_in_process(world, case)
+    assert got == "deny" and "no OS sandbox confines this agent" in reason
+    settings.write_text(json.dumps({"sandbox": {**sandbox, "allowUnsandboxedCommands": False}}))
+    assert decision_in_process(world, case) == ("allow", "")

@@ -35,7 +35,12 @@ def context(
         repo=str(repo), agents=(agent,),
     )  # fmt: skip
     return HookContext(
-        cwd=cwd or repo, repo=repo, enforcement=level, manifest=manifest, agent=agent
+        cwd=cwd or repo,
+        repo=repo,
+        enforcement=level,
+        manifest=manifest,
+        agent=agent,
+        scratch=repo / "seawall-agent-t1",  # under seawall's runner: an OS layer confines it
     )
 
 
