@@ -143,10 +143,15 @@ def unknown_reason(cmd: SimpleCommand) -> str | None:
             return None
         what = f"{name} {operands[0]}" if operands else name
         return f"{what} may change state outside the repository; only its reads are allowed"
+    if name in ("kill", "pkill"):
+        return _signal_reason(cmd)
     if name in _FETCH_AND_RUN:
         verbs = _FETCH_AND_RUN[name]
         if not verbs or (len(cmd.argv) > 1 and cmd.argv[1] in verbs):
-            return f"{name} fetches and runs code that is not in the repository"
+            return (
+                f"{name} fetches and runs code that is not in the repository (a tool "
+                "installed in its node_modules/.bin runs as `npx TOOL`)"
+            )
     if name in ("source", ".", "sh", "bash", "zsh", "dash", "ksh"):
         return _script_reason(cmd)
     if name in ("sed",):
@@ -260,3 +265,33 @@ def inline_code(cmd: SimpleCommand) -> str | None:
         if not word.startswith("-"):
             return None  # a script file: its arguments follow
     return None
+
+
+_OWN = frozenset({"$!", "$$"})  # the last background job, the agent's own shell
+
+
+def _signal_reason(cmd: SimpleCommand) -> str | None:
+    """``kill``/``pkill`` of the agent's own processes only: a job (``kill %1``), the
+    last background job (``kill $!``), the children of its own shell (``pkill -P $$``)."""
+    argv = cmd.argv
+    if cmd.name == "pkill":
+        parents = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-P", "--parent")]
+        parents += [a.split("=", 1)[1] for a in argv if a.startswith("--parent=")]
+        if parents and all(p in _OWN for p in parents):
+            return None
+        return (
+            "pkill may stop other programs' processes; only `pkill -P $$` (the children "
+            "of your own shell) is allowed"
+        )
+    rest = list(argv[1:])
+    if rest and rest[0] in ("-s", "-n"):
+        rest = rest[2:]  # the signal, then the processes
+    elif rest and rest[0].startswith("-") and rest[0] not in ("--",):
+        rest = rest[1:]  # ``-9``, ``-TERM``, ``-l``: the signal; what follows is processes
+    operands = [word for word in rest if word != "--"]
+    if all(o.startswith("%") or o in _OWN for o in operands):
+        return None
+    return (
+        "kill may stop processes that are not this agent's; only its own jobs are allowed "
+        "(`kill %1`, `kill $!`)"
+    )

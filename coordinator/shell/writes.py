@@ -114,7 +114,11 @@ def writes(cmd: SimpleCommand) -> tuple[Write, ...]:
     if cmd.found_in:
         found = [_found(write, cmd.found_in) for write in found]
     elif "xargs" in cmd.wrappers and name in _FILE_WRITERS and name not in ("git", "find"):
-        found.append(Write(STDIN_FILES, dynamic=True))
+        if cmd.fed_from:  # ``find DIR | xargs rm``: the files below what the lister names
+            found = [w for w in found if "{}" not in w.path]
+            found.extend(Write(path, glob=glob, tree=True) for path, glob in cmd.fed_from)
+        else:
+            found.append(Write(STDIN_FILES, dynamic=True))
     return (*out, *found)
 
 

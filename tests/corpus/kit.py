@@ -157,6 +157,8 @@ def _repository(root: Path, home: Path) -> Path:
         "other/y.py": "y = 1\n",
         "other/shared.py": "shared = 1\n",
         "docs/index.md": "# docs\n",
+        "node_modules/.bin/jest": "#!/bin/sh\n",  # tools the repository installed
+        "node_modules/.bin/tsc": "#!/bin/sh\n",
     }
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
