@@ -249,8 +249,8 @@ def feed(out: list[SimpleCommand], start: int, before: Feed | None) -> Feed | No
         if _FIND_PRINTS & set(cmd.argv):
             return None
         roots = find_roots(cmd)
-        index = {word: i for i, word in enumerate(cmd.argv)}
-        return tuple((root, cmd.is_glob(index.get(root, 0))) for root in roots)
+        where = {word: i for i, word in enumerate(cmd.argv)}
+        return tuple((root, cmd.is_glob(where.get(root, 0))) for root in roots)
     if cmd.name not in _FILTERS:
         return None
     letters = {c for a in cmd.argv[1:] if a[:1] == "-" and a[1:2] != "-" for c in a[1:]}

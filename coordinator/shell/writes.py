@@ -71,7 +71,7 @@ _FILE_WRITERS = frozenset(
 # project tools: the options that name what they write (a file, or a directory and all
 # below it), with ``=`` or as the next word; ``SUB`` limits an entry to a subcommand
 _F, _T = False, True  # a file, a tree
-_COMPILED = {("-o",): _F}
+_COMPILED: dict[tuple[str, ...], bool] = {("-o",): _F}
 TOOL_OUTPUTS: dict[str, dict[tuple[str, ...], bool]] = {
     "pytest": {("--junitxml", "--junit-xml", "--html", "--report-log", "--resultlog"): _F,
                ("--basetemp",): _T},
