@@ -180,6 +180,9 @@ def _tool_outputs(cmd: SimpleCommand) -> list[Write]:
     name = cmd.name
     if name.startswith("python") and len(argv) > 2 and argv[1] == "-m":
         name, argv, dyn = _MODULES.get(argv[2], argv[2]), argv[2:], dyn[2:]
+    elif name in ("npx", "pnpx", "bunx"):  # ``npx tsc --outDir DIR``: the tool's own options
+        at = next((i for i, w in enumerate(argv[1:], 1) if not w.startswith("-")), len(argv))
+        name, argv, dyn = argv[at] if at < len(argv) else "", argv[at:], dyn[at:]
     if name == "py.test":
         name = "pytest"
     if name == "venv":
