@@ -115,11 +115,17 @@ def writes(cmd: SimpleCommand) -> tuple[Write, ...]:
         found = [_found(write, cmd.found_in) for write in found]
     elif "xargs" in cmd.wrappers and name in _FILE_WRITERS and name not in ("git", "find"):
         if cmd.fed_from:  # ``find DIR | xargs rm``: the files below what the lister names
-            found = [w for w in found if "{}" not in w.path]
+            found = [_fed(w) for w in found if w.path != "{}"]
             found.extend(Write(path, glob=glob, tree=True) for path, glob in cmd.fed_from)
         else:
             found.append(Write(STDIN_FILES, dynamic=True))
     return (*out, *found)
+
+
+def _fed(write: Write) -> Write:
+    """A write of ``xargs -I{}`` that builds a path from an input (``{}.bak``,
+    ``../{}``): where it lands is not known before the command runs."""
+    return Write(write.path, dynamic=True) if "{}" in write.path else write
 
 
 def _found(write: Write, roots: tuple[str, ...]) -> Write:
