@@ -2,7 +2,8 @@
 
 - ``AgentBreaker``: one agent's eight breakers over its event stream; ``admit`` for
   hook mode, ``saved``/``resumed`` and ``open_breaker`` to keep it between calls.
-- ``cleanup_refusal``: the cleanup allowance's six git commands after a trip.
+- ``cleanup_refusal``: the cleanup allowance after a trip (git reads, as the agents'
+  git rule allows).
 - ``append_blocked``: the session's BLOCKED.md stop note.
 - ``error_signature``: the normalizer that tells the same error from a different one.
 - ``WaveBreaker``: stall, identical failure, rework storm, cost drift, merge conflict.

@@ -4,7 +4,8 @@
 - After unverified-edits, the one trip with a way out: reading (read tools, shell
   commands that only read) and a verify run alone; edits stay refused until a check
   passes, and the refusal says so.
-- The cleanup allowance, on every trip: six single plain git commands in all.
+- The cleanup allowance, on every trip: six single plain git reads in all (what the
+  agents' git rule, ``seawall.scope.gitpolicy``, allows).
 
 ``after_trip`` decides; the breaker applies the effect (count the call, or spend one
 cleanup command).

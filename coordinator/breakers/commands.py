@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from seawall.shell import ShellParseError, SimpleCommand, placed, simple_commands
-from seawall.shell.gitargv import canonical_args, read_git
+from seawall.shell.gitargv import read_git
 
 __all__ = [
     "CLEANUP_COMMANDS",
@@ -33,11 +33,9 @@ __all__ = [
 CLEANUP_COMMANDS = (
     "git status",
     "git diff",
-    "git checkout -- <path>",
-    "git restore <path>",
-    "git add <path>",
-    "git commit",
-)
+    "git log",
+    "git show",
+)  # examples: every git read the agents' git rule allows (``seawall.scope.gitpolicy``)
 
 _TEST_TOOLS = frozenset(
     {"pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "rspec", "ctest", "tsc",
@@ -369,12 +367,18 @@ def _relative(place: PurePosixPath | None) -> str | None:
 
 
 def cleanup_refusal(command: str) -> str | None:
-    """Why ``command`` is not one of the six cleanup commands, or None.
+    """Why ``command`` is not a cleanup command, or None.
 
-    Allowed: ``git status``, ``git diff``, ``git checkout -- <path>``,
-    ``git restore <path>``, ``git add <path>``, ``git commit`` (never ``--amend``).
-    Compound commands, redirections, substitutions and git global options are refused.
+    A cleanup command is a single plain git command that the agents' git rule
+    (``seawall.scope.gitpolicy``, the one place that says what an agent may do with git)
+    allows: a read (``git status``, ``git diff``, ``git log``, ``git show`` ...). git
+    writes (``add``, ``commit``, ``restore``, ``checkout -- <path>``) are refused to
+    agents there, and so here: seawall records an agent's work itself. Compound
+    commands, redirections, substitutions and git global options are refused.
     """
+    from seawall.scope.gitpolicy import git_refusal
+    from seawall.shell import SimpleCommand
+
     argv = _plain_argv(command)
     if argv is None:
         return (
@@ -382,31 +386,9 @@ def cleanup_refusal(command: str) -> str | None:
             "(no chains, pipes, redirections or substitutions)"
         )
     if argv[0] != "git" or len(argv) < 2:
-        return "only the cleanup git commands are allowed after a trip"
-    subcommand, args = argv[1], argv[2:]
-    paths = [arg for arg in args if not arg.startswith("-")]
-    options = [arg for arg in args if arg.startswith("-") and arg != "--"]
-    if subcommand == "status":
-        return None
-    if subcommand == "diff":
-        bad = [arg for arg in options if arg.startswith(("--output", "--ext-diff"))]
-        return f"git diff {bad[0]} is not allowed after a trip" if bad else None
-    if subcommand == "checkout":
-        if args[:1] != ("--",) or len(args) < 2:
-            return "only `git checkout -- <path>` is allowed after a trip"
-        return None
-    if subcommand == "restore":
-        bad = [arg for arg in options if arg not in ("--staged", "-S", "--worktree", "-W")]
-        if bad or not paths:
-            return "only `git restore [--staged|--worktree] <path>` is allowed after a trip"
-        return None
-    if subcommand == "add":
-        if options or not paths:
-            return "only `git add <path>` is allowed after a trip"
-        return None
-    if subcommand == "commit":
-        spelled = canonical_args("commit", args)  # --amen and --am are --amend to git
-        if any(arg.partition("=")[0] == "--amend" for arg in spelled):
-            return "git commit --amend is refused: existing commits are the run's durable record"
-        return None
-    return f"git {subcommand} is not one of the cleanup commands"
+        return "only the cleanup git commands (git reads) are allowed after a trip"
+    refusal = git_refusal(SimpleCommand(argv=tuple(argv)))
+    if refusal is not None:
+        return f"{refusal[1]}; after a trip only git reads are cleanup commands"
+    bad = [arg for arg in argv[2:] if arg.startswith(("--output", "--ext-diff"))]
+    return f"git {argv[1]} {bad[0]} is not allowed after a trip" if bad else None

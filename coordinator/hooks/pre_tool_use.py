@@ -49,7 +49,7 @@ from seawall.scope.enforce import (
     decide_failure,
 )
 from seawall.scope.matcher import ScopeMatcher
-from seawall.scope.programs import variable_reason
+from seawall.scope.programs import inline_code, variable_reason
 from seawall.scope.tools import other_tool_paths
 from seawall.shell import ShellLine, ShellParseError, SimpleCommand, read_line
 
@@ -159,7 +159,7 @@ def _failure(ctx: HookContext, failure: Failure, detail: str, *, cmd: bool = Fal
     return decide_failure(failure, ctx.enforcement, detail, error_class=error_class)
 
 
-def _check_path(ctx: HookContext, path: str, cwd: Path) -> Verdict:
+def _check_path(ctx: HookContext, path: str, cwd: Path, *, link: bool = False) -> Verdict:
     if ctx.failure is not None:
         return _failure(ctx, ctx.failure, f"{path} cannot be checked: {ctx.detail}")
     matcher = ctx.matcher()
@@ -169,11 +169,17 @@ def _check_path(ctx: HookContext, path: str, cwd: Path) -> Verdict:
     if verdict.allowed:
         return ALLOW
     outside = verdict.path.startswith("/") and ctx.agent is not None
-    problem = _scope_problem(verdict.reason, matcher, outside=outside)
+    reason = f"a link it makes points at its target: {verdict.reason}" if link else verdict.reason
+    problem = _scope_problem(reason, matcher, outside=outside)
     enforcement = ctx.enforcement
-    if outside and enforcement is Enforcement.WARN and _in_other_checkout(ctx, verdict.path):
+    if (
+        outside
+        and enforcement is Enforcement.WARN
+        and (link or _in_other_checkout(ctx, verdict.path))
+    ):
         # a worktree wave only warns because the worktree isolates the agent; a write
-        # into the main checkout or another agent's worktree is what it did not stop
+        # into the main checkout or another agent's worktree is what it did not stop,
+        # nor is a link out of the workspace (which the merge would carry into the tree)
         enforcement = Enforcement.STRICT
     return decide(enforcement, error_class=ErrorClass.SCOPE_DENIED, problem=problem)
 
@@ -236,7 +242,51 @@ def _check_bash(ctx: HookContext, command: str, env: Mapping[str, str]) -> list[
                 verdicts.append(_failure(ctx, Failure.UNKNOWN_PROGRAM, problem, cmd=True))
     if not gate_only:
         verdicts.extend(_check_writes(ctx, line.commands, line.assignments, env))
+        verdicts.extend(_check_inline(ctx, line.commands, env))
     return verdicts
+
+
+def _check_inline(
+    ctx: HookContext, commands: list[SimpleCommand], env: Mapping[str, str]
+) -> list[Verdict]:
+    """An interpreter given its program on the command line (``python -c``): what it
+    writes is the OS layer's to confine; a strict wave with no OS layer refuses it."""
+    inline = [found for cmd in commands if (found := inline_code(cmd))]
+    if not inline or ctx.enforcement is not Enforcement.STRICT or os_layer(ctx, env):
+        return []
+    problem = (
+        f"`{inline[0]}`: what a program written on the command line writes cannot be "
+        "judged before it runs, and no OS sandbox confines this agent (neither seawall "
+        "run's Landlock nor Claude Code's sandbox, which `seawall hooks install` sets up); "
+        "a strict wave without one refuses it: make the change with the file tools or a "
+        "program whose writes seawall knows"
+    )
+    return [decide(Enforcement.STRICT, error_class=ErrorClass.COMMAND_BLOCKED, problem=problem)]
+
+
+def os_layer(ctx: HookContext, env: Mapping[str, str]) -> bool:
+    """Whether an OS sandbox confines the caller's programs: seawall's runner gave it its
+    own ``TMPDIR`` (made only under Landlock), or the project's Claude Code settings
+    turn Claude Code's sandbox on with no way around it (what ``seawall hooks install``
+    writes)."""
+    if ctx.scratch is not None:
+        return True
+    project = env.get("CLAUDE_PROJECT_DIR", "").strip() or (str(ctx.repo) if ctx.repo else "")
+    if not project:
+        return False
+    import json
+
+    for name in ("settings.local.json", "settings.json"):
+        try:
+            data = json.loads((Path(project) / ".claude" / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        sandbox = data.get("sandbox") if isinstance(data, dict) else None
+        if isinstance(sandbox, dict) and "enabled" in sandbox:
+            return (
+                sandbox.get("enabled") is True and sandbox.get("allowUnsandboxedCommands") is False
+            )
+    return False
 
 
 def _check_unsandboxed(ctx: HookContext, line: ShellLine, env: Mapping[str, str]) -> list[Verdict]:
@@ -295,7 +345,7 @@ def _check_writes(
     verdicts: list[Verdict] = []
     for target in write_targets(commands, cwd=ctx.cwd, assignments=assignments, env=env):
         if isinstance(target, PathTarget):
-            verdicts.append(_check_path(ctx, target.path, target.cwd))
+            verdicts.append(_check_path(ctx, target.path, target.cwd, link=target.link))
         else:
             verdicts.append(_failure(ctx, Failure.UNKNOWN_WRITE, target.problem))
     return verdicts

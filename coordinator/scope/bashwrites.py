@@ -9,8 +9,9 @@ target is not known makes the directory unknown, and a relative write there is n
 judged. A move inside a subshell, a pipeline or a background job ends with it. A
 command a wrapper runs elsewhere (``env -C``) writes in a directory that is not known. Unquoted
 glob patterns are expanded against the file system the way the shell will (a pattern
-that matches nothing stays as written); a symbolic link's target is judged from the
-link's directory, as the kernel will read it.
+that matches nothing stays as written); a link the command makes is judged by its
+target (``seawall.scope.linkwrites``): a symbolic link's text from the link's
+directory, as the kernel will read it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seawall.sandbox.policy import SCRATCH_PREFIX
+from seawall.scope.linkwrites import LINKERS, links_made
 from seawall.shell import ShellParseError, SimpleCommand, placed, read_line
 from seawall.shell.writes import Write, writes
 
@@ -39,6 +41,7 @@ class PathTarget:
 
     path: str
     cwd: Path
+    link: bool = False  # the target of a link the command makes (judged like a write)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +70,7 @@ def write_targets(
     out: list[Target] = []
     for cmd, where in placed(commands, cwd, target=target, definite=Path.is_dir):
         places = list(where)  # every directory it may run in: each is checked
-        if cmd.name == "ln":
+        if cmd.name in LINKERS:
             out.extend(_link_targets(cmd, places))
         for write in writes(cmd):
             out.extend(_targets(cmd, _in_scratch(write, env), places, root=cwd))
@@ -84,7 +87,7 @@ def line_writes(line: str, *, cwd: Path) -> tuple[Path, ...]:
         return ()
     found: list[Path] = []
     for target in write_targets(parsed.commands, cwd=cwd, assignments=parsed.assignments):
-        if isinstance(target, PathTarget):
+        if isinstance(target, PathTarget) and not target.link:  # a link's target is not written
             found.append(Path(os.path.normpath(target.cwd / target.path)))
     return tuple(found)
 
@@ -139,19 +142,16 @@ def _expand(pattern: str, cwd: Path) -> list[str] | None:
 
 
 def _link_targets(cmd: SimpleCommand, places: list[Path | None]) -> list[Target]:
-    """``ln [-s] TARGET... LINK``: a link may only point into the scope."""
-    operands = [a for a in cmd.argv[1:] if not a.startswith("-")]
-    if len(operands) < 2:
-        return []
-    symbolic = any(a.startswith("-") and not a.startswith("--") and "s" in a for a in cmd.argv[1:])
-    symbolic = symbolic or "--symbolic" in cmd.argv
+    """Each link the command makes, judged by its target (``seawall.scope.linkwrites``)."""
     out: list[Target] = []
     for place in dict.fromkeys(places):
         if place is None:
             return [UnknownTarget("a link is made in a directory not known")]
-        link = place / operands[-1]
-        base = link if link.is_dir() else link.parent
-        out.extend(PathTarget(target, base if symbolic else place) for target in operands[:-1])
+        for made in links_made(cmd, place):
+            if made.unknown:
+                out.append(UnknownTarget(made.unknown))
+            else:
+                out.append(PathTarget(made.target, made.base, link=True))
     return out
 
 

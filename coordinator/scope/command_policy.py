@@ -117,6 +117,8 @@ class CommandPolicy:
                 return [_denied(f"plan deny {shlex.join(prefix)!r}", "the plan denies it", shown)]
         if any(_prefix_matches(prefix, view) for prefix in self.allow for view in views):
             return []
+        if context.agent and (tool := _package_tool(cmd, context)) is not None:
+            cmd = tool  # ``npx jest``: judged as ``node_modules/.bin/jest``
         findings = _agent_findings(cmd, shown) if context.agent else []
         for name, rule in _RULES:
             reason = rule(cmd, views[-1], context)
@@ -177,6 +179,46 @@ def _agent_findings(cmd: SimpleCommand, shown: str) -> list[CommandFinding]:
         return [finding("git-unknown" if unknown else "git", reason, shown)]
     why = unknown_reason(cmd)
     return [_unknown("not-allow-listed", why, shown)] if why else []
+
+
+_PACKAGE_RUNNERS = {"npx": 1, "pnpx": 1, "bunx": 1}  # the word where the tool is named
+_NPX_FLAGS = frozenset({"--no-install", "--no", "-y", "--yes", "-q", "--quiet", "--offline"})
+
+
+def _package_tool(cmd: SimpleCommand, context: CommandContext) -> SimpleCommand | None:
+    """``npx TOOL ...`` (``npm exec TOOL``, ``pnpm exec TOOL``) as the repository's own
+    ``node_modules/.bin/TOOL ...`` when the tool is installed there (found from the
+    working directory up to the workspace); None otherwise (it would be fetched)."""
+    argv = cmd.argv
+    start = _PACKAGE_RUNNERS.get(cmd.name)
+    if start is None and len(argv) > 2 and (cmd.name, argv[1]) in (
+        ("npm", "exec"), ("npm", "x"), ("pnpm", "exec")
+    ):  # fmt: skip
+        start = 2
+    if start is None:
+        return None
+    rest = list(argv[start:])
+    while rest and (rest[0] in _NPX_FLAGS or rest[0] == "--"):
+        rest.pop(0)
+    if not rest or rest[0].startswith("-") or "@" in rest[0] or "/" in rest[0]:
+        return None  # ``-p``/``-c``, a version or a path: fetched or not the repository's
+    if cmd.dynamic and any(cmd.dynamic[: start + 1]):
+        return None
+    root = context.matcher.workspace if context.matcher is not None else context.cwd
+    here = Path(os.path.realpath(context.cwd))
+    for folder in (here, *here.parents):
+        if (folder / "node_modules" / ".bin" / rest[0]).is_file():
+            return SimpleCommand(
+                argv=(f"node_modules/.bin/{rest[0]}", *rest[1:]),
+                redirects=cmd.redirects,
+                assignments=cmd.assignments,
+                wrappers=(*cmd.wrappers, cmd.name),
+                depth=cmd.depth,
+                subshell=cmd.subshell,
+            )
+        if folder == root or root not in folder.parents:
+            break
+    return None
 
 
 def _exported(cmd: SimpleCommand) -> list[str]:

@@ -12,6 +12,11 @@ A program is allowed when what it may write is known:
   sandbox confines it, and the post-wave check sees it. They are allowed so that an
   agent can do its work, and docs/scope.md says so.
 
+Programs whose writes cannot be modelled at all (an interpreter given its program on
+the command line: ``python -c``, ``perl -e``, ``node -e``, ``ruby -e``; ``inline_code``)
+are the OS layer's job: the hook lets them run where one confines the agent, and in a
+strict wave without any OS layer refuses them, saying so.
+
 Anything else is *unknown*: a program not named here, a program that runs code from
 where the reader cannot see it (``eval``, ``trap``, ``alias``, ``source <(...)``,
 ``. /dev/stdin``, ``parallel``, ``npx``, ``vim -es``, ``sudo``), a sed or awk program
@@ -31,6 +36,7 @@ __all__ = [
     "READERS",
     "WRAPPERS",
     "asks_for_help",
+    "inline_code",
     "unknown_reason",
     "variable_reason",
 ]
@@ -137,10 +143,15 @@ def unknown_reason(cmd: SimpleCommand) -> str | None:
             return None
         what = f"{name} {operands[0]}" if operands else name
         return f"{what} may change state outside the repository; only its reads are allowed"
+    if name in ("kill", "pkill"):
+        return _signal_reason(cmd)
     if name in _FETCH_AND_RUN:
         verbs = _FETCH_AND_RUN[name]
         if not verbs or (len(cmd.argv) > 1 and cmd.argv[1] in verbs):
-            return f"{name} fetches and runs code that is not in the repository"
+            return (
+                f"{name} fetches and runs code that is not in the repository (a tool "
+                "installed in its node_modules/.bin runs as `npx TOOL`)"
+            )
     if name in ("source", ".", "sh", "bash", "zsh", "dash", "ksh"):
         return _script_reason(cmd)
     if name in ("sed",):
@@ -219,3 +230,68 @@ def _program_reason(cmd: SimpleCommand, writes: re.Pattern[str], what: str) -> s
     if any(writes.search(script) for script in scripts):
         return what
     return None
+
+
+# interpreters given their program on the command line: (options, short letters)
+_INLINE: dict[str, tuple[frozenset[str], str]] = {
+    "python": (frozenset({"-c"}), "c"),
+    "perl": (frozenset({"-e", "-E"}), "eE"),
+    "node": (frozenset({"-e", "--eval", "-p", "--print"}), "ep"),
+    "ruby": (frozenset({"-e"}), "e"),
+    "php": (frozenset({"-r"}), "r"),
+    "bun": (frozenset({"-e", "--eval"}), ""),
+    "deno": (frozenset({"eval"}), ""),
+}
+
+
+def inline_code(cmd: SimpleCommand) -> str | None:
+    """``python -c``, ``perl -e``, ``node -e`` ...: the interpreter and its option when
+    ``cmd`` runs a program written on its command line, whose writes nothing models."""
+    name = cmd.name
+    if name.startswith("python") and name[6:].replace(".", "").isdigit():
+        name = "python"
+    rule = _INLINE.get(name)
+    if rule is None:
+        return None
+    options, letters = rule
+    for word in cmd.argv[1:]:
+        if word == "--":
+            return None
+        if word in options:
+            return f"{cmd.name} {word}"
+        short = word[:1] == "-" and word[1:2] not in ("-", "I", "M", "m", "x", "")
+        if short and letters and any(letter in word[1:] for letter in letters):
+            return f"{cmd.name} {word}"
+        if not word.startswith("-"):
+            return None  # a script file: its arguments follow
+    return None
+
+
+_OWN = frozenset({"$!", "$$"})  # the last background job, the agent's own shell
+
+
+def _signal_reason(cmd: SimpleCommand) -> str | None:
+    """``kill``/``pkill`` of the agent's own processes only: a job (``kill %1``), the
+    last background job (``kill $!``), the children of its own shell (``pkill -P $$``)."""
+    argv = cmd.argv
+    if cmd.name == "pkill":
+        parents = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-P", "--parent")]
+        parents += [a.split("=", 1)[1] for a in argv if a.startswith("--parent=")]
+        if parents and all(p in _OWN for p in parents):
+            return None
+        return (
+            "pkill may stop other programs' processes; only `pkill -P $$` (the children "
+            "of your own shell) is allowed"
+        )
+    rest = list(argv[1:])
+    if rest and rest[0] in ("-s", "-n"):
+        rest = rest[2:]  # the signal, then the processes
+    elif rest and rest[0].startswith("-") and rest[0] not in ("--",):
+        rest = rest[1:]  # ``-9``, ``-TERM``, ``-l``: the signal; what follows is processes
+    operands = [word for word in rest if word != "--"]
+    if all(o.startswith("%") or o in _OWN for o in operands):
+        return None
+    return (
+        "kill may stop processes that are not this agent's; only its own jobs are allowed "
+        "(`kill %1`, `kill $!`)"
+    )

@@ -17,7 +17,7 @@ from seawall.shell.model import (
 )
 from seawall.shell.plain import read_plain
 from seawall.shell.words import RAW_ASSIGNMENT, REDIRECTS, SEPARATORS, Word, WordReader
-from seawall.shell.wrappers import unwrap
+from seawall.shell.wrappers import Feed, feed, unwrap
 
 __all__ = ["ShellLine", "read_line", "simple_commands"]
 
@@ -102,6 +102,7 @@ class _Parser(WordReader):
     def parse_list(self, *, closer: str | None) -> None:
         """Commands until ``closer`` (``)`` or ``}``) or the end of the text."""
         piped = False
+        listed: Feed | None = None  # the files the pipeline element before lists
         while True:
             self._skip_blanks()
             if self.pos >= len(self.text):
@@ -128,6 +129,7 @@ class _Parser(WordReader):
             after = self._peek_op()
             if piped or after in ("|", "|&", "&"):
                 self._mark_subshell(start)
+            listed = feed(self.out, start, listed if piped else None)
             piped = after in ("|", "|&")
 
     def _mark_subshell(self, start: int) -> None:

@@ -84,6 +84,7 @@ class SimpleCommand:
     elsewhere: bool = False  # a wrapper moved it to a directory not known (``env -C``)
     subshell: bool = False  # runs apart from the main shell: a cd in it changes nothing after
     function: bool = False  # calls a function this line defined (its body is judged there)
+    fed_from: tuple[tuple[str, bool], ...] = ()  # piped from a lister: (path, glob) of its files
 
     @property
     def name(self) -> str:

@@ -24,7 +24,7 @@ from seawall.shell.model import (
     new_redirect,
 )
 from seawall.shell.words import RAW_ASSIGNMENT, REDIRECTS
-from seawall.shell.wrappers import WRAPPER_NAMES
+from seawall.shell.wrappers import WRAPPER_NAMES, Feed, feed
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -87,6 +87,7 @@ def read_plain(command: str, emit: Emit) -> ShellLine | None:
     redirects: list[Redirect] = []
     here: str | None = None  # the first here-string: a shell's script
     started = piped = False
+    listed: Feed | None = None  # the files the pipeline element before lists
     at, count = 0, len(tokens)
     while at < count:
         token = tokens[at]
@@ -137,13 +138,17 @@ def read_plain(command: str, emit: Emit) -> ShellLine | None:
         elif kind in _CASE:
             return None
         elif started:  # a list operator: the command before it is complete
+            start = len(out)
             _finish(
                 words, assignments, redirects, here, piped or op in _ASYNC, out, bare, env, emit
             )
+            listed = feed(out, start, listed if piped else None)
             words, assignments, redirects, here, started = [], [], [], None, False
             piped = op in _PIPES
     if started:
+        start = len(out)
         _finish(words, assignments, redirects, here, piped, out, bare, env, emit)
+        feed(out, start, listed if piped else None)
     return new_line(out, tuple(bare))
 
 

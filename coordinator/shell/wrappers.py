@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from seawall.shell.model import ASSIGNMENT, SHELLS, ShellParseError, SimpleCommand
 
-__all__ = ["WRAPPER_NAMES", "find_roots", "unwrap"]
+__all__ = ["WRAPPER_NAMES", "feed", "find_roots", "unwrap"]
 
 _Inner = tuple[str, "SimpleCommand | str"]  # (label, a command or a script to parse)
 
@@ -221,3 +221,51 @@ def find_roots(cmd: SimpleCommand) -> tuple[str, ...]:
         roots.append(argv[i])
         i += 1
     return tuple(roots) or (".",)
+
+
+_FIND_PRINTS = frozenset(
+    {"-printf", "-fprintf", "-ls", "-fls", "-exec", "-execdir", "-ok", "-okdir"}
+)
+_FILTERS = frozenset({"grep", "egrep", "fgrep", "sort", "uniq", "head", "tail", "tac", "rg"})
+Feed = tuple[tuple[str, bool], ...]
+
+
+def feed(out: list[SimpleCommand], start: int, before: Feed | None) -> Feed | None:
+    """The files a pipeline element lists on its output when they are known: below the
+    starting points of ``find`` (printing names only), the files ``grep -l``/``rg -l``
+    search, or the input of a filter that passes lines through (``grep -v``, ``sort``)
+    when that input was known. The commands ``into`` that ``xargs`` runs are marked
+    ``fed_from`` the files the element before listed (``before``). The element's
+    commands are ``out[start:]``."""
+    for index in range(start, len(out)):
+        if before and ("xargs" in out[index].wrappers or out[index].name == "xargs"):
+            out[index] = replace(out[index], fed_from=before)
+    if start >= len(out):
+        return None
+    cmd = out[start]
+    if any(cmd.dynamic or ()) or cmd.redirects:
+        return None
+    if cmd.name == "find":
+        if _FIND_PRINTS & set(cmd.argv):
+            return None
+        roots = find_roots(cmd)
+        where = {word: i for i, word in enumerate(cmd.argv)}
+        return tuple((root, cmd.is_glob(where.get(root, 0))) for root in roots)
+    if cmd.name not in _FILTERS:
+        return None
+    letters = {c for a in cmd.argv[1:] if a[:1] == "-" and a[1:2] != "-" for c in a[1:]}
+    longs = {a.split("=", 1)[0] for a in cmd.argv[1:] if a.startswith("--")}
+    operands = [i for i, a in enumerate(cmd.argv) if i and not a.startswith("-")]
+    lists = cmd.name in ("grep", "egrep", "fgrep", "rg") and (
+        bool({"l", "L"} & letters) or bool({"--files-with-matches", "--files-without-match",
+                                            "--files"} & longs)
+    )  # fmt: skip
+    if not lists:
+        searcher = cmd.name in ("grep", "egrep", "fgrep", "rg")
+        passes = not operands or (searcher and len(operands) == 1 and not {"e", "f"} & letters)
+        return before if passes else None
+    paths = operands if ({"e", "f"} & letters or "--files" in longs) else operands[1:]
+    if not paths:
+        recursive = bool({"r", "R"} & letters) or cmd.name == "rg"
+        return ((".", False),) if recursive else None
+    return tuple((cmd.argv[i], cmd.is_glob(i)) for i in paths)

@@ -60,7 +60,7 @@ _OPTS_WITH_ARG: dict[str, frozenset[str]] = {
     "zstd": frozenset({"-o"}),
 }
 _SCRIPT_OPTIONS = frozenset({"-e", "-E", "-f", "--expression", "--file"})
-WRITERS = frozenset(
+_FILE_WRITERS = frozenset(
     _ALL_OPERANDS
     | _MODE_FIRST
     | _DESTINATION
@@ -68,6 +68,40 @@ WRITERS = frozenset(
     | {"sed", "perl", "awk", "gawk", "dd", "git", "patch", "sort", "tar", "unzip", "curl"}
     | {"wget", "uniq", "find", "chattr", "mktemp"}
 )
+# project tools: the options that name what they write (a file, or a directory and all
+# below it), with ``=`` or as the next word; ``SUB`` limits an entry to a subcommand
+_F, _T = False, True  # a file, a tree
+_COMPILED: dict[tuple[str, ...], bool] = {("-o",): _F}
+TOOL_OUTPUTS: dict[str, dict[tuple[str, ...], bool]] = {
+    "pytest": {("--junitxml", "--junit-xml", "--html", "--report-log", "--resultlog"): _F,
+               ("--basetemp",): _T},
+    "coverage": {("--data-file",): _F, ("-d", "--directory"): _T, ("-o",): _F},
+    "sphinx-build": {("-d",): _T},
+    "pip": {("-t", "--target", "--prefix", "--root", "-d", "--dest", "-w", "--wheel-dir",
+             "--src"): _T, ("--log", "--report"): _F},
+    "npm": {("--prefix", "--cache"): _T}, "pnpm": {("--dir", "--store-dir"): _T},
+    "yarn": {("--modules-folder", "--cache-folder"): _T}, "bun": {("--cwd",): _T},
+    "uv": {("-t", "--target", "--prefix", "--cache-dir", "-o", "--output-file"): _T},
+    "poetry": {("-o", "--output"): _F}, "pdm": {("-o", "--output"): _F},
+    "mypy": {("--cache-dir", "--html-report", "--txt-report", "--xml-report",
+              "--junit-xml", "--linecount-report", "--any-exprs-report"): _T},
+    "ruff": {("-o", "--output-file", "--cache-dir"): _F},
+    "eslint": {("-o", "--output-file", "--cache-location"): _F},
+    "jest": {("--outputFile", "--coverageDirectory", "--cacheDirectory"): _T},
+    "vitest": {("--outputFile", "--dir"): _T},
+    "tsc": {("--outDir", "--declarationDir", "--tsBuildInfoFile"): _T, ("--outFile",): _F},
+    "javac": {("-d", "-s", "-h"): _T}, "cargo": {("--target-dir",): _T},
+    "go": {("-o",): _F}, "rustc": {("-o",): _F, ("--out-dir",): _T},
+    "gcc": _COMPILED, "g++": _COMPILED, "cc": _COMPILED, "c++": _COMPILED,
+    "clang": _COMPILED, "clang++": _COMPILED, "ld": _COMPILED,
+    "tox": {("--workdir",): _T}, "nox": {("--envdir",): _T},
+    "pre-commit": {}, "black": {("--cache-dir",): _T}, "isort": {},
+    "prettier": {("--cache-location",): _F}, "gofmt": {}, "rustfmt": {}, "clang-format": {},
+}  # fmt: skip
+_PRE_COMMIT_HOOKS = frozenset({"install", "uninstall", "init-templatedir"})
+_MODULES = {"pip": "pip", "pytest": "pytest", "coverage": "coverage", "mypy": "mypy",
+            "ruff": "ruff", "black": "black", "sphinx": "sphinx-build", "venv": "venv"}  # fmt: skip
+WRITERS = _FILE_WRITERS | frozenset(TOOL_OUTPUTS)
 
 
 def writes(cmd: SimpleCommand) -> tuple[Write, ...]:
@@ -79,9 +113,19 @@ def writes(cmd: SimpleCommand) -> tuple[Write, ...]:
     found = [w for w in _program_writes(cmd, name, ops) if w.dynamic or not is_device(w.path)]
     if cmd.found_in:
         found = [_found(write, cmd.found_in) for write in found]
-    elif "xargs" in cmd.wrappers and name in WRITERS and name not in ("git", "find"):
-        found.append(Write(STDIN_FILES, dynamic=True))
+    elif "xargs" in cmd.wrappers and name in _FILE_WRITERS and name not in ("git", "find"):
+        if cmd.fed_from:  # ``find DIR | xargs rm``: the files below what the lister names
+            found = [_fed(w) for w in found if w.path != "{}"]
+            found.extend(Write(path, glob=glob, tree=True) for path, glob in cmd.fed_from)
+        else:
+            found.append(Write(STDIN_FILES, dynamic=True))
     return (*out, *found)
+
+
+def _fed(write: Write) -> Write:
+    """A write of ``xargs -I{}`` that builds a path from an input (``{}.bak``,
+    ``../{}``): where it lands is not known before the command runs."""
+    return Write(write.path, dynamic=True) if "{}" in write.path else write
 
 
 def _found(write: Write, roots: tuple[str, ...]) -> Write:
@@ -132,7 +176,107 @@ def _program_writes(cmd: SimpleCommand, name: str, ops: list[Write]) -> list[Wri
         return _git_writes(git_argv(argv))
     if name == "patch" and not {"--dry-run", "-C", "--check"} & set(argv):
         return [Write(PATCHED, dynamic=True)]
-    return []
+    return _tool_outputs(cmd)
+
+
+def _tool_outputs(cmd: SimpleCommand) -> list[Write]:
+    """What a project tool writes by the options that name it (``TOOL_OUTPUTS``), read
+    through ``python -m TOOL``; ``pre-commit install`` writes the repository's hooks."""
+    argv, dyn = cmd.argv, _dynamic(cmd)
+    name = cmd.name
+    if name.startswith("python") and len(argv) > 2 and argv[1] == "-m":
+        name, argv, dyn = _MODULES.get(argv[2], argv[2]), argv[2:], dyn[2:]
+    elif name in ("npx", "pnpx", "bunx"):  # ``npx tsc --outDir DIR``: the tool's own options
+        at = next((i for i, w in enumerate(argv[1:], 1) if not w.startswith("-")), len(argv))
+        name, argv, dyn = argv[at] if at < len(argv) else "", argv[at:], dyn[at:]
+    if name == "py.test":
+        name = "pytest"
+    if name == "venv":
+        return [Write(w, d, tree=True) for w, d in zip(argv[1:], dyn[1:], strict=True)
+                if not w.startswith("-")][:1]  # fmt: skip
+    table = TOOL_OUTPUTS.get(name)
+    if table is None:
+        return []
+    out: list[Write] = []
+    for names, tree in table.items():
+        for value, dynamic in _option_values(argv, dyn, names):
+            out.append(Write(value, dynamic, tree=tree))
+    if name == "pytest":
+        out.extend(_cov_reports(argv, dyn))
+    if name == "sphinx-build":
+        operands = [w for w in _operands(SimpleCommand(argv=argv), frozenset({"-b", "-d", "-c",
+                    "-D", "-A", "-t", "-j", "-w", "-M"}))]  # fmt: skip
+        out.extend(Write(w.path, w.dynamic, tree=True) for w in operands[1:2])
+    out.extend(_formatted(name, argv, dyn))
+    if name == "pre-commit" and len(argv) > 1 and argv[1] in _PRE_COMMIT_HOOKS:
+        out.append(Write(".git/hooks", tree=True))
+    return out
+
+
+# formatters that rewrite their operands (all below the working directory when none):
+# (the words that make it write, or () when it always does; the words that make it read)
+_FORMATTERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "black": (frozenset(), frozenset({"--check", "--diff"})),
+    "isort": (frozenset(), frozenset({"--check", "--check-only", "-c", "--diff"})),
+    "ruff": (frozenset({"format", "--fix"}), frozenset({"--check", "--diff", "--no-fix"})),
+    "prettier": (frozenset({"--write", "-w"}), frozenset()),
+    "eslint": (frozenset({"--fix"}), frozenset({"--fix-dry-run"})),
+    "gofmt": (frozenset({"-w"}), frozenset()),
+    "rustfmt": (frozenset(), frozenset({"--check"})),
+    "clang-format": (frozenset({"-i"}), frozenset()),
+}
+
+
+def _formatted(name: str, argv: Sequence[str], dyn: Sequence[bool]) -> list[Write]:
+    """The files a formatter rewrites: its path operands (``.`` when it names none)."""
+    rule = _FORMATTERS.get(name)
+    words = set(argv[1:])
+    if rule is None or (rule[0] and not rule[0] & words) or rule[1] & words:
+        return []
+    skip = {"format", "check"} if name == "ruff" else set()
+    paths: list[Write] = []
+    value = False
+    for word, dynamic in zip(argv[1:], dyn[1:], strict=True):
+        if value or word.startswith("-"):
+            value = word in _FORMAT_ARGS
+        elif word not in skip:
+            paths.append(Write(word, dynamic, tree=True))
+    return paths or [Write(".", tree=True)]
+
+
+_FORMAT_ARGS = frozenset(
+    {"--select", "--ignore", "--extend-select", "--extend-ignore", "--config", "-c",
+     "--target-version", "-t", "--line-length", "-l", "--exclude", "--extend-exclude",
+     "--fixable", "--unfixable", "--output-format", "--profile", "--settings-path",
+     "--ext", "--rule", "--parser", "--stdin-filename", "--include", "--force-exclude",
+     "--cache-dir", "--cache-location", "-o", "--output-file", "--plugin", "--env"}
+)  # fmt: skip
+
+
+def _option_values(
+    argv: Sequence[str], dyn: Sequence[bool], names: tuple[str, ...]
+) -> list[tuple[str, bool]]:
+    """Every value of the options ``names`` (``--opt X``, ``--opt=X``, ``-oX``)."""
+    found: list[tuple[str, bool]] = []
+    for i, word in enumerate(argv[1:], start=1):
+        for option in names:
+            if word == option and i + 1 < len(argv):
+                found.append((argv[i + 1], dyn[i + 1]))
+            elif option.startswith("--") and word.startswith(option + "="):
+                found.append((word[len(option) + 1 :], dyn[i]))
+            elif len(option) == 2 and word.startswith(option) and len(word) > 2:
+                found.append((word[2:], dyn[i]))
+    return found
+
+
+def _cov_reports(argv: Sequence[str], dyn: Sequence[bool]) -> list[Write]:
+    """``--cov-report=html:DIR`` (a tree), ``xml:FILE``, ``json:FILE``, ``lcov:FILE``."""
+    out: list[Write] = []
+    for spec, dynamic in _option_values(argv, dyn, ("--cov-report",)):
+        kind, _, where = spec.partition(":")
+        if where:
+            out.append(Write(where, dynamic, tree=kind.split("-")[0] in ("html", "annotate")))
+    return out
 
 
 def _dynamic(cmd: SimpleCommand) -> tuple[bool, ...]:

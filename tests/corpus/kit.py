@@ -157,6 +157,8 @@ def _repository(root: Path, home: Path) -> Path:
         "other/y.py": "y = 1\n",
         "other/shared.py": "shared = 1\n",
         "docs/index.md": "# docs\n",
+        "node_modules/.bin/jest": "#!/bin/sh\n",  # tools the repository installed
+        "node_modules/.bin/tsc": "#!/bin/sh\n",
     }
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -227,12 +229,15 @@ def decision_in_process(world: World, case: Case) -> tuple[str, str]:
     return _decision(response.exit_code, response.stdout, response.stderr)
 
 
-def decision_of_process(world: World, case: Case) -> tuple[str, str]:
-    """The real ``seawall hook pre-tool-use`` process on the case."""
+def decision_of_process(
+    world: World, case: Case, extra: Mapping[str, str] | None = None
+) -> tuple[str, str]:
+    """The real ``seawall hook pre-tool-use`` process on the case (``extra``: more
+    environment, such as where the resident decision server listens, or ``off``)."""
     done = subprocess.run(
         [SEAWALL, "hook", "pre-tool-use"],
         input=json.dumps(world.payload(case)),
-        env=world.env(case),
+        env={**world.env(case), **(extra or {})},
         capture_output=True,
         text=True,
         timeout=60,

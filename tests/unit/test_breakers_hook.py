@@ -68,34 +68,31 @@ def tripped_breaker(kind: str = "loop") -> AgentBreaker:
 @pytest.mark.parametrize(
     "command",
     ["git status", "git status --porcelain", "git diff", "git diff --stat HEAD",
-     "git checkout -- src/a.py", "git restore src/a.py", "git restore --staged a.py",
-     "git add src/a.py tests/t.py", "git commit -m 'wip: unverified'"],
+     "git log --oneline -3", "git show HEAD --stat"],
 )  # fmt: skip
-def test_the_six_cleanup_commands_are_allowed(command: str) -> None:
+def test_git_reads_are_cleanup_commands(command: str) -> None:
     assert cleanup_refusal(command) is None
 
 
 @pytest.mark.parametrize(
     ("command", "why"),
     [
-        ("git commit --amend -m x", "--amend"),
-        ("git commit --amen --no-edit", "--amend"),
-        ("git commit --am=x", "--amend"),  # git reads any unambiguous prefix
+        ("git commit --amend -m x", "does not write git state"),
+        ("git commit -m 'wip: unverified'", "does not write git state"),
         ("git status; rm -rf src", "single plain"),
         ("git status && pytest", "single plain"),
         ("git diff > patch.txt", "single plain"),
         ('git commit -m "$(rm -rf x)"', "single plain"),
-        ("git add -A", "git add <path>"),
-        ("git add", "git add <path>"),
-        ("git checkout main", "checkout --"),
-        ("git checkout --", "checkout --"),
-        ("git restore --source=HEAD~3 a.py", "restore"),
-        ("git push", "not one of the cleanup"),
-        ("git stash", "not one of the cleanup"),
-        ("git reset --hard", "not one of the cleanup"),
-        ("git -C /elsewhere commit -m x", "not one of the cleanup"),
+        ("git add src/a.py", "does not write git state"),
+        ("git add -A", "does not write git state"),
+        ("git checkout -- src/a.py", "does not write git state"),
+        ("git restore --staged a.py", "does not write git state"),
+        ("git push", "does not write git state"),
+        ("git stash", "git stash"),
+        ("git reset --hard", "does not write git state"),
+        ("git -C /elsewhere commit -m x", "-C"),
         ("pytest", "only the cleanup git commands"),
-        ("git diff --output=x", "--output"),
+        ("git diff --output=x", "only git reads"),
     ],
 )
 def test_everything_else_is_refused_after_a_trip(command: str, why: str) -> None:
@@ -115,7 +112,7 @@ def test_a_tripped_agent_gets_the_cleanup_allowance_once_and_no_refill() -> None
 def test_refused_cleanup_does_not_spend_the_allowance() -> None:
     breaker = tripped_breaker()
     refused = breaker.admit(bash("git commit --amend -m x"))
-    assert not refused.allowed and "--amend" in refused.reason
+    assert not refused.allowed and "only git reads" in refused.reason
     assert breaker.cleanup_used == 0
 
 

@@ -35,7 +35,12 @@ def context(
         repo=str(repo), agents=(agent,),
     )  # fmt: skip
     return HookContext(
-        cwd=cwd or repo, repo=repo, enforcement=level, manifest=manifest, agent=agent
+        cwd=cwd or repo,
+        repo=repo,
+        enforcement=level,
+        manifest=manifest,
+        agent=agent,
+        scratch=repo / "seawall-agent-t1",  # under seawall's runner: an OS layer confines it
     )
 
 
@@ -139,3 +144,12 @@ def test_other_tools_are_not_checked(repo: Path) -> None:
     assert check_call(ctx, "Grep", {"pattern": "x", "path": "/"}) == []
     (verdict,) = check_call(ctx, "Write", {"content": "no path"})
     assert verdict.failure is Failure.BAD_INPUT and verdict.decision is Decision.DENY
+
+
+def test_a_link_out_of_the_workspace_is_refused_where_the_wave_only_warns(repo: Path) -> None:
+    ctx = context(repo, level=Enforcement.WARN)
+    assert denied(ctx, "ln -s /etc/passwd src/app/pw")
+    assert denied(ctx, "ln -sr ../outside.txt src/app/out")
+    assert not denied(ctx, "ln -s ../../other/y.py src/app/y")  # inside: warned, not refused
+    assert not denied(ctx, "ln -s x.py src/app/alias.py")
+    assert not denied(ctx, "echo x > ../outside.txt")  # a plain write there is only warned

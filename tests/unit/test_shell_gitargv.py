@@ -50,8 +50,8 @@ def test_a_commit_behind_config_env_is_a_git_write_everywhere(command: str, tmp_
     findings = CommandPolicy().check(command, CommandContext(cwd=tmp_path, agent=True))
     assert findings and findings[0].kind is FindingKind.DENIED
     assert "--config-env" in findings[0].reason
-    assert cleanup_refusal(command) is not None  # not the plain `git commit` of a cleanup
-    assert cleanup_refusal("git commit -m x") is None
+    assert cleanup_refusal(command) is not None  # a git write: no cleanup command
+    assert cleanup_refusal("git log -1") is None
 
 
 def test_unknown_and_missing_global_options() -> None:

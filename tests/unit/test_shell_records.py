@@ -64,7 +64,8 @@ def test_a_built_command_is_the_constructed_one(subshell: bool) -> None:
 
 def _other(name: str) -> Any:
     return {"wrappers": ("sudo",), "depth": 1, "opaque": "x", "globs": (True, False),
-            "found_in": (".",), "elsewhere": True, "function": True}[name]  # fmt: skip
+            "found_in": (".",), "elsewhere": True, "function": True,
+            "fed_from": (("src", False),)}[name]  # fmt: skip
 
 
 def test_a_built_line_is_the_constructed_one() -> None:

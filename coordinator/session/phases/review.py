@@ -13,7 +13,7 @@ from seawall.git.history import AgentHistory, agent_history
 from seawall.git.spiral import detect_spiral
 from seawall.model import Enforcement, Isolation, Status, Task
 from seawall.scope.repostate import AgentTrace, check_wave_state
-from seawall.scope.verify import verify_changes
+from seawall.scope.verify import link_targets, verify_changes
 from seawall.session.agent_records import (
     drop_placeholders,
     restore_worktree_links,
@@ -104,9 +104,15 @@ async def review(ctx: WaveContext, wave: WaveRecord) -> None:
                 evidence=tuple(signal.describe() for signal in verdict.signals),
             )
         changed = sorted(history.changed_paths)
+        links = await anyio.to_thread.run_sync(_links, ctx, record, changed)
         record.scope_violations = _scope_violations(
-            ctx, tasks[record.task], changed, Path(record.workspace), enforcement
+            ctx, tasks[record.task], changed, Path(record.workspace), enforcement, links
         )
+        for path in (p for p in record.scope_violations if p in links):
+            ctx.progress.log(
+                f"W{wave.number} {record.task}: {path} is a link to {links[path]}, "
+                "outside its scope (a link is judged by its target)"
+            )
         apply_review(
             record,
             run,
@@ -167,8 +173,20 @@ def _history(ctx: WaveContext, wave: WaveRecord, record: AgentRecord) -> AgentHi
     )
 
 
+def _links(ctx: WaveContext, record: AgentRecord, changed: list[str]) -> dict[str, str]:
+    """The text of each symbolic link among the agent's changed paths (in its work)."""
+    if record.checkpoint is None or not changed:
+        return {}
+    return link_targets(ctx.repo, record.checkpoint, changed)
+
+
 def _scope_violations(
-    ctx: WaveContext, task: Task, changed: list[str], workspace: Path, enforcement: Enforcement
+    ctx: WaveContext,
+    task: Task,
+    changed: list[str],
+    workspace: Path,
+    enforcement: Enforcement,
+    links: dict[str, str],
 ) -> list[str]:
     verdict = verify_changes(
         task.id,
@@ -177,6 +195,7 @@ def _scope_violations(
         enforcement=enforcement,
         session=ctx.state.session,
         workspace=workspace,
+        links=links,
     )
     return list(verdict.out_of_scope)
 
