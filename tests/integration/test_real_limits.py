@@ -230,3 +230,36 @@ def test_codex_cached_input_is_shown_and_counts_toward_the_token_budget(
     assert not openai.answered("CACHE-NEVER")
     state_md = (repo / ".seawall" / data["session"] / "STATE.md").read_text()
     assert "2,560 tokens (2,200 cached)" in state_md
+
+
+@pytest.mark.slow
+def test_claude_api_key_429_after_its_own_retries_is_a_pause_not_a_failure(
+    anthropic: AnthropicServer,
+    claude_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With an API key, Claude Code retries a 429 itself and ends its run with the API's
+    error only when its retries are spent (its default of ten backs off for minutes; the
+    test lets it retry twice). seawall reads that result as the provider's rate limit: the
+    agent is paused, not failed, nothing is carried over, and with ``on_limit = "halt"``
+    the session halts with exit code 6 naming the provider."""
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "2")
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    limit = ModelTurn(
+        status=429,
+        error={"type": "rate_limit_error", "message": "Number of requests exceeds your limit"},
+        headers={"retry-after": "1"},
+    )
+    anthropic.add(_claude_writes("KEY-A", "a.py", first=(limit,) * 3))
+    plan = _plan(
+        tmp_path / "plan.toml", "claude-code", [("a", "KEY-A", "a.py")], 'on_limit = "halt"'
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=240)
+    output = done.stdout + done.stderr
+    assert done.returncode == 6, output
+    data = status(repo)
+    assert agents_by_wave(data)[0]["a"]["status"] == "paused", output
+    assert data["halt"]["reason"] == "rate-limited" and data["halt"]["provider"], data["halt"]
+    assert len(anthropic.answered("KEY-A")) == 3  # the request and Claude Code's two retries
+    assert not (repo / ".seawall" / "issues").exists()
