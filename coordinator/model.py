@@ -183,6 +183,15 @@ class Task:
     may_change_nothing: bool = False  # done with no change is a success (else it is checked)
     reads: tuple[str, ...] = ()  # paths the agent reads beyond its scope (its sparse checkout)
     sparse: bool | None = None  # a sparse worktree for this task; None: the session's choice
+    # the model of each attempt, in order (a retry moves to the next, the last repeats);
+    # empty: the runner's own model
+    models: tuple[str, ...] = ()
+
+    def model_for(self, attempt: int) -> str | None:
+        """The model of attempt ``attempt`` (0: the first), or None for the runner's."""
+        if not self.models:
+            return None
+        return self.models[min(attempt, len(self.models) - 1)]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -134,6 +134,7 @@ class AgentRequest:
     manifest: Path | None = None
     manifest_sha256: str = ""
     hook_socket: Path | None = None
+    model: str | None = None  # this attempt's model (the task's ``models``); None: the runner's
     stop: StopSignal = field(default_factory=StopSignal, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -152,6 +153,8 @@ class AgentRequest:
         }
         if self.max_turns is not None:
             env["SEAWALL_MAX_TURNS"] = str(self.max_turns)
+        if self.model:
+            env["SEAWALL_MODEL"] = self.model
         if self.manifest is not None:
             env["SEAWALL_MANIFEST"] = str(Path(self.manifest).absolute())
             env["SEAWALL_MANIFEST_SHA256"] = self.manifest_sha256

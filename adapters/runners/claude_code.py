@@ -137,8 +137,8 @@ class ClaudeCodeRunner(StreamingCliRunner):
         argv = [self.executable, "-p", "--output-format", "stream-json", "--verbose"]
         if request.max_turns is not None:
             argv += ["--max-turns", str(request.max_turns)]
-        if self.model:
-            argv += ["--model", self.model]
+        if model := self.model_for(request):
+            argv += ["--model", model]
         if settings is not None:
             argv += ["--settings", str(settings)]
             if "--permission-mode" not in self.extra_args:

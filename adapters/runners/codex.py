@@ -140,8 +140,8 @@ class CodexRunner(StreamingCliRunner):
             argv += ["--sandbox", sandbox]
         if sandbox == "workspace-write":
             argv += ["-c", "sandbox_workspace_write.exclude_slash_tmp=true"]
-        if self.model:
-            argv += ["--model", self.model]
+        if model := self.model_for(request):
+            argv += ["--model", model]
         return [*argv, *self.extra_args, "-"]
 
     def parser(self) -> LineParser:

@@ -98,8 +98,8 @@ class GeminiRunner(StreamingCliRunner):
     def argv(self, request: AgentRequest) -> list[str]:
         argv = [self.executable, "-p", "", "--output-format", "stream-json"]
         argv += ["--yolo", "--skip-trust"]  # headless: every call runs, in this workspace
-        if self.model:
-            argv += ["--model", self.model]
+        if model := self.model_for(request):
+            argv += ["--model", model]
         return [*argv, *self.extra_args]
 
     def parser(self) -> LineParser:

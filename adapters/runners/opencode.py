@@ -99,8 +99,8 @@ class OpenCodeRunner(StreamingCliRunner):
 
     def argv(self, request: AgentRequest) -> list[str]:
         argv = [self.executable, "run", "--format", "json"]
-        if self.model:
-            argv += ["--model", self.model]
+        if model := self.model_for(request):
+            argv += ["--model", model]
         return [*argv, *self.extra_args]
 
     def parser(self) -> LineParser:

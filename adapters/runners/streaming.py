@@ -117,6 +117,10 @@ class StreamingCliRunner(AgentRunner):
         except ConfigurationError as exc:
             raise ConfigurationError(f"runners.{spec.name}: {exc}") from None
 
+    def model_for(self, request: AgentRequest) -> str | None:
+        """The model of this attempt: the task's (``Task.models``), else the runner's."""
+        return request.model or self.model
+
     # -- what a subclass gives -----------------------------------------------------------
 
     @abc.abstractmethod

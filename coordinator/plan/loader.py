@@ -247,6 +247,15 @@ def _task(entry: Any, index: int, path: str) -> Task:
         raise PlanError("must be at least 1", path=path, task=task_id, field="max_turns")
     _check_patterns(task.scope, path, task=task_id, field="scope")
     _check_patterns(task.reads, path, task=task_id, field="reads")
+    for number, model in enumerate(task.models, start=1):
+        if not model.strip():
+            raise PlanError(
+                f"model {number} of the list is empty",
+                path=path,
+                task=task_id,
+                field="models",
+                hint='name each attempt\'s model: models = ["sonnet", "opus"]',
+            )
     return task
 
 

@@ -136,6 +136,7 @@ class AgentStatus:
     cache_read_tokens: int = 0  # cached input read
     cache_write_tokens: int = 0  # cached input written
     tokens: int = 0  # all of them: what budgets.tokens counts
+    model: str = ""  # the model of this attempt, when the task names its models
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -230,6 +231,7 @@ def _agent(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool) -> AgentS
         cache_read_tokens=agent.cache_read_tokens,
         cache_write_tokens=agent.cache_write_tokens,
         tokens=agent.tokens,
+        model=agent.model,
     )
 
 

@@ -156,6 +156,7 @@ class AgentRecord(Tracked):
     remaining: str = ""
     inferred: bool = False
     reason: str = ""
+    model: str = ""  # the model of this attempt, when the task names its models
     spiral: SpiralRecord | None = None
     issue: IssueRef | None = None
     merged: bool = False

@@ -45,9 +45,11 @@ __all__ = [
 def agent_figures(agent: AgentRecord) -> str:
     """``4 turns · 3 tool calls · 4,060 tokens (3,660 cached) · $0.04 · 12.0s``: what
     the agent spent (tokens when its runner reported any: all of them, cached input
-    included, with the cached share)."""
+    included, with the cached share), after ``model NAME · `` when the task names the
+    models of its attempts."""
+    model = f"model {agent.model} · " if agent.model else ""
     return (
-        f"{agent.turns} turns · {agent.tool_calls} tool calls · {_tokens(agent)}"
+        f"{model}{agent.turns} turns · {agent.tool_calls} tool calls · {_tokens(agent)}"
         f"${agent.cost_usd:.2f} · {agent.elapsed_s:.1f}s"
     )
 

@@ -67,6 +67,13 @@ async def dispatch(ctx: WaveContext, wave: WaveRecord) -> None:
             wave.number, wave.isolation, wave.enforcement, [agent.task for agent in wave.agents]
         )
 
+    for agent in wave.agents:
+        if agent.model and agent.run is None:  # the task names the model of each attempt
+            attempt = ctx.state.task(agent.task).attempts + 1
+            ctx.progress.log(
+                f"W{wave.number} {agent.task}: attempt {attempt} on model {agent.model}"
+            )
+
     async def finished(run: AgentRun) -> None:
         await _finished(ctx, wave, run)
 
@@ -144,6 +151,7 @@ def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> 
         ),
         manifest=manifest,
         manifest_sha256=manifest_sha256,
+        model=agent.model or None,
     )
 
     def scope_paths() -> tuple[str, ...]:

@@ -177,11 +177,13 @@ def _queue_conflict_fixes(ctx: WaveContext, wave: WaveRecord, fixes: Sequence[Fi
             later=fix.source_task,
             hunks=[(path, fix.hunks) for path in fix.files[:1]],
         )
+        author = next((a for a in wave.agents if a.task == fix.source_task), None)
         task = Task(
             id=_fix_id(fix.id),
             prompt=prompt,
             scope=fix.files,
             agent=source.agent if source else None,
+            models=(author.model,) if author is not None and author.model else (),
         )
         tasks.append(task)
         wave.fix_tasks.append(task.id)

@@ -51,9 +51,18 @@ async def prepare(ctx: WaveContext, wave: WaveRecord) -> None:
         sparse={task.id: task_sparse_dirs(task, ctx.config) for task in tasks},
     )
     wave.agents = []
+    by_id = {task.id: task for task in tasks}
     for workspace in workspaces:
+        # a retry moves to the task's next model (a paused attempt is not an attempt)
+        attempts = ctx.state.task(workspace.task_id).attempts
+        model = by_id[workspace.task_id].model_for(attempts) or ""
         wave.agents.append(
-            AgentRecord(task=workspace.task_id, workspace=workspace.path, branch=workspace.branch)
+            AgentRecord(
+                task=workspace.task_id,
+                workspace=workspace.path,
+                branch=workspace.branch,
+                model=model,
+            )
         )
         if workspace.fallback_reason and wave.fallback is None:
             wave.fallback = workspace.fallback_reason
