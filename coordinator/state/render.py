@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from seawall.model import CheckVerdict, Enforcement
+from seawall.model import CheckVerdict, Enforcement, Task
 from seawall.state.ledger import AgentRecord, Resolution, SessionState, SetAsideRecord, WaveRecord
 from seawall.state.refusals import Refusals
 from seawall.state.runs import AgentRun
@@ -23,6 +23,7 @@ __all__ = [
     "checks_summary",
     "history_line",
     "merge_outcome",
+    "pending_note",
     "refused_write",
     "render_state_md",
     "run_notes",
@@ -215,7 +216,9 @@ def render_state_md(
     lines += history
     if state.pending:
         lines += ["## Pending", ""]
-        lines += [f"- {task.id} ({task.kind})" for task in state.pending]
+        for task in state.pending:
+            note = pending_note(state, task)
+            lines.append(f"- {task.id} ({task.kind})" + (f" · {note}" if note else ""))
         lines.append("")
     if inferred:
         lines += ["\\* inferred: the agent wrote no STATUS line; the ground is given above.", ""]
@@ -316,6 +319,50 @@ def checks_line(wave: WaveRecord) -> str | None:
     if checks.no_tests:
         return "the checks found no tests to run"
     return None
+
+
+def pending_note(state: SessionState, task: Task) -> str:
+    """Why a pending task is not running yet or runs short of what it was given: the
+    dependencies it waits for (each being retried, with why) and those that were
+    abandoned (it runs without them); "" when it waits for nothing."""
+    pending = {t.id for t in state.pending}
+    waits: list[str] = []
+    without: list[str] = []
+    for dep in task.depends_on:
+        record = state.tasks.get(dep)
+        running = _running_in(state, dep)
+        if dep in pending:
+            last = _last_recovery(state, dep)
+            waits.append(f"{dep} ({last})" if last else dep)
+        elif running:
+            waits.append(f"{dep} (running in W{running})")
+        elif record is not None and record.abandoned:
+            issue = f", issue #{record.issue.number}" if record.issue else ""
+            without.append(f"{dep} (not completed{issue})")
+    parts = []
+    if waits:
+        parts.append("waits for " + ", ".join(waits))
+    if without:
+        parts.append("will run without " + ", ".join(without))
+    return "; ".join(parts)
+
+
+def _running_in(state: SessionState, task: str) -> int | None:
+    """The wave ``task`` is running in now (its wave not done, no status yet), if any."""
+    for wave in reversed(state.waves):
+        if str(wave.phase) == "done":
+            continue
+        if any(a.task == task and a.status is None for a in wave.agents):
+            return wave.number
+    return None
+
+
+def _last_recovery(state: SessionState, task: str) -> str:
+    for wave in reversed(state.waves):
+        for agent in wave.agents:
+            if agent.task == task and agent.recovery:
+                return f"W{wave.number}: {agent.recovery}"
+    return ""
 
 
 def _set_aside_lines(aside: SetAsideRecord | None) -> list[str]:
