@@ -10,7 +10,7 @@ was inferred on. The wave graph and the per-agent timeline are in the HTML repor
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from seawall.model import CheckVerdict, Enforcement, Task
 from seawall.state.ledger import AgentRecord, Resolution, SessionState, SetAsideRecord, WaveRecord
@@ -30,6 +30,8 @@ __all__ = [
     "scope_notes",
     "set_aside",
     "set_aside_for_fixes",
+    "trip_counts",
+    "trips_line",
     "wave_history",
     "wave_section",
 ]
@@ -134,6 +136,11 @@ def run_notes(run: AgentRun | None) -> list[str]:
     notes: list[str] = []
     if run is None:
         return notes
+    notes += [
+        f"soft trip {trip.kind.label} ({trip.count:g}/{trip.limit:g}): {trip.evidence}; "
+        "a nudge to run the check, the agent was not stopped"
+        for trip in run.soft_trips
+    ]
     notes += Refusals.of(run).notes()
     tail = run.stderr_tail.strip()
     code = run.exit_code
@@ -188,6 +195,9 @@ def render_state_md(
         f"- spend: ${state.cost_usd:.2f}{_session_tokens(state)}",
         "- report: `report.html` next to this file (`seawall report` writes it)",
     ]
+    trips = trips_line(agent for wave in state.waves for agent in wave.agents)
+    if trips:
+        lines.insert(-1, f"- breaker trips: {trips}")
     breaker = state.breaker
     if breaker is not None and breaker.tripped and str(state.phase) == "halted":
         lines += [
@@ -363,6 +373,24 @@ def _last_recovery(state: SessionState, task: str) -> str:
             if agent.task == task and agent.recovery:
                 return f"W{wave.number}: {agent.recovery}"
     return ""
+
+
+def trip_counts(agents: Iterable[AgentRecord]) -> tuple[int, int]:
+    """``(hard, soft)``: the trips that stopped ``agents`` and the soft ones (a nudge to
+    run the check, which stops nothing), counted apart."""
+    hard = soft = 0
+    for agent in agents:
+        hard += agent.trip is not None
+        soft += len(agent.run.soft_trips) if agent.run is not None else 0
+    return hard, soft
+
+
+def trips_line(agents: Iterable[AgentRecord]) -> str | None:
+    """``1 hard (agents stopped) · 2 soft (nudges to run a check)``; None without any."""
+    hard, soft = trip_counts(agents)
+    if not hard and not soft:
+        return None
+    return f"{hard} hard (agents stopped) · {soft} soft (nudges to run a check)"
 
 
 def _set_aside_lines(aside: SetAsideRecord | None) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
@@ -18,7 +19,9 @@ from seawall.session.engine import Session
 from tests.integration.sessionkit import make_repo, seawall, show, write_plan
 
 
-def _run(tmp_path: Path, repo: Path, spec: dict[str, object], plan: Path) -> tuple[int, str, str]:
+def _run(
+    tmp_path: Path, repo: Path, spec: Mapping[str, object], plan: Path
+) -> tuple[int, str, str]:
     """Run ``plan`` with the spec agent; the exit code, the console and STATE.md."""
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(spec))
