@@ -105,10 +105,12 @@ class ReplayRecord:
     name: str = ""  # the tool, the breaker or the pattern
     evidence: str = ""
     error: bool = False
+    soft: bool = False  # a trip with a way out (unverified-edits): a nudge, not a stop
 
     def text(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else f"{self.file}:-"
         label = self.kind.upper() if self.kind.verdict else str(self.kind)
+        label = f"SOFT {label}" if self.soft else label
         error = " error" if self.error else ""
         return f"{where}\t{label}{error}\t{self.name}\t{self.evidence}".rstrip()
 
@@ -136,6 +138,8 @@ class ReplayReport:
             file=self.file,
             format=self.format,
             trips=len(self.trips),
+            hard_trips=sum(not trip.soft for trip in self.trips),
+            soft_trips=sum(trip.soft for trip in self.trips),
             findings=len(self.findings),
             malformed=self.malformed,
         )
@@ -143,8 +147,9 @@ class ReplayReport:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReplaySummary:
-    """The last line of a transcript's replay: how many trips, findings and lines that
-    could not be read."""
+    """The last line of a transcript's replay: how many trips (``hard_trips`` would have
+    stopped the agent, ``soft_trips`` only nudge it to run a check), findings and lines
+    that could not be read."""
 
     schema: str = field(default="seawall.replay/1", init=False)
 
@@ -154,6 +159,14 @@ class ReplaySummary:
     trips: int
     findings: int
     malformed: int
+    hard_trips: int = 0
+    soft_trips: int = 0
+
+    def text(self) -> str:
+        return (
+            f"{self.file}: {self.format.value}, {self.trips} trips ({self.hard_trips} hard, "
+            f"{self.soft_trips} soft), {self.findings} findings, {self.malformed} malformed lines"
+        )
 
 
 def _short(text: str) -> str:
@@ -242,7 +255,7 @@ def replay_file(
                     ReplayRecord(
                         file=shown, line=line_number, step=step, kind=ReplayKind.TRIP,
                         name=trip.kind.label, evidence=f"({trip.count:g}/{trip.limit:g}) "
-                        f"{trip.evidence}",
+                        f"{trip.evidence}", soft=trip.self_service,
                     )
                 )  # fmt: skip
                 monitor.breaker.reset()  # keep reading: one trip must not hide another

@@ -36,7 +36,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from seawall.breakers.trip import BreakerKind
 from seawall.codec import JsonView
 from seawall.errors import ConfigurationError
 from seawall.model import BreakerLimits, StagnationConfig
@@ -191,10 +190,7 @@ def _label(where: str, entry: object, base: Path) -> Label:
 
 def _soft(record: ReplayRecord) -> bool:
     """A trip with a way out (unverified-edits): it costs one check, it stops nothing."""
-    try:
-        return BreakerKind(record.name.removeprefix("breaker/")).self_service
-    except ValueError:  # not a per-agent breaker's trip
-        return False
+    return record.soft
 
 
 def _judge(

@@ -11,7 +11,7 @@ Schema in ``"schema"`` (shipped in ``seawall/lead/schemas``, see docs/sessions.m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from msgspec import UNSET, UnsetType
 
@@ -29,11 +29,16 @@ __all__ = [
     "CarryoverList",
     "CarryoverRow",
     "CarryoverValidation",
+    "DemoDocument",
+    "DemoIssue",
     "DuplicateClosed",
     "ErrorDetail",
     "ErrorDocument",
     "FileWritten",
     "HooksInstalled",
+    "McpDescription",
+    "McpResource",
+    "McpTool",
     "PlanDocument",
     "PlannedWave",
     "PromptDocument",
@@ -44,6 +49,8 @@ __all__ = [
     "RunnerResumed",
     "ScopeCheck",
     "TickDone",
+    "WaveWatchFindings",
+    "WaveWatchTrip",
     "WorktreeList",
     "WorktreePruned",
     "WorktreeRow",
@@ -351,3 +358,81 @@ class PlanDocument:
     session_type: SessionType
     waves: tuple[PlannedWave, ...]
     adapters: AdapterSources
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DemoIssue:
+    number: int
+    title: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DemoDocument:
+    """``seawall demo --json``: the demo repository, its session (``session_exit_code``
+    is the session's own exit code; the command exits 0 when it finished, with or without
+    carryovers), the carryover issues in ``issues_dir`` and the command that runs the
+    demo again in the same folder."""
+
+    schema: str = field(default="seawall.demo/1", init=False)
+    repo: str
+    session: str
+    session_exit_code: int
+    state_md: str
+    report: str | None
+    issues_dir: str
+    issues: tuple[DemoIssue, ...]
+    again: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaveWatchTrip:
+    """``seawall wave watch --json``: an agent's breaker tripped, as it happened;
+    ``soft`` for a nudge to run the check (unverified-edits), which stops nothing."""
+
+    schema: str = field(default="seawall.wave-watch/1", init=False)
+    kind: Literal["trip"] = "trip"
+    agent: str
+    breaker: str
+    soft: bool
+    evidence: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaveWatchFindings:
+    """``seawall wave watch --json``, at its end: each agent's findings (the patterns the
+    detectors saw, after the post-wave checks)."""
+
+    schema: str = field(default="seawall.wave-watch/1", init=False)
+    kind: Literal["findings"] = "findings"
+    agent: str
+    patterns: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpTool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpResource:
+    uri: str
+    name: str
+    description: str
+    mime_type: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpDescription:
+    """``seawall mcp --json``: what the server offers, printed instead of serving: its
+    name and version, its instructions to the lead, its tools (with the JSON Schema of
+    their arguments) and its resources."""
+
+    schema: str = field(default="seawall.mcp/1", init=False)
+    name: str
+    version: str
+    instructions: str
+    tools: tuple[McpTool, ...]
+    resources: tuple[McpResource, ...]

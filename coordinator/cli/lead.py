@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from seawall.cli.documents import McpDescription
 
 __all__ = ["prepare_for_lead", "register"]
 
@@ -37,6 +41,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "as a resource. Needs the mcp extra: pip install '.[mcp]' in a seawall checkout.",
     )
     mcp.add_argument("--repo", type=Path, default=Path.cwd(), help="the repository (default: here)")
+    mcp.add_argument(
+        "--json",
+        action="store_true",
+        help="print what the server offers (name, version, tools, resources) as JSON "
+        "(seawall.mcp/1) and exit instead of serving",
+    )
     mcp.set_defaults(handler=_mcp)
 
 
@@ -74,5 +84,48 @@ def prepare_for_lead(repo: Path, worktree_root: str) -> None:
 def _mcp(args: argparse.Namespace) -> int:
     from seawall.lead.mcp import serve
 
+    if args.json:
+        from seawall.codec import encode_text
+
+        print(encode_text(_describe_mcp(Path(args.repo))))
+        return 0
     serve(Path(args.repo))
     return 0
+
+
+def _describe_mcp(repo: Path) -> McpDescription:
+    """What the server built for ``repo`` offers, read from the server itself."""
+    import anyio
+
+    from seawall.cli.documents import McpDescription, McpResource, McpTool
+    from seawall.lead.mcp import build_server
+
+    server = build_server(repo)
+
+    async def listed() -> McpDescription:
+        tools = await server.list_tools()
+        templates = await server.list_resource_templates()
+        return McpDescription(
+            name=server.name,
+            version=server.version or "",
+            instructions=server.instructions or "",
+            tools=tuple(
+                McpTool(
+                    name=tool.name,
+                    description=tool.description or "",
+                    input_schema=dict(tool.input_schema),
+                )
+                for tool in tools
+            ),
+            resources=tuple(
+                McpResource(
+                    uri=template.uri_template,
+                    name=template.name,
+                    description=template.description or "",
+                    mime_type=template.mime_type or "",
+                )
+                for template in templates
+            ),
+        )
+
+    return anyio.run(listed)

@@ -27,8 +27,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="replay transcripts through the detectors and breakers",
         description="Replay agent transcripts through the detectors and breakers and print "
         "every event, trip and finding with its line number. After a trip the breaker is "
-        "reset and the replay goes on. Exit codes: 0 nothing tripped, 3 a breaker tripped, "
-        "1 error.",
+        "reset and the replay goes on. A soft trip (unverified-edits: a nudge to run a "
+        "check) is counted apart from the hard trips that stop an agent. Exit codes: 0 no "
+        "hard trip, 3 a breaker tripped hard, 1 error.",
     )
     replay.add_argument("files", nargs="*", type=Path, metavar="FILE", help="transcript files")
     replay.add_argument(
@@ -75,7 +76,7 @@ def _replay(args: argparse.Namespace) -> int:
     for path in args.files:
         if not path.is_file():
             raise ConfigurationError(f"{path}: no such transcript file")
-    tripped = False
+    stopped = False
     for path in args.files:
         report = replay_file(
             path,
@@ -84,20 +85,15 @@ def _replay(args: argparse.Namespace) -> int:
             workspace=args.workspace,
             events=not args.only_trips,
         )
-        tripped = tripped or bool(report.trips)
+        summary = report.summary()
+        stopped = stopped or bool(summary.hard_trips)
         for record in report.records:
             if args.json:
                 print(encode_text(record, indent=None, ascii_only=False))
             else:
                 print(record.text())
-        if args.json:
-            print(encode_text(report.summary(), indent=None))
-        else:
-            print(
-                f"{report.file}: {report.format.value}, {len(report.trips)} trips, "
-                f"{len(report.findings)} findings, {report.malformed} malformed lines"
-            )
-    return 3 if tripped else 0
+        print(encode_text(summary, indent=None) if args.json else summary.text())
+    return 3 if stopped else 0
 
 
 def _score(args: argparse.Namespace, limits: BreakerLimits, stagnation: StagnationConfig) -> int:

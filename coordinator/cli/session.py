@@ -56,6 +56,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the demo tracker's issue folder (default: issues/ next to the demo "
         "repository, kept across runs in the same --dir)",
     )
+    demo.add_argument(
+        "--json",
+        action="store_true",
+        help="print the outcome as JSON (seawall.demo/1; progress lines on stderr are JSON)",
+    )
     demo.set_defaults(handler=_demo)
 
     status = subparsers.add_parser(
@@ -316,33 +321,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    import anyio
+    from seawall.cli.demo_output import run_demo_command
 
-    from seawall.demo import DemoResult, run_demo
-    from seawall.report.progress import make_progress
-
-    async def main() -> DemoResult:
-        return await run_demo(directory=args.dir, issues_dir=args.issues, progress=make_progress())
-
-    result = anyio.run(main)
-    print()
-    print(result.state_md.read_text(encoding="utf-8"))
-    from seawall.adapters.trackers.local import LocalTracker
-
-    issues = LocalTracker(result.repo, issues_dir=result.issues_dir).list_issues("carryover")
-    print(f"demo repository: {result.repo}")
-    print(f"carryover issues ({len(issues)}) in {result.issues_dir}:")
-    for issue in sorted(issues, key=lambda item: item.number):
-        print(f"  #{issue.number}: {issue.title}")
-    again = f" --dir {shlex.quote(str(result.repo.parent))}"
-    print(
-        f"run `seawall demo{again}` again: an open carryover is found, not filed twice; "
-        "one whose task landed since is closed, so its next failure is a new issue"
-    )
-    if result.report is not None:
-        print(f"report: {result.report}")
-        print(f"  open it with: seawall report --open --repo {shlex.quote(str(result.repo))}")
-    return 0 if result.exit_code in (0, 4) else result.exit_code
+    return run_demo_command(args)
 
 
 def open_session(args: argparse.Namespace, **kwargs: Any) -> Session:

@@ -24,6 +24,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     watch.add_argument(
         "--once", action="store_true", help="print the session once and exit, without keys"
     )
+    watch.add_argument(
+        "--json",
+        action="store_true",
+        help="print the session once as a JSON document (seawall.watch/1) and exit",
+    )
     watch.set_defaults(handler=_watch)
 
 
@@ -35,6 +40,12 @@ def _watch(args: argparse.Namespace) -> int:
     from seawall.watch.screen import Keys, WatchScreen, render_view
 
     reader = SessionReader(session_store(args.repo, args.session))
+    if args.json:
+        from seawall.codec import encode_text
+        from seawall.watch.document import watch_document
+
+        print(encode_text(watch_document(reader.read())))
+        return 0
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     if args.once or not terminal:  # a log or a pipe: wide enough that no cell is cut
         Console(width=None if sys.stdout.isatty() else 200).print(

@@ -53,6 +53,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="stop after this many seconds (default: until Ctrl-C)",
     )
     where_options(watch)
+    watch.add_argument(
+        "--json",
+        action="store_true",
+        help="print each trip, then each agent's findings, as JSON lines (seawall.wave-watch/1)",
+    )
     watch.set_defaults(handler=_wave_watch)
     review = steps.add_parser(
         "review",
@@ -173,6 +178,8 @@ def _wave_watch(args: argparse.Namespace) -> int:
     from seawall.breakers.blocked import append_blocked_note
     from seawall.breakers.project_check import limits_with_check
     from seawall.breakers.trip import Trip
+    from seawall.cli.documents import WaveWatchFindings, WaveWatchTrip
+    from seawall.codec import encode_text
     from seawall.errors import StateError
     from seawall.stagnation import AgentMonitor
     from seawall.stagnation.transcript_tail import TranscriptTailer
@@ -203,7 +210,18 @@ def _wave_watch(args: argparse.Namespace) -> int:
         append_blocked_note(
             session.store.paths.blocked, trip, agent=monitor.agent, wave=wave.number
         )
-        print(f"{monitor.agent}: {trip.message(monitor.agent)}", flush=True)
+        message = trip.message(monitor.agent)
+        if args.json:
+            line = WaveWatchTrip(
+                agent=monitor.agent,
+                breaker=trip.kind.label,
+                soft=trip.self_service,
+                evidence=trip.evidence,
+                message=message,
+            )
+            print(encode_text(line, indent=None, ascii_only=False), flush=True)
+        else:
+            print(f"{monitor.agent}: {message}", flush=True)
 
     tailer = TranscriptTailer(
         session=state.session,
@@ -222,6 +240,10 @@ def _wave_watch(args: argparse.Namespace) -> int:
         anyio.run(main)
     findings = tailer.finish()
     for agent, found in sorted(findings.items()):
-        patterns = ", ".join(str(f.pattern) for f in found) or "nothing"
-        print(f"{agent}: {patterns}")
+        if args.json:
+            patterns = tuple(str(f.pattern) for f in found)
+            done = WaveWatchFindings(agent=agent, patterns=patterns)
+            print(encode_text(done, indent=None, ascii_only=False))
+        else:
+            print(f"{agent}: {', '.join(str(f.pattern) for f in found) or 'nothing'}")
     return 0

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from seawall.errors import ConfigurationError, MissingExtraError, PlanError
 from seawall.model import Plan, RunnerSpec, TrackerConfig
-from seawall.registry import RUNNER_GROUP, TRACKER_GROUP, build
+from seawall.registry import RUNNER_GROUP, TRACKER_GROUP, available, build
 
 if TYPE_CHECKING:
     from seawall.runner import AgentRunner
@@ -117,7 +117,16 @@ def _publisher(plan: Plan, host: IssueTracker) -> None:
 def _runner(plan: Plan, name: str, *, field: str) -> AgentRunner:
     from seawall.runner import AgentRunner
 
-    spec = plan.runners.get(name) or RunnerSpec(name=name, kind=name)
+    spec = plan.runners.get(name)
+    if spec is None and name not in available(RUNNER_GROUP):
+        # a name typed on the command line: suggested from every runner that can be
+        # chosen, the plan's [runners] as well as the built-in and registered ones
+        from seawall.plan.loader import _unknown_runner
+
+        raise PlanError(
+            _unknown_runner(name, plan.runners), path=plan.path or "<plan>", field=field
+        )
+    spec = spec or RunnerSpec(name=name, kind=name)
     try:
         built = build(RUNNER_GROUP, spec.kind, lambda cls: cls.from_spec(spec))
     except ConfigurationError as exc:

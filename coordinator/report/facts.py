@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from seawall.state.ledger import AgentRecord, SessionState, WaveRecord
-from seawall.state.render import set_aside
+from seawall.state.render import set_aside, trip_counts
 from seawall.telemetry import (
     AgentFinished,
     CarryoverClosed,
@@ -84,6 +84,8 @@ class Totals:
     merged: int = 0
     conflicts: int = 0
     issues: tuple[int, ...] = ()
+    hard_trips: int = 0
+    soft_trips: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -197,6 +199,7 @@ def _totals(state: SessionState, waves: Sequence[WaveFacts]) -> Totals:
     issues = sorted({t.issue.number for t in state.tasks.values() if t.issue is not None})
     start = state.created_at or min((a.started_at for a in agents if a.started_at), default=0)
     end = max((w.record.finished_at for w in waves), default=0.0) or state.updated_at
+    hard, soft = trip_counts(a.record for a in agents)
     return Totals(
         agents=len(agents),
         succeeded=sum(1 for a in agents if a.succeeded),
@@ -209,4 +212,6 @@ def _totals(state: SessionState, waves: Sequence[WaveFacts]) -> Totals:
         merged=sum(1 for a in agents if a.record.merged),
         conflicts=sum(len(w.record.resolutions) for w in waves),
         issues=tuple(issues),
+        hard_trips=hard,
+        soft_trips=soft,
     )

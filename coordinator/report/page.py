@@ -149,7 +149,7 @@ def _totals(facts: SessionFacts) -> str:
     head = (
         "<tr><th>waves</th><th>agents</th><th>succeeded</th><th>merged</th><th>turns</th>"
         "<th>tool calls</th><th>tokens</th><th>cost</th><th>wall clock</th><th>conflicts</th>"
-        "<th>carryover issues</th></tr>"
+        "<th>hard trips</th><th>soft trips</th><th>carryover issues</th></tr>"
     )
     row = "".join(
         [
@@ -163,6 +163,8 @@ def _totals(facts: SessionFacts) -> str:
             _num("cost_usd", f"{t.cost_usd:.2f}", f"${t.cost_usd:.2f}"),
             _num("wall_s", round(t.wall_s, 1), duration(t.wall_s)),
             _num("conflicts", t.conflicts),
+            _num("hard_trips", t.hard_trips),
+            _num("soft_trips", t.soft_trips),
             f'<td data-field="issues" data-value="{escape(numbers)}">{issues}</td>',
         ]
     )
@@ -254,6 +256,12 @@ def _agent_row(
             f"<strong>{escape(record.trip.kind.label)}</strong>"
             f'<div class="evidence">{escape(record.trip.evidence)}</div>'
         )
+    soft = record.run.soft_trips if record.run is not None else ()
+    trips += [
+        f'<span class="soft">soft: {escape(trip.kind.label)}</span>'
+        f'<div class="evidence">{escape(trip.evidence)} (a nudge; not stopped)</div>'
+        for trip in soft
+    ]
     if record.spiral and record.spiral.summary:
         trips.append(f"spiral: {escape(record.spiral.summary)}")
     trips += [f"{escape(f.pattern)}: {escape(f.evidence)}" for f in record.findings]

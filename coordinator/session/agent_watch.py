@@ -316,6 +316,7 @@ class AgentWatch:
                 last_tool=counter.last_tool or "",
             ),
             trip=self.trip,
+            soft_trips=tuple(trip for trip in self.monitor.trips if trip.self_service),
             stop_reason=self.stop_reason or (result.stop_reason if result else ""),
             final_text=final_text,
             checkpoint=checkpoint or job.checkpointer.tip,

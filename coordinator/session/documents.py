@@ -30,7 +30,7 @@ from seawall.state.ledger import (
     WavePhase,
     WaveRecord,
 )
-from seawall.state.render import set_aside_for_fixes
+from seawall.state.render import set_aside_for_fixes, trip_counts
 
 __all__ = [
     "AgentStatus",
@@ -137,6 +137,8 @@ class AgentStatus:
     cache_write_tokens: int = 0  # cached input written
     tokens: int = 0  # all of them: what budgets.tokens counts
     model: str = ""  # the model of this attempt, when the task names its models
+    hard_trips: int = 0  # 1 when a breaker stopped the agent
+    soft_trips: int = 0  # nudges to run the check (unverified-edits): the agent went on
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,6 +173,8 @@ class SessionStatus:
     pending: tuple[str, ...]
     breaker: WaveBreakerState
     halt: Halt | None
+    hard_trips: int = 0  # agents a per-agent breaker stopped
+    soft_trips: int = 0  # soft trips (a nudge to run the check), counted apart
 
 
 def status_document(state: SessionState, *, interrupted: bool = False) -> SessionStatus:
@@ -178,6 +182,7 @@ def status_document(state: SessionState, *, interrupted: bool = False) -> Sessio
     when its coordinator is gone."""
     phase = ShownPhase.INTERRUPTED if interrupted else ShownPhase(state.phase)
     continues = interrupted or state.phase is SessionPhase.HALTED
+    hard, soft = trip_counts(agent for wave in state.waves for agent in wave.agents)
     return SessionStatus(
         session=state.session,
         phase=phase,
@@ -188,6 +193,8 @@ def status_document(state: SessionState, *, interrupted: bool = False) -> Sessio
         pending=tuple(task.id for task in state.pending),
         breaker=state.breaker or WaveBreakerState(),
         halt=state.halt,
+        hard_trips=hard,
+        soft_trips=soft,
     )
 
 
@@ -232,6 +239,8 @@ def _agent(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool) -> AgentS
         cache_write_tokens=agent.cache_write_tokens,
         tokens=agent.tokens,
         model=agent.model,
+        hard_trips=trip_counts([agent])[0],
+        soft_trips=trip_counts([agent])[1],
     )
 
 

@@ -195,6 +195,10 @@ COMMAND_SCHEMAS = (
     "replay",
     "adapters",
     "adapters-check",
+    "demo",
+    "watch",
+    "wave-watch",
+    "mcp",
 )
 """The other commands' documents, their schemas derived from their records
 (``seawall.codec.document_schema``)."""

@@ -80,6 +80,7 @@ class AgentMonitor:
             keys=self._keys,
         )
         self._findings: list[Finding] = []
+        self.trips: list[Trip] = []  # every new trip, soft ones (a nudge) included
         self._listeners: list[FindingListener] = []
         self._events = 0
 
@@ -162,6 +163,7 @@ class AgentMonitor:
             listener(finding)
 
     def _trip_record(self, trip: Trip) -> None:
+        self.trips.append(trip)
         if self.event_log is None:
             return
         self.event_log.append(

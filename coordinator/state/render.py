@@ -10,9 +10,9 @@ was inferred on. The wave graph and the per-agent timeline are in the HTML repor
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
-from seawall.model import CheckVerdict, Enforcement
+from seawall.model import CheckVerdict, Enforcement, Task
 from seawall.state.ledger import (
     AdoptedRecord,
     AgentRecord,
@@ -31,12 +31,15 @@ __all__ = [
     "checks_summary",
     "history_line",
     "merge_outcome",
+    "pending_note",
     "refused_write",
     "render_state_md",
     "run_notes",
     "scope_notes",
     "set_aside",
     "set_aside_for_fixes",
+    "trip_counts",
+    "trips_line",
     "wave_history",
     "wave_section",
 ]
@@ -143,6 +146,11 @@ def run_notes(run: AgentRun | None) -> list[str]:
     notes: list[str] = []
     if run is None:
         return notes
+    notes += [
+        f"soft trip {trip.kind.label} ({trip.count:g}/{trip.limit:g}): {trip.evidence}; "
+        "a nudge to run the check, the agent was not stopped"
+        for trip in run.soft_trips
+    ]
     notes += Refusals.of(run).notes()
     tail = run.stderr_tail.strip()
     code = run.exit_code
@@ -197,6 +205,9 @@ def render_state_md(
         f"- spend: ${state.cost_usd:.2f}{_session_tokens(state)}",
         "- report: `report.html` next to this file (`seawall report` writes it)",
     ]
+    trips = trips_line(agent for wave in state.waves for agent in wave.agents)
+    if trips:
+        lines.insert(-1, f"- breaker trips: {trips}")
     breaker = state.breaker
     if breaker is not None and breaker.tripped and str(state.phase) == "halted":
         lines += [
@@ -225,7 +236,9 @@ def render_state_md(
     lines += history
     if state.pending:
         lines += ["## Pending", ""]
-        lines += [f"- {task.id} ({task.kind})" for task in state.pending]
+        for task in state.pending:
+            note = pending_note(state, task)
+            lines.append(f"- {task.id} ({task.kind})" + (f" · {note}" if note else ""))
         lines.append("")
     if inferred:
         lines += ["\\* inferred: the agent wrote no STATUS line; the ground is given above.", ""]
@@ -332,6 +345,68 @@ def checks_line(wave: WaveRecord) -> str | None:
     if checks.no_tests:
         return "the checks found no tests to run"
     return None
+
+
+def pending_note(state: SessionState, task: Task) -> str:
+    """Why a pending task is not running yet or runs short of what it was given: the
+    dependencies it waits for (each being retried, with why) and those that were
+    abandoned (it runs without them); "" when it waits for nothing."""
+    pending = {t.id for t in state.pending}
+    waits: list[str] = []
+    without: list[str] = []
+    for dep in task.depends_on:
+        record = state.tasks.get(dep)
+        running = _running_in(state, dep)
+        if dep in pending:
+            last = _last_recovery(state, dep)
+            waits.append(f"{dep} ({last})" if last else dep)
+        elif running:
+            waits.append(f"{dep} (running in W{running})")
+        elif record is not None and record.abandoned:
+            issue = f", issue #{record.issue.number}" if record.issue else ""
+            without.append(f"{dep} (not completed{issue})")
+    parts = []
+    if waits:
+        parts.append("waits for " + ", ".join(waits))
+    if without:
+        parts.append("will run without " + ", ".join(without))
+    return "; ".join(parts)
+
+
+def _running_in(state: SessionState, task: str) -> int | None:
+    """The wave ``task`` is running in now (its wave not done, no status yet), if any."""
+    for wave in reversed(state.waves):
+        if str(wave.phase) == "done":
+            continue
+        if any(a.task == task and a.status is None for a in wave.agents):
+            return wave.number
+    return None
+
+
+def _last_recovery(state: SessionState, task: str) -> str:
+    for wave in reversed(state.waves):
+        for agent in wave.agents:
+            if agent.task == task and agent.recovery:
+                return f"W{wave.number}: {agent.recovery}"
+    return ""
+
+
+def trip_counts(agents: Iterable[AgentRecord]) -> tuple[int, int]:
+    """``(hard, soft)``: the trips that stopped ``agents`` and the soft ones (a nudge to
+    run the check, which stops nothing), counted apart."""
+    hard = soft = 0
+    for agent in agents:
+        hard += agent.trip is not None
+        soft += len(agent.run.soft_trips) if agent.run is not None else 0
+    return hard, soft
+
+
+def trips_line(agents: Iterable[AgentRecord]) -> str | None:
+    """``1 hard (agents stopped) · 2 soft (nudges to run a check)``; None without any."""
+    hard, soft = trip_counts(agents)
+    if not hard and not soft:
+        return None
+    return f"{hard} hard (agents stopped) · {soft} soft (nudges to run a check)"
 
 
 def _set_aside_lines(aside: SetAsideRecord | None) -> list[str]:

@@ -27,6 +27,7 @@ class AgentRun:
     last_error: str = ""
     counts: RunCounts = field(default_factory=RunCounts)
     trip: Trip | None = None
+    soft_trips: tuple[Trip, ...] = ()  # self-service trips: the agent was nudged, not stopped
     checkpoint: str | None = None
     wip: str | None = None
     touched: tuple[str, ...] = ()

@@ -96,6 +96,23 @@ def test_names_typed_on_the_command_line_get_their_likely_intent(tmp_path: Path)
     assert sub.returncode == ExitCode.USAGE and "did you mean 'list'?" in sub.stderr
 
 
+def test_a_runner_typed_on_the_command_line_is_suggested_from_every_runner(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    runners = '[runners.farewell]\nkind = "command"\nargv = ["true"]\n'
+    (tmp_path / "plan.toml").write_text(HEAD + runners + TASK)
+    typo = seawall("run", str(tmp_path / "plan.toml"), "--runner", "farewel", cwd=repo)
+    assert typo.returncode == ExitCode.ERROR
+    assert "unknown runner 'farewel'; did you mean 'farewell'?" in typo.stderr, typo.stderr
+    other = seawall("run", str(tmp_path / "plan.toml"), "--runner", "zzzqqq", "--json", cwd=repo)
+    error = json.loads(other.stdout)["error"]
+    assert error["field"] == "--runner"
+    assert "define [runners.zzzqqq] or use one of" in error["message"]
+    assert "farewell" in error["message"] and "codex" in error["message"]
+    assert not list((repo / ".seawall").glob("*/state.json"))  # no session was started
+
+
 def test_outside_a_repository_no_session_is_named(tmp_path: Path) -> None:
     (tmp_path / "plan.toml").write_text(HEAD + TASK)
     outside = seawall("run", "plan.toml", "--repo", str(tmp_path), cwd=tmp_path)

@@ -3,10 +3,17 @@ fresh machine: seawall is not on the package index, so no line asks the index fo
 (``pip install 'seawall[mcp]'`` fails with "No matching distribution"). A line that
 installs seawall from its checkout is run, offline, against a wheel built from the
 checkout (the extra it names must exist); a line that installs an extra's packages
-must name them as the extra pins them."""
+must name them as the extra pins them.
+
+In the slow lane each line is also installed for real, dependencies resolved from the
+package index (the only network these tests use), into a fresh virtual environment,
+with the checkout as the wheel built from it; then what it installed is imported and
+run. pip's cache is kept in ``.cache/pip-install-lines`` so a second run downloads
+nothing."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -106,3 +113,71 @@ def test_each_install_line_runs_offline_against_the_local_wheel(
         else:  # an extra's package from the index, as the extra pins it
             pinned = {_normal(r) for extra in EXTRAS.values() for r in extra}
             assert _normal(target) in pinned, (line, target)
+
+
+PIP_CACHE = ROOT / ".cache" / "pip-install-lines"
+PLACEHOLDERS = {"/path/to/seawall"}  # a path the reader substitutes (docs/ray.md)
+EXTRA_MODULES = {  # what each extra makes importable, imported once it is installed
+    "mcp": ["seawall.lead.mcp"],
+    "github": ["seawall.adapters.trackers.github"],
+    "gitlab": ["seawall.adapters.trackers.gitlab"],
+    "ray": ["seawall.adapters.runners.ray"],
+    "dev": ["seawall.lead.mcp", "seawall.adapters.trackers.github", "pytest", "jsonschema"],
+}
+INDEX_MODULES = {"pytest": "pytest", "atheris": "atheris"}
+IMPORT_EACH = "import importlib, sys\nfor name in sys.argv[1:]: importlib.import_module(name)"
+
+
+def _pip(python: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+    return subprocess.run(
+        [str(python), "-m", "pip", "install", "--cache-dir", str(PIP_CACHE), *args],
+        capture_output=True, text=True, check=False, env=env, timeout=1800,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("line", sorted({t for _, t in LINES} - PLACEHOLDERS))
+def test_each_install_line_installs_with_its_dependencies_into_a_fresh_venv(
+    line: str,
+    wheel: Path,  # noqa: F811 - the fixture
+    tmp_path: Path,
+) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    words = shlex.split(line)
+    flags = [w for w in words if w.startswith("-") and w != "-e"]  # a wheel, not editable
+    specs: list[str] = []
+    modules: list[str] = []
+    for target in (w for w in words if not w.startswith("-")):
+        checkout = re.fullmatch(r"\.(?:\[([\w,-]+)\])?", target)
+        if checkout is not None:
+            extras = [e for e in (checkout.group(1) or "").split(",") if e]
+            specs.append(
+                f"seawall{'[' + ','.join(extras) + ']' if extras else ''} @ {wheel.as_uri()}"
+            )
+            modules += ["seawall", *(m for e in extras for m in EXTRA_MODULES[e])]
+        elif target.startswith("./"):  # a project of the checkout that needs seawall first
+            first = _pip(python, wheel.as_uri())
+            assert first.returncode == 0, first.stderr
+            specs.append(str(ROOT / target))
+        else:
+            specs.append(target)
+            modules.append(INDEX_MODULES.get(target, target))
+    done = _pip(python, *flags, *specs)
+    assert done.returncode == 0, f"pip install {line}\n{done.stdout}\n{done.stderr}"
+    if modules:
+        imported = subprocess.run(
+            [str(python), "-c", IMPORT_EACH, *modules],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert imported.returncode == 0, imported.stderr
+    if any(s.startswith("seawall") or s.startswith(str(ROOT)) for s in specs):
+        listed = subprocess.run(
+            [str(venv / "bin" / "seawall"), "adapters", "list"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert listed.returncode == 0 and "local" in listed.stdout, listed.stderr
+        if "seawall-gitea" in line:
+            assert "gitea" in listed.stdout, listed.stdout

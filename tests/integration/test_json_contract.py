@@ -15,6 +15,7 @@ import pytest
 from seawall.exitcodes import ExitCode
 from seawall.session.step_types import SCHEMAS, load_schema
 from tests.integration.sessionkit import make_repo, seawall, write_plan
+from tests.unit.test_replay_score import bash, transcript
 
 SEEN: set[str] = set()
 
@@ -127,11 +128,47 @@ def test_every_command_prints_a_document_its_schema_accepts(
     transcript.write_text(json.dumps({"type": "system", "subtype": "init", "tools": []}) + "\n")
     replayed = _lines(_json("replay", str(transcript), cwd=repo))
     assert replayed[-1]["kind"] == "summary"
+    watched = _valid(_json("watch", *where, cwd=repo))
+    assert watched["session"] == session and {a["task"] for a in watched["agents"]} >= {"app"}
+    served = _valid(_json("mcp", *where, cwd=repo))
+    assert served["name"] == "seawall" and served["version"]
+    assert {"next", "status", "trips"} <= {tool["name"] for tool in served["tools"]}
+    assert served["resources"][0]["uri"] == "seawall://sessions/{session}/STATE.md"
+    _wave_watch(tmp_path)
+    _demo(tmp_path)
     steps = {"seawall.wave-prepare/1", "seawall.wave-review/1", "seawall.wave-done/1"}
     steps |= {"seawall.wave-halted/1", "seawall.next/1", "seawall.error/1"}
     # the lead's documents are checked against real output in test_lead_seat; every
     # other shipped schema was met by a real document here
     assert set(SCHEMAS) - steps <= SEEN, set(SCHEMAS) - steps - SEEN
+
+
+def _wave_watch(tmp_path: Path) -> None:
+    """``wave watch --json`` on a prepared wave whose agent repeats one call: the trip as
+    it happens, then the agent's findings, each a line of its schema."""
+    repo = make_repo(tmp_path / "step")
+    plan = tmp_path / "step.toml"
+    plan.write_text('[session]\nname = "w"\n[[task]]\nid = "a"\nprompt = "x"\nscope = ["a"]\n')
+    seawall("wave", "prepare", str(plan), "--repo", str(repo), cwd=repo, check=True)
+    transcripts = tmp_path / "subagents"
+    transcripts.mkdir()
+    calls = [bash(n, "ls src", "a.py", error=False) for n in range(1, 5)]
+    transcript(transcripts / "agent-a1.jsonl", calls)
+    args = ("wave", "watch", str(transcripts), "--for", "1", "--repo", str(repo))
+    lines = _lines(_json(*args, cwd=repo))
+    trip = next(line for line in lines if line["kind"] == "trip")
+    assert trip["breaker"] == "breaker/loop" and trip["soft"] is False
+    assert lines[-1]["kind"] == "findings" and lines[-1]["agent"] == "a1"
+
+
+def _demo(tmp_path: Path) -> None:
+    done = seawall("demo", "--dir", str(tmp_path / "demo"), "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    demo = _valid(done.stdout)
+    assert demo["session_exit_code"] in (ExitCode.OK, ExitCode.CARRYOVER)
+    assert Path(demo["state_md"]).is_file() and Path(demo["repo"]).is_dir()
+    assert demo["again"] == f"seawall demo --dir {tmp_path / 'demo'}"
+    assert {line["schema"] for line in _lines(done.stderr)} == {"seawall.progress/1"}
 
 
 def test_every_error_is_a_document_with_its_exit_code(tmp_path: Path) -> None:
@@ -156,6 +193,9 @@ def test_every_error_is_a_document_with_its_exit_code(tmp_path: Path) -> None:
         ("report", "--repo", str(repo)),
         ("replay", str(tmp_path / "none.jsonl")),
         ("adapters", "check", str(bad)),
+        ("watch", "--repo", str(repo)),
+        ("wave", "watch", str(tmp_path), "--repo", str(repo)),
+        ("demo", "--dir", str(bad)),
         ("run", str(bad), "--repo", str(repo)),
     ):
         error = _error(*args, cwd=repo)

@@ -55,7 +55,8 @@ def test_every_event_and_the_trip_are_printed_with_their_line(tmp_path: Path) ->
     trips = [row for row in rows if row[1] == "TRIP"]
     assert len(trips) == 1 and trips[0][0] == f"{path}:8" and trips[0][2] == "breaker/loop"
     assert "(4/4)" in trips[0][3] and "/r/a.py" in trips[0][3]
-    assert done.stdout.splitlines()[-1].endswith("1 trips, 1 findings, 0 malformed lines")
+    last = done.stdout.splitlines()[-1]
+    assert last.endswith("1 trips (1 hard, 0 soft), 1 findings, 0 malformed lines")
 
 
 def test_json_output_is_one_object_per_line_with_the_plans_limits(tmp_path: Path) -> None:
@@ -72,6 +73,7 @@ def test_json_output_is_one_object_per_line_with_the_plans_limits(tmp_path: Path
     assert records[-1] == {
         "schema": "seawall.replay/1", "file": str(path), "kind": "summary",
         "format": "claude-stream-json", "trips": 0, "findings": 1, "malformed": 0,
+        "hard_trips": 0, "soft_trips": 0,
     }  # fmt: skip
     steps = [r["step"] for r in records if r["kind"] == "call"]
     assert steps == [1, 2, 3, 4]

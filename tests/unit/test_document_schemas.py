@@ -20,8 +20,10 @@ from seawall.cli.documents import (
     AdapterList,
     CarryoverList,
     CarryoverValidation,
+    DemoDocument,
     ErrorDocument,
     HooksInstalled,
+    McpDescription,
     PlanDocument,
     PromptDocument,
     Queued,
@@ -29,6 +31,8 @@ from seawall.cli.documents import (
     Restored,
     RunnerResumed,
     TickDone,
+    WaveWatchFindings,
+    WaveWatchTrip,
     WorktreeList,
     WorktreesPruned,
 )
@@ -50,6 +54,7 @@ from seawall.session.step_types import (
     schema_name,
 )
 from seawall.unattended.status_view import RunnerStatusDocument
+from seawall.watch.document import WatchDocument
 
 ROOT = Path(__file__).parents[2]
 SHIPPED = ROOT / "coordinator" / "lead" / "schemas"
@@ -62,7 +67,7 @@ DOCUMENTS: dict[str, tuple[Any, str]] = {
     "status": (SessionStatus, "`seawall status --json`, `seawall wave finish`."),
     "progress": (
         (LogLine, WaveProgress, AgentProgress),
-        "The progress lines of `run`/`resume --json` (stderr) and `watch --json`.",
+        "The progress lines of `run`/`resume`/`demo --json` (stderr).",
     ),
     "kill": (Killed, "`seawall kill --json`."),
     "reset-lead": (LeadReleased, "`seawall reset --lead --json`."),
@@ -81,6 +86,13 @@ DOCUMENTS: dict[str, tuple[Any, str]] = {
     "replay": ((ReplayRecord, ReplaySummary), "`seawall replay --json`: one per line."),
     "adapters": (AdapterList, "`seawall adapters list --json`."),
     "adapters-check": (AdapterChecks, "`seawall adapters check --json`."),
+    "demo": (DemoDocument, "`seawall demo --json`: the demo session's outcome."),
+    "watch": (WatchDocument, "`seawall watch --json`: the session now, once."),
+    "wave-watch": (
+        (WaveWatchTrip, WaveWatchFindings),
+        "`seawall wave watch --json`: the trips as they happen, then each agent's findings.",
+    ),
+    "mcp": (McpDescription, "`seawall mcp --json`: what the MCP server offers."),
 }
 
 

@@ -29,7 +29,7 @@ from seawall.state.ledger import (
 
 STATUS_KEYS = [
     "schema", "session", "phase", "next", "target_branch", "cost_usd", "waves", "pending",
-    "breaker", "halt",
+    "breaker", "halt", "hard_trips", "soft_trips",
 ]  # fmt: skip
 WAVE_KEYS = [
     "number", "isolation", "enforcement", "base", "phase", "checks", "agents", "set_aside",
@@ -39,7 +39,7 @@ AGENT_KEYS = [
     "task", "status", "summary", "remaining", "inferred", "reason", "turns", "tool_calls",
     "cost_usd", "elapsed_s", "spiral", "issue", "merged", "set_aside", "cost_estimated",
     "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "tokens",
-    "model",
+    "model", "hard_trips", "soft_trips",
 ]  # fmt: skip
 OUTCOME_KEYS = [
     "schema", "session", "phase", "exit_code", "waves", "done", "carried_over", "merged", "breaker",

@@ -16,13 +16,13 @@ from seawall.model import Isolation, Status, Task
 from seawall.prompting import render_carry_forward_prompt
 from seawall.runtime.fault_injection import kill_point
 from seawall.scope.manifest import close_manifest, manifest_path
-from seawall.session.after_review import Action, decide_recovery
+from seawall.session.after_review import Action, Recovery, decide_recovery
 from seawall.session.context import WaveContext
 from seawall.session.limits import paused_agents, settle_pauses
 from seawall.session.tasks import add_pending
 from seawall.session.wave_breaker import evaluate_wave
 from seawall.state.ledger import AgentRecord, IssueRef, SessionPhase, WavePhase, WaveRecord
-from seawall.state.render import run_notes
+from seawall.state.render import pending_note, run_notes
 from seawall.telemetry import (
     BreakerLevel,
     BreakerNotHalting,
@@ -63,6 +63,7 @@ async def recover(ctx: WaveContext, wave: WaveRecord) -> None:
             )
         if recovery.action is not Action.NONE:
             record.recovery = recovery.reason
+            ctx.progress.log(f"W{wave.number} {record.task}: {_retry_line(recovery)}")
             ctx.events.append(
                 RecoveryDecided(
                     wave=wave.number,
@@ -81,8 +82,28 @@ async def recover(ctx: WaveContext, wave: WaveRecord) -> None:
                 original, done=record.summary, remaining=record.remaining
             )
         next_tasks.append(replace(original, prompt=prompt, depends_on=()))
+        ctx.progress.log(f"W{wave.number} {task.id}: {record.recovery}")
     add_pending(ctx.state, next_tasks)
+    _say_waiting(ctx, wave)
     await _finish_wave(ctx, wave)
+
+
+def _retry_line(recovery: Recovery) -> str:
+    """The console's line for a recovery: the retry and where it runs, or the escalation."""
+    if recovery.next_task is None:
+        return recovery.reason
+    return f"{recovery.reason}; {recovery.next_task.id} runs again in a later wave"
+
+
+def _say_waiting(ctx: WaveContext, wave: WaveRecord) -> None:
+    """Name the pending tasks that depend on an agent of ``wave`` that did not finish:
+    they wait for its retry, or run without it when it was abandoned."""
+    unfinished = {a.task for a in wave.agents if not (a.status and a.status.is_success)}
+    for task in ctx.state.pending:
+        if unfinished.intersection(task.depends_on):
+            note = pending_note(ctx.state, task)
+            if note:
+                ctx.progress.log(f"W{wave.number} {task.id}: {note}")
 
 
 async def _finish_wave(ctx: WaveContext, wave: WaveRecord) -> None:
