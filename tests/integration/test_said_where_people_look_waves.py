@@ -79,9 +79,9 @@ def test_a_user_file_an_in_place_agent_changed_is_said(tmp_path: Path) -> None:
     )
     code, console, state_md = _run(tmp_path, repo, spec, plan)
     assert code == 0, console
-    assert "wave 1: your files NOTES.txt changed during the wave; left in place" in console
-    assert "your files changed during the wave, copied to" in state_md
-    assert "`NOTES.txt`" in state_md
+    # written by no call seawall saw: the user's as far as seawall can tell, left and said
+    assert "by no agent seawall saw (yours, the lead's, a tool's): NOTES.txt" in console
+    assert "left in place and not merged: `NOTES.txt`" in state_md
     assert (repo / "NOTES.txt").read_text() == "the agent's\n"  # left in place
 
 
