@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from seawall.errors import SessionLockedError as SessionLockedError
     from seawall.errors import StateError as StateError
     from seawall.errors import TrackerError as TrackerError
+    from seawall.events import Conversation as Conversation
     from seawall.events import Event as Event
     from seawall.events import Final as Final
     from seawall.events import HumanTurn as HumanTurn
@@ -109,6 +110,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "TrackerError",
     ),
     "seawall.events": (
+        "Conversation",
         "Event",
         "Final",
         "HumanTurn",

@@ -19,6 +19,7 @@ __all__ = [
     "SHELL_TOOLS",
     "SUBAGENT_TOOLS",
     "TURN_LIMIT_SUBTYPES",
+    "Conversation",
     "Event",
     "Final",
     "HumanTurn",
@@ -141,6 +142,16 @@ class ProviderLimit:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Conversation:
+    """The agent CLI named its conversation (Claude Code's session, Codex's thread,
+    opencode's session): the id a later run of the same CLI continues it with. A CLI
+    that continues a conversation may name a new id for it; the last one counts."""
+
+    id: str
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Final:
     """The agent finished. ``is_error`` is true for any failed run, whatever the subtype.
 
@@ -164,7 +175,7 @@ class Final:
         return self.subtype in TURN_LIMIT_SUBTYPES
 
 
-Event = Turn | ToolCall | ToolResult | Message | Usage | Final | HumanTurn
+Event = Turn | ToolCall | ToolResult | Message | Usage | Final | HumanTurn | Conversation
 
 
 def _str_arg(arguments: JsonView, *names: str) -> str | None:

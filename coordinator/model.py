@@ -350,6 +350,9 @@ class SessionConfig:
     notify: NotifyConfig | None = None
     on_limit: OnLimit = OnLimit.WAIT  # a provider's limit: wait for its reset, or halt
     max_wait: float = 30.0  # minutes ``wait`` waits for a reset at most; longer: halt
+    # an interrupted agent, and the fix of its work, continue its own conversation when
+    # its CLI can (``seawall.session.continuation``); false: a new agent each time
+    continue_conversations: bool = True
 
     @property
     def max_agents(self) -> int:

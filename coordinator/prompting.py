@@ -29,6 +29,7 @@ __all__ = [
     "render_agent_prompt",
     "render_carry_forward_prompt",
     "render_conflict_fix_prompt",
+    "render_continue_prompt",
     "render_fix_prompt",
     "render_new_files_part",
     "render_rescope_prompt",
@@ -147,6 +148,20 @@ def render_conflict_fix_prompt(
         earlier=_line(earlier, "earlier"),
         later=_line(later, "later"),
         hunks="\n\n".join(rendered),
+    )
+
+
+def render_continue_prompt(*, happened: str, next_step: str, moved: bool) -> str:
+    """Task text continuing an agent's own conversation: what happened to it
+    (``happened``, one line), what it does now (``next_step``) and, when it continues in a
+    new workspace (``moved``), that its files are there. Dispatch it through
+    ``render_agent_prompt`` like any task text, so the FILE-SCOPE, TURN LIMIT (the turns
+    left) and STATUS blocks come with it."""
+    return _render(
+        "continue",
+        happened=_line(happened, "happened"),
+        moved=_block(_render("part_moved")) if moved else "",
+        next_step=_text(next_step, "next_step"),
     )
 
 

@@ -135,6 +135,10 @@ class AgentRequest:
     manifest_sha256: str = ""
     hook_socket: Path | None = None
     model: str | None = None  # this attempt's model (the task's ``models``); None: the runner's
+    # the conversation to continue (``AgentRunner.continues_conversations``), and the
+    # workspace it ran in (a CLI that files conversations by folder finds it there)
+    conversation: str | None = None
+    conversation_workspace: Path | None = None
     stop: StopSignal = field(default_factory=StopSignal, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -367,9 +371,15 @@ class AgentRunner(abc.ABC):
     ``barrier`` says in a few words what keeps this runner's agents inside their scope
     while they run (``seawall plan`` shows it); the post-wave check of the whole change
     applies to every runner.
+
+    ``continues_conversations`` is True for a runner whose agent CLI can continue an
+    earlier conversation: its events name the conversation (``events.Conversation``),
+    and given ``request.conversation`` it continues that one with ``request.prompt`` as
+    the next message instead of starting a new one.
     """
 
     starts_processes: ClassVar[bool] = False
+    continues_conversations: ClassVar[bool] = False
 
     @property
     def reports_edits(self) -> bool:

@@ -21,13 +21,23 @@ file also turns Claude Code's sandbox off (``sandbox.enabled: false``, which out
 the project's settings): bubblewrap cannot start inside a Landlock domain, and a
 project prepared for a lead (``seawall hooks install``) asks for it with
 ``failIfUnavailable``, which would keep the agent from starting at all.
+
+**A conversation continues** with ``--resume <session id>`` (``request.conversation``).
+Claude Code files its sessions by working directory (``<config dir>/projects/<the
+directory, every character but letters and digits made a dash>/<id>.jsonl``) and finds
+only those of the directory it runs in; an agent continued in a new workspace (a fresh
+worktree on the new base) therefore has its session file copied beside the new
+directory's first. A continued session gets a new id, named by the run's first line.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import re
 import shlex
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -43,7 +53,14 @@ from seawall.prompting import render_new_files_part
 from seawall.runner import AgentRequest, AgentResult, EmitFn
 from seawall.transcripts import ClaudeStreamParser
 
-__all__ = ["PERMISSION_MODE", "ClaudeCodeRunner", "hook_settings"]
+__all__ = [
+    "PERMISSION_MODE",
+    "ClaudeCodeRunner",
+    "carry_session",
+    "claude_config_dir",
+    "hook_settings",
+    "session_folder",
+]
 
 PERMISSION_MODE = "dontAsk"
 """Headless and root-safe: a call no hook allowed is refused, never waited on."""
@@ -88,6 +105,7 @@ class ClaudeCodeRunner(StreamingCliRunner):
     """
 
     default_executable: ClassVar[str] = "claude"
+    continues_conversations: ClassVar[bool] = True
     option_types: ClassVar[OptionTypes] = MappingProxyType(
         {**StreamingCliRunner.option_types, "permissions": str}
     )
@@ -139,6 +157,8 @@ class ClaudeCodeRunner(StreamingCliRunner):
             argv += ["--max-turns", str(request.max_turns)]
         if model := self.model_for(request):
             argv += ["--model", model]
+        if request.conversation:
+            argv += ["--resume", request.conversation]
         if settings is not None:
             argv += ["--settings", str(settings)]
             if "--permission-mode" not in self.extra_args:
@@ -157,11 +177,47 @@ class ClaudeCodeRunner(StreamingCliRunner):
         if request.sandbox is not None and request.sandbox.new_files:
             mention = render_new_files_part(request.workspace, request.sandbox.new_files)
             request = dataclasses.replace(request, prompt=request.prompt + mention)
+        if request.conversation:
+            carry_session(self.environment(request), request)
         if self.permissions == "none":
             return await self.run_argv(request, emit, self.argv(request))
         with tempfile.TemporaryDirectory(prefix="seawall-claude-") as folder:
             settings = _write_settings(request, Path(folder), self.hook_command)
             return await self.run_argv(request, emit, self.argv(request, settings))
+
+
+def claude_config_dir(env: Mapping[str, str]) -> Path:
+    """Where Claude Code keeps its state for an agent with environment ``env``."""
+    if configured := env.get("CLAUDE_CONFIG_DIR"):
+        return Path(configured)
+    return (Path(env["HOME"]) if env.get("HOME") else Path.home()) / ".claude"
+
+
+def session_folder(env: Mapping[str, str], workspace: Path) -> Path:
+    """The folder Claude Code files the sessions of ``workspace`` in."""
+    name = re.sub(r"[^a-zA-Z0-9]", "-", os.path.realpath(workspace))
+    return claude_config_dir(env) / "projects" / name
+
+
+def carry_session(env: Mapping[str, str], request: AgentRequest) -> bool:
+    """Make the session ``request.conversation`` findable from ``request.workspace``:
+    copy its file from the folder of the workspace it ran in (or any project's folder)
+    into the new workspace's. False when it is nowhere: the CLI then says it found no
+    conversation, and the session starts the agent afresh."""
+    session = f"{request.conversation}.jsonl"
+    target = session_folder(env, request.workspace) / session
+    if target.exists():
+        return True
+    places = []
+    if request.conversation_workspace is not None:
+        places.append(session_folder(env, request.conversation_workspace) / session)
+    places += sorted((claude_config_dir(env) / "projects").glob(f"*/{session}"))
+    for source in places:
+        if source.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+            return True
+    return False
 
 
 def _write_settings(request: AgentRequest, folder: Path, command: str | None) -> Path:

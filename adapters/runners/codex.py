@@ -51,7 +51,7 @@ from seawall.adapters.runners.streaming import (
 )
 from seawall.config.adapter_options import OptionTypes
 from seawall.errors import ConfigurationError, RunnerError
-from seawall.events import Event, Final
+from seawall.events import Conversation, Event, Final
 from seawall.runner import AgentRequest, AgentResult, EmitFn, Emitter
 from seawall.sandbox.launch import available as sandbox_available
 from seawall.stagnation.transcript_tail import LineFollower
@@ -84,6 +84,7 @@ class CodexRunner(StreamingCliRunner):
     """
 
     default_executable: ClassVar[str] = "codex"
+    continues_conversations: ClassVar[bool] = True
     option_types: ClassVar[OptionTypes] = MappingProxyType(
         {**StreamingCliRunner.option_types, "sandbox": str, "rollout": str}
     )
@@ -134,15 +135,21 @@ class CodexRunner(StreamingCliRunner):
         return self.sandbox
 
     def argv(self, request: AgentRequest) -> list[str]:
-        argv = [self.executable, "exec", "--json"]
         sandbox = self.sandbox_for(request)
-        if sandbox:
-            argv += ["--sandbox", sandbox]
+        if request.conversation:  # ``exec resume`` takes the sandbox as configuration
+            argv = [self.executable, "exec", "resume", "--json"]
+            if sandbox:
+                argv += ["-c", f'sandbox_mode="{sandbox}"']
+        else:
+            argv = [self.executable, "exec", "--json"]
+            if sandbox:
+                argv += ["--sandbox", sandbox]
         if sandbox == "workspace-write":
             argv += ["-c", "sandbox_workspace_write.exclude_slash_tmp=true"]
         if model := self.model_for(request):
             argv += ["--model", model]
-        return [*argv, *self.extra_args, "-"]
+        thread = [request.conversation] if request.conversation else []
+        return [*argv, *self.extra_args, *thread, "-"]
 
     def parser(self) -> LineParser:
         return CodexJsonParser(model=self.model or "")
@@ -158,6 +165,8 @@ class CodexRunner(StreamingCliRunner):
     async def _run(self, request: AgentRequest, emit: EmitFn, env: dict[str, str]) -> AgentResult:
         home = None if self.rollout == "off" else codex_home_of(env)
         follow = _RolloutFollow(self.emitter(request, emit), home, self.model or "")
+        if request.conversation:  # the thread's rollout grows: only what comes now counts
+            follow.skip_thread(request.conversation)
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(follow.poll_forever)
@@ -195,12 +204,21 @@ class _RolloutFollow:
         self.first_line_at: float | None = None
         self.buffered: list[Event] = []  # stream events held while the rollout is sought
         self.finals: list[Final] = []
+        self.skipped: dict[Path, int] = {}  # a continued thread's rollout: its size before
+
+    def skip_thread(self, thread: str) -> None:
+        """Follow the rollout of ``thread`` (a conversation being continued) from its
+        present end: what it holds already is an earlier run's."""
+        for path in self._rollouts(thread):
+            self.skipped[path] = path.stat().st_size
 
     async def on_stream_line(self, line: str) -> None:
         if self.first_line_at is None:
             self.first_line_at = anyio.current_time()
         for event in self.stream.feed(line):
-            if isinstance(event, Final):
+            if isinstance(event, Conversation):
+                await self.emitter(event)  # the rollout names no thread: the stream's
+            elif isinstance(event, Final):
                 self.finals.append(event)  # held: the rollout may still be catching up
             elif self.live_stream:
                 await self.emitter(event)
@@ -247,14 +265,21 @@ class _RolloutFollow:
 
     def _find(self) -> LineFollower | None:
         thread = self.stream.thread_id
-        if not thread or self.sessions is None:
+        if not thread:
             return None
-        for path in self.sessions.glob(f"*/*/*/rollout-*-{thread}.jsonl"):
+        for path in self._rollouts(thread):
             try:
-                return LineFollower(path)
+                follower = LineFollower(path)
             except FileNotFoundError:
                 return None
+            follower.offset = self.skipped.get(path, 0)
+            return follower
         return None
+
+    def _rollouts(self, thread: str) -> list[Path]:
+        if self.sessions is None:
+            return []
+        return sorted(self.sessions.glob(f"*/*/*/rollout-*-{thread}.jsonl"))
 
     async def _emit_all(self, events: Sequence[Event]) -> None:
         for event in events:

@@ -34,6 +34,7 @@ from typing import ClassVar
 from seawall.adapters.runners.streaming import LineParser, StreamingCliRunner, Tool, ToolNames
 from seawall.codec import JsonView
 from seawall.events import (
+    Conversation,
     Event,
     Final,
     LimitKind,
@@ -85,6 +86,7 @@ class OpenCodeRunner(StreamingCliRunner):
     """
 
     default_executable: ClassVar[str] = "opencode"
+    continues_conversations: ClassVar[bool] = True
     tool_names: ClassVar[ToolNames] = OPENCODE_TOOLS
 
     @property
@@ -101,6 +103,8 @@ class OpenCodeRunner(StreamingCliRunner):
         argv = [self.executable, "run", "--format", "json"]
         if model := self.model_for(request):
             argv += ["--model", model]
+        if request.conversation:
+            argv += ["--session", request.conversation]
         return [*argv, *self.extra_args]
 
     def parser(self) -> LineParser:
@@ -131,6 +135,7 @@ class OpenCodeJsonParser:
         self._ended = False  # the last step ended the conversation
         self._error: str | None = None
         self._limit: ProviderLimit | None = None
+        self.session_id = ""
 
     def feed(self, line: str) -> list[Event]:
         try:
@@ -142,6 +147,9 @@ class OpenCodeJsonParser:
         part = data.get("part")
         part = part if isinstance(part, dict) else {}
         kind = data.get("type")
+        named = self._conversation(data.get("sessionID"))
+        if named:
+            return [*named, *self.feed(line)]
         if kind == "step_start":
             self._turn += 1
             self._ended = False
@@ -160,6 +168,13 @@ class OpenCodeJsonParser:
             self._error = _error_text(data.get("error"))
             self._limit = opencode_limit(data.get("error"), self._error)
         return []
+
+    def _conversation(self, session: object) -> list[Event]:
+        """A ``Conversation`` the first time a line names the session (then nothing)."""
+        if not isinstance(session, str) or not session or session == self.session_id:
+            return []
+        self.session_id = session
+        return [Conversation(id=session)]
 
     def finish(self) -> list[Event]:
         if self._error is not None:

@@ -89,6 +89,8 @@ def apply_run(ctx: WaveContext, record: AgentRecord, run: AgentRun) -> None:
     record.exit_code = run.exit_code
     record.transcript = run.transcript
     record.final_text = run.final_text[-4000:]
+    record.conversation = run.conversation
+    record.continued = run.continued
 
 
 async def snapshot_unreported(

@@ -23,6 +23,7 @@ from seawall.breakers.memory import is_guard_denial
 from seawall.breakers.trip import Trip
 from seawall.errors import GitError, RunnerError
 from seawall.events import (
+    Conversation,
     Event,
     Final,
     ProviderLimit,
@@ -71,6 +72,9 @@ class AgentJob:
     scope_paths: Callable[[], Sequence[str]] = lambda: ()
     scope: tuple[str, ...] = ()  # the task's scope grants (an in-place watch keeps to them)
     shared: SessionPaths | None = None  # the session whose files show the agent live
+    # a run continuing a conversation: the request that starts the agent afresh when the
+    # CLI cannot continue it (the conversation is gone)
+    fresh: AgentRequest | None = None
 
 
 OnEvent = Callable[[str, Event, RunCounter], None]
@@ -104,6 +108,8 @@ async def dispatch_wave(
     async with serve_hooks() as hook_socket:  # the agents' hook calls are decided here
         for job in jobs:
             job.request = replace(job.request, hook_socket=hook_socket)
+            if job.fresh is not None:
+                job.fresh = replace(job.fresh, hook_socket=hook_socket)
         async with anyio.create_task_group() as group:
             watches = EditWatches(group)  # one watch per tree, for runners naming no edits
             for job in jobs:
@@ -155,9 +161,13 @@ class AgentWatch:
         self.events = 0  # events of the run, not counting a runner's own end-of-run note
         self.started_at = time.time()
         self.watch_problem = ""  # why the workspace could not be watched ("" when it was)
+        self.conversation = job.request.conversation or ""  # the CLI names it (again)
 
     async def observe(self, event: Event) -> None:
         """The runner's event callback: count, record edits, then judge."""
+        if type(event) is Conversation:
+            self.conversation = event.id
+            return
         if not (type(event) is Final and not event.text):  # a runner's own end-of-run note
             self.events += 1
         self.counter.observe(event)
@@ -262,6 +272,7 @@ class AgentWatch:
             trip=f"{self.trip.kind.label}: {self.trip.evidence}" if self.trip else "",
             stop_reason=self.stop_reason,
             pid=os.getpid(),
+            conversation=self.conversation,
         )
 
     def stop(self, reason: str) -> None:
@@ -339,6 +350,8 @@ class AgentWatch:
             stderr_tail=result.stderr_tail[-2000:] if result else "",
             watch_problem=self.watch_problem,
             limit=self._limit(final),
+            conversation=self.conversation,
+            continued=job.request.conversation or "",
         )
 
     def _limit(self, final: Final | None) -> ProviderLimit | None:
@@ -373,7 +386,48 @@ async def run_agent(
 ) -> AgentRun:
     """Run one agent to its end under the coordinator's watch (``AgentWatch``); a runner
     that names no edits has its workspace watched (through ``watches``, the wave's, or
-    a watch of its own)."""
+    a watch of its own). A run that was to continue a conversation the CLI could not
+    continue (it ended at once, failing, without a turn) runs again afresh
+    (``job.fresh``), and its run says why (``not_continued``)."""
+    run = await _watched(job, on_event=on_event, on_trip=on_trip, watches=watches)
+    fresh = job.fresh
+    if fresh is None or not _not_continued(run):
+        return run
+    why = _first_line(run.final_text or run.last_error or run.stderr_tail) or (
+        f"exit {run.exit_code}"
+    )
+    run = await _watched(
+        replace(job, request=fresh, fresh=None), on_event=on_event, on_trip=on_trip, watches=watches
+    )
+    run.not_continued = f"conversation {job.request.conversation} not continued: {why}"
+    return run
+
+
+def _not_continued(run: AgentRun) -> bool:
+    """Whether a run that was to continue a conversation ended without a turn of it, by
+    itself and failing (the CLI could not continue it), its files untouched."""
+    return (
+        bool(run.continued)
+        and run.is_error
+        and run.counts.turns == 0
+        and not run.touched
+        and run.limit is None
+        and not run.stop_reason
+        and not run.runner_error
+    )
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")[:300]
+
+
+async def _watched(
+    job: AgentJob,
+    *,
+    on_event: OnEvent | None,
+    on_trip: Callable[[AgentJob, Trip], None] | None,
+    watches: EditWatches | None,
+) -> AgentRun:
     watch = AgentWatch(job, on_event=on_event, on_trip=on_trip)
     result: AgentResult | None = None
     runner_error = start_failure = ""

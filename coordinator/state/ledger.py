@@ -39,6 +39,7 @@ __all__ = [
     "BaselineChecks",
     "CheckFailure",
     "ChecksRecord",
+    "ConversationRef",
     "Dropped",
     "Halt",
     "HaltReason",
@@ -184,6 +185,9 @@ class AgentRecord(Tracked):
     run: AgentRun | None = None  # what the dispatcher measured, kept for review and resume
     recovery: str = ""  # what the recovery protocol did: carry-forward, fix, rescope, ...
     touched: list[str] = field(default_factory=list)
+    conversation: str = ""  # the agent CLI's conversation id, to continue it later
+    continued: str = ""  # the conversation this agent continued ("" for a fresh start)
+    resumes: ConversationRef | None = None  # the conversation it was dispatched to continue
 
     @property
     def tokens(self) -> int:
@@ -244,6 +248,21 @@ class WaveRecord(Tracked):
         raise KeyError(task)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConversationRef:
+    """The conversation a task's next dispatch continues (``seawall.session.continuation``):
+    its id, the workspace it ran in, what the message that continues it says (what
+    ``happened``, the ``next_step``) and the turns it used that count against the
+    continued agent's limit."""
+
+    id: str
+    workspace: str = ""
+    happened: str = ""
+    next_step: str = ""
+    turns: int = 0
+    by: str = ""  # the task whose agent held it (a conflict's fix continues its author's)
+
+
 @dataclass(slots=True, kw_only=True)
 class TaskRecord(Tracked):
     """A task's life across waves: attempts, reworks, spirals and its carryover issue."""
@@ -259,6 +278,7 @@ class TaskRecord(Tracked):
     signatures: list[str] = field(default_factory=list)
     origin: Task | None = None  # the task as the plan first gave it
     abandoned: bool = False  # escalated with a carryover issue; not dispatched again
+    conversation: ConversationRef | None = None  # the next dispatch continues this one
 
 
 @dataclass(slots=True, kw_only=True)

@@ -59,6 +59,7 @@ class LiveCounts:
     trip: str = ""  # the breaker that tripped, with its evidence
     stop_reason: str = ""  # why the coordinator is stopping it ("" while it runs on)
     pid: int = 0  # the coordinator's
+    conversation: str = ""  # the agent CLI's conversation: a resume after a kill continues it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

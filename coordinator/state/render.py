@@ -146,6 +146,10 @@ def run_notes(run: AgentRun | None) -> list[str]:
     notes: list[str] = []
     if run is None:
         return notes
+    if run.continued:
+        notes.append(f"continued its conversation {run.continued}")
+    if run.not_continued:
+        notes.append(f"{run.not_continued}; started afresh with the carry-forward prompt")
     notes += [
         f"soft trip {trip.kind.label} ({trip.count:g}/{trip.limit:g}): {trip.evidence}; "
         "a nudge to run the check, the agent was not stopped"

@@ -47,6 +47,10 @@ class AgentRun:
     # files the agent's shell commands named as writes (in place: how seawall sees an
     # agent write outside its scope without an edit tool; workspace-relative)
     shell_writes: tuple[str, ...] = ()
+    conversation: str = ""  # the conversation the agent CLI named (to continue it later)
+    continued: str = ""  # the conversation this run continued ("" for a fresh start)
+    # why the conversation the run was to continue could not be, and it started afresh
+    not_continued: str = ""
 
     def for_ledger(self) -> AgentRun:
         """This run as the ledger keeps it: the final text's last 8,000 characters."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from seawall.codec import JsonView
 from seawall.events import (
+    Conversation,
     Event,
     Final,
     HumanTurn,
@@ -145,8 +146,7 @@ class ClaudeStreamParser(RecordParser):
         if kind == "result":
             return [self._final(record)]
         if kind == "system" and record.get("subtype") == "init":
-            self._init(record)
-            return []
+            return self._init(record)
         if kind == "rate_limit_event":
             info = record.get("rate_limit_info")
             self.rate_limit = info if isinstance(info, Mapping) else None
@@ -182,11 +182,16 @@ class ClaudeStreamParser(RecordParser):
             self._stamp_seconds = iso_seconds(stamp)
         return self._stamp_seconds
 
-    def _init(self, record: JsonView) -> None:
+    def _init(self, record: JsonView) -> list[Event]:
+        """The run's first line: its model, and its session (a ``Conversation``)."""
         session = record.get("session_id")
         model = record.get("model")
-        self.session_id = session if isinstance(session, str) else None
+        self.session_id = session if isinstance(session, str) and session else None
         self.model = model if isinstance(model, str) else None
+        if self.session_id is None:
+            return []
+        at = 0.0 if self._clock is None else self._clock()
+        return [Conversation(id=self.session_id, at=at)]
 
     def _assistant(self, line: ClaudeLine) -> list[Event]:
         message = line.message

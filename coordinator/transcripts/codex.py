@@ -14,6 +14,7 @@ from typing import Any
 
 from seawall.codec import JsonObject, JsonView
 from seawall.events import (
+    Conversation,
     Event,
     Final,
     Message,
@@ -130,8 +131,10 @@ class CodexJsonParser(RecordParser):
             return []
         if kind == "thread.started":
             thread = record.get("thread_id")
-            self.thread_id = thread if isinstance(thread, str) else None
-            return []
+            self.thread_id = thread if isinstance(thread, str) and thread else None
+            if self.thread_id is None:
+                return []
+            return [Conversation(id=self.thread_id, at=self._now())]
         self.ignored += 1  # item.updated and anything newer
         return []
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from seawall.breakers import AgentBreaker, BreakerNotice, Trip
-from seawall.events import Event, ToolCall
+from seawall.events import Conversation, Event, ToolCall
 from seawall.model import BreakerLimits, StagnationConfig
 from seawall.stagnation import AgentMonitor, Finding
 from seawall.transcripts import TranscriptReader
@@ -58,9 +58,11 @@ def _finding(index: int, finding: Finding) -> str:
 
 
 def _events(lines: Iterable[str]) -> Iterator[Event]:
+    """The events the monitor sees: the session's watch keeps a ``Conversation`` (the
+    CLI naming its session) for itself."""
     reader = TranscriptReader()
     for line in lines:
-        yield from reader.feed(line)
+        yield from (e for e in reader.feed(line) if type(e) is not Conversation)
     yield from reader.finish()
 
 

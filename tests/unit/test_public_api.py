@@ -13,8 +13,8 @@ import seawall
 EXPECTED = {
     "AgentRequest", "AgentResult", "AgentRunner", "BreakerLimits", "Budgets", "Carryover",
     "CarryoverFiler", "CarryoverKind", "CarryoverResult", "ChecksPolicy", "CollisionRisk",
-    "ConfigurationError", "DirtyWorkingTreeError", "Enforcement", "Event", "ExitCode", "Final",
-    "HumanTurn",
+    "ConfigurationError", "Conversation", "DirtyWorkingTreeError", "Enforcement", "Event",
+    "ExitCode", "Final", "HumanTurn",
     "GitError", "Isolation", "Issue", "IssueTracker", "Message", "MissingExtraError", "Plan",
     "PlanError", "RunnerError", "RunnerProbe", "RunnerSpec", "SeawallError", "Session",
     "SessionConfig",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from seawall.events import Final, HumanTurn, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.events import Conversation, Final, HumanTurn, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.transcripts import ClaudeStreamParser
 
 
@@ -108,7 +108,7 @@ def test_final_success_and_failures() -> None:
 def test_init_recorded_unknown_ignored_malformed_counted() -> None:
     parser = ClaudeStreamParser()
     init = {"type": "system", "subtype": "init", "session_id": "s1", "model": "claude-x"}
-    assert parser.feed(line(init)) == []
+    assert parser.feed(line(init)) == [Conversation(id="s1")]  # the session, to continue it
     assert (parser.session_id, parser.model) == ("s1", "claude-x")
     assert parser.feed(line({"type": "stream_event", "event": {}})) == []
     assert parser.feed(line({"type": "progress", "data": {}})) == []

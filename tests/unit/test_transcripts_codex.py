@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from seawall.events import Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.events import Conversation, Final, Message, ToolCall, ToolResult, Turn, Usage
 from seawall.transcripts import CodexJsonParser
 
 
@@ -34,7 +34,8 @@ def test_command_execution_call_and_result_with_exit_code() -> None:
         line("item.started", item=started),
         line("item.completed", item=done),
     )
-    turn, call, res = events
+    named, turn, call, res = events
+    assert named == Conversation(id="th")  # the thread, to continue it later
     assert isinstance(turn, Turn) and turn.number == 1
     assert isinstance(call, ToolCall)
     assert (call.name, dict(call.arguments), call.call_id) == (

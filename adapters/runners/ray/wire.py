@@ -15,6 +15,7 @@ from typing import Any
 from seawall.adapters.runners.ray.scope import PackedScope
 from seawall.codec import JsonObject, JsonView
 from seawall.events import (
+    Conversation,
     Event,
     Final,
     HumanTurn,
@@ -41,7 +42,10 @@ __all__ = [
 ]
 
 _EVENT_TYPES: Mapping[str, type[Any]] = MappingProxyType(
-    {cls.__name__: cls for cls in (Turn, ToolCall, ToolResult, Message, Usage, Final, HumanTurn)}
+    {
+        cls.__name__: cls
+        for cls in (Turn, ToolCall, ToolResult, Message, Usage, Final, HumanTurn, Conversation)
+    }
 )
 
 

@@ -35,9 +35,11 @@ from seawall.session.agent_records import (
 )
 from seawall.session.agent_watch import AgentJob, AgentRun, dispatch_wave
 from seawall.session.context import WaveContext
+from seawall.session.continuation import SALVAGED, continued_request, said_at_dispatch
 from seawall.session.limits import held_runner
 from seawall.session.phases.prepare import ensure_workspaces, prompt_for, wave_manifest
 from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
+from seawall.state.live import live_path, read_live
 from seawall.state.render import run_notes
 from seawall.telemetry import (
     AgentFinished,
@@ -68,6 +70,8 @@ async def dispatch(ctx: WaveContext, wave: WaveRecord) -> None:
         )
 
     for agent in wave.agents:
+        if agent.resumes is not None and agent.run is None:
+            ctx.progress.log(said_at_dispatch(wave, agent))
         if agent.model and agent.run is None:  # the task names the model of each attempt
             attempt = ctx.state.task(agent.task).attempts + 1
             ctx.progress.log(
@@ -153,6 +157,15 @@ def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> 
         manifest_sha256=manifest_sha256,
         model=agent.model or None,
     )
+    fresh = None
+    if agent.resumes is not None:  # its own conversation goes on; afresh when it cannot
+        fresh = request
+        request = continued_request(
+            request,
+            agent.resumes,
+            task,
+            render=lambda text, workspace: prompt_for(ctx, wave, text, workspace=workspace),
+        )
 
     def scope_paths() -> tuple[str, ...]:
         return dirty_in_scope(ctx, wave, task) if in_place else ()
@@ -174,6 +187,7 @@ def _job(ctx: WaveContext, wave: WaveRecord, agent: AgentRecord, task: Task) -> 
         scope_paths=scope_paths,
         scope=tuple(task.scope),
         shared=ctx.paths,
+        fresh=fresh,
     )
 
 
@@ -230,11 +244,14 @@ async def salvage(ctx: WaveContext, wave: WaveRecord) -> None:
             run = from_data(data, AgentRun)
             apply_run(ctx, record, run)
             continue
-        reason = "the coordinator stopped before the agent reported"
         await _stop_orphans(ctx, tasks[record.task])
         await _restore_missing_worktree(ctx, wave, record)
-        run = await snapshot_unreported(ctx, wave, record, tasks[record.task], wip=reason)
-        run.truncated, run.stop_reason = True, reason
+        run = await snapshot_unreported(ctx, wave, record, tasks[record.task], wip=SALVAGED)
+        run.truncated, run.stop_reason = True, SALVAGED
+        # the conversation its CLI named, which the agent's live file kept
+        live = read_live(live_path(ctx.paths, record.task, wave.number))
+        run.conversation = live.conversation if live is not None else ""
+        run.continued = record.resumes.id if record.resumes is not None else ""
         apply_run(ctx, record, run)
         ctx.events.append(
             AgentSalvaged(wave=wave.number, agent=record.task, checkpoint=run.checkpoint)

@@ -21,6 +21,7 @@ from seawall.plan.loader import validate_task_id
 from seawall.prompting import render_conflict_fix_prompt
 from seawall.runtime.fault_injection import kill_point
 from seawall.session.context import WaveContext
+from seawall.session.continuation import continue_later
 from seawall.session.halts import halt_on_base_checks, rebase_wave, report_checks
 from seawall.session.integrate import (
     advance,
@@ -188,6 +189,15 @@ def _queue_conflict_fixes(ctx: WaveContext, wave: WaveRecord, fixes: Sequence[Fi
         tasks.append(task)
         wave.fix_tasks.append(task.id)
         ctx.state.task(task.id).origin = task
+        if author is not None:  # the author fixes its own work when its CLI can
+            continue_later(
+                ctx,
+                author,
+                task,
+                happened=f"your work of wave {wave.number} conflicted with the work of "
+                f"{', '.join(fix.against_tasks)}, merged first",
+                next_step=prompt,
+            )
     add_pending(ctx.state, tasks)
 
 

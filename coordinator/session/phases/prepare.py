@@ -25,6 +25,7 @@ from seawall.scope.matcher import ScopeMatcher
 from seawall.scope.repostate import save_snapshot, snapshot, snapshot_path
 from seawall.session.base_checks import halt_on_red_base
 from seawall.session.context import WaveContext
+from seawall.session.continuation import take_continuation
 from seawall.session.user_files import adopted_record, refuse_user_files, user_files_in_scopes
 from seawall.state.ledger import AgentRecord, WavePhase, WaveRecord
 from seawall.state.render import adopted_lines
@@ -56,14 +57,14 @@ async def prepare(ctx: WaveContext, wave: WaveRecord) -> None:
         # a retry moves to the task's next model (a paused attempt is not an attempt)
         attempts = ctx.state.task(workspace.task_id).attempts
         model = by_id[workspace.task_id].model_for(attempts) or ""
-        wave.agents.append(
-            AgentRecord(
-                task=workspace.task_id,
-                workspace=workspace.path,
-                branch=workspace.branch,
-                model=model,
-            )
+        agent = AgentRecord(
+            task=workspace.task_id,
+            workspace=workspace.path,
+            branch=workspace.branch,
+            model=model,
         )
+        take_continuation(ctx, agent, by_id[workspace.task_id])
+        wave.agents.append(agent)
         if workspace.fallback_reason and wave.fallback is None:
             wave.fallback = workspace.fallback_reason
     if wave.fallback is not None:

@@ -18,6 +18,7 @@ from seawall.runtime.fault_injection import kill_point
 from seawall.scope.manifest import close_manifest, manifest_path
 from seawall.session.after_review import Action, Recovery, decide_recovery
 from seawall.session.context import WaveContext
+from seawall.session.continuation import recovery_continuation
 from seawall.session.limits import paused_agents, settle_pauses
 from seawall.session.tasks import add_pending
 from seawall.session.wave_breaker import evaluate_wave
@@ -53,6 +54,8 @@ async def recover(ctx: WaveContext, wave: WaveRecord) -> None:
         if recovery.next_task is not None:
             next_tasks.append(recovery.next_task)
             task_record.rework += 1
+            if recovery.action in (Action.CARRY_FORWARD, Action.FIX):
+                recovery_continuation(ctx, record, recovery.next_task)
         if recovery.action is Action.ESCALATE:
             task_record.abandoned = True
         if recovery.carryover is not None and task_record.issue is None:
@@ -63,7 +66,7 @@ async def recover(ctx: WaveContext, wave: WaveRecord) -> None:
             )
         if recovery.action is not Action.NONE:
             record.recovery = recovery.reason
-            ctx.progress.log(f"W{wave.number} {record.task}: {_retry_line(recovery)}")
+            ctx.progress.log(f"W{wave.number} {record.task}: {_retry_line(ctx, recovery)}")
             ctx.events.append(
                 RecoveryDecided(
                     wave=wave.number,
@@ -81,18 +84,23 @@ async def recover(ctx: WaveContext, wave: WaveRecord) -> None:
             prompt = render_carry_forward_prompt(
                 original, done=record.summary, remaining=record.remaining
             )
-        next_tasks.append(replace(original, prompt=prompt, depends_on=()))
+        again = replace(original, prompt=prompt, depends_on=())
+        next_tasks.append(again)
+        if recovery_continuation(ctx, record, again):
+            record.recovery += ", continuing its conversation"
         ctx.progress.log(f"W{wave.number} {task.id}: {record.recovery}")
     add_pending(ctx.state, next_tasks)
     _say_waiting(ctx, wave)
     await _finish_wave(ctx, wave)
 
 
-def _retry_line(recovery: Recovery) -> str:
+def _retry_line(ctx: WaveContext, recovery: Recovery) -> str:
     """The console's line for a recovery: the retry and where it runs, or the escalation."""
-    if recovery.next_task is None:
+    task = recovery.next_task
+    if task is None:
         return recovery.reason
-    return f"{recovery.reason}; {recovery.next_task.id} runs again in a later wave"
+    how = "continues its conversation" if ctx.state.task(task.id).conversation else "runs again"
+    return f"{recovery.reason}; {task.id} {how} in a later wave"
 
 
 def _say_waiting(ctx: WaveContext, wave: WaveRecord) -> None:
