@@ -139,6 +139,8 @@ class AgentStatus:
     model: str = ""  # the model of this attempt, when the task names its models
     hard_trips: int = 0  # 1 when a breaker stopped the agent
     soft_trips: int = 0  # nudges to run the check (unverified-edits): the agent went on
+    conversation: str = ""  # the agent CLI's conversation id ("" when it named none)
+    continued: str = ""  # the conversation this agent continued ("" for a fresh start)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -241,6 +243,8 @@ def _agent(wave: WaveRecord, agent: AgentRecord, *, interrupted: bool) -> AgentS
         model=agent.model,
         hard_trips=trip_counts([agent])[0],
         soft_trips=trip_counts([agent])[1],
+        conversation=agent.conversation,
+        continued=agent.continued,
     )
 
 

@@ -9,7 +9,7 @@ from itertools import islice
 from pathlib import Path
 
 from seawall.codec import JsonView
-from seawall.events import Event
+from seawall.events import Conversation, Event
 from seawall.transcripts._claude_lines import CLAUDE_LINE_DECODER
 from seawall.transcripts._common import decode_record, decode_turn_record
 from seawall.transcripts.claude import ClaudeStreamParser
@@ -47,7 +47,9 @@ class TranscriptReader:
     event types to a ``CodexJsonParser``, Codex rollout records to a
     ``CodexRolloutParser`` and everything else to a ``ClaudeStreamParser``; count text
     lines, and JSON that never completed, without raising. ``finish()`` returns the
-    events owed at the end of the stream.
+    events owed at the end of the stream. A transcript read back tells what its agent
+    did: the conversation ids its CLI named (``Conversation``) are left out (a runner's
+    own parser gives them, for continuing the conversation).
     """
 
     __slots__ = (
@@ -100,10 +102,12 @@ class TranscriptReader:
         self.records += 1
         kind = record.get("type")
         if isinstance(kind, str) and kind in CODEX_EVENT_TYPES:
-            return self.codex.feed_record(record)
+            events = self.codex.feed_record(record)
+            return [event for event in events if type(event) is not Conversation]
         if isinstance(kind, str) and kind in ROLLOUT_RECORD_TYPES and "payload" in record:
             return self.rollout.feed_record(record)
-        return self.claude.feed_record(record)
+        events = self.claude.feed_record(record)
+        return [event for event in events if type(event) is not Conversation]
 
     def finish(self) -> list[Event]:
         """Drop an object that never closed; return what the parsers still owe."""

@@ -77,12 +77,16 @@ class ModelTurn:
 class Script:
     """One agent's turns. ``loop`` repeats the last turn forever (a looping agent).
     ``first`` answers the script's first requests, one each, before its turns (a limit
-    met once: the agent dispatched again then gets the turns)."""
+    met once: the agent dispatched again then gets the turns). ``once`` answers the
+    first request for a turn index in it instead of that turn (a limit met, or a slow
+    answer the agent is killed in, mid-conversation); a later request for the same
+    index gets the turn."""
 
     marker: str
     turns: Sequence[ModelTurn]
     loop: bool = False
     first: Sequence[ModelTurn] = ()
+    once: Mapping[int, ModelTurn] = field(default_factory=dict)
 
     def turn(self, index: int) -> ModelTurn:
         """The turn with 0-based ``index``; past the end, the last (``loop``) or a plain
@@ -139,6 +143,7 @@ class ModelServer(LocalServer):
         self.scripts: list[Script] = list(scripts)
         self.requests: list[LoggedModelRequest] = []
         self._firsts: dict[str, int] = {}  # the ``first`` turns each script answered
+        self._onces: set[tuple[str, int]] = set()  # the ``once`` turns answered
         super().__init__(self._dispatch, keep_alive=True)
 
     # -- for tests --------------------------------------------------------------------
@@ -204,6 +209,11 @@ class ModelServer(LocalServer):
                 if used < len(script.first):
                     turn = script.first[used]
                     self._firsts[script.marker] = used + 1
+        if script is not None and index in script.once:
+            with self.lock:
+                if (script.marker, index) not in self._onces:
+                    self._onces.add((script.marker, index))
+                    turn = script.once[index]
         pause(turn)
         if turn.status != 200:
             error = turn.error or {

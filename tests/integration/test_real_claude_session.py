@@ -171,22 +171,17 @@ def _tool_results(body: object) -> list[tuple[bool, str]]:
     return out
 
 
-def test_turn_limit_hit_is_partial_and_carried_forward_with_the_work_saved(
+def test_turn_limit_hit_is_partial_and_continued_in_its_conversation_with_the_work_saved(
     anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"README.md": "# project\n", "src/__init__.py": ""})
-    anthropic.add(
-        Script(
-            marker="CARRIED-FORWARD TASK slow",
-            turns=[ModelTurn(text="Finished the rest.\nSTATUS: done — all steps")],
-        )
-    )
     write = Call(name="Write", input={"file_path": "{cwd}/src/slow.py", "content": "S = 1\n"})
     look = Call(name="Bash", input={"command": "ls src"})
+    finished = ModelTurn(text="Finished the rest.\nSTATUS: done — all steps")
     anthropic.add(
         Script(
             marker="LIMIT-1",
-            turns=[ModelTurn(calls=[write]), *[ModelTurn(calls=[look])] * 5],
+            turns=[ModelTurn(calls=[write]), ModelTurn(calls=[look]), finished],
         )
     )
     plan = write_plan(
@@ -200,9 +195,14 @@ def test_turn_limit_hit_is_partial_and_carried_forward_with_the_work_saved(
     assert first["status"] == "partial", (first, done.stdout, done.stderr)
     assert first.get("issue") is None  # carried forward, not filed as a carryover
     assert "turn limit" in first["remaining"], first
-    assert len(anthropic.answered("LIMIT-1")) == 2  # claude's own --max-turns ended it
     second = agents_by_wave(data)[1]["slow"]
     assert second["status"] == "done"
+    # claude's own --max-turns ended the first run after two requests; the second
+    # continued that conversation (its turns were not asked for again), told why
+    requests = anthropic.answered("LIMIT-1")
+    assert [r.turn for r in requests] == [0, 1, 2]
+    assert second["continued"] == first["conversation"] != ""
+    assert "CONTINUE: you were stopped (turn limit" in json.dumps(requests[2].body)
     assert show(repo, "main", "src/slow.py") == "S = 1\n"  # the first agent's work kept
     assert done.returncode == 0, done.stdout + done.stderr
 

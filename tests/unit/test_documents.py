@@ -39,7 +39,7 @@ AGENT_KEYS = [
     "task", "status", "summary", "remaining", "inferred", "reason", "turns", "tool_calls",
     "cost_usd", "elapsed_s", "spiral", "issue", "merged", "set_aside", "cost_estimated",
     "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "tokens",
-    "model", "hard_trips", "soft_trips",
+    "model", "hard_trips", "soft_trips", "conversation", "continued",
 ]  # fmt: skip
 OUTCOME_KEYS = [
     "schema", "session", "phase", "exit_code", "waves", "done", "carried_over", "merged", "breaker",

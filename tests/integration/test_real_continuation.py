@@ -1,0 +1,250 @@
+"""An interrupted agent continues its own conversation, with the real Claude Code and
+Codex driven by scripted model servers: after a provider's limit, after a SIGKILL of the
+coordinator, and when its work conflicted in the merge (the fix goes back to its author).
+The server sees the earlier turns in the continued requests, and no turn is asked for
+twice: the work is not paid for again."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.anthropic_server import AnthropicServer
+from tests.fakes.model_script import Call, LoggedModelRequest, ModelTurn, Script
+from tests.fakes.openai_server import OpenAIResponsesServer
+from tests.integration.realcli import agent_clis, anthropic, claude_env, codex_env, openai
+from tests.integration.sessionkit import agents_by_wave, make_repo, seawall, show, status
+
+__all__ = ["agent_clis", "anthropic", "claude_env", "codex_env", "openai"]
+
+
+def _plan(path: Path, kind: str, tasks: list[tuple[str, str, list[str]]], extra: str = "") -> Path:
+    """Tasks of ``(id, marker, scope)``."""
+    lines = ["[session]", f'name = "{kind}-continue"', 'agent = "agent"', extra]
+    lines += ["[runners.agent]", f'kind = "{kind}"']
+    for task_id, marker, scope in tasks:
+        lines += [
+            "[[task]]",
+            f'id = "{task_id}"',
+            f'prompt = "Work item {marker}: do your part."',
+            f"scope = {json.dumps(scope)}",
+        ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _write(file: str, content: str) -> ModelTurn:
+    return ModelTurn(
+        calls=[Call(name="Write", input={"file_path": f"{{cwd}}/{file}", "content": content})]
+    )
+
+
+def _patch(file: str, content: str) -> ModelTurn:
+    body = "".join(f"+{line}\n" for line in content.splitlines())
+    patch = f"*** Begin Patch\n*** Add File: {file}\n{body}*** End Patch\n"
+    return ModelTurn(calls=[Call(name="apply_patch", input=patch)])
+
+
+def _done(text: str) -> ModelTurn:
+    return ModelTurn(text=f"{text}\nSTATUS: done — {text}")
+
+
+def _claude_limit(resets_at: int) -> ModelTurn:
+    """A subscriber's usage limit, as Anthropic's API answers it (not retried)."""
+    return ModelTurn(
+        status=429,
+        error={"type": "rate_limit_error", "message": "usage limit"},
+        headers={
+            "anthropic-ratelimit-unified-status": "rejected",
+            "anthropic-ratelimit-unified-reset": str(resets_at),
+            "anthropic-ratelimit-unified-representative-claim": "five_hour",
+        },
+    )
+
+
+def _shown(request: LoggedModelRequest) -> str:
+    return json.dumps(request.body)
+
+
+def _turns(requests: list[LoggedModelRequest]) -> list[int | None]:
+    return [r.turn for r in requests]
+
+
+def _agent(data: dict[str, Any], wave: int, task: str) -> dict[str, Any]:
+    return dict(agents_by_wave(data)[wave][task])
+
+
+@pytest.mark.slow
+def test_claude_paused_mid_task_continues_its_conversation_after_the_reset(
+    anthropic: AnthropicServer,
+    claude_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-scripted")
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    resets_at = int(time.time() + 20)
+    # a writes a1.py, meets the limit at its second request, then (continued) a2.py
+    turns = [_write("a1.py", "A1 = 1\n"), _write("a2.py", "A2 = 2\n"), _done("a")]
+    anthropic.add(Script(marker="CONT-A", turns=turns, once={1: _claude_limit(resets_at)}))
+    anthropic.add(Script(marker="CONT-B", turns=[_write("b.py", "B = 1\n"), _done("b")]))
+    plan = _plan(
+        tmp_path / "plan.toml",
+        "claude-code",
+        [("a", "CONT-A", ["a1.py", "a2.py"]), ("b", "CONT-B", ["b.py"])],
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=240)
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    data = status(repo)
+    first, again = _agent(data, 0, "a"), _agent(data, 1, "a")
+    assert first["status"] == "paused" and first["conversation"], first
+    assert again["status"] == "done" and again["continued"] == first["conversation"], again
+    assert f"a: continues the conversation {first['conversation']}" in said
+    requests = anthropic.answered("CONT-A")
+    # turn 0 once, turn 1 refused, then turn 1 and 2 in the continued conversation
+    assert _turns(requests) == [0, 1, 1, 2], _turns(requests)
+    continued = _shown(requests[2])
+    assert "call_t0_0" in continued and "CONTINUE:" in continued  # the earlier turns, and now
+    assert time.time() >= resets_at
+    assert not (repo / ".seawall" / "issues").exists()
+    assert show(repo, "main", "a1.py") == "A1 = 1\n" and show(repo, "main", "a2.py") == "A2 = 2\n"
+    assert show(repo, "main", "b.py") == "B = 1\n"
+    state_md = next((repo / ".seawall").glob("*/STATE.md")).read_text()
+    assert f"continued its conversation {first['conversation']}" in state_md
+
+
+def _spawn_run(plan: Path, repo: Path, log: Path) -> subprocess.Popen[bytes]:
+    """``seawall run`` in a process group of its own (its agents have theirs), its
+    output in ``log``."""
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "seawall", "run", str(plan), "--repo", str(repo)],
+            cwd=repo,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+@pytest.mark.slow
+def test_claude_continues_its_conversation_after_a_sigkill_of_the_coordinator(
+    anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    turns = [_write("k1.py", "K1 = 1\n"), _write("k2.py", "K2 = 2\n"), _done("k")]
+    # its second request hangs: the coordinator is killed while the agent waits for it
+    slow = ModelTurn(text="...", delay=120)
+    anthropic.add(Script(marker="CONT-K", turns=turns, once={1: slow}))
+    plan = _plan(tmp_path / "plan.toml", "claude-code", [("k", "CONT-K", ["k1.py", "k2.py"])])
+    log = tmp_path / "run.log"
+    run = _spawn_run(plan, repo, log)
+    try:
+        deadline = time.time() + 120
+        while _turns(anthropic.answered("CONT-K")) != [0, 1] and time.time() < deadline:
+            assert run.poll() is None, log.read_text()
+            time.sleep(0.2)
+        assert _turns(anthropic.answered("CONT-K")) == [0, 1]
+        time.sleep(1.5)  # the agent's live file names its conversation within a second
+        os.killpg(run.pid, signal.SIGKILL)  # the coordinator; the agent is left running
+        run.wait(timeout=30)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+    done = seawall("resume", "--repo", str(repo), cwd=repo, timeout=240)
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    data = status(repo)
+    first, again = _agent(data, 0, "k"), _agent(data, 1, "k")
+    assert first["conversation"] and again["continued"] == first["conversation"], (first, again)
+    requests = anthropic.answered("CONT-K")
+    # turn 0 was never asked for again: only the continuation was paid for
+    assert _turns(requests) == [0, 1, 1, 2], _turns(requests)
+    continued = _shown(requests[2])
+    assert "call_t0_0" in continued and "CONTINUE:" in continued
+    assert "the session stopped before you finished" in continued
+    assert show(repo, "main", "k1.py") == "K1 = 1\n" and show(repo, "main", "k2.py") == "K2 = 2\n"
+
+
+@pytest.mark.slow
+def test_claude_a_merge_conflicts_fix_goes_back_to_its_authors_conversation(
+    anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"shared.md": "one\ntwo\nthree\n"})
+    read = ModelTurn(calls=[Call(name="Read", input={"file_path": "{cwd}/shared.md"})])
+    c_turns = [read, _write("shared.md", "one\nC\nthree\n"), _done("c")]
+    anthropic.add(Script(marker="CONF-C", turns=c_turns))
+    # d's conversation: it reads and writes, reports; continued for the fix, it reads the
+    # file on the new base and writes the reconciled one
+    d_turns = [read, _write("shared.md", "one\nD\nthree\n")]
+    fix = [read, _write("shared.md", "one\nC\nD\nthree\n"), _done("d fixed")]
+    anthropic.add(Script(marker="CONF-D", turns=[*d_turns, *fix], once={2: _done("d")}))
+    plan = _plan(
+        tmp_path / "plan.toml",
+        "claude-code",
+        [("c", "CONF-C", ["shared.md"]), ("d", "CONF-D", ["shared.md"])],
+        extra='isolation = "worktree"',
+    )
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=300)
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    data = status(repo)
+    author = _agent(data, 0, "d")
+    fixer = _agent(data, 1, "d-fix-w1")
+    assert author["conversation"] and fixer["continued"] == author["conversation"], fixer
+    assert "(the agent of d)" in said
+    requests = anthropic.answered("CONF-D")
+    assert _turns(requests) == [0, 1, 2, 2, 3, 4], _turns(requests)
+    fixing = _shown(requests[3])
+    assert "call_t1_0" in fixing and "CONFLICT FIX" in fixing and "CONTINUE:" in fixing
+    assert show(repo, "main", "shared.md") == "one\nC\nD\nthree\n"
+
+
+@pytest.mark.slow
+def test_codex_paused_mid_task_continues_its_thread_after_the_reset(
+    openai: OpenAIResponsesServer, codex_env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    # Codex prints the reset to the minute, read as that minute's end
+    now = time.time()
+    minute_end = (int(now) // 60 + 1) * 60
+    if minute_end - now < 15:
+        minute_end += 60
+    resets_at = minute_end - 1
+    limit = ModelTurn(
+        status=429,
+        error={
+            "type": "usage_limit_reached",
+            "message": "The usage limit has been reached",
+            "plan_type": "plus",
+            "resets_at": resets_at,
+            "resets_in_seconds": max(0, resets_at - int(time.time())),
+        },
+    )
+    turns = [_patch("a1.py", "A1 = 1"), _patch("a2.py", "A2 = 2"), _done("a")]
+    openai.add(Script(marker="CCONT-A", turns=turns, once={1: limit}))
+    plan = _plan(tmp_path / "plan.toml", "codex", [("a", "CCONT-A", ["a1.py", "a2.py"])])
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=300)
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    data = status(repo)
+    first, again = _agent(data, 0, "a"), _agent(data, 1, "a")
+    assert first["status"] == "paused" and first["conversation"], first
+    assert again["status"] == "done" and again["continued"] == first["conversation"], again
+    requests = openai.answered("CCONT-A")
+    assert _turns(requests) == [0, 1, 1, 2], _turns(requests)
+    continued = _shown(requests[2])
+    assert "call_t0_0" in continued and "CONTINUE:" in continued
+    # the continued run counts only its own responses, not the thread's earlier ones
+    assert again["turns"] == 2, again
+    assert show(repo, "main", "a1.py") == "A1 = 1\n" and show(repo, "main", "a2.py") == "A2 = 2\n"
