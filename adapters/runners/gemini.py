@@ -23,6 +23,12 @@ it the CLI's state directory (``~/.gemini``). The model provider is the CLI's ow
 configuration: ``GEMINI_API_KEY`` in the runner's ``env`` and
 ``security.auth.selectedType = "gemini-api-key"`` in its settings (a gateway or a local
 server: ``GOOGLE_GEMINI_BASE_URL``).
+
+A provider's limit: the CLI retries a 429 itself (``general.maxAttempts`` in its
+settings, 10 by default: about three and a half minutes of backoff against a lasting
+429), then ends with a ``result`` whose error says so (``[API Error: …]`` and "Please
+wait and try again later. …"; "You have exhausted your daily quota" for a daily quota);
+``gemini_limit`` reads it as a ``ProviderLimit`` with no reset time.
 """
 
 from __future__ import annotations
@@ -35,10 +41,20 @@ from typing import ClassVar
 
 from seawall.adapters.runners.streaming import LineParser, StreamingCliRunner, Tool, ToolNames
 from seawall.codec import JsonView
-from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.events import (
+    Event,
+    Final,
+    LimitKind,
+    Message,
+    ProviderLimit,
+    ToolCall,
+    ToolResult,
+    Turn,
+    Usage,
+)
 from seawall.runner import AgentRequest
 
-__all__ = ["GEMINI_TOOLS", "GeminiJsonParser", "GeminiRunner"]
+__all__ = ["GEMINI_TOOLS", "GeminiJsonParser", "GeminiRunner", "gemini_limit"]
 
 _DIR = {"dir_path": "path"}
 GEMINI_TOOLS = ToolNames(
@@ -216,5 +232,28 @@ class GeminiJsonParser:
         if failed and error.get("message"):
             text = f"{text}\n{error['message']}".strip()
         subtype = str(error.get("type") or "error") if failed else "success"
-        events.append(Final(text=text, is_error=failed, subtype=subtype, num_turns=self._turn))
+        limit = gemini_limit(str(error.get("message") or "")) if failed else None
+        final = Final(
+            text=text, is_error=failed, subtype=subtype, num_turns=self._turn, limit=limit
+        )
+        events.append(final)
         return events
+
+
+_DAILY_QUOTA = "You have exhausted your daily quota"
+_RATE_LIMITED = (
+    # what the CLI adds to an API error of status 429, by sign-in (its errorParsing)
+    "Please wait and try again later. To increase your limits",
+    "Possible quota limitations in place",
+)
+
+
+def gemini_limit(message: str) -> ProviderLimit | None:
+    """The provider's limit the Gemini CLI's error ``message`` (its ``result`` line's,
+    once its own retries, ``general.maxAttempts``, are spent) reports: a daily quota is
+    the usage limit, any other 429 a rate limit; neither says when it resets."""
+    if _DAILY_QUOTA in message:
+        return ProviderLimit(kind=LimitKind.USAGE, detail=message[:500])
+    if any(marker in message for marker in _RATE_LIMITED):
+        return ProviderLimit(kind=LimitKind.RATE, detail=message[:500])
+    return None

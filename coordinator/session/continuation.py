@@ -91,6 +91,7 @@ def continue_later(
         next_step=next_step,
         turns=turns,
         by=record.task,
+        model=record.model,
     )
     return True
 
@@ -150,13 +151,15 @@ def recovery_continuation(
 
 def take_continuation(ctx: WaveContext, agent: AgentRecord, task: Task) -> None:
     """While a wave is prepared: the conversation ``task``'s agent continues, moved from
-    the task's record onto the agent's (dropped when the runner cannot continue it)."""
+    the task's record onto the agent's; dropped when the runner cannot continue it, or
+    when the attempt escalates to another model (``Task.models``): a model does not
+    continue another's conversation."""
     task_record = ctx.state.task(task.id)
     ref = task_record.conversation
     if ref is None:
         return
     task_record.conversation = None
-    if continues(ctx, task):
+    if continues(ctx, task) and ref.model == agent.model:
         agent.resumes = ref
 
 

@@ -261,6 +261,7 @@ class ConversationRef:
     next_step: str = ""
     turns: int = 0
     by: str = ""  # the task whose agent held it (a conflict's fix continues its author's)
+    model: str = ""  # the model it ran on (a retry on another model starts afresh)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -9,11 +9,13 @@ survive it, and an out-of-scope write refused by the kernel while the agent runs
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from seawall.adapters.runners.gemini import GeminiRunner
 from seawall.sandbox.launch import available
 from tests.fakes.gemini_server import GeminiServer
 from tests.fakes.model_script import Call, ModelTurn, Script
@@ -216,3 +218,29 @@ def test_a_gemini_agent_past_its_turn_limit_is_stopped_with_its_work_kept(
     assert run["stop_reason"].startswith("turn limit: 3 turns > max 2"), (run, output)
     assert run["wip"] and git(repo, "show", f"{run['wip']}:src/step0.py") == "S = 0"
     assert len(gemini.answered("GEM-TURNS")) <= 4
+
+
+def test_a_429_past_the_clis_own_retries_pauses_the_agent_and_halts_on_limit(
+    gemini: GeminiServer, gemini_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The Gemini CLI retries a 429 itself (two attempts here, ten by default), then ends
+    with its rate-limit message: the agent is paused, not failed, nothing is carried
+    over, and ``on_limit = "halt"`` halts with exit code 6 naming the provider."""
+    settings = Path(gemini_env["HOME"]) / ".gemini" / "settings.json"
+    data = json.loads(settings.read_text())
+    data["general"]["maxAttempts"] = 2
+    settings.write_text(json.dumps(data))
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    quota = ModelTurn(text="Resource has been exhausted (e.g. check quota).", status=429)
+    gemini.add(Script(marker="GEM-LIM", turns=[quota], loop=True))
+    plan = tmp_path / "plan.toml"
+    task: dict[str, object] = {"id": "lim", "prompt": "Work GEM-LIM.", "scope": ["lim.py"]}
+    plan.write_text(plan_text("gem-limit", [task], 'on_limit = "halt"'))
+    code, output, data = run_plan(repo, plan)
+    assert code == 6, output
+    agent = agents_by_wave(data)[0]["lim"]
+    assert agent["status"] == "paused", (agent, output)
+    assert data["halt"]["reason"] == "rate-limited", data["halt"]
+    assert data["halt"]["provider"] == GeminiRunner().provider, data["halt"]
+    assert len(gemini.answered("GEM-LIM")) == 2  # its own two attempts, then the pause
+    assert not (repo / ".seawall" / "issues").exists()

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 
-from seawall.adapters.runners.gemini import GEMINI_TOOLS, GeminiJsonParser, GeminiRunner
-from seawall.events import Event, Final, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.adapters.runners.gemini import (
+    GEMINI_TOOLS,
+    GeminiJsonParser,
+    GeminiRunner,
+    gemini_limit,
+)
+from seawall.events import Event, Final, LimitKind, Message, ToolCall, ToolResult, Turn, Usage
 
 LINES = [
     {"type": "init", "session_id": "1bbd6557", "model": "gemini-2.5-pro"},
@@ -92,3 +97,21 @@ def test_a_failed_run_is_an_error_with_its_message() -> None:
 def test_a_gemini_limit_holds_its_own_provider() -> None:
     """Not the shared hold of runners that name no provider ("")."""
     assert GeminiRunner().provider == "google"
+
+
+def test_the_clis_429_message_after_its_retries_is_a_rate_limit_and_a_daily_quota_usage() -> None:
+    # the result line of gemini 0.61.0 after ten attempts against a lasting 429 (measured)
+    rate = (
+        '{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: '
+        "Resource has been exhausted (e.g. check quota).]\\nPlease wait and try again later. "
+        "To increase your limits, request a quota increase through AI Studio, or switch to "
+        'another /auth method"},"stats":{"input_tokens":0,"output_tokens":0,"cached":0}}'
+    )
+    parser = GeminiJsonParser()
+    final = next(e for e in parser.feed(rate) if isinstance(e, Final))
+    assert final.is_error and final.limit is not None
+    assert final.limit.kind is LimitKind.RATE and final.limit.resets_at is None
+    daily = gemini_limit("[API Error: You have exhausted your daily quota on this model.]")
+    assert daily is not None and daily.kind is LimitKind.USAGE
+    # any other error is the agent's failure
+    assert gemini_limit("[API Error: the request is too large (Status: INVALID_ARGUMENT)]") is None

@@ -5,7 +5,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from seawall.events import Conversation, Final, HumanTurn, Message, ToolCall, ToolResult, Turn, Usage
+from seawall.events import (
+    Conversation,
+    Final,
+    HumanTurn,
+    Message,
+    ToolCall,
+    ToolResult,
+    Turn,
+    Usage,
+)
 from seawall.transcripts import ClaudeStreamParser
 
 
