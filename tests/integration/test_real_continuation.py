@@ -123,6 +123,46 @@ def test_claude_paused_mid_task_continues_its_conversation_after_the_reset(
     assert f"continued its conversation {first['conversation']}" in state_md
 
 
+@pytest.mark.slow
+def test_claude_limit_past_max_wait_halts_and_a_resume_continues_the_conversation(
+    anthropic: AnthropicServer,
+    claude_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A reset further ahead than ``max_wait`` halts with exit 6 naming it; a resume
+    before the reset waits for it, then the paused agent's conversation goes on."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-scripted")
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    resets_at = int(time.time() + 40)
+    turns = [_write("h1.py", "H1 = 1\n"), _write("h2.py", "H2 = 2\n"), _done("h")]
+    anthropic.add(Script(marker="CONT-H", turns=turns, once={1: _claude_limit(resets_at)}))
+    plan = _plan(
+        tmp_path / "plan.toml",
+        "claude-code",
+        [("h", "CONT-H", ["h1.py", "h2.py"])],
+        extra="max_wait = 0.2",  # minutes: the reset lies past it
+    )
+    halted = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=240)
+    said = halted.stdout + halted.stderr
+    assert halted.returncode == 6, said
+    data = status(repo)
+    assert data["halt"]["resets_at"] == resets_at and data["halt"]["provider"] == "anthropic"
+    first = _agent(data, 0, "h")
+    assert first["status"] == "paused" and first["conversation"], first
+    assert not (repo / ".seawall" / "issues").exists()
+    done = seawall("resume", "--repo", str(repo), cwd=repo, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert time.time() >= resets_at  # the resume waited for the reset
+    again = _agent(status(repo), 1, "h")
+    assert again["status"] == "done" and again["continued"] == first["conversation"], again
+    requests = anthropic.answered("CONT-H")
+    assert _turns(requests) == [0, 1, 1, 2], _turns(requests)
+    assert "call_t0_0" in _shown(requests[2]) and "CONTINUE:" in _shown(requests[2])
+    assert show(repo, "main", "h1.py") == "H1 = 1\n" and show(repo, "main", "h2.py") == "H2 = 2\n"
+
+
 def _spawn_run(plan: Path, repo: Path, log: Path) -> subprocess.Popen[bytes]:
     """``seawall run`` in a process group of its own (its agents have theirs), its
     output in ``log``."""
@@ -208,6 +248,31 @@ def test_claude_a_merge_conflicts_fix_goes_back_to_its_authors_conversation(
     fixing = _shown(requests[3])
     assert "call_t1_0" in fixing and "CONFLICT FIX" in fixing and "CONTINUE:" in fixing
     assert show(repo, "main", "shared.md") == "one\nC\nD\nthree\n"
+
+
+@pytest.mark.slow
+def test_claude_a_rejected_status_goes_back_to_the_same_conversation(
+    anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    """An agent whose edit failed and who reported done anyway is FAILED (its STATUS is
+    rejected); its fix continues its own conversation, told the failure."""
+    repo = make_repo(tmp_path / "repo", {"app.py": "X = 1\n"})
+    read = ModelTurn(calls=[Call(name="Read", input={"file_path": "{cwd}/app.py"})])
+    # the write is refused (Claude Code wants the file read first), yet it reports done
+    turns = [_write("app.py", "X = 2\n"), read, _write("app.py", "X = 2\n"), _done("read first")]
+    anthropic.add(Script(marker="CONT-F", turns=turns, once={1: _done("app")}))
+    plan = _plan(tmp_path / "plan.toml", "claude-code", [("app", "CONT-F", ["app.py"])])
+    done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = status(repo)
+    first, again = _agent(data, 0, "app"), _agent(data, 1, "app")
+    assert first["status"] == "failed" and first["conversation"], first
+    assert again["status"] == "done" and again["continued"] == first["conversation"], again
+    requests = anthropic.answered("CONT-F")
+    assert _turns(requests) == [0, 1, 1, 2, 3], _turns(requests)
+    fixing = _shown(requests[2])
+    assert "your attempt ended as FAILED" in fixing and "call_t0_0" in fixing
+    assert show(repo, "main", "app.py") == "X = 2\n"
 
 
 @pytest.mark.slow
