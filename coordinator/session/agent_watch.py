@@ -404,13 +404,15 @@ async def run_agent(
 
 
 def _not_continued(run: AgentRun) -> bool:
-    """Whether a run that was to continue a conversation ended without a turn of it, by
-    itself and failing (the CLI could not continue it), its files untouched."""
+    """Whether a run that was to continue a conversation ended without a turn or a call
+    of it, by itself and failing: the CLI could not continue it. (Its files are not
+    asked: in place, a scope file the sandbox made empty counts as touched.)"""
     return (
         bool(run.continued)
         and run.is_error
         and run.counts.turns == 0
-        and not run.touched
+        and run.counts.tool_calls == 0
+        and run.writes == 0
         and run.limit is None
         and not run.stop_reason
         and not run.runner_error

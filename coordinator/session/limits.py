@@ -154,6 +154,13 @@ class HeldRunner(AgentRunner):
     def barrier(self) -> str:
         return self.inner.barrier
 
+    @property
+    def reports_edits(self) -> bool:
+        # the inner runner's: otherwise a held agent's workspace would be watched for
+        # writes its runner names anyway (and the sandbox's empty scope files taken
+        # for the agent's)
+        return self.inner.reports_edits
+
     async def run(self, request: AgentRequest, emit: EmitFn) -> AgentResult:
         with anyio.move_on_after(max(0.0, self.until - time.time())):
             await request.stop.wait()

@@ -163,6 +163,49 @@ def test_claude_limit_past_max_wait_halts_and_a_resume_continues_the_conversatio
     assert show(repo, "main", "h1.py") == "H1 = 1\n" and show(repo, "main", "h2.py") == "H2 = 2\n"
 
 
+@pytest.mark.slow
+def test_claude_a_conversation_gone_from_its_store_starts_the_agent_afresh(
+    anthropic: AnthropicServer,
+    claude_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The paused agent's session file is gone when the resume continues it: Claude Code
+    finds no conversation, and the agent starts afresh at once with the carry-forward
+    prompt, said in its notes."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-scripted")
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    resets_at = int(time.time() + 15)
+    turns = [_write("g1.py", "G1 = 1\n"), _write("g2.py", "G2 = 2\n"), _done("g")]
+    anthropic.add(Script(marker="CONT-G", turns=turns, once={1: _claude_limit(resets_at)}))
+    plan = _plan(
+        tmp_path / "plan.toml",
+        "claude-code",
+        [("g", "CONT-G", ["g1.py", "g2.py"])],
+        extra="max_wait = 0.05",
+    )
+    halted = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=240)
+    assert halted.returncode == 6, halted.stdout + halted.stderr
+    first = _agent(status(repo), 0, "g")
+    store = Path(claude_env["HOME"]) / ".claude" / "projects"
+    gone = list(store.glob(f"*/{first['conversation']}.jsonl"))
+    assert gone, first
+    for path in gone:
+        path.unlink()
+    done = seawall("resume", "--repo", str(repo), cwd=repo, timeout=240)
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    again = _agent(status(repo), 1, "g")
+    assert again["status"] == "done" and again["continued"] == "", again
+    assert f"conversation {first['conversation']} not continued: No conversation found" in said
+    requests = anthropic.answered("CONT-G")
+    # the fresh agent's conversation starts over; its prompt carries the work forward
+    assert _turns(requests) == [0, 1, 0, 1, 2], _turns(requests)
+    assert "CARRIED-FORWARD TASK g" in _shown(requests[2])
+    assert show(repo, "main", "g2.py") == "G2 = 2\n"
+
+
 def _spawn_run(plan: Path, repo: Path, log: Path) -> subprocess.Popen[bytes]:
     """``seawall run`` in a process group of its own (its agents have theirs), its
     output in ``log``."""

@@ -205,3 +205,18 @@ def test_a_held_runner_starts_its_agent_after_the_reset_or_at_a_stop(tmp_path: P
         assert time.time() - before < 5 and result.cancelled  # no wait for an hour
 
     anyio.run(main)
+
+
+def test_a_held_runner_reports_edits_as_its_runner_does() -> None:
+    """A held agent's workspace is watched only when its own runner names no edits:
+    otherwise the sandbox's empty scope files would count as the agent's writes."""
+    from seawall.adapters.runners.callable import CallableRunner
+    from seawall.adapters.runners.claude_code import ClaudeCodeRunner
+    from seawall.session.limits import HeldRunner
+
+    async def agent(request: object, emit: object) -> str:
+        return "STATUS: done"
+
+    claude, plain = ClaudeCodeRunner(), CallableRunner(agent)
+    assert HeldRunner(claude, 0.0).reports_edits is claude.reports_edits is True
+    assert HeldRunner(plain, 0.0).reports_edits is plain.reports_edits
