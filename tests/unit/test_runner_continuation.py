@@ -13,7 +13,7 @@ from seawall.adapters.runners.codex import CodexRunner
 from seawall.adapters.runners.command import CommandRunner
 from seawall.adapters.runners.gemini import GeminiRunner
 from seawall.adapters.runners.opencode import OpenCodeRunner
-from seawall.runner import AgentRequest
+from seawall.runner import AgentRequest, AgentRunner
 
 
 def _request(workspace: Path, conversation: str | None = None) -> AgentRequest:
@@ -46,7 +46,7 @@ def test_each_cli_continues_by_its_own_flag(tmp_path: Path) -> None:
         (CommandRunner, False),
     ],
 )
-def test_which_runners_continue_conversations(runner: type, continues: bool) -> None:
+def test_which_runners_continue_conversations(runner: type[AgentRunner], continues: bool) -> None:
     assert runner.continues_conversations is continues
 
 
