@@ -379,7 +379,6 @@ class AgentRunner(abc.ABC):
     """
 
     starts_processes: ClassVar[bool] = False
-    continues_conversations: ClassVar[bool] = False
 
     @property
     def reports_edits(self) -> bool:
@@ -387,6 +386,12 @@ class AgentRunner(abc.ABC):
         with their paths). When they do not (a plain command, a callable that writes by
         itself), the session watches the agent's workspace and takes a checkpoint per
         burst of writes, so its edit history, spiral rule and evidence check still work."""
+        return False
+
+    @property
+    def continues_conversations(self) -> bool:
+        """Whether this runner's agent CLI continues an earlier conversation given
+        ``request.conversation`` (see the class docstring)."""
         return False
 
     @property

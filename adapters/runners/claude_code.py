@@ -105,7 +105,11 @@ class ClaudeCodeRunner(StreamingCliRunner):
     """
 
     default_executable: ClassVar[str] = "claude"
-    continues_conversations: ClassVar[bool] = True
+
+    @property
+    def continues_conversations(self) -> bool:
+        return True
+
     option_types: ClassVar[OptionTypes] = MappingProxyType(
         {**StreamingCliRunner.option_types, "permissions": str}
     )

@@ -84,7 +84,11 @@ class CodexRunner(StreamingCliRunner):
     """
 
     default_executable: ClassVar[str] = "codex"
-    continues_conversations: ClassVar[bool] = True
+
+    @property
+    def continues_conversations(self) -> bool:
+        return True
+
     option_types: ClassVar[OptionTypes] = MappingProxyType(
         {**StreamingCliRunner.option_types, "sandbox": str, "rollout": str}
     )

@@ -86,7 +86,11 @@ class OpenCodeRunner(StreamingCliRunner):
     """
 
     default_executable: ClassVar[str] = "opencode"
-    continues_conversations: ClassVar[bool] = True
+
+    @property
+    def continues_conversations(self) -> bool:
+        return True
+
     tool_names: ClassVar[ToolNames] = OPENCODE_TOOLS
 
     @property

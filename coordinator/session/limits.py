@@ -155,6 +155,10 @@ class HeldRunner(AgentRunner):
         return self.inner.barrier
 
     @property
+    def continues_conversations(self) -> bool:
+        return self.inner.continues_conversations
+
+    @property
     def reports_edits(self) -> bool:
         # the inner runner's: otherwise a held agent's workspace would be watched for
         # writes its runner names anyway (and the sandbox's empty scope files taken

@@ -93,6 +93,9 @@ AGENT = textwrap.dedent(
             subprocess.run(["git", "commit", "-q", "-m", step["commit"]], check=True)
         if "pidfile" in step:
             Path(step["pidfile"]).write_text(str(os.getpid()))
+        if "env_to" in step:
+            told = {k: v for k, v in os.environ.items() if k.startswith("SEAWALL_")}
+            Path(step["env_to"]).write_text(json.dumps(told))
         if "sleep" in step:
             time.sleep(step["sleep"])
         if step.get("kill_worker"):  # the worker: the parent of seawall's supervisor
@@ -407,6 +410,29 @@ async def test_a_run_alone_fetches_branch_checkpoints_and_files(
     # the transcript's paths are the coordinator's, like the events' (not the worker's clone)
     assert str(workspace / "src" / "core.py") in transcript.read_text()
     assert "seawall-ray-" not in transcript.read_text()
+
+
+async def test_the_attempts_model_reaches_the_agent_on_its_worker(
+    local_ray: None, tmp_path: Path, agent_script: Path
+) -> None:
+    told = tmp_path / "told.json"
+    env = write_spec(tmp_path, {"delta": {"steps": [{"env_to": str(told)}]}})
+    repo = tmp_path / "repo"
+    base = make_repo(repo)
+    workspace = await make_worktree(repo, base, "delta")
+    request = AgentRequest(
+        task_id="delta", prompt="Do delta.", workspace=workspace, session=SESSION, wave=1,
+        model="big-model",
+    )  # fmt: skip
+    result = await ray_runner(agent_script, env).run(request, lambda event: None)
+    assert not result.is_error, result
+    assert json.loads(told.read_text())["SEAWALL_MODEL"] == "big-model"
+
+
+def test_a_ray_runner_continues_conversations_as_its_wrapped_runner_does(tmp_path: Path) -> None:
+    claude = RunnerSpec(name="agent", kind="claude-code")
+    assert RayRunner(claude).continues_conversations is True
+    assert RayRunner(command_spec(tmp_path / "agent.py", {})).continues_conversations is False
 
 
 async def test_a_second_dispatch_keeps_the_first_ones_checkpoints_reachable(

@@ -47,7 +47,8 @@ def test_each_cli_continues_by_its_own_flag(tmp_path: Path) -> None:
     ],
 )
 def test_which_runners_continue_conversations(runner: type[AgentRunner], continues: bool) -> None:
-    assert runner.continues_conversations is continues
+    built = runner(["agent"]) if runner is CommandRunner else runner()
+    assert built.continues_conversations is continues
 
 
 def test_claudes_session_file_is_carried_to_the_new_workspace(tmp_path: Path) -> None:

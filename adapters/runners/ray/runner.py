@@ -167,6 +167,18 @@ class RayRunner(AgentRunner):
             return ""
 
     @property
+    def continues_conversations(self) -> bool:
+        """The wrapped runner's (False for a factory): the worker's CLI continues the
+        conversation when its state is on that node; elsewhere it finds none, and the
+        agent starts afresh (``seawall.session.continuation``)."""
+        if not isinstance(self.inner, RunnerSpec):
+            return False
+        try:
+            return build_runner(self.inner).continues_conversations
+        except SeawallError:
+            return False
+
+    @property
     def barrier(self) -> str:
         if not isinstance(self.inner, RunnerSpec):
             return "the wrapped runner's, on the worker (the sandbox when it starts processes)"
@@ -232,6 +244,8 @@ class RayRunner(AgentRunner):
             session=request.session or "session",
             wave=request.wave,
             max_turns=request.max_turns,
+            model=request.model,
+            conversation=request.conversation,
             env=dict(request.env),
             branch=local.branch,
             head=local.head,

@@ -147,6 +147,8 @@ class Job:
     local_root: str  # the worktree on the coordinator: paths in events are rewritten to it
     scratch_dir: str | None  # where the worker makes its temporary clone (None: the default)
     hub_name: str = ""  # the hub actor's name: a worker whose hub was lost finds its successor
+    model: str | None = None  # the attempt's model (``AgentRequest.model``)
+    conversation: str | None = None  # the conversation to continue (``AgentRequest``'s)
     scope: PackedScope = field(default_factory=PackedScope)  # the sandbox and the manifest
 
 

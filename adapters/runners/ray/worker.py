@@ -184,6 +184,8 @@ class _Remote:
             sandbox=scope.sandbox,
             manifest=scope.manifest,
             manifest_sha256=scope.manifest_sha256,
+            model=self.job.model,
+            conversation=self.job.conversation,
         )
         result: AgentResult | None = None
         crash = runner_error = ""
