@@ -135,14 +135,14 @@ def test_claude_limit_past_max_wait_halts_and_a_resume_continues_the_conversatio
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-scripted")
     repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
-    resets_at = int(time.time() + 40)
+    resets_at = int(time.time() + 10)
     turns = [_write("h1.py", "H1 = 1\n"), _write("h2.py", "H2 = 2\n"), _done("h")]
     anthropic.add(Script(marker="CONT-H", turns=turns, once={1: _claude_limit(resets_at)}))
     plan = _plan(
         tmp_path / "plan.toml",
         "claude-code",
         [("h", "CONT-H", ["h1.py", "h2.py"])],
-        extra="max_wait = 0.2",  # minutes: the reset lies past it
+        extra="max_wait = 0.05",  # minutes: the reset lies past it
     )
     halted = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=240)
     said = halted.stdout + halted.stderr
@@ -163,49 +163,6 @@ def test_claude_limit_past_max_wait_halts_and_a_resume_continues_the_conversatio
     assert show(repo, "main", "h1.py") == "H1 = 1\n" and show(repo, "main", "h2.py") == "H2 = 2\n"
 
 
-@pytest.mark.slow
-def test_claude_a_conversation_gone_from_its_store_starts_the_agent_afresh(
-    anthropic: AnthropicServer,
-    claude_env: dict[str, str],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The paused agent's session file is gone when the resume continues it: Claude Code
-    finds no conversation, and the agent starts afresh at once with the carry-forward
-    prompt, said in its notes."""
-    monkeypatch.delenv("ANTHROPIC_API_KEY")
-    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-scripted")
-    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
-    resets_at = int(time.time() + 15)
-    turns = [_write("g1.py", "G1 = 1\n"), _write("g2.py", "G2 = 2\n"), _done("g")]
-    anthropic.add(Script(marker="CONT-G", turns=turns, once={1: _claude_limit(resets_at)}))
-    plan = _plan(
-        tmp_path / "plan.toml",
-        "claude-code",
-        [("g", "CONT-G", ["g1.py", "g2.py"])],
-        extra="max_wait = 0.05",
-    )
-    halted = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=240)
-    assert halted.returncode == 6, halted.stdout + halted.stderr
-    first = _agent(status(repo), 0, "g")
-    store = Path(claude_env["HOME"]) / ".claude" / "projects"
-    gone = list(store.glob(f"*/{first['conversation']}.jsonl"))
-    assert gone, first
-    for path in gone:
-        path.unlink()
-    done = seawall("resume", "--repo", str(repo), cwd=repo, timeout=240)
-    said = done.stdout + done.stderr
-    assert done.returncode == 0, said
-    again = _agent(status(repo), 1, "g")
-    assert again["status"] == "done" and again["continued"] == "", again
-    assert f"conversation {first['conversation']} not continued: No conversation found" in said
-    requests = anthropic.answered("CONT-G")
-    # the fresh agent's conversation starts over; its prompt carries the work forward
-    assert _turns(requests) == [0, 1, 0, 1, 2], _turns(requests)
-    assert "CARRIED-FORWARD TASK g" in _shown(requests[2])
-    assert show(repo, "main", "g2.py") == "G2 = 2\n"
-
-
 def _spawn_run(plan: Path, repo: Path, log: Path) -> subprocess.Popen[bytes]:
     """``seawall run`` in a process group of its own (its agents have theirs), its
     output in ``log``."""
@@ -219,6 +176,27 @@ def _spawn_run(plan: Path, repo: Path, log: Path) -> subprocess.Popen[bytes]:
         )
 
 
+def _kill_mid_agent(
+    anthropic: AnthropicServer, plan: Path, repo: Path, marker: str, log: Path
+) -> None:
+    """Run ``plan`` and SIGKILL the coordinator while the agent of ``marker`` waits for
+    its second model answer (its first has been given)."""
+    run = _spawn_run(plan, repo, log)
+    try:
+        deadline = time.time() + 120
+        while _turns(anthropic.answered(marker)) != [0, 1] and time.time() < deadline:
+            assert run.poll() is None, log.read_text()
+            time.sleep(0.2)
+        assert _turns(anthropic.answered(marker)) == [0, 1]
+        time.sleep(1.5)  # the agent's live file names its conversation within a second
+        os.killpg(run.pid, signal.SIGKILL)  # the coordinator; the agent is left running
+        run.wait(timeout=30)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+
+
 @pytest.mark.slow
 def test_claude_continues_its_conversation_after_a_sigkill_of_the_coordinator(
     anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
@@ -229,21 +207,7 @@ def test_claude_continues_its_conversation_after_a_sigkill_of_the_coordinator(
     slow = ModelTurn(text="...", delay=120)
     anthropic.add(Script(marker="CONT-K", turns=turns, once={1: slow}))
     plan = _plan(tmp_path / "plan.toml", "claude-code", [("k", "CONT-K", ["k1.py", "k2.py"])])
-    log = tmp_path / "run.log"
-    run = _spawn_run(plan, repo, log)
-    try:
-        deadline = time.time() + 120
-        while _turns(anthropic.answered("CONT-K")) != [0, 1] and time.time() < deadline:
-            assert run.poll() is None, log.read_text()
-            time.sleep(0.2)
-        assert _turns(anthropic.answered("CONT-K")) == [0, 1]
-        time.sleep(1.5)  # the agent's live file names its conversation within a second
-        os.killpg(run.pid, signal.SIGKILL)  # the coordinator; the agent is left running
-        run.wait(timeout=30)
-    finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
-            run.wait()
+    _kill_mid_agent(anthropic, plan, repo, "CONT-K", tmp_path / "run.log")
     done = seawall("resume", "--repo", str(repo), cwd=repo, timeout=240)
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
@@ -257,6 +221,38 @@ def test_claude_continues_its_conversation_after_a_sigkill_of_the_coordinator(
     assert "call_t0_0" in continued and "CONTINUE:" in continued
     assert "the session stopped before you finished" in continued
     assert show(repo, "main", "k1.py") == "K1 = 1\n" and show(repo, "main", "k2.py") == "K2 = 2\n"
+
+
+@pytest.mark.slow
+def test_claude_a_conversation_gone_from_its_store_starts_the_agent_afresh(
+    anthropic: AnthropicServer, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The killed agent's session file is gone when the resume continues it: Claude Code
+    finds no conversation, and the agent starts afresh at once with the carry-forward
+    prompt, said on the console and in STATE.md."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
+    turns = [_write("g1.py", "G1 = 1\n"), _write("g2.py", "G2 = 2\n"), _done("g")]
+    anthropic.add(Script(marker="CONT-G", turns=turns, once={1: ModelTurn(delay=120)}))
+    plan = _plan(tmp_path / "plan.toml", "claude-code", [("g", "CONT-G", ["g1.py", "g2.py"])])
+    _kill_mid_agent(anthropic, plan, repo, "CONT-G", tmp_path / "run.log")
+    store = Path(claude_env["HOME"]) / ".claude" / "projects"
+    for path in store.glob("*/*.jsonl"):
+        path.unlink()
+    done = seawall("resume", "--repo", str(repo), cwd=repo, timeout=240)
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    data = status(repo)
+    first, again = _agent(data, 0, "g"), _agent(data, 1, "g")
+    assert first["conversation"] and again["continued"] == "", (first, again)
+    lost = f"conversation {first['conversation']} not continued: No conversation found"
+    assert lost in said
+    state_md = next((repo / ".seawall").glob("*/STATE.md")).read_text()
+    assert lost in state_md and "started afresh with the carry-forward prompt" in state_md
+    requests = anthropic.answered("CONT-G")
+    # the fresh agent's conversation starts over; its prompt carries the work forward
+    assert _turns(requests) == [0, 1, 0, 1, 2], _turns(requests)
+    assert "CARRIED-FORWARD TASK g" in _shown(requests[2])
+    assert show(repo, "main", "g1.py") == "G1 = 1\n" and show(repo, "main", "g2.py") == "G2 = 2\n"
 
 
 @pytest.mark.slow
@@ -341,7 +337,12 @@ def test_codex_paused_mid_task_continues_its_thread_after_the_reset(
     )
     turns = [_patch("a1.py", "A1 = 1"), _patch("a2.py", "A2 = 2"), _done("a")]
     openai.add(Script(marker="CCONT-A", turns=turns, once={1: limit}))
-    plan = _plan(tmp_path / "plan.toml", "codex", [("a", "CCONT-A", ["a1.py", "a2.py"])])
+    openai.add(Script(marker="CCONT-B", turns=[_patch("b.py", "B = 1"), _done("b")]))
+    plan = _plan(
+        tmp_path / "plan.toml",
+        "codex",
+        [("a", "CCONT-A", ["a1.py", "a2.py"]), ("b", "CCONT-B", ["b.py"])],
+    )
     done = seawall("run", str(plan), "--repo", str(repo), cwd=repo, timeout=300)
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
@@ -355,4 +356,8 @@ def test_codex_paused_mid_task_continues_its_thread_after_the_reset(
     assert "call_t0_0" in continued and "CONTINUE:" in continued
     # the continued run counts only its own responses, not the thread's earlier ones
     assert again["turns"] == 2, again
+    assert time.time() >= minute_end  # the second dispatch waited for the reset
+    assert _agent(data, 0, "b")["status"] == "done"  # the other agent went on
+    assert not (repo / ".seawall" / "issues").exists()
     assert show(repo, "main", "a1.py") == "A1 = 1\n" and show(repo, "main", "a2.py") == "A2 = 2\n"
+    assert show(repo, "main", "b.py") == "B = 1\n"
