@@ -16,7 +16,7 @@ from typing import Any
 from seawall.testing.http import send_json
 from tests.fakes.model_script import ModelServer, ModelTurn, send_sse, substitute
 
-__all__ = ["AnthropicServer"]
+__all__ = ["AnthropicServer", "usage_limit"]
 
 _CWD = re.compile(r"[Ww]orking directory: (\S+)")
 
@@ -117,3 +117,18 @@ def _stream(turn: ModelTurn, index: int, model: str, cwd: str) -> Iterator[tuple
         },
     )
     yield "message_stop", {"type": "message_stop"}
+
+
+def usage_limit(resets_at: int) -> ModelTurn:
+    """A subscriber's usage limit as Anthropic's API answers it: 429 with the unified
+    rate-limit headers (rejected, the reset, the five-hour window); Claude Code does not
+    retry it."""
+    return ModelTurn(
+        status=429,
+        error={"type": "rate_limit_error", "message": "usage limit"},
+        headers={
+            "anthropic-ratelimit-unified-status": "rejected",
+            "anthropic-ratelimit-unified-reset": str(resets_at),
+            "anthropic-ratelimit-unified-representative-claim": "five_hour",
+        },
+    )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 from seawall.testing.http import send_json
 from tests.fakes.model_script import ModelServer, ModelTurn, send_sse, substitute
 
-__all__ = ["OpenAIResponsesServer", "codex_home", "opencode_config"]
+__all__ = ["OpenAIResponsesServer", "codex_home", "opencode_config", "usage_limit"]
 
 _CWD = re.compile(r"<cwd>([^<]+)</cwd>")
 _WORKING_DIRECTORY = re.compile(r"Working directory: ([^\\\n]+)")
@@ -221,3 +222,18 @@ def opencode_config(origin: str, *, model: str = "coder") -> str:
         "share": "disabled",
     }
     return json.dumps(config)
+
+
+def usage_limit(resets_at: int) -> ModelTurn:
+    """A ChatGPT plan's usage limit as the Responses API answers it; Codex does not retry
+    it, and says the reset to the minute."""
+    return ModelTurn(
+        status=429,
+        error={
+            "type": "usage_limit_reached",
+            "message": "The usage limit has been reached",
+            "plan_type": "plus",
+            "resets_at": resets_at,
+            "resets_in_seconds": max(0, resets_at - int(time.time())),
+        },
+    )

@@ -18,8 +18,10 @@ from typing import Any
 import pytest
 
 from tests.fakes.anthropic_server import AnthropicServer
+from tests.fakes.anthropic_server import usage_limit as claude_usage_limit
 from tests.fakes.model_script import Call, LoggedModelRequest, ModelTurn, Script
 from tests.fakes.openai_server import OpenAIResponsesServer
+from tests.fakes.openai_server import usage_limit as codex_usage_limit
 from tests.integration.realcli import agent_clis, anthropic, claude_env, codex_env, openai
 from tests.integration.sessionkit import agents_by_wave, make_repo, seawall, show, status
 
@@ -57,19 +59,6 @@ def _done(text: str) -> ModelTurn:
     return ModelTurn(text=f"{text}\nSTATUS: done — {text}")
 
 
-def _claude_limit(resets_at: int) -> ModelTurn:
-    """A subscriber's usage limit, as Anthropic's API answers it (not retried)."""
-    return ModelTurn(
-        status=429,
-        error={"type": "rate_limit_error", "message": "usage limit"},
-        headers={
-            "anthropic-ratelimit-unified-status": "rejected",
-            "anthropic-ratelimit-unified-reset": str(resets_at),
-            "anthropic-ratelimit-unified-representative-claim": "five_hour",
-        },
-    )
-
-
 def _shown(request: LoggedModelRequest) -> str:
     return json.dumps(request.body)
 
@@ -80,6 +69,15 @@ def _turns(requests: list[LoggedModelRequest]) -> list[int | None]:
 
 def _agent(data: dict[str, Any], wave: int, task: str) -> dict[str, Any]:
     return dict(agents_by_wave(data)[wave][task])
+
+
+def _paused_then_continued(data: dict[str, Any], task: str) -> dict[str, Any]:
+    """The task's agent paused in wave 1 and done in wave 2, continuing the first one's
+    conversation; the first one's record."""
+    first, again = _agent(data, 0, task), _agent(data, 1, task)
+    assert first["status"] == "paused" and first["conversation"], first
+    assert again["status"] == "done" and again["continued"] == first["conversation"], again
+    return first
 
 
 @pytest.mark.slow
@@ -95,7 +93,7 @@ def test_claude_paused_mid_task_continues_its_conversation_after_the_reset(
     resets_at = int(time.time() + 20)
     # a writes a1.py, meets the limit at its second request, then (continued) a2.py
     turns = [_write("a1.py", "A1 = 1\n"), _write("a2.py", "A2 = 2\n"), _done("a")]
-    anthropic.add(Script(marker="CONT-A", turns=turns, once={1: _claude_limit(resets_at)}))
+    anthropic.add(Script(marker="CONT-A", turns=turns, once={1: claude_usage_limit(resets_at)}))
     anthropic.add(Script(marker="CONT-B", turns=[_write("b.py", "B = 1\n"), _done("b")]))
     plan = _plan(
         tmp_path / "plan.toml",
@@ -106,9 +104,7 @@ def test_claude_paused_mid_task_continues_its_conversation_after_the_reset(
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
     data = status(repo)
-    first, again = _agent(data, 0, "a"), _agent(data, 1, "a")
-    assert first["status"] == "paused" and first["conversation"], first
-    assert again["status"] == "done" and again["continued"] == first["conversation"], again
+    first = _paused_then_continued(data, "a")
     assert f"a: continues the conversation {first['conversation']}" in said
     requests = anthropic.answered("CONT-A")
     # turn 0 once, turn 1 refused, then turn 1 and 2 in the continued conversation
@@ -137,7 +133,7 @@ def test_claude_limit_past_max_wait_halts_and_a_resume_continues_the_conversatio
     repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
     resets_at = int(time.time() + 10)
     turns = [_write("h1.py", "H1 = 1\n"), _write("h2.py", "H2 = 2\n"), _done("h")]
-    anthropic.add(Script(marker="CONT-H", turns=turns, once={1: _claude_limit(resets_at)}))
+    anthropic.add(Script(marker="CONT-H", turns=turns, once={1: claude_usage_limit(resets_at)}))
     plan = _plan(
         tmp_path / "plan.toml",
         "claude-code",
@@ -325,16 +321,7 @@ def test_codex_paused_mid_task_continues_its_thread_after_the_reset(
     if minute_end - now < 15:
         minute_end += 60
     resets_at = minute_end - 1
-    limit = ModelTurn(
-        status=429,
-        error={
-            "type": "usage_limit_reached",
-            "message": "The usage limit has been reached",
-            "plan_type": "plus",
-            "resets_at": resets_at,
-            "resets_in_seconds": max(0, resets_at - int(time.time())),
-        },
-    )
+    limit = codex_usage_limit(resets_at)
     turns = [_patch("a1.py", "A1 = 1"), _patch("a2.py", "A2 = 2"), _done("a")]
     openai.add(Script(marker="CCONT-A", turns=turns, once={1: limit}))
     openai.add(Script(marker="CCONT-B", turns=[_patch("b.py", "B = 1"), _done("b")]))
@@ -347,9 +334,8 @@ def test_codex_paused_mid_task_continues_its_thread_after_the_reset(
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
     data = status(repo)
-    first, again = _agent(data, 0, "a"), _agent(data, 1, "a")
-    assert first["status"] == "paused" and first["conversation"], first
-    assert again["status"] == "done" and again["continued"] == first["conversation"], again
+    _paused_then_continued(data, "a")
+    again = _agent(data, 1, "a")
     requests = openai.answered("CCONT-A")
     assert _turns(requests) == [0, 1, 1, 2], _turns(requests)
     continued = _shown(requests[2])

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.anthropic_server import AnthropicServer
+from tests.fakes.anthropic_server import usage_limit as claude_usage_limit
 from tests.fakes.model_script import Call, ModelTurn, Script
 from tests.fakes.openai_server import OpenAIResponsesServer
+from tests.fakes.openai_server import usage_limit as codex_usage_limit
 from tests.integration.realcli import agent_clis, anthropic, claude_env, codex_env, openai
 from tests.integration.sessionkit import agents_by_wave, make_repo, seawall, show, status
 
@@ -62,41 +64,13 @@ def _codex_adds(marker: str, file: str, *, cached: int = 0) -> Script:
     )
 
 
-def _claude_limit(resets_at: int) -> ModelTurn:
-    """A subscriber's usage limit as Anthropic's API answers it: 429 with the unified
-    rate-limit headers (rejected, the reset, the five-hour window)."""
-    return ModelTurn(
-        status=429,
-        error={"type": "rate_limit_error", "message": "usage limit"},
-        headers={
-            "anthropic-ratelimit-unified-status": "rejected",
-            "anthropic-ratelimit-unified-reset": str(resets_at),
-            "anthropic-ratelimit-unified-representative-claim": "five_hour",
-        },
-    )
-
-
-def _codex_limit(resets_at: int) -> ModelTurn:
-    """A ChatGPT plan's usage limit as the Responses API answers it (not retried)."""
-    return ModelTurn(
-        status=429,
-        error={
-            "type": "usage_limit_reached",
-            "message": "The usage limit has been reached",
-            "plan_type": "plus",
-            "resets_at": resets_at,
-            "resets_in_seconds": max(0, resets_at - int(time.time())),
-        },
-    )
-
-
 @pytest.mark.slow
 def test_codex_usage_limit_hours_ahead_halts_with_exit_6_naming_the_reset(
     openai: OpenAIResponsesServer, codex_env: dict[str, str], tmp_path: Path
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
     resets_at = int(time.time() + 3 * 3600)
-    openai.add(Script(marker="CLIM-A", turns=[_codex_limit(resets_at)]))
+    openai.add(Script(marker="CLIM-A", turns=[codex_usage_limit(resets_at)]))
     openai.add(_codex_adds("CLIM-B", "b.py"))
     plan = _plan(
         tmp_path / "plan.toml", "codex", [("a", "CLIM-A", "a.py"), ("b", "CLIM-B", "b.py")]
@@ -128,7 +102,7 @@ def test_claude_usage_limit_hours_ahead_halts_with_exit_6_naming_the_reset(
     monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-scripted")
     repo = make_repo(tmp_path / "repo", {"README.md": "# p\n"})
     resets_at = int(time.time() + 5 * 3600)
-    anthropic.add(_claude_writes("HLIM-A", "a.py", first=(_claude_limit(resets_at),)))
+    anthropic.add(_claude_writes("HLIM-A", "a.py", first=(claude_usage_limit(resets_at),)))
     anthropic.add(_claude_writes("HLIM-B", "b.py"))
     plan = _plan(
         tmp_path / "plan.toml", "claude-code", [("a", "HLIM-A", "a.py"), ("b", "HLIM-B", "b.py")]

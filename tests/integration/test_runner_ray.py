@@ -789,7 +789,7 @@ async def test_a_session_records_an_agent_whose_worker_died_as_partial(
         "alpha": {
             "steps": [
                 {"write": "src/alpha.py", "content": "A = 1\n"},
-                {"sleep": 1},
+                {"sleep": 3},  # its checkpoint reaches the coordinator, even on a busy machine
                 {"pidfile": str(tmp_path / "alpha.pid")},
                 {"sleep": 60},
             ]
