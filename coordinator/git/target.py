@@ -11,7 +11,11 @@ advanced and never a merge in progress:
    the two-tree fast-forward git itself uses; it keeps unrelated local changes). git
    writes the files first and the index last, so a ``read-tree`` killed midway leaves
    some files as in the new tree while the index still says old: before the update is
-   redone, such files are put back as in the old tree (``read-tree`` writes them again);
+   redone, such files are put back as in the old tree (``read-tree`` writes them again).
+   The advance is written down first (``.git/seawall-advance``: old and new), so the
+   redo also knows the file git was writing when it died: one that is a prefix of its
+   new content (git writes a file from its start), or not there yet (git removes the
+   old one first), is git's, not the user's;
 4. move the branch with a compare-and-swap (``git update-ref <ref> <new> <old>``); if the
    branch moved meanwhile, the working tree is put back and ``GitError`` is raised.
 """
@@ -37,6 +41,7 @@ from seawall.git.repo import (
     workdir,
 )
 from seawall.runtime.fault_injection import kill_point
+from seawall.runtime.files import atomic_write_bytes
 
 __all__ = [
     "AdvanceResult",
@@ -119,11 +124,14 @@ def advance_target(
         not repo.head_is_detached and not repo.head_is_unborn and repo.head.name == ref_name
     )
     changed: tuple[str, ...] = tuple(sorted(_changed(repo, str(old), str(new_id))))
+    intent = Path(repo.path) / _INTENT
     if checked_out:
+        redo = _intended(intent) == (str(old), str(new_id))
         agent_files = expand_paths(repo, root, repo[old].peel(pygit2.Tree), agent_paths)
-        agent_files |= _written_by_interrupted_update(repo, root, old, new_id, changed)
+        agent_files |= _written_by_interrupted_update(repo, root, old, new_id, changed, redo=redo)
         changed = check_user_changes(root, old=str(old), new=str(new_id), agent_paths=agent_files)
         _restore(repo, root, old, agent_files)
+        atomic_write_bytes(intent, f"{old} {new_id}\n".encode())
         run_git(["read-tree", "-m", "-u", str(old), str(new_id)], cwd=root)
         kill_point("mid-advance")
     swapped = run_git(
@@ -134,7 +142,9 @@ def advance_target(
     if not swapped.ok:
         if checked_out:
             run_git(["read-tree", "-m", "-u", str(new_id), str(old)], cwd=root, check=False)
+        intent.unlink(missing_ok=True)
         raise GitError(f"{branch} moved while the wave was merged; nothing was advanced")
+    intent.unlink(missing_ok=True)
     return AdvanceResult(
         branch=branch,
         old=str(old),
@@ -144,25 +154,60 @@ def advance_target(
     )
 
 
+_INTENT = "seawall-advance"
+"""In the git directory while an advance updates the main tree: ``<old> <new>``."""
+
+
+def _intended(intent: Path) -> tuple[str, ...]:
+    """The old and new commits of the advance a crash interrupted (none: empty)."""
+    try:
+        return tuple(intent.read_text(encoding="ascii").split())
+    except (OSError, UnicodeDecodeError):
+        return ()
+
+
 def _written_by_interrupted_update(
     repo: pygit2.Repository,
     root: Path,
     old: pygit2.Oid,
     new: pygit2.Oid,
     changed: Collection[str],
+    *,
+    redo: bool = False,
 ) -> set[str]:
     """The changed files a killed ``git read-tree -m -u`` already wrote: on disk as in
-    ``new`` (or gone, where ``new`` has none) while the index has them as in ``old``."""
+    ``new`` (or gone, where ``new`` has none) while the index has them as in ``old``.
+    Redoing that very advance (``redo``), also the one it was writing: not there yet, or
+    a prefix of its content in ``new``."""
     old_tree = repo[old].peel(pygit2.Tree)
     new_tree = repo[new].peel(pygit2.Tree)
     repo.index.read()
     found = set()
     for path in set(changed) & dirty_paths(repo):
-        if _index_entry(repo.index, path) == _tree_entry(old_tree, path) and _on_disk_as(
-            root, _tree_entry(new_tree, path), path
-        ):
+        if _index_entry(repo.index, path) != _tree_entry(old_tree, path):
+            continue
+        entry = _tree_entry(new_tree, path)
+        if _on_disk_as(root, entry, path) or (redo and _being_written(repo, root, entry, path)):
             found.add(path)
     return found
+
+
+def _being_written(
+    repo: pygit2.Repository, root: Path, entry: tuple[pygit2.Oid, int] | None, path: str
+) -> bool:
+    """Whether ``path`` is as git leaves a file it was writing when it died: not there
+    yet, or a regular file holding the start of the blob ``entry``."""
+    if entry is None:
+        return False
+    full = root / path
+    if not full.exists() and not full.is_symlink():
+        return True
+    if full.is_symlink() or not full.is_file() or entry[1] == pygit2.enums.FileMode.LINK:
+        return False
+    blob = repo[entry[0]].peel(pygit2.Blob).data
+    with full.open("rb") as handle:
+        written = handle.read(len(blob) + 1)
+    return len(written) < len(blob) and blob.startswith(written)
 
 
 def _tree_entry(tree: pygit2.Tree, path: str) -> tuple[pygit2.Oid, int] | None:

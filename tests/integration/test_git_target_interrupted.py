@@ -67,3 +67,35 @@ def test_a_user_change_is_still_refused_after_an_interrupted_advance(repo: Path)
     assert refused.value.paths == ("src/a.py",)
     assert (repo / "src" / "a.py").read_text() == "a = 'the user's own'\n"
     assert git(repo, "rev-parse", "main") == old
+
+
+@pytest.mark.parametrize("left", ["a = ", "", None], ids=["a prefix", "empty", "not there"])
+def test_the_file_git_was_writing_when_it_died_is_gits_on_the_redo(
+    repo: Path, left: str | None
+) -> None:
+    old, new = _two_commits(repo)
+    # the advance was under way (written down first), and git died writing src/a.py
+    (repo / ".git" / "seawall-advance").write_text(f"{old} {new}\n")
+    (repo / "README.md").unlink()
+    if left is None:
+        (repo / "src" / "a.py").unlink()
+    else:
+        (repo / "src" / "a.py").write_text(left)
+
+    advance_target(repo, branch="main", expected_old=old, new=new)
+
+    assert git(repo, "rev-parse", "main") == new
+    assert (repo / "src" / "a.py").read_text() == "a = 1\n"
+    assert git(repo, "status", "--porcelain") == ""
+    assert not (repo / ".git" / "seawall-advance").exists()  # done: nothing to redo
+
+
+def test_a_prefix_is_the_users_when_no_advance_was_under_way(repo: Path) -> None:
+    old, new = _two_commits(repo)
+    (repo / "src" / "a.py").write_text("a = ")  # the user's, however it looks
+
+    with pytest.raises(DirtyWorkingTreeError) as refused:
+        advance_target(repo, branch="main", expected_old=old, new=new)
+
+    assert refused.value.paths == ("src/a.py",)
+    assert (repo / "src" / "a.py").read_text() == "a = "
