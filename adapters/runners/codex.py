@@ -30,6 +30,11 @@ or local provider) gets no ``apply_patch`` tool and edits with ``apply_patch <<'
 through ``exec_command``; both parsers read such a command as the ``apply_patch`` edit
 it is (``seawall.transcripts.codex_patch``), so it gets its checkpoint, its files are
 the agent's, and a rejected one is a failed edit.
+
+**A thread continues** with ``codex exec resume --json -c sandbox_mode="…" <thread id> -``
+(``request.conversation``; ``exec resume`` has no ``--sandbox`` flag). Codex keeps the
+thread id and appends to the same rollout file, so the runner follows it from the size it
+had before the run: only the responses of this run count.
 """
 
 from __future__ import annotations

@@ -21,6 +21,9 @@ configuration (``opencode.json``, or ``OPENCODE_CONFIG_CONTENT`` in the runner's
                             "options": {"baseURL": "http://127.0.0.1:8000/v1"},
                             "models": {"coder": {}}}},
      "model": "local/coder"}
+
+A session continues with ``opencode run --session <id>`` (``request.conversation``, the
+``sessionID`` its lines name, given as a ``Conversation`` event).
 """
 
 from __future__ import annotations

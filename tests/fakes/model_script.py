@@ -79,14 +79,15 @@ class Script:
     ``first`` answers the script's first requests, one each, before its turns (a limit
     met once: the agent dispatched again then gets the turns). ``once`` answers the
     first request for a turn index in it instead of that turn (a limit met, or a slow
-    answer the agent is killed in, mid-conversation); a later request for the same
-    index gets the turn."""
+    answer the agent is killed in, mid-conversation), or the first requests, one each,
+    when it gives several (a limit the CLI retries); later requests for the same index
+    get the turn."""
 
     marker: str
     turns: Sequence[ModelTurn]
     loop: bool = False
     first: Sequence[ModelTurn] = ()
-    once: Mapping[int, ModelTurn] = field(default_factory=dict)
+    once: Mapping[int, ModelTurn | Sequence[ModelTurn]] = field(default_factory=dict)
 
     def turn(self, index: int) -> ModelTurn:
         """The turn with 0-based ``index``; past the end, the last (``loop``) or a plain
@@ -143,7 +144,7 @@ class ModelServer(LocalServer):
         self.scripts: list[Script] = list(scripts)
         self.requests: list[LoggedModelRequest] = []
         self._firsts: dict[str, int] = {}  # the ``first`` turns each script answered
-        self._onces: set[tuple[str, int]] = set()  # the ``once`` turns answered
+        self._onces: dict[tuple[str, int], int] = {}  # the ``once`` turns answered
         super().__init__(self._dispatch, keep_alive=True)
 
     # -- for tests --------------------------------------------------------------------
@@ -210,10 +211,13 @@ class ModelServer(LocalServer):
                     turn = script.first[used]
                     self._firsts[script.marker] = used + 1
         if script is not None and index in script.once:
+            given = script.once[index]
+            answers = (given,) if isinstance(given, ModelTurn) else tuple(given)
             with self.lock:
-                if (script.marker, index) not in self._onces:
-                    self._onces.add((script.marker, index))
-                    turn = script.once[index]
+                used = self._onces.get((script.marker, index), 0)
+                if used < len(answers):
+                    self._onces[(script.marker, index)] = used + 1
+                    turn = answers[used]
         pause(turn)
         if turn.status != 200:
             error = turn.error or {

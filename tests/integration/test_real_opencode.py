@@ -195,13 +195,13 @@ def tool_results(
     return found
 
 
-def test_an_opencode_rate_limit_pauses_the_agent_until_its_reset_then_it_merges(
+def test_an_opencode_rate_limit_pauses_the_agent_which_continues_its_session_after_the_reset(
     openai: OpenAIResponsesServer, opencode_env: dict[str, str], tmp_path: Path
 ) -> None:
     """The provider answers 429 with ``retry-after: 2`` until opencode gives up (its own
     retries wait what the header says, then its ``APIError`` ends the run): seawall reads
     that as the provider's limit, pauses the agent (no failure, no carryover), waits for
-    the reset and dispatches it again, and the work merges.
+    the reset and dispatches it again, continuing its session, and the work merges.
 
     (With a reset far ahead opencode waits inside its own retry, silently: one request,
     then nothing on its output until the header's time has passed. Only the agent's time
@@ -213,13 +213,16 @@ def test_an_opencode_rate_limit_pauses_the_agent_until_its_reset_then_it_merges(
         headers={"retry-after": "2"},
     )
     write = Call(name="write", input={"filePath": "{cwd}/src/lim.py", "content": "L = 1\n"})
+    more = Call(name="write", input={"filePath": "{cwd}/src/lim2.py", "content": "M = 2\n"})
     openai.add(
         Script(
             marker="OC-LIMIT",
-            first=(limit,) * 6,  # the first request and opencode's five retries
+            # its second request, and opencode's five retries of it, meet the limit
+            once={1: (limit,) * 6},
             turns=[
                 ModelTurn(calls=[write]),
-                ModelTurn(text="Wrote src/lim.py.\nSTATUS: done — lim added"),
+                ModelTurn(calls=[more]),
+                ModelTurn(text="Wrote both.\nSTATUS: done — lim added"),
             ],
         )
     )
@@ -227,7 +230,7 @@ def test_an_opencode_rate_limit_pauses_the_agent_until_its_reset_then_it_merges(
     task: dict[str, object] = {
         "id": "lim",
         "prompt": "Work item OC-LIMIT.",
-        "scope": ["src/lim.py"],
+        "scope": ["src/lim.py", "src/lim2.py"],
     }
     plan.write_text(plan_text("oc-limit", [task], extra='on_limit = "wait"'))
     code, output, data = run_plan(repo, plan)
@@ -236,5 +239,12 @@ def test_an_opencode_rate_limit_pauses_the_agent_until_its_reset_then_it_merges(
     assert first["status"] == "paused", (first, output)
     assert second["status"] == "done", (second, output)
     assert show(repo, "main", "src/lim.py") == "L = 1\n"
+    assert show(repo, "main", "src/lim2.py") == "M = 2\n"
     assert "no carryover" not in output and "carried over" not in output
-    assert len(openai.answered("OC-LIMIT")) == 8  # six refused, then the two turns
+    # the second dispatch continued opencode's session (``run --session``): the earlier
+    # turn was sent again as history, never asked for again
+    assert first["conversation"] and second["continued"] == first["conversation"], second
+    requests = openai.answered("OC-LIMIT")
+    assert [r.turn for r in requests] == [0] + [1] * 6 + [1, 2], [r.turn for r in requests]
+    continued = json.dumps(requests[7].body)
+    assert "call_t0_0" in continued and "CONTINUE:" in continued
