@@ -151,12 +151,13 @@ class OpenCodeJsonParser:
             return []  # a plain line (a warning) between the JSON ones
         if not isinstance(data, dict):
             return []
+        return [*self._conversation(data.get("sessionID")), *self._record(data)]
+
+    def _record(self, data: dict[str, object]) -> list[Event]:
+        """The events of one decoded line."""
         part = data.get("part")
         part = part if isinstance(part, dict) else {}
         kind = data.get("type")
-        named = self._conversation(data.get("sessionID"))
-        if named:
-            return [*named, *self.feed(line)]
         if kind == "step_start":
             self._turn += 1
             self._ended = False

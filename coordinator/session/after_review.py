@@ -23,7 +23,7 @@ from seawall.prompting import (
 )
 from seawall.state.ledger import AgentRecord, SpiralRecord, TaskRecord
 
-__all__ = ["Action", "Recovery", "decide_recovery"]
+__all__ = ["Action", "Recovery", "decide_recovery", "failure_text"]
 
 
 class Action(StrEnum):
@@ -114,7 +114,7 @@ def _failed(original: Task, agent: AgentRecord, record: TaskRecord) -> Recovery:
     for finding in agent.findings:
         if finding.error_class in ERROR_CLASSES:
             error_class = str(finding.error_class)
-    error = agent.error_signature or agent.summary or agent.reason or "the agent reported failure"
+    error = failure_text(agent)
     if agent.trip:
         error = f"breaker {agent.trip.kind.label}: {agent.trip.evidence}\n{error}"
     prompt = render_fix_prompt(original, error=error, error_class=error_class)
@@ -125,6 +125,11 @@ def _failed(original: Task, agent: AgentRecord, record: TaskRecord) -> Recovery:
         carryover=carryover,
         reason="failed: fix task queued",
     )
+
+
+def failure_text(agent: AgentRecord) -> str:
+    """What a FAILED agent met, as its fix is told: its error, else its report."""
+    return agent.error_signature or agent.summary or agent.reason or "the agent reported failure"
 
 
 def _next(original: Task, prompt: str) -> Task:

@@ -34,6 +34,7 @@ from pathlib import Path
 from seawall.model import Status, Task
 from seawall.prompting import render_continue_prompt
 from seawall.runner import AgentRequest
+from seawall.session.after_review import failure_text
 from seawall.session.context import WaveContext
 from seawall.state.ledger import AgentRecord, ConversationRef, WaveRecord
 
@@ -96,14 +97,14 @@ def continue_later(
     return True
 
 
-def recovery_continuation(
-    ctx: WaveContext, record: AgentRecord, next_task: Task, *, error: str = ""
-) -> bool:
+def recovery_continuation(ctx: WaveContext, record: AgentRecord, next_task: Task) -> bool:
     """After review: continue the conversation of an agent that stopped short (partial,
     paused, failed without a breaker's stop) in its task's next dispatch."""
     status = record.status
     run = record.run
     stop = run.stop_reason if run is not None else ""
+    # an interruption from outside keeps the turns used, over every run of the conversation
+    used = record.turns + (record.resumes.turns if record.resumes is not None else 0)
     if status is Status.PAUSED:
         happened = record.reason or "the model provider's limit stopped you"
         return continue_later(
@@ -112,7 +113,7 @@ def recovery_continuation(
             next_task,
             happened=f"you were {happened}; the limit has reset",
             next_step="Go on with your task where you left off.",
-            turns=record.turns,
+            turns=used,
         )
     if status is Status.PARTIAL:
         left = f"What is left: {record.remaining}" if record.remaining else ""
@@ -123,7 +124,7 @@ def recovery_continuation(
                 next_task,
                 happened="you were interrupted: the session stopped before you finished",
                 next_step=f"Go on with your task where you left off. {left}".strip(),
-                turns=record.turns,
+                turns=used,
             )
         happened = f"you were stopped ({stop})" if stop else "you reported STATUS: partial"
         return continue_later(
@@ -134,14 +135,13 @@ def recovery_continuation(
             next_step=f"Finish the task. {left}".strip(),
         )
     if status is Status.FAILED and record.trip is None:
-        said = error or record.error_signature or record.summary or record.reason
         return continue_later(
             ctx,
             record,
             next_task,
             happened="your attempt ended as FAILED",
             next_step=(
-                f"The error:\n\n{said or 'none was reported'}\n\n"
+                f"The error:\n\n{failure_text(record)}\n\n"
                 "Find the cause, fix your work, and finish the task."
             ),
         )
